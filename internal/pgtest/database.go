@@ -1,0 +1,235 @@
+package pgtest
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// EnvURL names the environment variable that points the tests at an existing server.
+const EnvURL = "ONCE_TEST_DATABASE_URL"
+
+// templateName is the empty database every test database is copied from.
+const templateName = "once_pgtest_template"
+
+var (
+	mu       sync.Mutex
+	started  bool
+	own      *cluster // the cluster Main started, if any
+	adminURL string   // superuser URL of a maintenance database on the server in use
+	absent   error    // why there is no server, when there is none
+	counter  atomic.Int64
+)
+
+// Main prepares a server, runs the tests and removes the server again. It returns the exit
+// code for os.Exit. A server that cannot be had does not stop the tests that need none: New
+// and NewDatabase report the reason in the tests that do.
+func Main(m *testing.M) int {
+	defer shutdown()
+	return m.Run()
+}
+
+// ensure starts (or finds) the server the first time a test asks for a database, so test
+// binaries whose tests never ask start nothing.
+func ensure() error {
+	mu.Lock()
+	defer mu.Unlock()
+	if started {
+		return absent
+	}
+	started = true
+	if u := os.Getenv(EnvURL); u != "" {
+		adminURL = u
+		absent = prepareTemplate(u, false)
+		return absent
+	}
+	c, err := startCluster()
+	if err != nil {
+		absent = fmt.Errorf("no PostgreSQL for tests: %w", err)
+		return absent
+	}
+	own, adminURL = c, c.url
+	if err := prepareTemplate(c.url, true); err != nil {
+		absent = err
+	}
+	return absent
+}
+
+func shutdown() {
+	mu.Lock()
+	defer mu.Unlock()
+	if own != nil {
+		own.stop()
+		own.remove()
+		own = nil
+		return
+	}
+	if started && absent == nil {
+		// A shared server keeps running: remove only what this process made there.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if conn, err := pgx.Connect(ctx, adminURL); err == nil {
+			conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{template()}.Sanitize())
+			conn.Close(ctx)
+		}
+	}
+}
+
+// waitAccepting retries a connection until the server is ready or the deadline passes: a
+// listening socket comes before the end of recovery.
+func waitAccepting(u string, deadline time.Time) error {
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		conn, err := pgx.Connect(ctx, u)
+		cancel()
+		if err == nil {
+			conn.Close(context.Background())
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("connecting to the test cluster: %w", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// prepareTemplate creates the empty template database. On our own cluster it is created
+// once; on a shared server a per-process template keeps parallel test binaries apart.
+func prepareTemplate(admin string, ownCluster bool) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		return fmt.Errorf("connecting to %s: %w", redact(admin), err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{template()}.Sanitize()+" TEMPLATE template0"); err != nil {
+		if ownCluster || !strings.Contains(err.Error(), "already exists") {
+			return fmt.Errorf("creating the template database: %w", err)
+		}
+	}
+	return nil
+}
+
+func template() string {
+	if own != nil {
+		return templateName
+	}
+	return fmt.Sprintf("%s_%d", templateName, os.Getpid())
+}
+
+// Database is one fresh, empty database that belongs to one test.
+type Database struct {
+	// Name is the database's name.
+	Name string
+	// URL connects to it as a superuser.
+	URL string
+}
+
+// NewDatabase creates a fresh, empty database for t and drops it when t ends. Without a
+// server it skips t, or fails it under CI=true.
+func NewDatabase(t testing.TB) *Database {
+	t.Helper()
+	if err := ensure(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("pgtest: %v (CI=true: a missing database fails the build)", err)
+		}
+		t.Skipf("pgtest: skipped, %v", err)
+	}
+	name := fmt.Sprintf("once_t_%d_%d", os.Getpid(), counter.Add(1))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, adminURL)
+	if err != nil {
+		t.Fatalf("pgtest: connecting to %s: %v", redact(adminURL), err)
+	}
+	defer conn.Close(ctx)
+	create := "CREATE DATABASE " + pgx.Identifier{name}.Sanitize() + " TEMPLATE " + pgx.Identifier{template()}.Sanitize()
+	if own != nil {
+		// Copying files beats WAL-logging them for a near-empty template on a cluster with
+		// fsync off.
+		create += " STRATEGY FILE_COPY"
+	}
+	// Two copies of one template at the same instant collide on its lock (55006): retry.
+	for attempt := 0; ; attempt++ {
+		_, err = conn.Exec(ctx, create)
+		if err == nil || attempt == 50 || !strings.Contains(err.Error(), "is being accessed by other users") {
+			break
+		}
+		time.Sleep(time.Duration(5+attempt) * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("pgtest: creating database %s: %v", name, err)
+	}
+	t.Cleanup(func() { dropDatabase(t, name) })
+	return &Database{Name: name, URL: withDatabase(adminURL, name)}
+}
+
+func dropDatabase(t testing.TB, name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, adminURL)
+	if err != nil {
+		t.Errorf("pgtest: connecting to drop %s: %v", name, err)
+		return
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
+		t.Errorf("pgtest: dropping database %s: %v", name, err)
+	}
+}
+
+// Pool opens a pool of up to maxConns connections to the database, closed when t ends.
+func (d *Database) Pool(t testing.TB, maxConns int) *pgxpool.Pool {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(d.URL)
+	if err != nil {
+		t.Fatalf("pgtest: parsing %s: %v", redact(d.URL), err)
+	}
+	cfg.MaxConns = int32(maxConns)
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("pgtest: opening pool: %v", err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// New creates a fresh database for t and returns a pool of up to 16 connections to it. Tests
+// that need more connections at once use NewDatabase(t).Pool(t, n).
+func New(t testing.TB) *pgxpool.Pool {
+	t.Helper()
+	return NewDatabase(t).Pool(t, 16)
+}
+
+// withDatabase returns u with its database replaced by name.
+func withDatabase(u, name string) string {
+	parsed, err := url.Parse(u)
+	if err != nil || parsed.Scheme == "" {
+		// A keyword/value connection string: a later dbname wins.
+		return u + " dbname=" + name
+	}
+	parsed.Path = "/" + name
+	return parsed.String()
+}
+
+// redact hides a password in a URL before it is printed.
+func redact(u string) string {
+	parsed, err := url.Parse(u)
+	if err != nil || parsed.User == nil {
+		return u
+	}
+	if _, has := parsed.User.Password(); has {
+		parsed.User = url.UserPassword(parsed.User.Username(), "xxxxx")
+	}
+	return parsed.String()
+}
