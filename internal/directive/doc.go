@@ -1,0 +1,58 @@
+// Package directive parses and validates //once: directives: the one model of a declared
+// promise that oncegen and oncelint share, so both tools report the same text, at the same
+// file:line:col, for the same mistake.
+//
+// # Grammar
+//
+// A directive is a line of a function's (or method's) doc comment, written in Go's directive
+// form (no space after //, like //go:generate), so godoc hides it:
+//
+//	// SendReply emails the creator's answer.
+//	//
+//	//once:provider key=reply.ID prefix=answer
+//	func SendReply(ctx context.Context, mail Mailer, reply Reply) error
+//
+// The word after "//once:" is the kind, the length of the promise; the arguments follow as
+// arg=value words separated by spaces. Lists are comma-separated with no spaces
+// (open=pending,running). A value that must hold a space is quoted as a whole argument,
+// "key=a, b", the convention of [go/ast.Directive.ParseArgs].
+//
+// # Kinds and their arguments
+//
+// Every kind takes name= (the guard's stored name; by default <package>.<Func>, or
+// <package>.<Type>.<Method> for a method) and key= (comma-separated Go expressions over the
+// function's parameters and receiver; required unless table= is given).
+//
+//	request      key
+//	transaction  key, wait=true|false (false: busy instead of waiting), timeout=DURATION (lock timeout)
+//	statement    key, cap=N|EXPR (required), n=N|EXPR (default 1)
+//	episode      key
+//	open         key, stale=DURATION (default 20m)
+//	forever      key, retain=DURATION, stale=DURATION, scope=EXPR, fingerprint=EXPR,...,
+//	             repeat=safe
+//	provider     key, prefix=TEXT (default: the guard name), ttl=DURATION (the provider's window)
+//	lease        key, ttl=DURATION (required), wait=DURATION (how long to wait for the holder)
+//
+// # The table= forms
+//
+// With table=, the promise lives on the user's own rows and the function does the insert
+// itself; columns= names the key columns in place of key=, and each kind names the rest:
+//
+//	statement  table=T columns=C,... counter=COL cap=N   counter column, unique index on the key
+//	episode    table=T columns=C,... latch=COL           latch column, unique index on the key
+//	open       table=T columns=C,... status=COL open=V,... partial unique index while open
+//	forever    table=T columns=C,... [nulls=notdistinct]  unique index
+//
+// Table, column and status names must be plain lower-case SQL identifiers (letters, digits
+// and _, not a reserved word, at most 63 bytes; a table may be schema-qualified), and open=
+// values plain words: nothing can be injected into the emitted SQL through a directive.
+// [Directive.ConflictClause], [Directive.IndexName] and [Directive.IndexPredicate] derive the
+// SQL both tools compare, from one place.
+//
+// # Errors
+//
+// [ParseFile] returns every mistake it finds as an [Error] printing file:line:col: message:
+// an unknown kind (with the nearest valid one), an unknown or repeated argument, a missing
+// required argument, a bad duration or number, two directives on one function, a directive
+// not on a function, an identifier that is not a plain SQL identifier.
+package directive
