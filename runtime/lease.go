@@ -1,0 +1,226 @@
+package once
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Lease is the promise "one holder at a time, expiring by itself": the lock around starting
+// a paid run for one organisation, held for seconds. It is a row in once.leases with an owner
+// token and an expiry computed by the database's clock. The holder releases it when done (Do
+// does so in a defer); if the holder's process is killed, nothing releases it, and the expiry
+// does: after TTL the next caller takes it over.
+//
+// Each change of holder increases the lease's fence. A holder that paused past its expiry,
+// and whose lease was taken over meanwhile, can no longer release or extend it; it should
+// also fence its own writes (store Held.Fence with them and refuse older fences) where the
+// effect allows it.
+type Lease[T any] struct {
+	// Name identifies the guard; a lease is per Name and key.
+	Name string
+	// TTL is how long an acquired lease lasts unless extended or released. It must cover the
+	// work (or the work must Extend it), and it bounds how long a killed holder blocks others.
+	TTL time.Duration
+	// Wait is how long Acquire and Do keep trying while another holder has the lease. Zero
+	// means do not wait: a held lease returns ErrBusy at once.
+	Wait time.Duration
+}
+
+// Held is an acquired lease.
+type Held struct {
+	// Name and Key are the guard and key leased.
+	Name, Key string
+	// Token is the holder's secret, stored in the row as holder.
+	Token string
+	// Fence increases each time the lease changes hands.
+	Fence int64
+	// ExpiresAt is when the lease lapses, by the database's clock (compare it with the
+	// database's time, not the local clock, which may disagree).
+	ExpiresAt time.Time
+}
+
+// acquireSQL takes the lease if it is free: no row yet, released, or expired. Taking an
+// existing row over bumps its fence. A lease held by someone else returns no row.
+const acquireSQL = `INSERT INTO once.leases AS l (name, key, holder, fence, acquired_at, expires_at)
+VALUES ($1, $2, $3, 1, clock_timestamp(), clock_timestamp() + $4::bigint * interval '1 microsecond')
+ON CONFLICT (name, key) DO UPDATE
+SET holder = EXCLUDED.holder, fence = l.fence + 1, acquired_at = EXCLUDED.acquired_at,
+	expires_at = EXCLUDED.expires_at, released_at = NULL, released_by = NULL
+WHERE l.released_at IS NOT NULL OR l.expires_at <= clock_timestamp()
+RETURNING fence, expires_at`
+
+// Acquire takes the lease on key for TTL. If another holder has it, it tries again until Wait
+// has passed (not at all when Wait is zero) and then returns an error wrapping ErrBusy.
+func (g Lease[T]) Acquire(ctx context.Context, db DB, key string) (*Held, error) {
+	if err := checkCall(ctx, db, g.Name, key); err != nil {
+		return nil, err
+	}
+	switch {
+	case g.TTL <= 0:
+		return nil, invalid("lease", g.Name, "non-positive TTL %v", g.TTL)
+	case g.Wait < 0:
+		return nil, invalid("lease", g.Name, "negative wait %v", g.Wait)
+	}
+	token := newToken()
+	var deadline time.Time
+	if g.Wait > 0 {
+		deadline = time.Now().Add(g.Wait) // a local timeout, not an expiry: the local clock is right here
+	}
+	pause := 5 * time.Millisecond
+	for {
+		h := &Held{Name: g.Name, Key: key, Token: token}
+		err := db.QueryRow(ctx, acquireSQL, g.Name, key, token, micros(g.TTL)).Scan(&h.Fence, &h.ExpiresAt)
+		if err == nil {
+			return h, nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return nil, fmt.Errorf("once: lease guard %s: acquire: %w", g.Name, err)
+		}
+		left := time.Until(deadline)
+		if g.Wait == 0 || left <= 0 {
+			return nil, fmt.Errorf("once: lease guard %s: key %q held by another holder: %w", g.Name, key, ErrBusy)
+		}
+		// Poll with jittered, growing pauses: waiters do not retry in lockstep, and a long
+		// wait does not keep hammering the row.
+		sleep := min(pause/2+rand.N(pause), left)
+		pause = min(pause*2, 250*time.Millisecond)
+		t := time.NewTimer(sleep)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("once: lease guard %s: waiting for key %q: %w", g.Name, key, ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// Do acquires the lease on key, runs fn with the lease in its context (LeaseFrom), and
+// releases the lease when fn returns, even if it panics. A lease held by another holder
+// returns Outcome{Status: Busy} and an error wrapping ErrBusy; fn does not run. On success
+// Outcome.Fence is the lease's fence.
+//
+// If the lease expired while fn ran and another holder took it, the release fails and Do
+// returns fn's result with an error wrapping ErrNotOwner: fn's work overlapped another
+// holder's, and the caller should know.
+func (g Lease[T]) Do(ctx context.Context, db DB, key string, fn func(context.Context) (T, error)) (T, Outcome, error) {
+	var zero T
+	if fn == nil {
+		return zero, Outcome{}, invalid("lease", g.Name, "nil function")
+	}
+	h, err := g.Acquire(ctx, db, key)
+	if errors.Is(err, ErrBusy) {
+		return zero, Outcome{Status: Busy}, err
+	}
+	if err != nil {
+		return zero, Outcome{}, err
+	}
+	out := Outcome{Status: Ran, Fence: h.Fence}
+	v, err := callSettled(context.WithValue(ctx, leaseKey, h), fn, func(sctx context.Context) { h.Release(sctx, db) })
+	sctx, cancel := settleContext(ctx)
+	defer cancel()
+	if rerr := h.Release(sctx, db); rerr != nil {
+		return v, out, errors.Join(err, rerr)
+	}
+	return v, out, err
+}
+
+// Release gives the lease up. It acts only while this holder's token is the lease's holder
+// and it was not released already; otherwise (expired and taken over, released by force)
+// it changes nothing and returns ErrNotOwner. A lease that expired but was not taken over is
+// still released: nobody else held it in between.
+func (h *Held) Release(ctx context.Context, db DB) error {
+	if err := h.check(ctx, db); err != nil {
+		return err
+	}
+	tag, err := db.Exec(ctx, `UPDATE once.leases SET released_at = clock_timestamp(), released_by = 'holder'
+WHERE name = $1 AND key = $2 AND holder = $3 AND released_at IS NULL`, h.Name, h.Key, h.Token)
+	if err != nil {
+		return fmt.Errorf("once: lease guard %s: release: %w", h.Name, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("once: lease guard %s: key %q: lease (fence %d) is no longer this holder's: %w", h.Name, h.Key, h.Fence, ErrNotOwner)
+	}
+	return nil
+}
+
+// Extend makes the lease last ttl from now (the database's now). It acts only while the
+// lease is still this holder's and unexpired; a lease that lapsed was free for anyone to
+// take, so extending it would hide that the holder lost its exclusivity for a while:
+// that returns ErrNotOwner, and the holder should acquire again.
+func (h *Held) Extend(ctx context.Context, db DB, ttl time.Duration) error {
+	if err := h.check(ctx, db); err != nil {
+		return err
+	}
+	if ttl <= 0 {
+		return invalid("lease", h.Name, "extend by a non-positive TTL %v", ttl)
+	}
+	err := db.QueryRow(ctx, `UPDATE once.leases SET expires_at = clock_timestamp() + $4::bigint * interval '1 microsecond'
+WHERE name = $1 AND key = $2 AND holder = $3 AND released_at IS NULL AND expires_at > clock_timestamp()
+RETURNING expires_at`, h.Name, h.Key, h.Token, micros(ttl)).Scan(&h.ExpiresAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("once: lease guard %s: key %q: lease (fence %d) expired or is no longer this holder's: %w", h.Name, h.Key, h.Fence, ErrNotOwner)
+	}
+	if err != nil {
+		return fmt.Errorf("once: lease guard %s: extend: %w", h.Name, err)
+	}
+	return nil
+}
+
+func (h *Held) check(ctx context.Context, db DB) error {
+	if h == nil {
+		return fmt.Errorf("%w: nil lease", ErrInvalid)
+	}
+	if err := checkContext(ctx); err != nil {
+		return err
+	}
+	return checkDB(db)
+}
+
+// RestoreLease picks up a lease this process (or a successor that kept the token) still
+// holds: after a restart that kept the token in a job's state, say. It returns ErrNotOwner if
+// the lease expired, was released or changed hands.
+func RestoreLease(ctx context.Context, db DB, name, key, token string) (*Held, error) {
+	if err := checkCall(ctx, db, name, key); err != nil {
+		return nil, err
+	}
+	if token == "" {
+		return nil, invalid("lease", name, "empty token")
+	}
+	h := &Held{Name: name, Key: key, Token: token}
+	err := db.QueryRow(ctx, `SELECT fence, expires_at FROM once.leases
+WHERE name = $1 AND key = $2 AND holder = $3 AND released_at IS NULL AND expires_at > clock_timestamp()`,
+		name, key, token).Scan(&h.Fence, &h.ExpiresAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("once: lease guard %s: key %q: no live lease for this token: %w", name, key, ErrNotOwner)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("once: lease guard %s: restore: %w", name, err)
+	}
+	return h, nil
+}
+
+// ForceRelease releases the key's lease whoever holds it: an operator's tool, for a holder
+// known to be gone when waiting for the TTL is not acceptable. The holder finds out at its
+// next Release or Extend (ErrNotOwner). Releasing a free lease does nothing.
+func ForceRelease(ctx context.Context, db DB, name, key string) error {
+	if err := checkCall(ctx, db, name, key); err != nil {
+		return err
+	}
+	if _, err := db.Exec(ctx, `UPDATE once.leases SET released_at = clock_timestamp(), released_by = 'operator'
+WHERE name = $1 AND key = $2 AND released_at IS NULL`, name, key); err != nil {
+		return fmt.Errorf("once: lease guard %s: force release: %w", name, err)
+	}
+	return nil
+}
+
+// LeaseFrom returns the lease a Lease guard put in ctx: inside its function, the lease it
+// runs under (for its fence, or to Extend it during long work).
+func LeaseFrom(ctx context.Context) (*Held, bool) {
+	h, ok := ctx.Value(leaseKey).(*Held)
+	return h, ok
+}

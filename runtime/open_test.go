@@ -1,0 +1,322 @@
+package once_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	once "github.com/oncekit/once/runtime"
+)
+
+type claimRow struct {
+	state, reason string
+}
+
+func claimState(t *testing.T, db once.DB, id int64) claimRow {
+	t.Helper()
+	var r claimRow
+	var reason *string
+	if err := db.QueryRow(context.Background(), "SELECT state, reason FROM once.open_claims WHERE id = $1", id).Scan(&r.state, &reason); err != nil {
+		t.Fatal(err)
+	}
+	if reason != nil {
+		r.reason = *reason
+	}
+	return r
+}
+
+func TestOpen_ConcurrentStartsRunOnceAndRedirectToTheOpenClaim(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, stormConns)
+	g := once.Open[int64]{Name: "research.StartRun"}
+	var redirected atomic.Int64
+	allRedirected := make(chan struct{})
+	var winner atomic.Int64
+	handles := make([]string, stormSize)
+	storm(t, pool, stormSize, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
+		_, out, err := g.Do(ctx, conn, "org/1", func(ctx context.Context) (int64, error) {
+			c, ok := once.ClaimFrom(ctx)
+			if !ok {
+				t.Error("no claim in the function's context")
+				return 0, nil
+			}
+			winner.Store(c.ID)
+			// Keep the work open until every other caller has been redirected to it.
+			select {
+			case <-allRedirected:
+			case <-time.After(20 * time.Second):
+			}
+			return c.ID, effect(ctx, conn, "open", "org/1", caller)
+		})
+		handles[caller] = out.Handle
+		if out.Status == once.InFlight && redirected.Add(1) == stormSize-1 {
+			close(allRedirected)
+		}
+		return err
+	})
+	if n := effects(t, pool, "open", "org/1"); n != 1 {
+		t.Fatalf("%d runs started by %d concurrent callers, want exactly 1", n, stormSize)
+	}
+	if got := redirected.Load(); got != stormSize-1 {
+		t.Fatalf("%d callers redirected, want %d", got, stormSize-1)
+	}
+	want := strconv.FormatInt(winner.Load(), 10)
+	for i, h := range handles {
+		if h != want {
+			t.Fatalf("caller %d got handle %q, want the open claim %s", i, h, want)
+		}
+	}
+	if s := claimState(t, pool, winner.Load()); s.state != "done" {
+		t.Fatalf("the run's claim is %q, want done", s.state)
+	}
+}
+
+// The negative control: look for an open run, then insert one, in a table with no partial
+// unique index. The barrier holds every caller between the look and the insert until all
+// have looked, so every one of them starts a run.
+func TestOpen_NegativeControl_CheckThenInsertWithoutTheIndexStartsEveryCaller(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, stormConns)
+	if _, err := pool.Exec(context.Background(), "CREATE TABLE runs (org text NOT NULL, status text NOT NULL)"); err != nil {
+		t.Fatal(err)
+	}
+	b := newBarrier(stormSize)
+	storm(t, pool, stormSize, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
+		var open int
+		if err := conn.QueryRow(ctx, "SELECT count(*) FROM runs WHERE org = 'org/1' AND status = 'open'").Scan(&open); err != nil {
+			return err
+		}
+		if err := b.wait(ctx); err != nil {
+			return err
+		}
+		if open > 0 {
+			return nil
+		}
+		if _, err := conn.Exec(ctx, "INSERT INTO runs VALUES ('org/1', 'open')"); err != nil {
+			return err
+		}
+		return effect(ctx, conn, "open", "org/1", caller)
+	})
+	if n := effects(t, pool, "open", "org/1"); n != stormSize {
+		t.Fatalf("%d runs without the index, want all %d (the race this test must be able to see)", n, stormSize)
+	}
+}
+
+// Once the work finishes (done or failed), the next caller starts new work; the finished
+// claims stay as history.
+func TestOpen_AgainAfterTheWorkFinishes(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 4)
+	ctx := context.Background()
+	g := once.Open[int]{Name: "export.File"}
+	boom := errors.New("disk full")
+	if _, out, err := g.Do(ctx, pool, "f", func(context.Context) (int, error) { return 0, boom }); !errors.Is(err, boom) || out.Status != once.Ran {
+		t.Fatalf("first: %v, %v", out.Status, err)
+	}
+	if _, out, err := g.Do(ctx, pool, "f", func(context.Context) (int, error) { return 1, nil }); err != nil || out.Status != once.Ran {
+		t.Fatalf("after a failure: %v, %v; want ran", out.Status, err)
+	}
+	func() {
+		defer func() { recover() }()
+		g.Do(ctx, pool, "f", func(context.Context) (int, error) { panic("kaboom") })
+	}()
+	rows, err := pool.Query(ctx, "SELECT state, coalesce(reason, '') FROM once.open_claims WHERE name = 'export.File' ORDER BY id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for rows.Next() {
+		var state, reason string
+		if err := rows.Scan(&state, &reason); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, state+":"+reason)
+	}
+	want := []string{"failed:disk full", "done:", "failed:the function panicked"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("claims %q, want %q", got, want)
+	}
+}
+
+// Settling is conditional on the owner's token and the claim being open: a confused worker
+// holding another claim's id, or settling twice, changes nothing.
+func TestOpen_OnlyTheOwnerSettlesAndOnlyOnce(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 4)
+	ctx := context.Background()
+	g := once.Open[int]{Name: "jobs.Enqueue"}
+	c, out, err := g.Claim(ctx, pool, "job/1")
+	if err != nil || out.Status != once.Ran || out.Handle != strconv.FormatInt(c.ID, 10) {
+		t.Fatalf("Claim: %+v, %v", out, err)
+	}
+	forged := &once.Claim{ID: c.ID, Name: c.Name, Key: c.Key, Token: "not-the-token"}
+	if err := forged.Finish(ctx, pool); !errors.Is(err, once.ErrNotOwner) {
+		t.Fatalf("forged Finish: %v, want ErrNotOwner", err)
+	}
+	if open, err := forged.Open(ctx, pool); err != nil || open {
+		t.Fatalf("forged Open: %v, %v; want false", open, err)
+	}
+	if open, err := c.Open(ctx, pool); err != nil || !open {
+		t.Fatalf("Open: %v, %v; want true", open, err)
+	}
+	if err := c.Fail(ctx, pool, "worker lost"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Finish(ctx, pool); !errors.Is(err, once.ErrNotOwner) {
+		t.Fatalf("Finish after Fail: %v, want ErrNotOwner", err)
+	}
+	if s := claimState(t, pool, c.ID); s.state != "failed" || s.reason != "worker lost" {
+		t.Fatalf("claim %+v, want failed: worker lost", s)
+	}
+	if open, err := c.Open(ctx, pool); err != nil || open {
+		t.Fatalf("Open after Fail: %v, %v; want false", open, err)
+	}
+}
+
+// An open claim older than the stale window is closed as stale by the next claim on its key,
+// which then gets the key. The worker of the stale claim can no longer finish or fail it, and
+// a job that checks Open before working skips the work.
+func TestOpen_StaleClaimIsClosedByTheNextClaimAndItsWorkerIsFenced(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 4)
+	ctx := context.Background()
+	g := once.Open[int]{Name: "research.StartRun", Stale: 200 * time.Millisecond}
+	old, _, err := g.Claim(ctx, pool, "org/1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, out, err := g.Claim(ctx, pool, "org/1"); err != nil || c != nil || out.Status != once.InFlight || out.Handle != strconv.FormatInt(old.ID, 10) {
+		t.Fatalf("claim within the window: %v, %+v, %v; want in flight at %d", c, out, err, old.ID)
+	}
+	time.Sleep(250 * time.Millisecond)
+	fresh, out, err := g.Claim(ctx, pool, "org/1")
+	if err != nil || fresh == nil || out.Status != once.Ran {
+		t.Fatalf("claim after the window: %+v, %v; want a new claim", out, err)
+	}
+	if s := claimState(t, pool, old.ID); s.state != "stale" || !strings.Contains(s.reason, "200ms") {
+		t.Fatalf("old claim %+v, want stale with the window in its reason", s)
+	}
+	if err := old.Finish(ctx, pool); !errors.Is(err, once.ErrNotOwner) {
+		t.Fatalf("stale worker's Finish: %v, want ErrNotOwner", err)
+	}
+	if err := old.Fail(ctx, pool, "late"); !errors.Is(err, once.ErrNotOwner) {
+		t.Fatalf("stale worker's Fail: %v, want ErrNotOwner", err)
+	}
+	if open, err := old.Open(ctx, pool); err != nil || open {
+		t.Fatalf("stale worker's Open: %v, %v; want false (skip the work)", open, err)
+	}
+	if s := claimState(t, pool, fresh.ID); s.state != "open" {
+		t.Fatalf("the new claim is %q after the stale worker's attempts, want open", s.state)
+	}
+}
+
+// A function that outlives the stale window finds its claim closed when it settles: its
+// result comes back with ErrNotOwner, and the claim that replaced it is untouched.
+func TestOpen_DoReportsAClaimClosedWhileTheFunctionRan(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 4)
+	ctx := context.Background()
+	g := once.Open[int]{Name: "slow", Stale: 100 * time.Millisecond}
+	var replacement *once.Claim
+	v, out, err := g.Do(ctx, pool, "k", func(ctx context.Context) (int, error) {
+		time.Sleep(150 * time.Millisecond)
+		c, _, err := g.Claim(ctx, pool, "k")
+		replacement = c
+		return 7, err
+	})
+	if !errors.Is(err, once.ErrNotOwner) || v != 7 || out.Status != once.Ran {
+		t.Fatalf("got %d, %v, %v; want the result with ErrNotOwner", v, out.Status, err)
+	}
+	if replacement == nil {
+		t.Fatal("the replacement claim was not taken")
+	}
+	if s := claimState(t, pool, replacement.ID); s.state != "open" {
+		t.Fatalf("replacement claim is %q, want open", s.state)
+	}
+}
+
+func TestSweepStale_ClosesOnlyOldOpenClaimsOfTheGuard(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 4)
+	ctx := context.Background()
+	g := once.Open[int]{Name: "jobs"}
+	other := once.Open[int]{Name: "other"}
+	var old []*once.Claim
+	for _, k := range []string{"a", "b"} {
+		c, _, err := g.Claim(ctx, pool, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		old = append(old, c)
+	}
+	done, _, _ := g.Claim(ctx, pool, "c")
+	if err := done.Finish(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := other.Claim(ctx, pool, "a"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(120 * time.Millisecond)
+	young, _, _ := g.Claim(ctx, pool, "d")
+	closed, err := once.SweepStale(ctx, pool, "jobs", 100*time.Millisecond)
+	if err != nil || closed != 2 {
+		t.Fatalf("SweepStale = %d, %v; want the 2 old open claims", closed, err)
+	}
+	for _, c := range old {
+		if s := claimState(t, pool, c.ID); s.state != "stale" {
+			t.Fatalf("claim %s is %q, want stale", c.Key, s.state)
+		}
+	}
+	if s := claimState(t, pool, young.ID); s.state != "open" {
+		t.Fatalf("young claim is %q, want open", s.state)
+	}
+	if s := claimState(t, pool, done.ID); s.state != "done" {
+		t.Fatalf("finished claim is %q, want done", s.state)
+	}
+	var otherOpen int
+	if err := pool.QueryRow(ctx, "SELECT count(*) FROM once.open_claims WHERE name = 'other' AND state = 'open'").Scan(&otherOpen); err != nil || otherOpen != 1 {
+		t.Fatalf("another guard's claims: %d open (%v), want 1", otherOpen, err)
+	}
+}
+
+// Many callers arriving at a stale claim at once: one closes it and takes the key, the rest
+// are redirected to the new claim.
+func TestOpen_ConcurrentTakeoverOfAStaleClaimRunsOnce(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, stormConns)
+	ctx := context.Background()
+	g := once.Open[int]{Name: "research.StartRun", Stale: time.Minute}
+	dead, _, err := g.Claim(ctx, pool, "org/1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Its worker died an hour ago.
+	if _, err := pool.Exec(ctx, "UPDATE once.open_claims SET opened_at = opened_at - interval '1 hour' WHERE id = $1", dead.ID); err != nil {
+		t.Fatal(err)
+	}
+	var redirected atomic.Int64
+	storm(t, pool, stormSize, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
+		c, out, err := g.Claim(ctx, conn, "org/1")
+		if c != nil {
+			return effect(ctx, conn, "open", "org/1", caller)
+		}
+		if out.Status == once.InFlight {
+			redirected.Add(1)
+		}
+		return err
+	})
+	if n := effects(t, pool, "open", "org/1"); n != 1 {
+		t.Fatalf("%d takeovers of one stale claim by %d callers, want exactly 1", n, stormSize)
+	}
+	if got := redirected.Load(); got != stormSize-1 {
+		t.Fatalf("%d callers redirected, want %d", got, stormSize-1)
+	}
+	if s := claimState(t, pool, dead.ID); s.state != "stale" {
+		t.Fatalf("dead claim is %q, want stale", s.state)
+	}
+}

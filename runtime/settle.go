@@ -1,0 +1,35 @@
+package once
+
+import (
+	"context"
+	"time"
+)
+
+// settleTimeout bounds the statements that settle a guard after its function has returned
+// (finish, fail, refund, rearm, release).
+const settleTimeout = 15 * time.Second
+
+// settleContext returns the context for settling after fn returned. It ignores the caller's
+// cancellation: a request that was cancelled while its function ran must still release its
+// lease, refund its reservation or mark its claim failed, or the promise's state would be
+// left wrong until an expiry or a sweep put it right.
+func settleContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+}
+
+// callSettled runs fn. If fn panics, undo runs first (on a settle context) and the panic then
+// goes on up: a panicking function must not leave its claim open, its units reserved or its
+// latch set, any more than one that returned an error.
+func callSettled[T any](ctx context.Context, fn func(context.Context) (T, error), undo func(context.Context)) (T, error) {
+	returned := false
+	defer func() {
+		if !returned {
+			sctx, cancel := settleContext(ctx)
+			defer cancel()
+			undo(sctx)
+		}
+	}()
+	v, err := fn(ctx)
+	returned = true
+	return v, err
+}

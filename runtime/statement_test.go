@@ -1,0 +1,169 @@
+package once_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	once "github.com/oncekit/once/runtime"
+)
+
+func counterUsed(t *testing.T, db once.DB, name, key string) int64 {
+	t.Helper()
+	var used int64
+	if err := db.QueryRow(context.Background(), "SELECT used FROM once.counters WHERE name = $1 AND key = $2", name, key).Scan(&used); err != nil {
+		t.Fatal(err)
+	}
+	return used
+}
+
+func TestStatement_ConcurrentReservationsNeverPassTheCap(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, stormConns)
+	for _, c := range []struct {
+		key    string
+		cap, n int64
+	}{
+		{"org/1", 10, 1}, // 10 of 64 callers served
+		{"org/2", 10, 3}, // 3 reservations of 3 fit in 10; a fourth would make 12
+		{"org/3", 2, 1},  // an allowance of two a month
+	} {
+		g := once.Statement[int]{Name: "ideas.Generate", Cap: c.cap}
+		var refused atomic.Int64
+		storm(t, pool, stormSize, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
+			_, out, err := g.Do(ctx, conn, c.key, c.n, func(ctx context.Context) (int, error) {
+				return caller, effect(ctx, conn, "statement", c.key, caller)
+			})
+			if out.Status == once.Refused {
+				refused.Add(1)
+				if out.Count+c.n <= c.cap {
+					t.Errorf("%s: refused at count %d although %d more fit under cap %d", c.key, out.Count, c.n, c.cap)
+				}
+			}
+			return err
+		})
+		served := c.cap / c.n
+		if n := effects(t, pool, "statement", c.key); int64(n) != served {
+			t.Errorf("%s: %d effects under cap %d with n=%d, want exactly %d", c.key, n, c.cap, c.n, served)
+		}
+		if used := counterUsed(t, pool, g.Name, c.key); used != served*c.n {
+			t.Errorf("%s: counter says %d used, want %d", c.key, used, served*c.n)
+		}
+		if got := refused.Load(); got != stormSize-served {
+			t.Errorf("%s: %d refused, want %d", c.key, got, stormSize-served)
+		}
+	}
+}
+
+// The negative control: read the count, decide, then add (no conditional write). The barrier
+// holds every caller between the read and the write, so all of them see room and all are
+// served.
+func TestStatement_NegativeControl_ReadThenAddPassesTheCap(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, stormConns)
+	const capacity = 10
+	if _, err := pool.Exec(context.Background(), "INSERT INTO once.counters (name, key, used, cap) VALUES ('ideas.Generate', 'org/1', 0, $1)", capacity); err != nil {
+		t.Fatal(err)
+	}
+	b := newBarrier(stormSize)
+	storm(t, pool, stormSize, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
+		var used int64
+		if err := conn.QueryRow(ctx, "SELECT used FROM once.counters WHERE name = 'ideas.Generate' AND key = 'org/1'").Scan(&used); err != nil {
+			return err
+		}
+		if err := b.wait(ctx); err != nil {
+			return err
+		}
+		if used+1 > capacity {
+			return nil
+		}
+		if _, err := conn.Exec(ctx, "UPDATE once.counters SET used = used + 1 WHERE name = 'ideas.Generate' AND key = 'org/1'"); err != nil {
+			return err
+		}
+		return effect(ctx, conn, "statement", "org/1", caller)
+	})
+	if n := effects(t, pool, "statement", "org/1"); n != stormSize {
+		t.Fatalf("%d effects past a cap of %d without the guard, want all %d (the race this test must be able to see)", n, capacity, stormSize)
+	}
+}
+
+// The conflict branch's WHERE guards only an existing counter; the very first reservation
+// must be checked against the cap too.
+func TestStatement_FirstReservationOverTheCapIsRefused(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 4)
+	ctx := context.Background()
+	g := once.Statement[int]{Name: "export.Rows", Cap: 3}
+	used, ok, err := g.Reserve(ctx, pool, "file/1", 5)
+	if err != nil || ok || used != 0 {
+		t.Fatalf("Reserve(5) under cap 3 = %d, %v, %v; want refused at 0", used, ok, err)
+	}
+	if n := onceRows(t, pool); n != 0 {
+		t.Fatalf("a refused first reservation wrote %d rows", n)
+	}
+	if used, ok, err := g.Reserve(ctx, pool, "file/1", 3); err != nil || !ok || used != 3 {
+		t.Fatalf("Reserve(3) under cap 3 = %d, %v, %v; want 3, reserved", used, ok, err)
+	}
+	if used, ok, err := g.Reserve(ctx, pool, "file/1", 1); err != nil || ok || used != 3 {
+		t.Fatalf("Reserve(1) at the cap = %d, %v, %v; want refused at 3", used, ok, err)
+	}
+	zero := once.Statement[int]{Name: "export.Disabled", Cap: 0}
+	if _, ok, err := zero.Reserve(ctx, pool, "file/1", 1); err != nil || ok {
+		t.Fatalf("cap 0 reserved: %v, %v", ok, err)
+	}
+}
+
+// An allowance counts only work that was delivered: a failed run gives its units back.
+func TestStatement_FailedWorkIsRefunded(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 4)
+	ctx := context.Background()
+	g := once.Statement[int]{Name: "ideas.Generate", Cap: 2}
+	boom := errors.New("model unavailable")
+	for range 3 {
+		_, out, err := g.Do(ctx, pool, "org/1", 1, func(context.Context) (int, error) { return 0, boom })
+		if !errors.Is(err, boom) || out.Status != once.Ran {
+			t.Fatalf("got %v, %v; want the function's error", out.Status, err)
+		}
+	}
+	if used := counterUsed(t, pool, g.Name, "org/1"); used != 0 {
+		t.Fatalf("%d units still used after three failed runs, want 0", used)
+	}
+	func() {
+		defer func() { recover() }()
+		g.Do(ctx, pool, "org/1", 1, func(context.Context) (int, error) { panic("kaboom") })
+	}()
+	if used := counterUsed(t, pool, g.Name, "org/1"); used != 0 {
+		t.Fatalf("%d units still used after a panicking run, want 0", used)
+	}
+	for i := range 2 {
+		if _, out, err := g.Do(ctx, pool, "org/1", 1, func(context.Context) (int, error) { return 1, nil }); err != nil || out.Status != once.Ran || out.Count != int64(i+1) {
+			t.Fatalf("run %d: %+v, %v; want ran with count %d", i+1, out, err, i+1)
+		}
+	}
+	_, out, err := g.Do(ctx, pool, "org/1", 1, func(context.Context) (int, error) { t.Error("ran past the cap"); return 0, nil })
+	if err != nil || out.Status != once.Refused || out.Count != 2 {
+		t.Fatalf("third delivered run: %+v, %v; want refused at count 2", out, err)
+	}
+}
+
+func TestStatement_RefundBeyondWhatWasReservedChangesNothing(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 4)
+	ctx := context.Background()
+	g := once.Statement[int]{Name: "n", Cap: 10}
+	if _, _, err := g.Reserve(ctx, pool, "k", 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Refund(ctx, pool, "k", 3); !errors.Is(err, once.ErrInvalid) {
+		t.Fatalf("refund of 3 from 2: %v, want ErrInvalid", err)
+	}
+	if err := g.Refund(ctx, pool, "never", 1); !errors.Is(err, once.ErrInvalid) {
+		t.Fatalf("refund of a key never reserved: %v, want ErrInvalid", err)
+	}
+	if used := counterUsed(t, pool, g.Name, "k"); used != 2 {
+		t.Fatalf("used is %d after refused refunds, want 2", used)
+	}
+}

@@ -1,0 +1,131 @@
+package once
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Transaction is the promise "once per decision made from a read": the function reads, decides
+// and writes in one transaction, and no other caller with the same key can make the same
+// decision at the same time, because both would read the state before either wrote. It holds
+// a transaction-scoped advisory lock, numbered by LockID(Name, key), from the lock to the end
+// of the transaction.
+//
+// It is the right tool when the decision depends on what the function reads (a limit
+// computed from several rows, a subscription's current state). It is the wrong tool for
+// plain uniqueness: a storm on one key queues up behind the lock one transaction at a time,
+// where a unique claim (Open, Statement, Episode) answers every duplicate at once.
+type Transaction[T any] struct {
+	// Name is the lock's namespace: keys of different guards never share a lock.
+	Name string
+	// NoWait makes a held lock an answer rather than a wait: Do returns Outcome{Status: Busy}
+	// and ErrBusy at once (pg_try_advisory_xact_lock).
+	NoWait bool
+	// LockTimeout bounds the wait for the lock; past it Do returns ErrLockTimeout. Zero waits
+	// until ctx ends. It applies to taking the lock only: the function's own statements run
+	// under the session's setting.
+	LockTimeout time.Duration
+}
+
+// Do begins a transaction on db, takes the key's lock, runs fn with the transaction and
+// commits; if fn returns an error (or panics) the transaction is rolled back and fn's error
+// returned as it is. The lock is released by the commit or rollback.
+//
+// When db is itself a pgx.Tx, Begin makes a savepoint, and the lock is the outer
+// transaction's: it is held until the outer transaction commits or rolls back, not until
+// Do returns, so keep such a transaction short. If fn fails, the savepoint is rolled back
+// and the lock taken inside it goes with it.
+func (g Transaction[T]) Do(ctx context.Context, db DB, key string, fn func(context.Context, pgx.Tx) (T, error)) (T, Outcome, error) {
+	var zero T
+	if err := checkCall(ctx, db, g.Name, key); err != nil {
+		return zero, Outcome{}, err
+	}
+	switch {
+	case fn == nil:
+		return zero, Outcome{}, invalid("transaction", g.Name, "nil function")
+	case g.LockTimeout < 0:
+		return zero, Outcome{}, invalid("transaction", g.Name, "negative lock timeout %v", g.LockTimeout)
+	case g.NoWait && g.LockTimeout > 0:
+		return zero, Outcome{}, invalid("transaction", g.Name, "NoWait and LockTimeout both set: choose one")
+	}
+	lockID := LockID(g.Name, key)
+	out := Outcome{Handle: strconv.FormatInt(lockID, 10)}
+
+	tx, err := db.Begin(ctx)
+	if err != nil {
+		return zero, Outcome{}, fmt.Errorf("once: transaction guard %s: begin: %w", g.Name, err)
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			rctx, cancel := settleContext(ctx)
+			defer cancel()
+			tx.Rollback(rctx)
+		}
+	}()
+
+	if err := g.lock(ctx, tx, lockID); err != nil {
+		if errors.Is(err, ErrBusy) {
+			out.Status = Busy
+			return zero, out, err
+		}
+		return zero, Outcome{}, err
+	}
+	out.Status = Ran
+	v, err := fn(ctx, tx)
+	if err != nil {
+		return v, out, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return v, out, fmt.Errorf("once: transaction guard %s: commit: %w", g.Name, err)
+	}
+	committed = true
+	return v, out, nil
+}
+
+// lockTimeoutSQL takes the lock with a lock_timeout that applies to this statement only. The
+// setting's old value is read first and put back after the lock is held, all in one round
+// trip: each MATERIALIZED step runs to completion before the step that reads from it, so
+// the order old value → set → lock → restore is fixed by the plan, not left to the order
+// in which a select list happens to be evaluated. If the lock times out, the error aborts
+// the transaction (or savepoint), which undoes the set_config with it.
+const lockTimeoutSQL = `WITH old AS MATERIALIZED (SELECT current_setting('lock_timeout') AS timeout),
+set AS MATERIALIZED (SELECT set_config('lock_timeout', $2, true) FROM old),
+locked AS MATERIALIZED (SELECT pg_advisory_xact_lock($1) FROM set)
+SELECT set_config('lock_timeout', old.timeout, true) FROM locked, old`
+
+func (g Transaction[T]) lock(ctx context.Context, tx pgx.Tx, lockID int64) error {
+	switch {
+	case g.NoWait:
+		var got bool
+		if err := tx.QueryRow(ctx, "SELECT pg_try_advisory_xact_lock($1)", lockID).Scan(&got); err != nil {
+			return fmt.Errorf("once: transaction guard %s: try lock: %w", g.Name, err)
+		}
+		if !got {
+			return fmt.Errorf("once: transaction guard %s: lock %d held by another transaction: %w", g.Name, lockID, ErrBusy)
+		}
+		return nil
+	case g.LockTimeout > 0:
+		ms := (g.LockTimeout + time.Millisecond - 1) / time.Millisecond // lock_timeout's unit; round up so 1µs is not "no timeout"
+		var restored string
+		err := tx.QueryRow(ctx, lockTimeoutSQL, lockID, strconv.FormatInt(int64(ms), 10)+"ms").Scan(&restored)
+		if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == "55P03" {
+			return fmt.Errorf("once: transaction guard %s: lock %d not had within %v: %w", g.Name, lockID, g.LockTimeout, ErrLockTimeout)
+		}
+		if err != nil {
+			return fmt.Errorf("once: transaction guard %s: lock: %w", g.Name, err)
+		}
+		return nil
+	default:
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", lockID); err != nil {
+			return fmt.Errorf("once: transaction guard %s: lock: %w", g.Name, err)
+		}
+		return nil
+	}
+}
