@@ -1,0 +1,246 @@
+package catalog
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Classes an effect may have.
+const (
+	Payment = "payment"
+	Email   = "email"
+	Message = "message"
+	Model   = "model"
+	HTTP    = "http"
+)
+
+// Effect is one function or method that does something a retry must not repeat.
+type Effect struct {
+	// Func is the full name of the function, as types.Func.FullName prints it.
+	Func string `json:"func"`
+	// Effect completes "a retry ... again": "charges the card".
+	Effect string `json:"effect"`
+	// Class is payment, email, message, model or http.
+	Class string `json:"class"`
+	// Key says how a call carries the provider's idempotency key; nil where the provider
+	// takes none, so only a //once: promise can guard the call.
+	Key *Key `json:"key,omitempty"`
+	// Request, if set, makes the call an effect only for requests built with one of its
+	// methods.
+	Request *Request `json:"request,omitempty"`
+}
+
+// Key is how a call carries an idempotency key.
+type Key struct {
+	// Arg is the index of the argument holding Field (the receiver is not counted).
+	Arg int `json:"arg"`
+	// Field is the struct field holding the key, at any depth of embedding.
+	Field string `json:"field,omitempty"`
+	// Setter is a method of the argument that sets the key.
+	Setter string `json:"setter,omitempty"`
+	// Header is a request header holding the key.
+	Header string `json:"header,omitempty"`
+}
+
+// Request limits an effect to requests sent with some methods.
+type Request struct {
+	// Arg is the index of the *http.Request argument.
+	Arg int `json:"arg"`
+	// Methods are the HTTP methods that make the call an effect, in upper case.
+	Methods []string `json:"methods"`
+}
+
+// Unstable names a function whose result differs on every call.
+type Unstable struct {
+	// Func is the function's full name, or a package path followed by ".*".
+	Func string `json:"func"`
+}
+
+// file is the JSON form of a catalogue file.
+type file struct {
+	Effects  []Effect   `json:"effects"`
+	Unstable []Unstable `json:"unstable"`
+}
+
+// Catalog is a lookup table of effects and unstable sources. A Catalog is not modified
+// after it is built, so it is safe for concurrent use.
+type Catalog struct {
+	effects  map[string]*Effect
+	unstable map[string]bool
+	// pkgs holds the (version-less) package path of every entry, for the fast path.
+	pkgs map[string]bool
+}
+
+//go:embed providers.json
+var builtin []byte
+
+var (
+	defaultOnce sync.Once
+	defaultCat  *Catalog
+	defaultErr  error
+)
+
+// Default returns the built-in catalogue.
+func Default() (*Catalog, error) {
+	defaultOnce.Do(func() {
+		defaultCat = &Catalog{effects: map[string]*Effect{}, unstable: map[string]bool{}, pkgs: map[string]bool{}}
+		defaultErr = defaultCat.add("providers.json (built in)", builtin)
+	})
+	return defaultCat, defaultErr
+}
+
+// Load returns the built-in catalogue extended with the entries of the named files. A
+// relative name is resolved against dir (oncelint passes the module root, so a name in
+// go vet's settings means the same file from every package directory).
+func Load(dir string, names ...string) (*Catalog, error) {
+	def, err := Default()
+	if err != nil {
+		return nil, err
+	}
+	if len(names) == 0 {
+		return def, nil
+	}
+	c := def.clone()
+	for _, name := range names {
+		if !filepath.IsAbs(name) {
+			name = filepath.Join(dir, name)
+		}
+		data, err := os.ReadFile(name)
+		if err != nil {
+			return nil, fmt.Errorf("catalogue: %w", err)
+		}
+		if err := c.add(name, data); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+func (c *Catalog) clone() *Catalog {
+	n := &Catalog{effects: map[string]*Effect{}, unstable: map[string]bool{}, pkgs: map[string]bool{}}
+	for k, v := range c.effects {
+		n.effects[k] = v
+	}
+	for k, v := range c.unstable {
+		n.unstable[k] = v
+	}
+	for k, v := range c.pkgs {
+		n.pkgs[k] = v
+	}
+	return n
+}
+
+var classes = map[string]bool{Payment: true, Email: true, Message: true, Model: true, HTTP: true}
+
+// add parses one catalogue file and adds its entries, checking each so that a typo in a
+// user's file is an error naming the entry rather than a rule that silently never fires.
+func (c *Catalog) add(name string, data []byte) error {
+	var f file
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return fmt.Errorf("catalogue %s: %w", name, err)
+	}
+	for i := range f.Effects {
+		e := f.Effects[i]
+		bad := func(format string, args ...any) error {
+			return fmt.Errorf("catalogue %s: effect %d (%q): %s", name, i+1, e.Func, fmt.Sprintf(format, args...))
+		}
+		pkg, ok := funcPackage(e.Func)
+		switch {
+		case !ok:
+			return bad("func is not a full function name like pkg/path.Func or (*pkg/path.Type).Method")
+		case e.Effect == "":
+			return bad("effect is empty")
+		case !classes[e.Class]:
+			return bad("class %q is not one of payment, email, message, model, http", e.Class)
+		case e.Key != nil && e.Key.Field == "" && e.Key.Setter == "" && e.Key.Header == "":
+			return bad("key names no field, setter or header")
+		case e.Key != nil && e.Key.Arg < 0, e.Request != nil && e.Request.Arg < 0:
+			return bad("negative argument index")
+		case e.Request != nil && len(e.Request.Methods) == 0:
+			return bad("request lists no methods")
+		}
+		if e.Request != nil {
+			for j, m := range e.Request.Methods {
+				e.Request.Methods[j] = strings.ToUpper(m)
+			}
+		}
+		c.effects[Normalize(e.Func)] = &e
+		c.pkgs[Normalize(pkg)] = true
+	}
+	for i, u := range f.Unstable {
+		pkg, ok := funcPackage(u.Func)
+		if !ok {
+			return fmt.Errorf("catalogue %s: unstable %d (%q): func is not a full function name", name, i+1, u.Func)
+		}
+		c.unstable[Normalize(u.Func)] = true
+		c.pkgs[Normalize(pkg)] = true
+	}
+	return nil
+}
+
+// funcPackage returns the package path of a full function name.
+func funcPackage(full string) (string, bool) {
+	s := full
+	if strings.HasPrefix(s, "(") {
+		end := strings.Index(s, ")")
+		if end < 0 || !strings.HasPrefix(s[end:], ").") || end+2 == len(s) {
+			return "", false
+		}
+		s = strings.TrimPrefix(s[1:end], "*")
+	}
+	slash := strings.LastIndex(s, "/")
+	dot := strings.Index(s[slash+1:], ".")
+	if dot <= 0 || strings.HasSuffix(s, ".") {
+		return "", false
+	}
+	return s[:slash+1+dot], true
+}
+
+var majorVersion = regexp.MustCompile(`/v[0-9]+([/.)]|$)`)
+
+// Normalize drops major-version path elements from a full name or package path, so
+// entries for one major version of a module match every other.
+func Normalize(name string) string {
+	for {
+		n := majorVersion.ReplaceAllString(name, "$1")
+		if n == name {
+			return n
+		}
+		name = n
+	}
+}
+
+// Effect returns the entry for the function of the full name, if it has one.
+func (c *Catalog) Effect(fullName string) (*Effect, bool) {
+	e, ok := c.effects[Normalize(fullName)]
+	return e, ok
+}
+
+// IsUnstable reports whether the function of the full name returns a value that differs
+// on every call. pkgPath is the function's package path, for entries of the form "pkg.*".
+func (c *Catalog) IsUnstable(fullName, pkgPath string) bool {
+	return c.unstable[Normalize(fullName)] || c.unstable[Normalize(pkgPath)+".*"]
+}
+
+// MentionsPackage reports whether any entry is a function of the package, so an analyzer
+// can skip packages that import none of them.
+func (c *Catalog) MentionsPackage(path string) bool { return c.pkgs[Normalize(path)] }
+
+// Effects returns every effect entry, sorted by name.
+func (c *Catalog) Effects() []*Effect {
+	out := make([]*Effect, 0, len(c.effects))
+	for _, e := range c.effects {
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Func < out[j].Func })
+	return out
+}

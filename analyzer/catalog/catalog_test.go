@@ -1,0 +1,128 @@
+package catalog_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/oncekit/once/analyzer/catalog"
+)
+
+func TestDefault_CoversTheProvidersOfTheIssue(t *testing.T) {
+	t.Parallel()
+	c, err := catalog.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{
+		"github.com/stripe/stripe-go/v82/charge.New",
+		"github.com/stripe/stripe-go/v82/paymentintent.New",
+		"github.com/stripe/stripe-go/v82/customer.New",
+		"github.com/stripe/stripe-go/v82/refund.New",
+		"github.com/stripe/stripe-go/v82/invoiceitem.New",
+		"github.com/stripe/stripe-go/v82/transfer.New",
+		"github.com/stripe/stripe-go/v76/usagerecord.New",
+		"github.com/stripe/stripe-go/v82/checkout/session.New",
+		"(github.com/stripe/stripe-go/v82.v1RefundService).Create",
+		"net/smtp.SendMail",
+		"(*github.com/aws/aws-sdk-go-v2/service/ses.Client).SendEmail",
+		"(*github.com/aws/aws-sdk-go-v2/service/sesv2.Client).SendEmail",
+		"(*github.com/aws/aws-sdk-go-v2/service/sns.Client).Publish",
+		"(*github.com/sendgrid/sendgrid-go.Client).Send",
+		"(github.com/resend/resend-go/v2.EmailsSvc).Send",
+		"(*github.com/mrz1836/postmark.Client).SendEmail",
+		"(*github.com/twilio/twilio-go/rest/api/v2010.ApiService).CreateMessage",
+		"(*github.com/openai/openai-go.ChatCompletionService).New",
+		"(*github.com/openai/openai-go/v3.ChatCompletionService).New",
+		"(*github.com/sashabaranov/go-openai.Client).CreateChatCompletion",
+		"(*github.com/anthropics/anthropic-sdk-go.MessageService).New",
+		"net/http.Post",
+		"(*net/http.Client).Post",
+		"(*net/http.Client).Do",
+	} {
+		if _, ok := c.Effect(name); !ok {
+			t.Errorf("no effect entry matches %s", name)
+		}
+	}
+	for _, name := range []string{"(*net/http.Client).Get", "github.com/stripe/stripe-go/v82/charge.Get", "fmt.Println"} {
+		if e, ok := c.Effect(name); ok {
+			t.Errorf("%s is catalogued as an effect (%s) but reads only", name, e.Effect)
+		}
+	}
+	if !c.IsUnstable("time.Now", "time") || !c.IsUnstable("math/rand.Intn", "math/rand") || !c.IsUnstable("github.com/google/uuid.NewString", "github.com/google/uuid") {
+		t.Error("time.Now, math/rand.Intn or uuid.NewString is not unstable")
+	}
+	if c.IsUnstable("time.Date", "time") || c.IsUnstable("github.com/google/uuid.Parse", "github.com/google/uuid") {
+		t.Error("time.Date or uuid.Parse is unstable, but returns the same value for the same input")
+	}
+}
+
+func TestNormalize_DropsMajorVersionsOnly(t *testing.T) {
+	t.Parallel()
+	cases := map[string]string{
+		"github.com/stripe/stripe-go/v82/charge.New":                 "github.com/stripe/stripe-go/charge.New",
+		"(github.com/stripe/stripe-go/v82.v1RefundService).Create":   "(github.com/stripe/stripe-go.v1RefundService).Create",
+		"github.com/resend/resend-go/v2":                             "github.com/resend/resend-go",
+		"(*github.com/twilio/twilio-go/rest/api/v2010.ApiService).X": "(*github.com/twilio/twilio-go/rest/api.ApiService).X",
+		"github.com/a/b/v2/v3/c.F":                                   "github.com/a/b/c.F",
+		"github.com/vango/vlib.F":                                    "github.com/vango/vlib.F",
+	}
+	for in, want := range cases {
+		if got := catalog.Normalize(in); got != want {
+			t.Errorf("Normalize(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestLoad_ExtendsFromAFileRelativeToTheRoot(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	extra := `{"effects": [{"func": "(*example.com/billing/ledger.Client).Post", "effect": "posts the ledger entry", "class": "payment",
+	  "key": {"arg": 1, "field": "RequestID"}}], "unstable": [{"func": "example.com/ids.Fresh"}]}`
+	if err := os.WriteFile(filepath.Join(dir, "effects.json"), []byte(extra), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := catalog.Load(dir, "effects.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, ok := c.Effect("(*example.com/billing/ledger.Client).Post")
+	if !ok || e.Key == nil || e.Key.Field != "RequestID" {
+		t.Fatalf("extra entry not loaded: %+v", e)
+	}
+	if !c.IsUnstable("example.com/ids.Fresh", "example.com/ids") {
+		t.Error("extra unstable entry not loaded")
+	}
+	if _, ok := c.Effect("net/smtp.SendMail"); !ok {
+		t.Error("built-in entries lost when extending")
+	}
+	def, _ := catalog.Default()
+	if _, ok := def.Effect("(*example.com/billing/ledger.Client).Post"); ok {
+		t.Error("extending changed the built-in catalogue")
+	}
+}
+
+func TestLoad_RejectsBadEntriesByName(t *testing.T) {
+	t.Parallel()
+	cases := map[string]string{
+		`{"effects": [{"func": "SendMail", "effect": "sends", "class": "email"}]}`:             "not a full function name",
+		`{"effects": [{"func": "a/b.F", "effect": "sends", "class": "mail"}]}`:                 `class "mail"`,
+		`{"effects": [{"func": "a/b.F", "effect": "", "class": "email"}]}`:                     "effect is empty",
+		`{"effects": [{"func": "a/b.F", "effect": "x", "class": "email", "key": {"arg": 0}}]}`: "key names no field",
+		`{"effect": []}`: `unknown field "effect"`,
+	}
+	for body, want := range cases {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "c.json"), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := catalog.Load(dir, "c.json")
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Load(%s) error = %v, want one containing %q", body, err, want)
+		}
+	}
+	if _, err := catalog.Load(t.TempDir(), "missing.json"); err == nil {
+		t.Error("Load of a missing file succeeded")
+	}
+}

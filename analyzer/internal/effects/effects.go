@@ -1,0 +1,328 @@
+package effects
+
+import (
+	"flag"
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+
+	"golang.org/x/tools/go/analysis"
+
+	"github.com/oncekit/once/analyzer/catalog"
+	"github.com/oncekit/once/analyzer/internal/ignore"
+	"github.com/oncekit/once/internal/directive"
+)
+
+// RuntimePath is the import path of once's runtime package.
+const RuntimePath = "github.com/oncekit/once/runtime"
+
+// EffectFact marks a function that performs an effect no promise covers: calling it is
+// calling the provider.
+type EffectFact struct {
+	// Via names the provider call at the bottom of the chain: "(*sesv2.Client).SendEmail".
+	Via string
+	// Effect completes "a retry ... again".
+	Effect string
+	// Class is the catalogue's class of the effect.
+	Class string
+}
+
+// AFact marks EffectFact as a fact.
+func (*EffectFact) AFact() {}
+
+func (f *EffectFact) String() string { return "effect(" + f.Via + ")" }
+
+// GuardedFact marks a function declared with a //once: directive.
+type GuardedFact struct {
+	// Kind is the directive's kind.
+	Kind string
+	// Wrapper is the name of the generated wrapper (FOnce; a method for a method).
+	Wrapper string
+}
+
+// AFact marks GuardedFact as a fact.
+func (*GuardedFact) AFact() {}
+
+func (f *GuardedFact) String() string { return "guarded(" + f.Kind + ")" }
+
+// PackageFact marks a package that exports effect or guard facts, so an importer knows
+// it cannot take the fast path.
+type PackageFact struct{}
+
+// AFact marks PackageFact as a fact.
+func (*PackageFact) AFact() {}
+
+func (*PackageFact) String() string { return "once" }
+
+// Result is what the checks read: the package's functions, effect sites and directives.
+type Result struct {
+	// Fast is set when the package imports nothing of interest and holds no directive;
+	// the other fields are then empty, except Ignores.
+	Fast bool
+	// Catalog is the catalogue in force.
+	Catalog *catalog.Catalog
+	// Funcs holds the package's declared functions with bodies, in source order.
+	Funcs []*Func
+	// ByObj finds a Func by its object.
+	ByObj map[*types.Func]*Func
+	// Directives are the valid directives; DirectiveErrors the parser's errors.
+	Directives      []*directive.Directive
+	DirectiveErrors []*directive.Error
+	// GuardedCalls are calls of functions declared with a directive, here or elsewhere.
+	GuardedCalls []*GuardedCall
+	// LocalGuards are process-local sets used as the guard of an effect (ONCE003).
+	LocalGuards []*LocalGuard
+	// Ignores are the //oncelint:ignore comments of the package.
+	Ignores *ignore.Index
+}
+
+// Func is one declared function or method of the package.
+type Func struct {
+	Obj  *types.Func
+	Decl *ast.FuncDecl
+	File *ast.File
+	// Test is set for functions of _test.go files; Generated for generated files.
+	Test, Generated bool
+	// Directive is the function's //once: directive, if any.
+	Directive *directive.Directive
+	// Sites are the effect calls in the body, keyed or not, guarded or not.
+	Sites []*Site
+	// Covered: the function holds a promise, or every call of it in the package is made
+	// under one.
+	Covered bool
+	// Effectful: the function performs an effect that no promise or key covers.
+	Effectful bool
+	// Reports: the function's unguarded effects are reported in it. It is not covered,
+	// not in a test file, and not an exported function of a library (judged where called).
+	Reports bool
+	// ValueRef: the function is used as a value in the package (a handler, a callback).
+	ValueRef bool
+
+	callers []*edge // in-package calls of this function (outside test files)
+	calls   []*edge // in-package calls this function makes
+	via     *Site   // the first unguarded site, naming the effect at the bottom
+}
+
+// edge is one static call between two functions of the package.
+type edge struct {
+	call   *ast.CallExpr
+	from   *Func
+	to     *Func
+	guard  *Guard // the runtime guard whose closure holds the call, if any
+	active bool   // the callee performs an unguarded effect
+}
+
+// Guard is a call of a runtime guard whose closure argument runs under its promise.
+type Guard struct {
+	Call *ast.CallExpr
+	// Kind is the guard's kind, from its type name in lower case ("request", "forever").
+	Kind string
+}
+
+// Site is one call that performs an effect.
+type Site struct {
+	Call *ast.CallExpr
+	// Func is the declared function whose body holds the call.
+	Func *Func
+	// Name is the callee's name as messages print it.
+	Name string
+	// Effect is the catalogue entry of a direct provider call; nil for a call of a
+	// function that performs an effect.
+	Effect *catalog.Effect
+	// Via names the provider call at the bottom; What and Class describe the effect.
+	Via, What, Class string
+	// Deep is the position of the provider call at the bottom when it is in this package.
+	Deep token.Pos
+	// Keyed: the call carries an idempotency key.
+	Keyed bool
+	// Guard is set when the call runs in a closure passed to a runtime guard.
+	Guard *Guard
+	// Callee is the called function.
+	Callee *types.Func
+}
+
+// Unguarded reports whether the site is an effect no key or closure guard covers.
+func (s *Site) Unguarded() bool { return !s.Keyed && s.Guard == nil }
+
+// GuardedCall is a call of a function declared with a directive.
+type GuardedCall struct {
+	Call   *ast.CallExpr
+	Func   *Func // the caller (nil at package level)
+	Callee *types.Func
+	Fact   *GuardedFact
+	File   *ast.File
+}
+
+// LocalGuard is a long-lived map or set checked, and written, as the guard of an effect.
+type LocalGuard struct {
+	Func  *Func
+	Set   string    // the set as messages name it: "package-level map sent"
+	Check ast.Node  // the check
+	Write token.Pos // the write
+	Site  *Site     // the first effect after the check
+}
+
+// catalogFlag is the repeatable -catalog flag.
+type catalogFlag struct {
+	mu    sync.Mutex
+	files []string
+}
+
+func (f *catalogFlag) String() string {
+	if f == nil {
+		return ""
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return strings.Join(f.files, ",")
+}
+
+func (f *catalogFlag) Set(s string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, name := range strings.Split(s, ",") {
+		if name = strings.TrimSpace(name); name != "" {
+			f.files = append(f.files, name)
+		}
+	}
+	return nil
+}
+
+func (f *catalogFlag) get() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.files...)
+}
+
+// Doc is the effects analyzer's documentation.
+const Doc = `find effects, keys and promises for the once checks
+
+The effects analyzer reports nothing itself. It reads the provider catalogue, the //once:
+directives and //oncelint:ignore comments of a package, and exports facts saying which
+functions perform an effect no promise covers and which are declared with a directive.`
+
+// NewAnalyzer returns an effects analyzer whose catalogue is the built-in one extended by
+// the files named (relative names resolve from the module root of each package analyzed).
+// Its flag -catalog adds more files.
+func NewAnalyzer(catalogs []string) *analysis.Analyzer {
+	cf := &catalogFlag{files: append([]string(nil), catalogs...)}
+	a := &analysis.Analyzer{
+		Name:       "onceeffects",
+		Doc:        Doc,
+		URL:        "https://pkg.go.dev/github.com/oncekit/once/analyzer",
+		Run:        func(pass *analysis.Pass) (any, error) { return run(pass, cf.get()) },
+		ResultType: reflect.TypeFor[*Result](),
+		FactTypes:  []analysis.Fact{new(EffectFact), new(GuardedFact), new(PackageFact)},
+	}
+	a.Flags.Var(cf, "catalog", "extra provider catalogue `file`s (comma-separated or repeated), relative to the module root")
+	return a
+}
+
+// CatalogFlag returns the -catalog flag of an analyzer made by NewAnalyzer, so a command
+// can offer it under a shorter name.
+func CatalogFlag(a *analysis.Analyzer) flag.Value {
+	if f := a.Flags.Lookup("catalog"); f != nil {
+		return f.Value
+	}
+	return nil
+}
+
+var catalogs sync.Map // "root\x00files" → *catalogLoad
+
+type catalogLoad struct {
+	once sync.Once
+	cat  *catalog.Catalog
+	err  error
+}
+
+// loadCatalog returns the catalogue for a package, resolving relative file names from
+// its module root.
+func loadCatalog(pass *analysis.Pass, files []string) (*catalog.Catalog, error) {
+	if len(files) == 0 {
+		return catalog.Default()
+	}
+	root := ""
+	if len(pass.Files) > 0 {
+		root = moduleRoot(filepath.Dir(pass.Fset.File(pass.Files[0].Pos()).Name()))
+	}
+	v, _ := catalogs.LoadOrStore(root+"\x00"+strings.Join(files, "\x00"), new(catalogLoad))
+	l := v.(*catalogLoad)
+	l.once.Do(func() { l.cat, l.err = catalog.Load(root, files...) })
+	return l.cat, l.err
+}
+
+// moduleRoot returns the nearest directory at or above dir holding a go.mod, or dir.
+func moduleRoot(dir string) string {
+	for d := dir; ; {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return dir
+		}
+		d = parent
+	}
+}
+
+func run(pass *analysis.Pass, files []string) (any, error) {
+	cat, err := loadCatalog(pass, files)
+	if err != nil {
+		return nil, fmt.Errorf("oncelint: %w", err)
+	}
+	res := &Result{Catalog: cat, ByObj: map[*types.Func]*Func{}, Ignores: ignore.Parse(pass.Fset, pass.Files)}
+	if fastPath(pass, cat) {
+		res.Fast = true
+		return res, nil
+	}
+	for _, f := range pass.Files {
+		if !hasDirectiveComment(f) {
+			continue
+		}
+		ds, errs := directive.ParseFile(pass.Fset, f)
+		res.Directives = append(res.Directives, ds...)
+		res.DirectiveErrors = append(res.DirectiveErrors, errs...)
+	}
+	s := &scanner{pass: pass, cat: cat, res: res}
+	s.collect()
+	s.propagate()
+	s.findLocalGuards()
+	s.exportFacts()
+	return res, nil
+}
+
+// fastPath reports a package with nothing to check: it imports no catalogued package, no
+// package with facts, not the runtime, and holds no directive.
+func fastPath(pass *analysis.Pass, cat *catalog.Catalog) bool {
+	for _, imp := range pass.Pkg.Imports() {
+		if cat.MentionsPackage(imp.Path()) || imp.Path() == RuntimePath || pass.ImportPackageFact(imp, new(PackageFact)) {
+			return false
+		}
+	}
+	for _, f := range pass.Files {
+		if hasDirectiveComment(f) {
+			return false
+		}
+	}
+	return true
+}
+
+func hasDirectiveComment(f *ast.File) bool {
+	for _, g := range f.Comments {
+		for _, c := range g.List {
+			if strings.HasPrefix(c.Text, directive.Prefix) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Analyzer is the effects analyzer with the built-in catalogue.
+var Analyzer = NewAnalyzer(nil)

@@ -1,0 +1,245 @@
+package effects
+
+import (
+	"go/ast"
+	"go/token"
+	"go/types"
+)
+
+// setOp is one read or write of a long-lived set.
+type setOp struct {
+	obj   *types.Var // the package-level variable or struct field
+	name  string
+	node  ast.Node
+	check bool
+	write bool
+}
+
+// checkMethods and writeMethods name the methods of sync.Map and of set types (a named
+// type with both a check and a write method) that read or write membership.
+var (
+	checkMethods = map[string]bool{"Load": true, "LoadOrStore": true, "Contains": true, "Has": true, "Exists": true, "Includes": true, "IsMember": true}
+	writeMethods = map[string]bool{"Store": true, "LoadOrStore": true, "Swap": true, "Add": true, "Insert": true, "Put": true, "Set": true}
+)
+
+// findLocalGuards finds, in each function not covered by a promise, a long-lived map or
+// set that is checked (in a condition or an assignment) before an unguarded effect and
+// written in the same function: a guard that lasts one process.
+func (s *scanner) findLocalGuards() {
+	for _, fn := range s.res.Funcs {
+		if fn.Test || fn.Covered || fn.Directive != nil {
+			continue
+		}
+		var sites []*Site
+		for _, site := range fn.Sites {
+			if site.Unguarded() {
+				sites = append(sites, site)
+			}
+		}
+		if len(sites) == 0 {
+			continue
+		}
+		ops := s.setOps(fn)
+		if len(ops) == 0 {
+			continue
+		}
+		for _, c := range ops {
+			if !c.check {
+				continue
+			}
+			var write token.Pos
+			for _, w := range ops {
+				if w.write && w.obj == c.obj {
+					write = w.node.Pos()
+					break
+				}
+			}
+			if !write.IsValid() {
+				continue
+			}
+			var first *Site
+			for _, site := range sites {
+				if site.Call.Pos() > c.node.Pos() && (first == nil || site.Call.Pos() < first.Call.Pos()) {
+					first = site
+				}
+			}
+			if first == nil {
+				continue
+			}
+			s.res.LocalGuards = append(s.res.LocalGuards, &LocalGuard{Func: fn, Set: c.name, Check: c.node, Write: write, Site: first})
+			break
+		}
+	}
+}
+
+// setOps lists the reads and writes of long-lived sets in fn, in source order. A read
+// counts as a check only in a condition or the right side of an assignment.
+func (s *scanner) setOps(fn *Func) []setOp {
+	info := s.pass.TypesInfo
+	var recv *types.Var
+	if fn.Obj.Signature().Recv() != nil {
+		recv = fn.Obj.Signature().Recv()
+	}
+	var ops []setOp
+	var stack []ast.Node
+	ast.Inspect(fn.Decl.Body, func(n ast.Node) bool {
+		if n == nil {
+			stack = stack[:len(stack)-1]
+			return true
+		}
+		stack = append(stack, n)
+		switch n := n.(type) {
+		case *ast.IndexExpr:
+			obj, name := s.longLived(n.X, recv)
+			if obj == nil {
+				return true
+			}
+			if _, isMap := obj.Type().Underlying().(*types.Map); !isMap {
+				return true
+			}
+			if isAssigned(stack, n) {
+				ops = append(ops, setOp{obj: obj, name: name, node: n, write: true})
+			} else if inCondition(stack) {
+				ops = append(ops, setOp{obj: obj, name: name, node: n, check: true})
+			}
+		case *ast.CallExpr:
+			sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			obj, name := s.longLived(sel.X, recv)
+			if obj == nil || !isSetType(info.TypeOf(sel.X)) {
+				return true
+			}
+			m := sel.Sel.Name
+			op := setOp{obj: obj, name: name, node: n, check: checkMethods[m] && inCondition(stack), write: writeMethods[m]}
+			if m == "LoadOrStore" { // checks and writes in one call
+				op.check = true
+			}
+			if op.check || op.write {
+				ops = append(ops, op)
+			}
+		}
+		return true
+	})
+	return ops
+}
+
+// longLived resolves e to a package-level variable or a field reached through fn's
+// receiver (or a package-level variable), and names it for messages.
+func (s *scanner) longLived(e ast.Expr, recv *types.Var) (*types.Var, string) {
+	info := s.pass.TypesInfo
+	switch x := ast.Unparen(e).(type) {
+	case *ast.Ident:
+		v, ok := info.Uses[x].(*types.Var)
+		if ok && v.Pkg() == s.pass.Pkg && v.Parent() == s.pass.Pkg.Scope() {
+			return v, "package-level " + kindOf(v.Type()) + " " + v.Name()
+		}
+	case *ast.SelectorExpr:
+		sel, ok := info.Selections[x]
+		if !ok || sel.Kind() != types.FieldVal {
+			return nil, ""
+		}
+		root := x.X
+		for {
+			if s2, ok := ast.Unparen(root).(*ast.SelectorExpr); ok {
+				root = s2.X
+				continue
+			}
+			break
+		}
+		id, ok := ast.Unparen(root).(*ast.Ident)
+		if !ok {
+			return nil, ""
+		}
+		v, ok := info.Uses[id].(*types.Var)
+		if !ok {
+			return nil, ""
+		}
+		if (recv != nil && v == recv) || (v.Pkg() == s.pass.Pkg && v.Parent() == s.pass.Pkg.Scope()) {
+			field := sel.Obj().(*types.Var)
+			return field, kindOf(field.Type()) + " field " + types.ExprString(x)
+		}
+	}
+	return nil, ""
+}
+
+// kindOf says "map", "sync.Map" or "set" for messages.
+func kindOf(t types.Type) string {
+	if isSyncMap(t) {
+		return "sync.Map"
+	}
+	if _, ok := t.Underlying().(*types.Map); ok {
+		return "map"
+	}
+	return "set"
+}
+
+func isSyncMap(t types.Type) bool {
+	if p, ok := t.(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	n, ok := t.(*types.Named)
+	return ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == "sync" && n.Obj().Name() == "Map"
+}
+
+// isSetType reports sync.Map, or a named type with both a membership check and an add
+// method (a set package's Set).
+func isSetType(t types.Type) bool {
+	if t == nil {
+		return false
+	}
+	if isSyncMap(t) {
+		return true
+	}
+	ms := types.NewMethodSet(t)
+	if _, ok := t.(*types.Pointer); !ok {
+		ms = types.NewMethodSet(types.NewPointer(t))
+	}
+	var check, add bool
+	for i := range ms.Len() {
+		name := ms.At(i).Obj().Name()
+		check = check || (checkMethods[name] && name != "Load")
+		add = add || (name == "Add" || name == "Insert")
+	}
+	return check && add
+}
+
+// isAssigned reports whether the top of stack (n) is written: the left side of an
+// assignment or an inc/dec statement.
+func isAssigned(stack []ast.Node, n ast.Node) bool {
+	if len(stack) < 2 {
+		return false
+	}
+	switch p := stack[len(stack)-2].(type) {
+	case *ast.AssignStmt:
+		for _, lhs := range p.Lhs {
+			if lhs == n {
+				return true
+			}
+		}
+	case *ast.IncDecStmt:
+		return p.X == n
+	}
+	return false
+}
+
+// inCondition reports whether the top of stack is read to decide: inside an if or switch
+// header, or the right side of an assignment (v, ok := m[k]; if ok ...).
+func inCondition(stack []ast.Node) bool {
+	for i := len(stack) - 2; i >= 0; i-- {
+		switch p := stack[i].(type) {
+		case *ast.IfStmt:
+			child := stack[i+1]
+			return child == p.Cond || child == p.Init
+		case *ast.SwitchStmt:
+			child := stack[i+1]
+			return child == p.Tag || child == p.Init
+		case *ast.AssignStmt, *ast.ValueSpec:
+			return true
+		case *ast.BlockStmt, *ast.FuncLit, *ast.ExprStmt:
+			return false
+		}
+	}
+	return false
+}

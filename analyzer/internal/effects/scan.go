@@ -1,0 +1,370 @@
+package effects
+
+import (
+	"go/ast"
+	"go/types"
+	"strings"
+
+	"golang.org/x/tools/go/analysis"
+	"golang.org/x/tools/go/types/typeutil"
+
+	"github.com/oncekit/once/analyzer/catalog"
+	"github.com/oncekit/once/internal/directive"
+)
+
+type scanner struct {
+	pass *analysis.Pass
+	cat  *catalog.Catalog
+	res  *Result
+}
+
+// collect builds the function table, the effect sites and the in-package call graph.
+func (s *scanner) collect() {
+	pass := s.pass
+	byDecl := map[*ast.FuncDecl]*directive.Directive{}
+	for _, d := range s.res.Directives {
+		byDecl[d.Func] = d
+	}
+	for _, f := range pass.Files {
+		name := pass.Fset.File(f.Pos()).Name()
+		test := strings.HasSuffix(name, "_test.go")
+		gen := ast.IsGenerated(f)
+		for _, decl := range f.Decls {
+			fd, ok := decl.(*ast.FuncDecl)
+			if !ok || fd.Body == nil {
+				continue
+			}
+			obj, ok := pass.TypesInfo.Defs[fd.Name].(*types.Func)
+			if !ok {
+				continue
+			}
+			fn := &Func{Obj: obj, Decl: fd, File: f, Test: test, Generated: gen, Directive: byDecl[fd]}
+			s.res.Funcs = append(s.res.Funcs, fn)
+			s.res.ByObj[obj] = fn
+		}
+	}
+	for _, fn := range s.res.Funcs {
+		s.scanBody(fn)
+	}
+	// Package-level initialisers can call guarded functions too (var x = F(...)).
+	for _, f := range pass.Files {
+		for _, decl := range f.Decls {
+			if gd, ok := decl.(*ast.GenDecl); ok {
+				ast.Inspect(gd, func(n ast.Node) bool {
+					if call, ok := n.(*ast.CallExpr); ok {
+						s.noteGuardedCall(nil, f, call)
+					}
+					return true
+				})
+			}
+		}
+	}
+}
+
+// scanBody records fn's effect sites, in-package calls and guarded calls.
+func (s *scanner) scanBody(fn *Func) {
+	info := s.pass.TypesInfo
+	type open struct {
+		guard   *Guard
+		closure ast.Node
+	}
+	var guards []open // runtime guards whose closures enclose the current node
+	var stack []ast.Node
+	ast.Inspect(fn.Decl.Body, func(n ast.Node) bool {
+		if n == nil {
+			top := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if len(guards) > 0 && guards[len(guards)-1].closure == top {
+				guards = guards[:len(guards)-1]
+			}
+			return true
+		}
+		stack = append(stack, n)
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			// A closure passed to a runtime guard runs under the guard's promise.
+			if len(stack) >= 2 {
+				if call, ok := stack[len(stack)-2].(*ast.CallExpr); ok && call.Fun != n {
+					if kind, ok := s.runtimeGuardKind(call); ok {
+						guards = append(guards, open{&Guard{Call: call, Kind: kind}, n})
+					}
+				}
+			}
+		case *ast.Ident:
+			// A function used other than by calling it is an entry point.
+			if obj, ok := info.Uses[n].(*types.Func); ok && obj.Pkg() == s.pass.Pkg {
+				if !isCallee(stack, n) {
+					if callee := s.res.ByObj[obj.Origin()]; callee != nil {
+						callee.ValueRef = true
+					}
+				}
+			}
+		case *ast.CallExpr:
+			var g *Guard
+			if len(guards) > 0 {
+				g = guards[len(guards)-1].guard
+			}
+			s.noteCall(fn, n, g)
+		}
+		return true
+	})
+}
+
+// isCallee reports whether id (the top of stack) names the function of a call.
+func isCallee(stack []ast.Node, id *ast.Ident) bool {
+	i := len(stack) - 2
+	var child ast.Node = id
+	if i >= 0 {
+		if sel, ok := stack[i].(*ast.SelectorExpr); ok && sel.Sel == id {
+			child = sel
+			i--
+		}
+	}
+	for i >= 0 {
+		switch p := stack[i].(type) {
+		case *ast.ParenExpr:
+			child = p
+			i--
+			continue
+		case *ast.IndexExpr: // generic instantiation F[T](...)
+			if p.X == child {
+				child = p
+				i--
+				continue
+			}
+		case *ast.IndexListExpr:
+			if p.X == child {
+				child = p
+				i--
+				continue
+			}
+		case *ast.CallExpr:
+			return p.Fun == child
+		}
+		return false
+	}
+	return false
+}
+
+// noteCall classifies one call in fn's body.
+func (s *scanner) noteCall(fn *Func, call *ast.CallExpr, g *Guard) {
+	callee, ok := typeutil.Callee(s.pass.TypesInfo, call).(*types.Func)
+	if !ok {
+		return
+	}
+	callee = callee.Origin()
+	s.noteGuardedCall(fn, fn.File, call)
+	if e, ok := s.cat.Effect(callee.FullName()); ok {
+		if e.Request != nil && !requestMatches(s.pass, fn.Decl.Body, call, e.Request) {
+			return
+		}
+		name := DisplayName(s.pass.TypesInfo, call, callee)
+		fn.Sites = append(fn.Sites, &Site{
+			Call: call, Func: fn, Name: name, Effect: e, Via: name, What: e.Effect, Class: e.Class,
+			Deep: call.Pos(), Keyed: keyCarried(s.pass, fn.Decl.Body, call, e), Guard: g, Callee: callee,
+		})
+		return
+	}
+	if callee.Pkg() == s.pass.Pkg {
+		if to := s.res.ByObj[callee]; to != nil && to != fn {
+			e := &edge{call: call, from: fn, to: to, guard: g}
+			fn.calls = append(fn.calls, e)
+			if !fn.Test {
+				to.callers = append(to.callers, e)
+			}
+		}
+		return
+	}
+	var fact EffectFact
+	if s.pass.ImportObjectFact(callee, &fact) {
+		fn.Sites = append(fn.Sites, &Site{
+			Call: call, Func: fn, Name: DisplayName(s.pass.TypesInfo, call, callee), Via: fact.Via,
+			What: fact.Effect, Class: fact.Class, Guard: g, Callee: callee,
+		})
+	}
+}
+
+// noteGuardedCall records a call of a function declared with a directive.
+func (s *scanner) noteGuardedCall(fn *Func, file *ast.File, call *ast.CallExpr) {
+	callee, ok := typeutil.Callee(s.pass.TypesInfo, call).(*types.Func)
+	if !ok {
+		return
+	}
+	callee = callee.Origin()
+	var fact *GuardedFact
+	if callee.Pkg() == s.pass.Pkg {
+		if to := s.res.ByObj[callee]; to != nil && to.Directive != nil {
+			fact = guardedFact(to)
+		}
+	} else {
+		var f GuardedFact
+		if s.pass.ImportObjectFact(callee, &f) {
+			fact = &f
+		}
+	}
+	if fact != nil {
+		s.res.GuardedCalls = append(s.res.GuardedCalls, &GuardedCall{Call: call, Func: fn, Callee: callee, Fact: fact, File: file})
+	}
+}
+
+func guardedFact(fn *Func) *GuardedFact {
+	return &GuardedFact{Kind: string(fn.Directive.Kind), Wrapper: directive.WrapperName(fn.Obj.Name())}
+}
+
+// runtimeGuardKind reports whether call is a method of one of the runtime's guard types
+// (once.Forever[T].Do, ...), and its kind.
+func (s *scanner) runtimeGuardKind(call *ast.CallExpr) (string, bool) {
+	callee, ok := typeutil.Callee(s.pass.TypesInfo, call).(*types.Func)
+	if !ok || callee.Pkg() == nil || callee.Pkg().Path() != RuntimePath {
+		return "", false
+	}
+	sig := callee.Signature()
+	if sig.Recv() == nil {
+		return "", false
+	}
+	t := sig.Recv().Type()
+	if p, ok := t.(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	named, ok := t.(*types.Named)
+	if !ok {
+		return "", false
+	}
+	return strings.ToLower(named.Obj().Name()), true
+}
+
+// propagate computes which functions are covered by a promise, which perform an
+// unguarded effect, and where each such effect is reported.
+func (s *scanner) propagate() {
+	funcs := s.res.Funcs
+	// Effectful: a least fixpoint over the call graph.
+	for _, fn := range funcs {
+		for _, site := range fn.Sites {
+			if site.Unguarded() && fn.Directive == nil && fn.via == nil {
+				fn.via = site
+				fn.Effectful = true
+			}
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, fn := range funcs {
+			for _, e := range fn.calls {
+				if !e.active && e.to.Effectful {
+					e.active = true
+					changed = true
+					s.addCallSite(e)
+				}
+			}
+			if !fn.Effectful && fn.Directive == nil {
+				for _, site := range fn.Sites {
+					if site.Unguarded() {
+						fn.Effectful, fn.via = true, site
+						changed = true
+						break
+					}
+				}
+			}
+		}
+	}
+	// Covered: a function with a directive, or one called only under promises.
+	for _, fn := range funcs {
+		fn.Covered = fn.Directive != nil
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, fn := range funcs {
+			if fn.Covered || fn.ValueRef || len(fn.callers) == 0 {
+				continue
+			}
+			all := true
+			for _, e := range fn.callers {
+				if !e.from.Covered && (e.guard == nil || e.guard.Kind == string(directive.Request)) {
+					all = false
+					break
+				}
+			}
+			if all {
+				fn.Covered = true
+				changed = true
+			}
+		}
+	}
+	isMain := s.pass.Pkg.Name() == "main"
+	for _, fn := range funcs {
+		if !fn.Effectful || fn.Covered || fn.Test {
+			continue
+		}
+		// An exported function of a library is judged where it is called, unless the
+		// package itself hands it out (as a value) or it is a handler.
+		deferred := !isMain && !fn.ValueRef && exportedAPI(fn.Obj) && !handlerShaped(fn.Obj)
+		fn.Reports = !deferred
+	}
+}
+
+// addCallSite records the call of an effectful in-package function as a site of its caller.
+func (s *scanner) addCallSite(e *edge) {
+	v := e.to.via
+	e.from.Sites = append(e.from.Sites, &Site{
+		Call: e.call, Func: e.from, Name: DisplayName(s.pass.TypesInfo, e.call, e.to.Obj),
+		Via: v.Via, What: v.What, Class: v.Class, Deep: v.Deep, Guard: e.guard, Callee: e.to.Obj,
+	})
+}
+
+// exportedAPI reports whether other packages can call fn by name.
+func exportedAPI(fn *types.Func) bool {
+	if !fn.Exported() {
+		return false
+	}
+	recv := fn.Signature().Recv()
+	if recv == nil {
+		return true
+	}
+	t := recv.Type()
+	if p, ok := t.(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	if named, ok := t.(*types.Named); ok {
+		return named.Obj().Exported()
+	}
+	return true
+}
+
+// handlerShaped reports a function with an HTTP handler's parameters: it is called by a
+// server, not by other packages' code.
+func handlerShaped(fn *types.Func) bool {
+	params := fn.Signature().Params()
+	var w, r bool
+	for i := range params.Len() {
+		switch types.TypeString(params.At(i).Type(), nil) {
+		case "net/http.ResponseWriter":
+			w = true
+		case "*net/http.Request":
+			r = true
+		}
+	}
+	return w && r
+}
+
+// exportFacts exports the facts callers in other packages need.
+func (s *scanner) exportFacts() {
+	any := false
+	for _, fn := range s.res.Funcs {
+		if fn.Test {
+			continue
+		}
+		if fn.Directive != nil {
+			s.pass.ExportObjectFact(fn.Obj, guardedFact(fn))
+			any = true
+			continue
+		}
+		// A function covered by its callers here may still be called unguarded elsewhere.
+		if fn.Effectful && !fn.Reports && fn.via != nil && exportedAPI(fn.Obj) {
+			s.pass.ExportObjectFact(fn.Obj, &EffectFact{Via: fn.via.Via, Effect: fn.via.What, Class: fn.via.Class})
+			any = true
+		}
+	}
+	if any {
+		s.pass.ExportPackageFact(new(PackageFact))
+	}
+}

@@ -1,0 +1,42 @@
+// Package once001 defines an Analyzer that reports effects no promise covers.
+//
+// # Analyzer once001
+//
+// once001: report a provider call with no //once: promise and no idempotency key
+//
+// A call that charges a card, sends an email or a message, runs a paid model or sends a
+// non-idempotent HTTP request (the provider catalogue lists them) is reported as ONCE001
+// when all three hold:
+//
+//   - the function holding it has no //once: directive, and is not called only from
+//     functions that have one (in its package), nor from a closure run by a guard of the
+//     runtime package (once.Forever[T].Do and the like);
+//   - the call carries no idempotency key the way its provider takes one: Stripe's
+//     Params.IdempotencyKey or SetIdempotencyKey, an Idempotency-Key header set with
+//     option.WithHeader or on the *http.Request, resend's SendEmailOptions, an SNS
+//     MessageDeduplicationId, and so on;
+//   - the function is an entry point: nobody in its package calls it, it is used as a
+//     value (a handler given to a mux), it has an HTTP handler's parameters, or it is in
+//     package main.
+//
+// A retry of such a call repeats the effect: the customer is charged twice, the email goes
+// out twice. Fix it by declaring how long the promise lasts (//once:provider derives the
+// provider's key from the row; //once:forever records the outcome), or by passing a key
+// derived from a stable id.
+//
+// An exported function of a library package that performs an effect but is not called in
+// its package is judged where it is called: a fact carries "this function sends an email
+// through (*sesv2.Client).SendEmail" to the packages that import it, so a handler declared
+// with //once: that calls it is not reported, and one that is not is reported at the call.
+//
+//	func (s *Server) handleRefund(w http.ResponseWriter, r *http.Request) {
+//		...
+//		s.stripe.V1Refunds.Create(ctx, &stripe.RefundCreateParams{Charge: stripe.String(id)})
+//	}
+//
+// reports "call to (*stripe.Client).V1Refunds.Create has no idempotency key and no
+// //once: promise".
+//
+// A call covered by a process-local map or set used as its guard is reported by ONCE003
+// instead, which says why that guard is not enough.
+package once001

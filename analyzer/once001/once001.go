@@ -1,0 +1,112 @@
+package once001
+
+import (
+	_ "embed"
+	"fmt"
+	"go/types"
+	"strings"
+
+	"golang.org/x/tools/go/analysis"
+
+	"github.com/oncekit/once/analyzer/internal/effects"
+	"github.com/oncekit/once/analyzer/internal/ignore"
+	"github.com/oncekit/once/analyzer/internal/passdoc"
+)
+
+//go:embed doc.go
+var doc string
+
+// Code is the stable code of this check's findings.
+const Code = "ONCE001"
+
+// Analyzer reports effects no promise covers, with the built-in catalogue.
+var Analyzer = New(effects.Analyzer)
+
+// New returns the analyzer reading the effects computed by facts (an analyzer made by
+// the effects package, whose catalogue it uses).
+func New(facts *analysis.Analyzer) *analysis.Analyzer {
+	return &analysis.Analyzer{
+		Name:     "once001",
+		Doc:      passdoc.Extract(doc, "once001"),
+		URL:      "https://pkg.go.dev/github.com/oncekit/once/analyzer/once001",
+		Requires: []*analysis.Analyzer{facts},
+		Run:      func(pass *analysis.Pass) (any, error) { return run(pass, facts) },
+	}
+}
+
+func run(pass *analysis.Pass, facts *analysis.Analyzer) (any, error) {
+	res := pass.ResultOf[facts].(*effects.Result)
+	rep := ignore.NewReporter(pass, res.Ignores, Code)
+	defer rep.Finish()
+	if res.Fast {
+		return nil, nil
+	}
+	// Sites behind a process-local set are ONCE003's: one finding per mistake.
+	local := map[*effects.Site]bool{}
+	for _, g := range res.LocalGuards {
+		for _, site := range g.Func.Sites {
+			if site.Call.Pos() > g.Check.Pos() {
+				local[site] = true
+			}
+		}
+	}
+	for _, fn := range res.Funcs {
+		if !fn.Reports {
+			continue
+		}
+		for _, site := range fn.Sites {
+			if !site.Unguarded() || local[site] {
+				continue
+			}
+			if callee := res.ByObj[site.Callee]; callee != nil && callee.Reports {
+				continue // reported inside the callee
+			}
+			rep.Report(diagnostic(pass, fn, site))
+		}
+	}
+	return nil, nil
+}
+
+func diagnostic(pass *analysis.Pass, fn *effects.Func, site *effects.Site) analysis.Diagnostic {
+	name := funcName(fn.Obj)
+	d := analysis.Diagnostic{Pos: site.Call.Pos(), End: site.Call.End()}
+	switch {
+	case site.Effect != nil && site.Effect.Key != nil:
+		d.Message = fmt.Sprintf("call to %s has no idempotency key and no //once: promise: a retry %s again; %s from a stable id, or declare a promise on %s",
+			site.Name, site.What, keyHint(site), name)
+	case site.Effect != nil:
+		d.Message = fmt.Sprintf("call to %s has no //once: promise and the provider takes no idempotency key: a retry %s again; declare a promise on %s",
+			site.Name, site.What, name)
+	default:
+		d.Message = fmt.Sprintf("call to %s reaches %s with no //once: promise: a retry %s again; declare a promise on %s or on %s",
+			site.Name, site.Via, site.What, name, site.Name)
+		if site.Deep.IsValid() && site.Deep != site.Call.Pos() {
+			d.Related = append(d.Related, analysis.RelatedInformation{Pos: site.Deep, Message: "the call of " + site.Via})
+		} else if site.Callee != nil && site.Callee.Pos().IsValid() {
+			d.Related = append(d.Related, analysis.RelatedInformation{Pos: site.Callee.Pos(), Message: site.Name + " is declared here"})
+		}
+	}
+	return d
+}
+
+// keyHint says how this provider takes its key.
+func keyHint(site *effects.Site) string {
+	k := site.Effect.Key
+	switch {
+	case k.Header != "":
+		return "send an " + k.Header + " header (option.WithHeader) derived"
+	case k.Setter != "":
+		return "set " + k.Field + " (or call " + k.Setter + ")"
+	default:
+		return "set " + k.Field
+	}
+}
+
+// funcName names a function of the package for messages: F or T.M.
+func funcName(fn *types.Func) string {
+	if recv := fn.Signature().Recv(); recv != nil {
+		t := types.TypeString(recv.Type(), func(*types.Package) string { return "" })
+		return strings.TrimPrefix(t, "*") + "." + fn.Name()
+	}
+	return fn.Name()
+}
