@@ -1,0 +1,149 @@
+package once
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Fingerprint returns the SHA-256 of input's canonical JSON: the value a forever guard stores
+// beside a key (Ref.Input), so that the key reused with a different input is refused with
+// ErrMismatch instead of replaying an answer to another question.
+//
+// The canonical form is fixed, because stored fingerprints must match the ones the next
+// version computes (vectors are pinned in the tests):
+//
+//   - input is encoded with encoding/json (so struct tags, omitempty and MarshalJSON apply),
+//     then decoded and written again;
+//   - object members sorted by key (byte order of the UTF-8 text); no insignificant space;
+//   - strings escaped only where JSON requires it (", \ and control characters), with no
+//     HTML escaping;
+//   - numbers by value: an integer literal as its digits ("-0" as "0"), any other number as
+//     the shortest text that reads back as the same float64, in plain notation for integral
+//     values under 1e21 (so 1.0, 1e0 and 1 are one number, as in RFC 8785).
+//
+// A json.RawMessage inside input is canonicalised too, so a request body that arrives with
+// its keys in another order has the same fingerprint.
+func Fingerprint(input any) ([]byte, error) {
+	c, err := canonicalJSON(input)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(c)
+	return sum[:], nil
+}
+
+// canonicalJSON returns the canonical JSON text of v (see Fingerprint).
+func canonicalJSON(v any) ([]byte, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("%w: input cannot be fingerprinted: %v", ErrInvalid, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var tree any
+	if err := dec.Decode(&tree); err != nil {
+		return nil, fmt.Errorf("%w: input cannot be fingerprinted: %v", ErrInvalid, err)
+	}
+	var b bytes.Buffer
+	b.Grow(len(raw))
+	if err := writeCanonical(&b, tree); err != nil {
+		return nil, fmt.Errorf("%w: input cannot be fingerprinted: %v", ErrInvalid, err)
+	}
+	return b.Bytes(), nil
+}
+
+func writeCanonical(b *bytes.Buffer, v any) error {
+	switch v := v.(type) {
+	case nil:
+		b.WriteString("null")
+	case bool:
+		b.WriteString(strconv.FormatBool(v))
+	case string:
+		writeCanonicalString(b, v)
+	case json.Number:
+		n, err := canonicalNumber(string(v))
+		if err != nil {
+			return err
+		}
+		b.WriteString(n)
+	case []any:
+		b.WriteByte('[')
+		for i, e := range v {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			if err := writeCanonical(b, e); err != nil {
+				return err
+			}
+		}
+		b.WriteByte(']')
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeCanonicalString(b, k)
+			b.WriteByte(':')
+			if err := writeCanonical(b, v[k]); err != nil {
+				return err
+			}
+		}
+		b.WriteByte('}')
+	default:
+		return fmt.Errorf("unexpected %T in decoded JSON", v) // json.Decoder yields only the types above
+	}
+	return nil
+}
+
+// canonicalNumber writes a JSON number by its value (see Fingerprint). Integer literals keep
+// their digits, so integers beyond float64's 53 bits stay exact.
+func canonicalNumber(s string) (string, error) {
+	if !strings.ContainsAny(s, ".eE") {
+		if s == "-0" {
+			return "0", nil
+		}
+		return s, nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return "", fmt.Errorf("number %s: %w", s, err)
+	}
+	if f == 0 {
+		return "0", nil
+	}
+	if f == math.Trunc(f) && math.Abs(f) < 1e21 {
+		return strconv.FormatFloat(f, 'f', -1, 64), nil
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64), nil
+}
+
+func writeCanonicalString(b *bytes.Buffer, s string) {
+	const hex = "0123456789abcdef"
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c < 0x20:
+			b.WriteString(`\u00`)
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&0xf])
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
+}

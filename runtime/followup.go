@@ -1,0 +1,251 @@
+package once
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// FollowUp is an action to take after an operation settled (email the owner, export the
+// report), as a drain delivers it. Follow-ups are enqueued by the operation (Attempt.FollowUp)
+// in the statement that settles it, so they exist if and only if the operation's outcome is
+// recorded; each is delivered at least once, and a failed delivery is retried alone, without
+// running the operation again.
+type FollowUp struct {
+	// ID is the follow-up's row in once.followups.
+	ID int64
+	// OperationID is the operation that enqueued it.
+	OperationID int64
+	// Operation and Scope are that operation's name and scope (account).
+	Operation, Scope string
+	// Action names what to do; the drain's Deliver map is keyed by it.
+	Action string
+	// Payload is what the operation gave to FollowUp, as JSON.
+	Payload json.RawMessage
+	// ProviderKey is the idempotency key to send with the action's effect: the same for every
+	// delivery of this follow-up (derived from the operation and the action), so a delivery
+	// repeated after a lost answer is deduplicated by a provider that honours keys.
+	ProviderKey string
+	// Attempt is 1 for the first delivery, more for retries.
+	Attempt int
+}
+
+// followUp is an enqueued follow-up, checked and encoded, waiting for the settle.
+type followUp struct {
+	action, payload, providerKey string
+}
+
+// maxActionLen bounds a follow-up's action name.
+const maxActionLen = 128
+
+// FollowUp enqueues an action to deliver after the attempt settles done or failed: its row
+// is written by the same statement as the outcome (a released or uncertain attempt enqueues
+// nothing). payload is encoded as JSON now; nil is stored as NULL. An operation has at most
+// one follow-up per action; enqueuing an action twice is refused with ErrInvalid.
+func (a *Attempt) FollowUp(action string, payload any) error {
+	if action == "" || len(action) > maxActionLen || !utf8.ValidString(action) || strings.ContainsFunc(action, isControl) {
+		return fmt.Errorf("%w: operation %d: follow-up action %q must be 1 to %d bytes of printable text", ErrInvalid, a.id, action, maxActionLen)
+	}
+	f := followUp{action: action, providerKey: ProviderKey(action, a.providerRef)}
+	if payload != nil {
+		b, err := json.Marshal(payload)
+		if err != nil {
+			return fmt.Errorf("%w: operation %d: follow-up %s: payload: %v", ErrInvalid, a.id, action, err)
+		}
+		f.payload = string(b)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, old := range a.followups {
+		if old.action == action {
+			return fmt.Errorf("%w: operation %d: follow-up %s enqueued twice", ErrInvalid, a.id, action)
+		}
+	}
+	a.followups = append(a.followups, f)
+	return nil
+}
+
+func isControl(r rune) bool { return r < ' ' || r == 0x7f }
+
+// followUpColumns turns follow-ups into the three arrays the settle statement unnests:
+// actions, payloads, provider keys.
+func followUpColumns(fs []followUp) []any {
+	actions := make([]string, len(fs))
+	payloads := make([]string, len(fs))
+	keys := make([]string, len(fs))
+	for i, f := range fs {
+		actions[i], payloads[i], keys[i] = f.action, f.payload, f.providerKey
+	}
+	return []any{actions, payloads, keys}
+}
+
+// Drain delivers follow-ups. Run it from a worker loop or a scheduled job; any number of
+// drains can run at once (each takes its own rows, FOR UPDATE SKIP LOCKED).
+type Drain struct {
+	// Deliver maps an action to the function that delivers it. A follow-up whose action has
+	// no entry is left pending for a drain that has one. The function gets the follow-up's
+	// provider key in its context too (ProviderKeyFrom).
+	Deliver map[string]func(context.Context, FollowUp) error
+	// Batch is how many follow-ups one statement takes; zero means 100.
+	Batch int
+	// Backoff is the wait before the first retry of a failed delivery; it doubles for each
+	// later one, up to an hour. Zero means 10 seconds.
+	Backoff time.Duration
+	// MaxAttempts is how many deliveries are tried before a follow-up is marked dead for an
+	// operator; zero means 10.
+	MaxAttempts int
+	// Hold is how long a taken follow-up is hidden from other drains while it is delivered;
+	// if the drain dies, another delivers it after Hold (hence "at least once"). Zero means
+	// five minutes. Make it longer than a delivery takes.
+	Hold time.Duration
+}
+
+// DrainResult counts what one Run did.
+type DrainResult struct {
+	// Delivered counts the follow-ups delivered.
+	Delivered int
+	// Failed counts failed deliveries that will be retried.
+	Failed int
+	// Dead counts follow-ups that failed their last allowed delivery.
+	Dead int
+}
+
+const followUpTakeSQL = `UPDATE once.followups f
+SET attempts = f.attempts + 1, due_at = clock_timestamp() + $3::bigint * interval '1 microsecond'
+WHERE f.id IN (
+	SELECT id FROM once.followups
+	WHERE state = 'pending' AND due_at <= clock_timestamp() AND action = ANY($2::text[])
+	ORDER BY due_at, id LIMIT $1
+	FOR UPDATE SKIP LOCKED
+)
+RETURNING f.id, f.operation_id, f.operation, f.scope, f.action, f.payload, f.provider_key, f.attempts`
+
+// The outcome of a delivery is recorded only by the drain that took the follow-up (its
+// attempts count is the proof): a drain that held it too long and lost it to another
+// changes nothing.
+const followUpDeliveredSQL = `UPDATE once.followups SET state = 'delivered', delivered_at = clock_timestamp(), last_error = NULL
+WHERE id = $1 AND attempts = $2 AND state = 'pending'`
+
+const followUpFailedSQL = `UPDATE once.followups
+SET last_error = $3, due_at = clock_timestamp() + $4::bigint * interval '1 microsecond',
+	state = CASE WHEN attempts >= $5 THEN 'dead' ELSE 'pending' END
+WHERE id = $1 AND attempts = $2 AND state = 'pending'
+RETURNING state`
+
+// Run delivers the follow-ups that are due, batch after batch, until none is left due or
+// ctx ends. Each delivery that fails is retried by a later Run, after Backoff; each that
+// succeeds is marked delivered. An error is returned only for the database; a delivery's
+// error is recorded in the follow-up's last_error.
+func (d Drain) Run(ctx context.Context, db DB) (DrainResult, error) {
+	var res DrainResult
+	if err := checkContext(ctx); err != nil {
+		return res, err
+	}
+	if err := checkDB(db); err != nil {
+		return res, err
+	}
+	batch, backoff, maxAttempts, hold := d.Batch, d.Backoff, d.MaxAttempts, d.Hold
+	switch {
+	case batch < 0 || backoff < 0 || maxAttempts < 0 || hold < 0:
+		return res, fmt.Errorf("%w: drain: negative Batch, Backoff, MaxAttempts or Hold", ErrInvalid)
+	case len(d.Deliver) == 0:
+		return res, fmt.Errorf("%w: drain: no Deliver functions", ErrInvalid)
+	}
+	if batch == 0 {
+		batch = 100
+	}
+	if backoff == 0 {
+		backoff = 10 * time.Second
+	}
+	if maxAttempts == 0 {
+		maxAttempts = 10
+	}
+	if hold == 0 {
+		hold = 5 * time.Minute
+	}
+	actions := make([]string, 0, len(d.Deliver))
+	for a, fn := range d.Deliver {
+		if fn == nil {
+			return res, fmt.Errorf("%w: drain: nil Deliver function for %q", ErrInvalid, a)
+		}
+		actions = append(actions, a)
+	}
+	slices.Sort(actions)
+	for ctx.Err() == nil {
+		taken, err := takeFollowUps(ctx, db, batch, actions, hold)
+		if err != nil {
+			return res, err
+		}
+		for _, f := range taken {
+			if err := d.deliver(ctx, db, f, backoff, maxAttempts, &res); err != nil {
+				return res, err
+			}
+		}
+		if len(taken) < batch {
+			break
+		}
+	}
+	return res, nil
+}
+
+func takeFollowUps(ctx context.Context, db DB, batch int, actions []string, hold time.Duration) ([]FollowUp, error) {
+	rows, err := db.Query(ctx, followUpTakeSQL, batch, actions, micros(hold))
+	if err != nil {
+		return nil, fmt.Errorf("once: drain: taking follow-ups: %w", err)
+	}
+	defer rows.Close()
+	var taken []FollowUp
+	for rows.Next() {
+		var f FollowUp
+		var payload []byte
+		if err := rows.Scan(&f.ID, &f.OperationID, &f.Operation, &f.Scope, &f.Action, &payload, &f.ProviderKey, &f.Attempt); err != nil {
+			return nil, fmt.Errorf("once: drain: reading follow-ups: %w", err)
+		}
+		if payload != nil {
+			f.Payload = json.RawMessage(payload)
+		}
+		taken = append(taken, f)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("once: drain: taking follow-ups: %w", err)
+	}
+	return taken, nil
+}
+
+// deliver delivers one follow-up and records how it went. A panic in the delivery function
+// is not recovered: the follow-up stays held, and is delivered again after Hold.
+func (d Drain) deliver(ctx context.Context, db DB, f FollowUp, backoff time.Duration, maxAttempts int, res *DrainResult) error {
+	derr := d.Deliver[f.Action](WithProviderKey(ctx, f.ProviderKey), f)
+	sctx, cancel := settleContext(ctx)
+	defer cancel()
+	if derr == nil {
+		if _, err := db.Exec(sctx, followUpDeliveredSQL, f.ID, f.Attempt); err != nil {
+			return fmt.Errorf("once: drain: recording follow-up %d delivered: %w", f.ID, err)
+		}
+		res.Delivered++
+		return nil
+	}
+	wait := backoff
+	for i := 1; i < f.Attempt && wait < time.Hour; i++ {
+		wait *= 2
+	}
+	wait = min(wait, time.Hour)
+	var state string
+	err := db.QueryRow(sctx, followUpFailedSQL, f.ID, f.Attempt, derr.Error(), micros(wait), maxAttempts).Scan(&state)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) { // another drain took it over meanwhile
+		return fmt.Errorf("once: drain: recording follow-up %d failed: %w", f.ID, err)
+	}
+	if state == "dead" {
+		res.Dead++
+	} else {
+		res.Failed++
+	}
+	return nil
+}

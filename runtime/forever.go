@@ -1,0 +1,612 @@
+package once
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// DefaultMaxResult is the largest result, in bytes of JSON, a Forever guard records when its
+// MaxResult is zero. A recorded result is a receipt (an id, a status, a small summary), not
+// the work product: a report or an image belongs in the application's own table, and the
+// result names it.
+const DefaultMaxResult = 64 << 10
+
+// foreverRounds bounds the claim loop. Each extra round follows a row that changed between
+// the insert and the read (settled, taken over, expired and deleted); more than a few in a
+// row means something keeps changing the key as fast as it is claimed.
+const foreverRounds = 8
+
+// Forever is the longest promise: once for ever, or for Retain. The first call of a key
+// claims it and runs the function; the outcome is recorded, and every later call of the key
+// gets the recorded outcome without running anything: the result (decoded into T through
+// encoding/json) for a success, the error for a terminal failure.
+//
+// Claims live in once.operations, one row per Name, scope and key, whose state an operator
+// can read: open, done, failed, released (a retryable failure: the next call runs again) or
+// uncertain (the effect may or may not have happened: never run again until resolved, see
+// ListUncertain).
+//
+// How the function's error is recorded is the function's choice:
+//
+//   - nil: done, the result is recorded and replayed;
+//   - Terminal(err): failed, err's text is recorded and replayed as a *Failure;
+//   - Uncertain(err), or Attempt.Uncertain: uncertain, listed for an operator;
+//   - any other error: retryable, the claim is released and the next call runs again.
+//
+// A holder that dies leaves its claim open. Once it has shown no life for Stale, the next
+// call marks it uncertain, or, when RepeatSafe says a repeat is harmless (its effect carries
+// a provider idempotency key, or it resumes from checkpoints), claims it again and runs.
+type Forever[T any] struct {
+	// Name identifies the guard; claims are per Name, scope and key.
+	Name string
+	// Retain is how long a settled outcome is kept. Zero keeps it for ever. After it the key
+	// is forgotten: a late retry runs as new work, and ReapExpired deletes the row.
+	Retain time.Duration
+	// Stale is how long an open claim may show no life (a claim or a checkpoint) before its
+	// holder is taken to be dead. Zero means DefaultStale. Make it longer than the function
+	// ever legitimately takes between checkpoints.
+	Stale time.Duration
+	// RepeatSafe says a dead holder's claim may be run again: the effect carries a provider
+	// idempotency key (Attempt.ProviderKey), or its steps are checkpointed. Without it such a
+	// claim is marked uncertain.
+	RepeatSafe bool
+	// MaxResult is the most bytes of JSON result recorded; zero means DefaultMaxResult.
+	MaxResult int
+}
+
+// Ref names one forever operation: a key, in a scope, optionally with the input it stands
+// for.
+type Ref struct {
+	// Scope is the tenant or account the key belongs to ("" for none). The same key in two
+	// scopes is two operations, and neither can read the other's outcome.
+	Scope string
+	// Key names the operation within the guard and scope.
+	Key string
+	// Input, when non-nil, is fingerprinted (see Fingerprint) and stored with the claim; a
+	// later call of the key with a different input is refused with ErrMismatch.
+	Input any
+}
+
+// Failure is a terminal failure recorded by a Forever guard (see Terminal), as replayed to
+// every later call of the same key.
+type Failure struct {
+	// Name is the guard's name.
+	Name string
+	// Handle is the operation's id, as text.
+	Handle string
+	// Message is the text of the error the function returned.
+	Message string
+}
+
+// Error returns the recorded message with the guard it came from.
+func (f *Failure) Error() string {
+	return fmt.Sprintf("once: %s (operation %s) failed earlier: %s", f.Name, f.Handle, f.Message)
+}
+
+// ErrResultTooLarge: a function's result, encoded as JSON, was over its guard's MaxResult. The
+// effect happened and is recorded done, without the result; later calls get this error
+// instead of a replay.
+var ErrResultTooLarge = errors.New("once: result too large to record")
+
+// Terminal marks err as a terminal failure: a Forever guard records it, and every later call
+// of the key gets it back (as a *Failure) without running anything. Use it for failures a
+// retry cannot change: a declined card, an input the provider refuses. Terminal(nil) is nil.
+func Terminal(err error) error {
+	if err == nil {
+		return nil
+	}
+	return terminalError{err}
+}
+
+// Uncertain marks err as an unknown outcome: the effect may or may not have happened (the
+// provider accepted the request, then the connection failed, and the provider cannot
+// dedupe). A Forever guard records the operation uncertain and refuses it (ErrUncertain)
+// until an operator resolves it. The returned error matches ErrUncertain with errors.Is.
+// Uncertain(nil) is nil.
+func Uncertain(err error) error {
+	if err == nil {
+		return nil
+	}
+	return uncertainError{err}
+}
+
+type terminalError struct{ err error }
+
+func (e terminalError) Error() string { return e.err.Error() }
+func (e terminalError) Unwrap() error { return e.err }
+
+type uncertainError struct{ err error }
+
+func (e uncertainError) Error() string        { return e.err.Error() }
+func (e uncertainError) Unwrap() error        { return e.err }
+func (e uncertainError) Is(target error) bool { return target == ErrUncertain }
+
+// Operation states, as stored in once.operations.state.
+const (
+	opOpen      = "open"
+	opDone      = "done"
+	opFailed    = "failed"
+	opReleased  = "released"
+	opUncertain = "uncertain"
+)
+
+// The claim is the insert: ON CONFLICT DO NOTHING leaves an existing row alone, and the
+// missing RETURNING row is how a duplicate is told. It is answered by a second, separate
+// SELECT (foreverReadSQL). Neither shortcut is taken: a no-op DO UPDATE would lock and
+// rewrite the winner's row for every duplicate (an order of magnitude slower under a storm),
+// and a one-statement CTE that inserts or else selects reads with a snapshot taken before
+// the winner committed, so under READ COMMITTED some duplicates would see no row at all.
+const foreverClaimSQL = `INSERT INTO once.operations (name, scope, key, token, fingerprint)
+VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (name, scope, key) DO NOTHING
+RETURNING id, provider_ref::text`
+
+// foreverReadSQL reads the row a claim ran into. Staleness and expiry are judged by the
+// database's clock, which every process shares.
+const foreverReadSQL = `SELECT id, state, token, attempts, fingerprint, provider_ref::text, result, error,
+	coalesce(recovery_point, ''),
+	state = 'open' AND alive_at < clock_timestamp() - $4::bigint * interval '1 microsecond',
+	expires_at IS NOT NULL AND expires_at <= clock_timestamp()
+FROM once.operations WHERE name = $1 AND scope = $2 AND key = $3`
+
+// foreverTakeoverSQL gives a released claim, or (for a repeat-safe guard) a stale open one,
+// to a new attempt. It is conditional on the token read, so of two callers taking over the
+// same row only one succeeds; the other reads again.
+const foreverTakeoverSQL = `UPDATE once.operations SET state = 'open', token = $3, attempts = attempts + 1,
+	claimed_at = clock_timestamp(), alive_at = clock_timestamp(), settled_at = NULL, expires_at = NULL,
+	result = NULL, error = NULL, fingerprint = coalesce(fingerprint, $4)
+WHERE id = $1 AND token = $2 AND (state = 'released' OR ($5::bool AND state = 'open'
+	AND alive_at < clock_timestamp() - $6::bigint * interval '1 microsecond'))
+RETURNING attempts, provider_ref::text, coalesce(recovery_point, '')`
+
+// foreverAbandonSQL marks a stale open claim uncertain: its holder stopped showing life, and
+// nothing says whether its effect happened.
+const foreverAbandonSQL = `UPDATE once.operations SET state = 'uncertain', settled_at = clock_timestamp(), error = $3
+WHERE id = $1 AND token = $2 AND state = 'open'
+	AND alive_at < clock_timestamp() - $4::bigint * interval '1 microsecond'`
+
+// foreverForgetSQL deletes an expired row so the key can be claimed as new work (with a new
+// id, so its ledger entries and follow-ups are its own).
+const foreverForgetSQL = `DELETE FROM once.operations
+WHERE id = $1 AND token = $2 AND expires_at IS NOT NULL AND expires_at <= clock_timestamp()`
+
+// foreverSettleSQL records an attempt's outcome. It is conditional on the attempt's token;
+// an uncertain row is accepted too, because a holder that was marked uncertain for showing
+// no life, and then returned, knows the outcome the mark was guessing at.
+const foreverSettleSQL = `UPDATE once.operations SET state = $3, result = $4, error = $5,
+	settled_at = clock_timestamp(), alive_at = clock_timestamp(),
+	expires_at = CASE WHEN $3 <> 'uncertain' THEN clock_timestamp() + $6::bigint * interval '1 microsecond' END
+WHERE id = $1 AND token = $2 AND state IN ('open', 'uncertain')`
+
+// foreverSettleWithSQL is foreverSettleSQL with the attempt's ledger entries and follow-ups,
+// in one statement, so they commit with the outcome or not at all, and only if the attempt
+// still owns the claim (the inserts read from the update's RETURNING).
+const foreverSettleWithSQL = `WITH op AS (
+	UPDATE once.operations SET state = $3, result = $4, error = $5,
+		settled_at = clock_timestamp(), alive_at = clock_timestamp(),
+		expires_at = CASE WHEN $3 <> 'uncertain' THEN clock_timestamp() + $6::bigint * interval '1 microsecond' END
+	WHERE id = $1 AND token = $2 AND state IN ('open', 'uncertain')
+	RETURNING id, name, scope
+), ledger AS (
+	INSERT INTO once.ledger (operation_id, operation, scope, kind, unit, quantity, detail)
+	SELECT op.id, op.name, op.scope, e.kind, e.unit, e.quantity, nullif(e.detail, '')::json
+	FROM op, unnest($7::text[], $8::text[], $9::bigint[], $10::text[]) AS e(kind, unit, quantity, detail)
+	ON CONFLICT (operation_id, kind, unit) DO NOTHING
+), followups AS (
+	INSERT INTO once.followups (operation_id, operation, scope, action, payload, provider_key)
+	SELECT op.id, op.name, op.scope, f.action, nullif(f.payload, '')::json, f.provider_key
+	FROM op, unnest($11::text[], $12::text[], $13::text[]) AS f(action, payload, provider_key)
+	ON CONFLICT (operation_id, action) DO NOTHING
+)
+SELECT count(*) FROM op`
+
+// Do runs fn at most once for key, for ever (or for Retain): DoRef with Ref{Key: key}.
+func (g Forever[T]) Do(ctx context.Context, db DB, key string, fn func(context.Context) (T, error)) (T, Outcome, error) {
+	return g.DoRef(ctx, db, Ref{Key: key}, fn)
+}
+
+// DoRef runs fn at most once for ref. What it returns:
+//
+//   - a new claim: fn runs with the claim's Attempt in its context (AttemptFrom) and its
+//     outcome is recorded; DoRef returns fn's result and error, with Outcome{Status: Ran,
+//     Handle: the operation's id}. Two statements on a fresh key: the claim and the settle.
+//   - done: the recorded result, Outcome{Status: Duplicate}, and a nil error.
+//   - a recorded terminal failure: Outcome{Status: Duplicate} and a *Failure.
+//   - uncertain: Outcome{Status: Duplicate} and an error wrapping ErrUncertain.
+//   - open, its holder alive: Outcome{Status: InFlight, Handle: the open operation's id} and
+//     an error wrapping ErrInFlight. It is an error, unlike Open's redirect, because the
+//     caller asked for a result and has none: code that reads only the error must not take
+//     a zero T for the answer.
+//   - Ref.Input different from the input the key was first used with: ErrMismatch.
+//
+// On a fresh key the claim is one round trip. A duplicate's claim and read go to the server
+// together, pipelined, when db can send a batch (*pgxpool.Pool, *pgx.Conn and pgx.Tx can),
+// so a replay is one round trip too.
+//
+// The outcome is recorded even when ctx was cancelled while fn ran. If fn panics, the claim
+// is released (RepeatSafe) or marked uncertain, and the panic goes on.
+func (g Forever[T]) DoRef(ctx context.Context, db DB, ref Ref, fn func(context.Context) (T, error)) (T, Outcome, error) {
+	var zero T
+	p, err := g.prepare(ctx, db, ref, fn)
+	if err != nil {
+		return zero, Outcome{}, err
+	}
+	a, row, err := p.claim(ctx, db)
+	if err != nil {
+		return zero, Outcome{}, err
+	}
+	if a == nil {
+		return replay[T](p, row)
+	}
+	return runAttempt(ctx, p, a, fn)
+}
+
+// foreverCall is one call of a Forever guard, validated.
+type foreverCall struct {
+	kind        string // "forever" or "operation", for messages
+	name        string
+	ref         Ref
+	fingerprint []byte
+	retain      time.Duration
+	stale       time.Duration
+	repeatSafe  bool
+	maxResult   int
+}
+
+func (g Forever[T]) prepare(ctx context.Context, db DB, ref Ref, fn func(context.Context) (T, error)) (*foreverCall, error) {
+	if err := checkCall(ctx, db, g.Name, ref.Key); err != nil {
+		return nil, err
+	}
+	p := &foreverCall{kind: "forever", name: g.Name, ref: ref, retain: g.Retain, stale: g.Stale,
+		repeatSafe: g.RepeatSafe, maxResult: g.MaxResult}
+	if err := p.check(fn == nil); err != nil {
+		return nil, err
+	}
+	if err := checkResultType[T](p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// check validates the call's settings and fingerprints its input, before anything is sent.
+func (p *foreverCall) check(nilFunc bool) error {
+	switch {
+	case nilFunc:
+		return invalid(p.kind, p.name, "nil function")
+	case len(p.ref.Scope) > MaxKeyLen:
+		return invalid(p.kind, p.name, "scope is %d bytes, over the %d-byte limit", len(p.ref.Scope), MaxKeyLen)
+	case !utf8.ValidString(p.ref.Scope) || strings.ContainsRune(p.ref.Scope, 0):
+		return invalid(p.kind, p.name, "scope is not valid UTF-8 text")
+	case p.retain < 0:
+		return invalid(p.kind, p.name, "negative retention %v", p.retain)
+	case p.stale < 0:
+		return invalid(p.kind, p.name, "negative stale window %v", p.stale)
+	case p.maxResult < 0:
+		return invalid(p.kind, p.name, "negative MaxResult %d", p.maxResult)
+	}
+	if p.stale == 0 {
+		p.stale = DefaultStale
+	}
+	if p.maxResult == 0 {
+		p.maxResult = DefaultMaxResult
+	}
+	if p.ref.Input != nil {
+		fp, err := Fingerprint(p.ref.Input)
+		if err != nil {
+			return fmt.Errorf("%s guard %s: %w", p.kind, p.name, err)
+		}
+		p.fingerprint = fp
+	}
+	return nil
+}
+
+// resultTypes caches checkResultType's verdict per type: reflect.Type to bool.
+var resultTypes sync.Map
+
+// checkResultType refuses, before anything runs, a T that encoding/json cannot record
+// (channels, functions, complex numbers): finding out after the effect would leave an
+// outcome that cannot be replayed.
+func checkResultType[T any](p *foreverCall) error {
+	t := reflect.TypeFor[T]()
+	if ok, known := resultTypes.Load(t); known {
+		if !ok.(bool) {
+			return invalid(p.kind, p.name, "result type %s cannot be recorded as JSON", t)
+		}
+		return nil
+	}
+	var zero T
+	_, err := json.Marshal(zero)
+	var unsupported *json.UnsupportedTypeError
+	ok := !errors.As(err, &unsupported)
+	resultTypes.Store(t, ok)
+	if !ok {
+		return invalid(p.kind, p.name, "result type %s cannot be recorded as JSON: %v", t, err)
+	}
+	return nil
+}
+
+// operationRow is the row a claim ran into.
+type operationRow struct {
+	id            int64
+	state         string
+	token         string
+	attempts      int
+	fingerprint   []byte
+	providerRef   string
+	result        []byte
+	errText       *string
+	recoveryPoint string
+	stale         bool
+	expired       bool
+}
+
+// claim claims the call's key. It returns the new attempt, or the row that answers the call
+// instead (done, failed, uncertain, in flight), or an error (ErrMismatch among them).
+func (p *foreverCall) claim(ctx context.Context, db DB) (*Attempt, *operationRow, error) {
+	for range foreverRounds {
+		token := newToken()
+		a, row, err := p.insertOrRead(ctx, db, token)
+		if err != nil {
+			return nil, nil, err
+		}
+		if a != nil {
+			return a, nil, nil
+		}
+		if row == nil {
+			continue // the row went away between the insert and the read: claim again
+		}
+		if p.fingerprint != nil && row.fingerprint != nil && !bytes.Equal(p.fingerprint, row.fingerprint) {
+			return nil, nil, fmt.Errorf("%w: %s guard %s: key %q (operation %d) was first used with another input",
+				ErrMismatch, p.kind, p.name, p.ref.Key, row.id)
+		}
+		switch {
+		case row.expired:
+			if _, err := db.Exec(ctx, foreverForgetSQL, row.id, row.token); err != nil {
+				return nil, nil, p.errorf(err, "forgetting expired operation %d", row.id)
+			}
+			continue
+		case row.state == opReleased || (row.state == opOpen && row.stale && p.repeatSafe):
+			a, err := p.takeOver(ctx, db, row, token)
+			if err != nil || a != nil {
+				return a, nil, err
+			}
+			continue // another caller took it over first: read again
+		case row.state == opOpen && row.stale:
+			reason := fmt.Sprintf("attempt %d showed no life for %v: its effect may or may not have happened", row.attempts, p.stale)
+			tag, err := db.Exec(ctx, foreverAbandonSQL, row.id, row.token, reason, micros(p.stale))
+			if err != nil {
+				return nil, nil, p.errorf(err, "marking operation %d uncertain", row.id)
+			}
+			if tag.RowsAffected() == 0 {
+				continue // it settled or showed life meanwhile: read again
+			}
+			row.state, row.errText = opUncertain, &reason
+		}
+		return nil, row, nil
+	}
+	return nil, nil, fmt.Errorf("once: %s guard %s: key %q kept changing during %d attempts to claim it", p.kind, p.name, p.ref.Key, foreverRounds)
+}
+
+// batcher is the part of pgx that sends several statements in one round trip. Every DB pgx
+// provides has it; a DB that does not gets the two statements one after the other.
+type batcher interface {
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}
+
+// insertOrRead sends the claim and, when it may be needed, the read. Pipelined, the read
+// costs a little server time on a fresh key and saves a round trip on every duplicate; it
+// runs after the insert in the same implicit transaction, in a new snapshot (READ
+// COMMITTED), so it sees the row the insert ran into once its inserter has committed (the
+// insert waits for that).
+func (p *foreverCall) insertOrRead(ctx context.Context, db DB, token string) (*Attempt, *operationRow, error) {
+	args := []any{p.name, p.ref.Scope, p.ref.Key, token, p.fingerprint}
+	readArgs := []any{p.name, p.ref.Scope, p.ref.Key, micros(p.stale)}
+	var id int64
+	var providerRef string
+	if b, ok := db.(batcher); ok {
+		batch := &pgx.Batch{}
+		batch.Queue(foreverClaimSQL, args...)
+		batch.Queue(foreverReadSQL, readArgs...)
+		br := b.SendBatch(ctx, batch)
+		err := br.QueryRow().Scan(&id, &providerRef)
+		if err == nil {
+			if cerr := br.Close(); cerr != nil {
+				return nil, nil, p.errorf(cerr, "claim")
+			}
+			return p.newAttempt(db, id, token, 1, providerRef, ""), nil, nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			br.Close()
+			return nil, nil, p.errorf(err, "claim")
+		}
+		row, err := scanOperationRow(br.QueryRow())
+		if cerr := br.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+		if err != nil {
+			return nil, nil, p.errorf(err, "reading the claimed operation")
+		}
+		return nil, row, nil
+	}
+	err := db.QueryRow(ctx, foreverClaimSQL, args...).Scan(&id, &providerRef)
+	if err == nil {
+		return p.newAttempt(db, id, token, 1, providerRef, ""), nil, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil, p.errorf(err, "claim")
+	}
+	row, err := scanOperationRow(db.QueryRow(ctx, foreverReadSQL, readArgs...))
+	if err != nil {
+		return nil, nil, p.errorf(err, "reading the claimed operation")
+	}
+	return nil, row, nil
+}
+
+// scanOperationRow scans foreverReadSQL's row; no row is (nil, nil).
+func scanOperationRow(r pgx.Row) (*operationRow, error) {
+	row := &operationRow{}
+	err := r.Scan(&row.id, &row.state, &row.token, &row.attempts, &row.fingerprint, &row.providerRef,
+		&row.result, &row.errText, &row.recoveryPoint, &row.stale, &row.expired)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return row, nil
+}
+
+func (p *foreverCall) takeOver(ctx context.Context, db DB, row *operationRow, token string) (*Attempt, error) {
+	var attempts int
+	var providerRef, recoveryPoint string
+	err := db.QueryRow(ctx, foreverTakeoverSQL, row.id, row.token, token, p.fingerprint, p.repeatSafe, micros(p.stale)).
+		Scan(&attempts, &providerRef, &recoveryPoint)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, p.errorf(err, "taking over operation %d", row.id)
+	}
+	return p.newAttempt(db, row.id, token, attempts, providerRef, recoveryPoint), nil
+}
+
+func (p *foreverCall) newAttempt(db DB, id int64, token string, number int, providerRef, recoveryPoint string) *Attempt {
+	return &Attempt{db: db, call: p, id: id, token: token, number: number, providerRef: providerRef, recoveryPoint: recoveryPoint}
+}
+
+func (p *foreverCall) errorf(err error, format string, args ...any) error {
+	return fmt.Errorf("once: %s guard %s: key %q: %s: %w", p.kind, p.name, p.ref.Key, fmt.Sprintf(format, args...), err)
+}
+
+// replay answers a call from the row it ran into.
+func replay[T any](p *foreverCall, row *operationRow) (T, Outcome, error) {
+	var zero T
+	handle := strconv.FormatInt(row.id, 10)
+	out := Outcome{Status: Duplicate, Handle: handle}
+	text := ""
+	if row.errText != nil {
+		text = *row.errText
+	}
+	switch row.state {
+	case opDone:
+		if row.result == nil {
+			if row.errText != nil { // recorded without its result (see ErrResultTooLarge)
+				return zero, out, fmt.Errorf("%w: %s guard %s: operation %s: %s", ErrResultTooLarge, p.kind, p.name, handle, text)
+			}
+			return zero, out, nil
+		}
+		var v T
+		if err := json.Unmarshal(row.result, &v); err != nil {
+			return zero, out, fmt.Errorf("once: %s guard %s: operation %s: recorded result cannot be read as %s: %w",
+				p.kind, p.name, handle, reflect.TypeFor[T](), err)
+		}
+		return v, out, nil
+	case opFailed:
+		return zero, out, &Failure{Name: p.name, Handle: handle, Message: text}
+	case opUncertain:
+		return zero, out, fmt.Errorf("%w: %s guard %s: operation %s needs an operator's resolution: %s", ErrUncertain, p.kind, p.name, handle, text)
+	default: // open and alive
+		return zero, Outcome{Status: InFlight, Handle: handle}, fmt.Errorf("%w: %s guard %s: operation %s (attempt %d) is running", ErrInFlight, p.kind, p.name, handle, row.attempts)
+	}
+}
+
+// runAttempt runs fn under a new claim and records its outcome.
+func runAttempt[T any](ctx context.Context, p *foreverCall, a *Attempt, fn func(context.Context) (T, error)) (T, Outcome, error) {
+	out := Outcome{Status: Ran, Handle: a.Handle()}
+	// The function's context carries the attempt and the operation's provider key, the same
+	// for every attempt, for an effect that passes it on (ProviderKeyFrom).
+	actx := context.WithValue(WithProviderKey(ctx, a.ProviderKey(p.name)), attemptContextKey{}, a)
+	v, err := callSettled(actx, fn, func(sctx context.Context) {
+		state := opUncertain
+		if p.repeatSafe {
+			state = opReleased
+		}
+		a.settle(sctx, state, nil, "the function panicked")
+	})
+	sctx, cancel := settleContext(ctx)
+	defer cancel()
+
+	state, result, text := opDone, []byte(nil), ""
+	var tooLarge error
+	var term terminalError
+	switch uerr := a.uncertainty(); {
+	case uerr != nil || errors.Is(err, ErrUncertain):
+		if uerr == nil {
+			uerr = err
+		}
+		state, text = opUncertain, uerr.Error()
+	case err == nil:
+		enc, merr := json.Marshal(v)
+		switch {
+		case merr != nil:
+			tooLarge = fmt.Errorf("once: %s guard %s: operation %d: result cannot be encoded (recorded done without it): %w", p.kind, p.name, a.id, merr)
+			text = "result could not be encoded: " + merr.Error()
+		case len(enc) > p.maxResult:
+			text = fmt.Sprintf("result of %d bytes is over the %d-byte limit and was not recorded; record the work in your own table and return its id", len(enc), p.maxResult)
+			tooLarge = fmt.Errorf("%w: %s guard %s: operation %d: %s", ErrResultTooLarge, p.kind, p.name, a.id, text)
+		default:
+			result = enc
+		}
+	case errors.As(err, &term):
+		state, text = opFailed, err.Error()
+	default:
+		state, text = opReleased, err.Error()
+	}
+	if serr := a.settle(sctx, state, result, text); serr != nil {
+		return v, out, errors.Join(err, tooLarge, serr)
+	}
+	if tooLarge != nil {
+		return v, out, errors.Join(err, tooLarge)
+	}
+	return v, out, err
+}
+
+// settle records the attempt's outcome, with its ledger entries and follow-ups when it is
+// done or failed (a released or uncertain attempt delivered nothing that can be counted).
+func (a *Attempt) settle(ctx context.Context, state string, result []byte, text string) error {
+	p := a.call
+	var errText *string
+	if text != "" {
+		errText = &text
+	}
+	var retain *int64
+	if p.retain > 0 {
+		us := micros(p.retain)
+		retain = &us
+	}
+	a.mu.Lock()
+	ledger, followups := a.ledger, a.followups
+	a.mu.Unlock()
+	var n int64
+	var err error
+	if (state == opDone || state == opFailed) && (len(ledger) > 0 || len(followups) > 0) {
+		args := []any{a.id, a.token, state, result, errText, retain}
+		args = append(args, ledgerColumns(ledger)...)
+		args = append(args, followUpColumns(followups)...)
+		err = a.db.QueryRow(ctx, foreverSettleWithSQL, args...).Scan(&n)
+	} else {
+		var tag pgconn.CommandTag
+		tag, err = a.db.Exec(ctx, foreverSettleSQL, a.id, a.token, state, result, errText, retain)
+		n = tag.RowsAffected()
+	}
+	if err != nil {
+		return p.errorf(err, "recording operation %d as %s", a.id, state)
+	}
+	if n == 0 {
+		return fmt.Errorf("%w: %s guard %s: operation %d was taken over or resolved while attempt %d ran; its outcome (%s) was not recorded",
+			ErrNotOwner, p.kind, p.name, a.id, a.number, state)
+	}
+	return nil
+}

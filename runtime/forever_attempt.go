@@ -1,0 +1,94 @@
+package once
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+)
+
+// Attempt is one run of a forever operation's function: the claim it holds, and what it
+// will record when it settles. A Forever guard puts it in the function's context
+// (AttemptFrom); an Operation passes it as an argument.
+//
+// The attempt gathers, while the function runs, the ledger entries (Record) and follow-ups
+// (FollowUp) to write with the outcome, in the one statement that settles it; it records
+// checkpoints (Checkpoint, Step) in the function's own transactions, and reads back those of
+// an earlier attempt (Recovered). Its methods are safe for concurrent use.
+type Attempt struct {
+	db          DB
+	call        *foreverCall
+	id          int64
+	token       string
+	number      int
+	providerRef string
+	// recoveryPoint is the last checkpoint an earlier attempt recorded ("" for none).
+	recoveryPoint string
+
+	mu          sync.Mutex
+	uncertain   error
+	ledger      []ledgerRow
+	followups   []followUp
+	checkpoints map[string]json.RawMessage // an earlier attempt's, loaded on first use
+}
+
+type attemptContextKey struct{}
+
+// AttemptFrom returns the attempt a Forever guard (or an Operation) is running the function
+// under, if ctx is that function's context or derived from it.
+func AttemptFrom(ctx context.Context) (*Attempt, bool) {
+	a, ok := ctx.Value(attemptContextKey{}).(*Attempt)
+	return a, ok
+}
+
+// ID returns the operation's id in once.operations: the same for every attempt at it.
+func (a *Attempt) ID() int64 { return a.id }
+
+// Handle returns the operation's id as text (Outcome.Handle).
+func (a *Attempt) Handle() string { return strconv.FormatInt(a.id, 10) }
+
+// Number returns which attempt this is: 1 for the first, more after a retryable failure or
+// the takeover of a dead holder's claim.
+func (a *Attempt) Number() int { return a.number }
+
+// Name returns the guard's (the operation's) name.
+func (a *Attempt) Name() string { return a.call.name }
+
+// Scope returns the scope (account) of the operation's key.
+func (a *Attempt) Scope() string { return a.call.ref.Scope }
+
+// Key returns the operation's key.
+func (a *Attempt) Key() string { return a.call.ref.Key }
+
+// RecoveryPoint returns the last checkpoint an earlier attempt recorded, or "" when this
+// attempt starts from the beginning.
+func (a *Attempt) RecoveryPoint() string { return a.recoveryPoint }
+
+// ProviderKey returns the idempotency key to send to a provider for one step of the
+// operation (ProviderKey(step, ref), ref being a random id the operation got when it was
+// first claimed). Every attempt at the operation gets the same key for the same step, so a
+// provider that dedupes does the work once however many attempts it takes; an operation
+// claimed anew after its retention window gets new keys, as it is new work.
+func (a *Attempt) ProviderKey(step string) string { return ProviderKey(step, a.providerRef) }
+
+// Uncertain marks the attempt's outcome unknown, whatever the function then returns: the
+// operation is recorded uncertain and listed for an operator (ListUncertain). It is for code
+// that cannot return an error, such as an HTTP handler that must still answer; a function
+// that can, returns Uncertain(err).
+func (a *Attempt) Uncertain(reason error) {
+	if reason == nil {
+		reason = fmt.Errorf("marked uncertain")
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.uncertain == nil {
+		a.uncertain = reason
+	}
+}
+
+func (a *Attempt) uncertainty() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.uncertain
+}

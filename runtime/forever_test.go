@@ -1,0 +1,658 @@
+package once_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/oncekit/once/internal/pgtest"
+	once "github.com/oncekit/once/runtime"
+)
+
+// receipt is the result type of the tests' forever functions: what a paid call returns.
+type receipt struct {
+	ChargeID string            `json:"charge_id"`
+	Amount   int64             `json:"amount"`
+	Tags     map[string]string `json:"tags,omitempty"`
+}
+
+// operationRow is a row of once.operations as the tests check it.
+type operationRow struct {
+	state         string
+	attempts      int
+	errText       string
+	recoveryPoint string
+}
+
+func operationState(t testing.TB, db once.DB, id string) operationRow {
+	t.Helper()
+	var r operationRow
+	err := db.QueryRow(context.Background(), `SELECT state, attempts, coalesce(error, ''), coalesce(recovery_point, '')
+FROM once.operations WHERE id = $1`, id).Scan(&r.state, &r.attempts, &r.errText, &r.recoveryPoint)
+	if err != nil {
+		t.Fatalf("reading operation %s: %v", id, err)
+	}
+	return r
+}
+
+// operationTables counts every row in the tables forever and operations write.
+func operationTables(t testing.TB, db once.DB) int {
+	t.Helper()
+	var n int
+	err := db.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM once.operations) +
+		(SELECT count(*) FROM once.checkpoints) + (SELECT count(*) FROM once.ledger) +
+		(SELECT count(*) FROM once.followups)`).Scan(&n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// roundTrips is a pgx tracer that counts what reaches the server: round trips (a statement
+// sent alone, or a pipelined batch) and statements (each one, in a batch or not).
+type roundTrips struct {
+	trips, statements atomic.Int64
+}
+
+func (c *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	c.trips.Add(1)
+	c.statements.Add(1)
+	return ctx
+}
+func (c *roundTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+func (c *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	c.trips.Add(1)
+	return ctx
+}
+func (c *roundTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {
+	c.statements.Add(1)
+}
+func (c *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+
+func (c *roundTrips) take() (trips, statements int64) {
+	return c.trips.Swap(0), c.statements.Swap(0)
+}
+
+// setupTraced is setup with a one-connection pool whose round trips are counted.
+func setupTraced(t testing.TB) (*pgxpool.Pool, *roundTrips) {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(pgtest.NewDatabase(t).URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tracer := &roundTrips{}
+	cfg.ConnConfig.Tracer = tracer
+	cfg.MaxConns = 1
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	prepare(t, pool)
+	tracer.take()
+	return pool, tracer
+}
+
+// noBatch hides SendBatch, as a DB that cannot pipeline would.
+type noBatch struct{ once.DB }
+
+func TestForever_FirstCallRunsLaterCallsGetTheRecordedResult(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 4)
+	ctx := context.Background()
+	g := once.Forever[receipt]{Name: "billing.Charge"}
+	runs := 0
+	charge := func(ctx context.Context) (receipt, error) {
+		runs++
+		return receipt{ChargeID: "ch_" + strconv.Itoa(runs), Amount: 500, Tags: map[string]string{"plan": "pro"}}, effect(ctx, pool, "forever", "order/7", runs)
+	}
+	first, out, err := g.Do(ctx, pool, "order/7", charge)
+	if err != nil || out.Status != once.Ran || out.Handle == "" {
+		t.Fatalf("first call: %+v, %v; want Ran with a handle", out, err)
+	}
+	for range 3 {
+		again, out2, err := g.Do(ctx, pool, "order/7", charge)
+		if err != nil || out2.Status != once.Duplicate || out2.Handle != out.Handle {
+			t.Fatalf("repeat: %+v, %v; want Duplicate of %s", out2, err, out.Handle)
+		}
+		if again.ChargeID != first.ChargeID || again.Amount != 500 || again.Tags["plan"] != "pro" {
+			t.Fatalf("repeat got %+v, want the recorded %+v", again, first)
+		}
+	}
+	if n := effects(t, pool, "forever", "order/7"); n != 1 || runs != 1 {
+		t.Fatalf("%d effects, %d runs; want 1", n, runs)
+	}
+	if r := operationState(t, pool, out.Handle); r.state != "done" || r.attempts != 1 {
+		t.Fatalf("operation %+v, want done after 1 attempt", r)
+	}
+}
+
+func TestForever_ConcurrentDuplicatesRunOnce(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, stormConns)
+	g := once.Forever[receipt]{Name: "billing.Charge"}
+	var inFlight atomic.Int64
+	allAnswered := make(chan struct{})
+	outs := make([]once.Outcome, stormSize)
+	storm(t, pool, stormSize, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
+		_, out, err := g.Do(ctx, conn, "order/1", func(ctx context.Context) (receipt, error) {
+			// Hold the claim until every other caller has been answered, so all of them
+			// met it while it was open.
+			select {
+			case <-allAnswered:
+			case <-time.After(20 * time.Second):
+			}
+			return receipt{ChargeID: "ch_" + strconv.Itoa(caller)}, effect(ctx, conn, "forever", "order/1", caller)
+		})
+		outs[caller] = out
+		if errors.Is(err, once.ErrInFlight) {
+			if inFlight.Add(1) == stormSize-1 {
+				close(allAnswered)
+			}
+			return nil
+		}
+		return err
+	})
+	if n := effects(t, pool, "forever", "order/1"); n != 1 {
+		t.Fatalf("%d effects from %d concurrent callers, want exactly 1", n, stormSize)
+	}
+	ran := 0
+	for _, o := range outs {
+		if o.Status == once.Ran {
+			ran++
+		}
+	}
+	if ran != 1 || inFlight.Load() != stormSize-1 {
+		t.Fatalf("%d ran, %d in flight; want 1 and %d", ran, inFlight.Load(), stormSize-1)
+	}
+	v, out, err := g.Do(context.Background(), pool, "order/1", func(context.Context) (receipt, error) {
+		t.Fatal("ran again after the storm")
+		return receipt{}, nil
+	})
+	if err != nil || out.Status != once.Duplicate || v.ChargeID == "" {
+		t.Fatalf("after the storm: %+v %+v %v; want the recorded receipt", v, out, err)
+	}
+}
+
+// The negative control: the same storm guarded by a read of the effects instead of the
+// claim. Every caller checks, finds nothing, and charges.
+func TestForever_NegativeControl_CheckThenActChargesEveryCaller(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, stormConns)
+	checked := newBarrier(stormSize)
+	storm(t, pool, stormSize, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
+		var n int
+		if err := conn.QueryRow(ctx, "SELECT count(*) FROM effects WHERE key = 'order/1'").Scan(&n); err != nil {
+			return err
+		}
+		if err := checked.wait(ctx); err != nil {
+			return err
+		}
+		if n > 0 {
+			return nil
+		}
+		return effect(ctx, conn, "forever", "order/1", caller)
+	})
+	if n := effects(t, pool, "forever", "order/1"); n != stormSize {
+		t.Fatalf("%d effects without the guard, want %d: the control must show the race", n, stormSize)
+	}
+}
+
+func TestForever_TerminalFailureIsRecordedAndReplayed(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 4)
+	ctx := context.Background()
+	g := once.Forever[receipt]{Name: "billing.Charge"}
+	declined := errors.New("card declined")
+	runs := 0
+	fn := func(ctx context.Context) (receipt, error) {
+		runs++
+		return receipt{}, once.Terminal(declined)
+	}
+	_, out, err := g.Do(ctx, pool, "order/2", fn)
+	if !errors.Is(err, declined) || out.Status != once.Ran {
+		t.Fatalf("first call: %+v, %v; want Ran with the function's error", out, err)
+	}
+	_, out2, err := g.Do(ctx, pool, "order/2", fn)
+	var f *once.Failure
+	if !errors.As(err, &f) || f.Message != "card declined" || f.Handle != out.Handle || out2.Status != once.Duplicate {
+		t.Fatalf("repeat: %+v, %v; want the recorded failure", out2, err)
+	}
+	if runs != 1 {
+		t.Fatalf("%d runs, want 1", runs)
+	}
+	if r := operationState(t, pool, out.Handle); r.state != "failed" || r.errText != "card declined" {
+		t.Fatalf("operation %+v, want failed with the message", r)
+	}
+}
+
+func TestForever_RetryableFailureReleasesTheClaim(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 4)
+	ctx := context.Background()
+	g := once.Forever[receipt]{Name: "billing.Charge"}
+	runs := 0
+	fn := func(ctx context.Context) (receipt, error) {
+		runs++
+		a, _ := once.AttemptFrom(ctx)
+		if runs == 1 {
+			return receipt{}, errors.New("provider answered 503")
+		}
+		return receipt{ChargeID: "ch_" + strconv.Itoa(a.Number())}, nil
+	}
+	if _, out, err := g.Do(ctx, pool, "order/3", fn); err == nil || out.Status != once.Ran {
+		t.Fatalf("first call: %+v, %v; want Ran with an error", out, err)
+	} else if r := operationState(t, pool, out.Handle); r.state != "released" || !strings.Contains(r.errText, "503") {
+		t.Fatalf("after a retryable failure: %+v, want released with the reason", r)
+	}
+	v, out, err := g.Do(ctx, pool, "order/3", fn)
+	if err != nil || out.Status != once.Ran || v.ChargeID != "ch_2" {
+		t.Fatalf("retry: %+v %+v %v; want attempt 2 to run", v, out, err)
+	}
+	if r := operationState(t, pool, out.Handle); r.state != "done" || r.attempts != 2 {
+		t.Fatalf("operation %+v, want done after 2 attempts", r)
+	}
+}
+
+func TestForever_UncertainIsRefusedListedAndResolved(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 4)
+	ctx := context.Background()
+	g := once.Forever[receipt]{Name: "billing.Charge"}
+	runs := 0
+	lost := func(ctx context.Context) (receipt, error) {
+		runs++
+		return receipt{}, once.Uncertain(errors.New("connection reset after the provider accepted"))
+	}
+	_, out, err := g.Do(ctx, pool, "order/4", lost)
+	if !errors.Is(err, once.ErrUncertain) || out.Status != once.Ran {
+		t.Fatalf("first call: %+v, %v; want Ran and ErrUncertain", out, err)
+	}
+	if _, out2, err := g.Do(ctx, pool, "order/4", lost); !errors.Is(err, once.ErrUncertain) || out2.Status != once.Duplicate {
+		t.Fatalf("repeat: %+v, %v; want ErrUncertain without running", out2, err)
+	}
+	if runs != 1 {
+		t.Fatalf("%d runs of an uncertain operation, want 1", runs)
+	}
+	list, err := once.ListUncertain(ctx, pool, "billing.Charge", 0)
+	if err != nil || len(list) != 1 || strconv.FormatInt(list[0].ID, 10) != out.Handle || !strings.Contains(list[0].Error, "connection reset") {
+		t.Fatalf("ListUncertain = %+v, %v; want operation %s with its reason", list, err, out.Handle)
+	}
+
+	// The operator checked with the provider: the charge went through.
+	if err := once.ResolveDone(ctx, pool, list[0].ID, receipt{ChargeID: "ch_found", Amount: 500}); err != nil {
+		t.Fatal(err)
+	}
+	if err := once.ResolveRetry(ctx, pool, list[0].ID); !errors.Is(err, once.ErrNotUncertain) {
+		t.Fatalf("second resolution: %v, want ErrNotUncertain", err)
+	}
+	v, out3, err := g.Do(ctx, pool, "order/4", lost)
+	if err != nil || out3.Status != once.Duplicate || v.ChargeID != "ch_found" {
+		t.Fatalf("after ResolveDone: %+v %+v %v; want the operator's result", v, out3, err)
+	}
+
+	// Another lost charge, which the operator finds never happened: released, it runs again.
+	_, out4, _ := g.Do(ctx, pool, "order/5", lost)
+	id, _ := strconv.ParseInt(out4.Handle, 10, 64)
+	if err := once.ResolveRetry(ctx, pool, id); err != nil {
+		t.Fatal(err)
+	}
+	v, out5, err := g.Do(ctx, pool, "order/5", func(context.Context) (receipt, error) { return receipt{ChargeID: "ch_retried"}, nil })
+	if err != nil || out5.Status != once.Ran || v.ChargeID != "ch_retried" {
+		t.Fatalf("after ResolveRetry: %+v %+v %v; want a new run", v, out5, err)
+	}
+	if list, _ := once.ListUncertain(ctx, pool, "", 0); len(list) != 0 {
+		t.Fatalf("still listed after resolution: %+v", list)
+	}
+	if err := once.ResolveDone(ctx, pool, 1<<40, nil); !errors.Is(err, once.ErrNoOperation) {
+		t.Fatalf("resolving an unknown id: %v, want ErrNoOperation", err)
+	}
+}
+
+func TestForever_ReusedKeyWithOtherInputIsRefused(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 4)
+	ctx := context.Background()
+	g := once.Forever[receipt]{Name: "reports.Generate"}
+	input := map[string]any{"source": "q3.csv", "options": map[string]any{"format": "pdf", "pages": 3}}
+	runs := 0
+	fn := func(context.Context) (receipt, error) { runs++; return receipt{ChargeID: "r1"}, nil }
+	if _, _, err := g.DoRef(ctx, pool, once.Ref{Key: "ref-1", Input: input}, fn); err != nil {
+		t.Fatal(err)
+	}
+	// The same input, its keys in another order and a number written differently: a retry.
+	same := map[string]any{"options": map[string]any{"pages": 3.0, "format": "pdf"}, "source": "q3.csv"}
+	if _, out, err := g.DoRef(ctx, pool, once.Ref{Key: "ref-1", Input: same}, fn); err != nil || out.Status != once.Duplicate {
+		t.Fatalf("same input reordered: %+v, %v; want Duplicate", out, err)
+	}
+	nested := map[string]any{"source": "q3.csv", "options": map[string]any{"format": "pdf", "pages": 4}}
+	if _, _, err := g.DoRef(ctx, pool, once.Ref{Key: "ref-1", Input: nested}, fn); !errors.Is(err, once.ErrMismatch) {
+		t.Fatalf("nested field changed: %v, want ErrMismatch", err)
+	}
+	if runs != 1 {
+		t.Fatalf("%d runs, want 1", runs)
+	}
+}
+
+func TestForever_ScopesAreIndependent(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 4)
+	ctx := context.Background()
+	g := once.Forever[receipt]{Name: "reports.Generate"}
+	run := func(scope string) (receipt, once.Outcome) {
+		v, out, err := g.DoRef(ctx, pool, once.Ref{Scope: scope, Key: "ref-1"}, func(ctx context.Context) (receipt, error) {
+			return receipt{ChargeID: "for-" + scope}, effect(ctx, pool, "forever", scope, 0)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v, out
+	}
+	a, outA := run("acct-a")
+	b, outB := run("acct-b")
+	if outA.Status != once.Ran || outB.Status != once.Ran || outA.Handle == outB.Handle {
+		t.Fatalf("outcomes %+v and %+v: want two independent runs", outA, outB)
+	}
+	if a.ChargeID != "for-acct-a" || b.ChargeID != "for-acct-b" {
+		t.Fatalf("results %+v, %+v: each scope must get its own", a, b)
+	}
+	if again, _ := run("acct-b"); again.ChargeID != "for-acct-b" {
+		t.Fatalf("acct-b's replay is %+v", again)
+	}
+	if _, err := once.LookupOperation(ctx, pool, "reports.Generate", "acct-c", "ref-1"); !errors.Is(err, once.ErrNoOperation) {
+		t.Fatalf("lookup from a third scope: %v, want ErrNoOperation", err)
+	}
+}
+
+func TestForever_RetentionWindow(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 4)
+	ctx := context.Background()
+	g := once.Forever[receipt]{Name: "reports.Generate", Retain: time.Hour}
+	runs := 0
+	fn := func(ctx context.Context) (receipt, error) {
+		runs++
+		return receipt{ChargeID: "r" + strconv.Itoa(runs)}, nil
+	}
+	_, out, err := g.Do(ctx, pool, "ref-1", fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept time.Duration
+	if err := pool.QueryRow(ctx, `SELECT extract(epoch FROM expires_at - settled_at) * 1e6 FROM once.operations WHERE id = $1`,
+		out.Handle).Scan((*int64)(&kept)); err != nil {
+		t.Fatal(err)
+	}
+	if kept*time.Microsecond != time.Hour {
+		t.Fatalf("kept for %v after settling, want Retain (1h)", kept*time.Microsecond)
+	}
+	// Move the window's end instead of waiting an hour: a retry a second before it ends...
+	age := func(by string) {
+		if _, err := pool.Exec(ctx, `UPDATE once.operations SET expires_at = clock_timestamp() + $1::interval WHERE key = 'ref-1'`, by); err != nil {
+			t.Fatal(err)
+		}
+	}
+	age("1 second")
+	if v, out2, err := g.Do(ctx, pool, "ref-1", fn); err != nil || out2.Status != once.Duplicate || v.ChargeID != "r1" {
+		t.Fatalf("just inside the window: %+v %+v %v; want the replay", v, out2, err)
+	}
+	// ...and a millisecond after it: the key is forgotten, the retry is new work.
+	age("-1 millisecond")
+	v, out3, err := g.Do(ctx, pool, "ref-1", fn)
+	if err != nil || out3.Status != once.Ran || v.ChargeID != "r2" || out3.Handle == out.Handle {
+		t.Fatalf("just after the window: %+v %+v %v; want a new operation", v, out3, err)
+	}
+
+	// The same with the real clock and a short window.
+	short := once.Forever[receipt]{Name: "reports.Quick", Retain: 300 * time.Millisecond}
+	if _, _, err := short.Do(ctx, pool, "ref-2", fn); err != nil {
+		t.Fatal(err)
+	}
+	if _, o, _ := short.Do(ctx, pool, "ref-2", fn); o.Status != once.Duplicate {
+		t.Fatalf("inside a 300ms window: %+v, want Duplicate", o)
+	}
+	time.Sleep(400 * time.Millisecond)
+	if _, o, _ := short.Do(ctx, pool, "ref-2", fn); o.Status != once.Ran {
+		t.Fatalf("after a 300ms window: %+v, want Ran", o)
+	}
+}
+
+func TestReapExpired_DeletesInBatchesAndKeepsTheLedger(t *testing.T) {
+	t.Parallel()
+	pool, tracer := setupTraced(t)
+	ctx := context.Background()
+	g := once.Forever[int]{Name: "reports.Generate", Retain: time.Hour}
+	for i := range 30 {
+		_, _, err := g.Do(ctx, pool, "ref-"+strconv.Itoa(i), func(ctx context.Context) (int, error) {
+			a, _ := once.AttemptFrom(ctx)
+			return i, a.Record(once.LedgerEntry{Kind: "usage", Unit: "report", Quantity: 1})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// 25 of the 30 have passed their window.
+	if _, err := pool.Exec(ctx, `UPDATE once.operations SET expires_at = clock_timestamp() - interval '1 second'
+WHERE id IN (SELECT id FROM once.operations ORDER BY id LIMIT 25)`); err != nil {
+		t.Fatal(err)
+	}
+	tracer.take()
+	n, err := once.ReapExpired(ctx, pool, 10)
+	if err != nil || n != 25 {
+		t.Fatalf("ReapExpired = %d, %v; want 25", n, err)
+	}
+	if trips, _ := tracer.take(); trips != 3 {
+		t.Fatalf("%d statements to reap 25 in batches of 10, want 3", trips)
+	}
+	var left, ledger int
+	pool.QueryRow(ctx, "SELECT (SELECT count(*) FROM once.operations), (SELECT count(*) FROM once.ledger)").Scan(&left, &ledger)
+	if left != 5 || ledger != 30 {
+		t.Fatalf("%d operations and %d ledger entries left, want 5 and 30", left, ledger)
+	}
+}
+
+func TestForever_BadInputIsRefusedAndWritesNothing(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 4)
+	ctx := context.Background()
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	var nilPool *pgxpool.Pool
+	ok := func(context.Context) (int, error) { t.Error("function ran on bad input"); return 0, nil }
+	cases := []struct {
+		name string
+		call func() error
+	}{
+		{"empty name", func() error { _, _, err := once.Forever[int]{}.Do(ctx, pool, "k", ok); return err }},
+		{"empty key", func() error { _, _, err := once.Forever[int]{Name: "g"}.Do(ctx, pool, "", ok); return err }},
+		{"key too long", func() error {
+			_, _, err := once.Forever[int]{Name: "g"}.Do(ctx, pool, strings.Repeat("k", once.MaxKeyLen+1), ok)
+			return err
+		}},
+		{"scope not UTF-8", func() error {
+			_, _, err := once.Forever[int]{Name: "g"}.DoRef(ctx, pool, once.Ref{Scope: "\xff", Key: "k"}, ok)
+			return err
+		}},
+		{"nil DB", func() error { _, _, err := once.Forever[int]{Name: "g"}.Do(ctx, nil, "k", ok); return err }},
+		{"typed nil DB", func() error { _, _, err := once.Forever[int]{Name: "g"}.Do(ctx, nilPool, "k", ok); return err }},
+		{"nil function", func() error { _, _, err := once.Forever[int]{Name: "g"}.Do(ctx, pool, "k", nil); return err }},
+		{"negative retain", func() error { _, _, err := once.Forever[int]{Name: "g", Retain: -1}.Do(ctx, pool, "k", ok); return err }},
+		{"negative stale", func() error { _, _, err := once.Forever[int]{Name: "g", Stale: -1}.Do(ctx, pool, "k", ok); return err }},
+		{"negative max result", func() error { _, _, err := once.Forever[int]{Name: "g", MaxResult: -1}.Do(ctx, pool, "k", ok); return err }},
+		{"input not encodable", func() error {
+			_, _, err := once.Forever[int]{Name: "g"}.DoRef(ctx, pool, once.Ref{Key: "k", Input: make(chan int)}, ok)
+			return err
+		}},
+		{"result not encodable", func() error {
+			_, _, err := once.Forever[chan int]{Name: "g"}.Do(ctx, pool, "k", func(context.Context) (chan int, error) {
+				t.Error("function ran on bad input")
+				return nil, nil
+			})
+			return err
+		}},
+		{"cancelled context", func() error { _, _, err := once.Forever[int]{Name: "g"}.Do(cancelled, pool, "k", ok); return err }},
+		{"operation without account", func() error {
+			_, _, err := once.Operation[int]{Name: "g"}.Do(ctx, pool, once.OperationRef{Reference: "r"}, func(context.Context, *once.Attempt) (int, error) { return 0, nil })
+			return err
+		}},
+		{"operation reference not printable", func() error {
+			_, _, err := once.Operation[int]{Name: "g"}.Do(ctx, pool, once.OperationRef{Account: "a", Reference: "r\n"}, func(context.Context, *once.Attempt) (int, error) { return 0, nil })
+			return err
+		}},
+		{"reaper negative batch", func() error { _, err := once.ReapExpired(ctx, pool, -1); return err }},
+		{"drain without functions", func() error { _, err := once.Drain{}.Run(ctx, pool); return err }},
+		{"ledger entry without unit", func() error {
+			_, err := once.RecordLedger(ctx, pool, 1, once.LedgerEntry{Kind: "usage"})
+			return err
+		}},
+	}
+	for _, c := range cases {
+		if err := c.call(); !errors.Is(err, once.ErrInvalid) {
+			t.Errorf("%s: error %v, want ErrInvalid", c.name, err)
+		}
+	}
+	if n := operationTables(t, pool); n != 0 {
+		t.Fatalf("%d rows written by refused calls, want 0", n)
+	}
+}
+
+func TestForever_RoundTrips(t *testing.T) {
+	t.Parallel()
+	pool, tracer := setupTraced(t)
+	ctx := context.Background()
+	g := once.Forever[receipt]{Name: "billing.Charge"}
+	fn := func(context.Context) (receipt, error) { return receipt{ChargeID: "ch"}, nil }
+	// Warm the connection's statement cache: pgx prepares each statement on first use.
+	g.Do(ctx, pool, "warm", fn)
+	g.Do(ctx, pool, "warm", fn)
+	once.Forever[receipt]{Name: "billing.Charge"}.Do(ctx, noBatch{pool}, "warm", fn)
+
+	tracer.take()
+	if _, out, err := g.Do(ctx, pool, "fresh", fn); err != nil || out.Status != once.Ran {
+		t.Fatal(out, err)
+	}
+	if trips, stmts := tracer.take(); trips != 2 || stmts != 3 {
+		t.Fatalf("fresh: %d round trips, %d statements; want 2 (claim with its pipelined read, settle) and 3", trips, stmts)
+	}
+	if _, out, err := g.Do(ctx, pool, "fresh", fn); err != nil || out.Status != once.Duplicate {
+		t.Fatal(out, err)
+	}
+	if trips, stmts := tracer.take(); trips != 1 || stmts != 2 {
+		t.Fatalf("replay: %d round trips, %d statements; want 1 (claim and read pipelined) and 2", trips, stmts)
+	}
+
+	// Without pipelining: the claim alone, then the settle; a replay's read follows its claim.
+	plain := noBatch{pool}
+	if _, out, err := g.Do(ctx, plain, "fresh-2", fn); err != nil || out.Status != once.Ran {
+		t.Fatal(out, err)
+	}
+	if trips, stmts := tracer.take(); trips != 2 || stmts != 2 {
+		t.Fatalf("fresh, unpipelined: %d round trips, %d statements; want 2 and 2", trips, stmts)
+	}
+	if _, out, err := g.Do(ctx, plain, "fresh-2", fn); err != nil || out.Status != once.Duplicate {
+		t.Fatal(out, err)
+	}
+	if trips, stmts := tracer.take(); trips != 2 || stmts != 2 {
+		t.Fatalf("replay, unpipelined: %d round trips, %d statements; want 2 and 2", trips, stmts)
+	}
+}
+
+func TestForever_OversizedResultIsRecordedDoneWithoutIt(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 4)
+	ctx := context.Background()
+	g := once.Forever[string]{Name: "reports.Render", MaxResult: 100}
+	runs := 0
+	big := func(context.Context) (string, error) { runs++; return strings.Repeat("x", 200), nil }
+	v, out, err := g.Do(ctx, pool, "r1", big)
+	if !errors.Is(err, once.ErrResultTooLarge) || out.Status != once.Ran || len(v) != 200 {
+		t.Fatalf("first call: %d bytes, %+v, %v; want the value and ErrResultTooLarge", len(v), out, err)
+	}
+	if !strings.Contains(err.Error(), "202 bytes is over the 100-byte limit") {
+		t.Fatalf("error does not say the sizes: %v", err)
+	}
+	if _, out2, err := g.Do(ctx, pool, "r1", big); !errors.Is(err, once.ErrResultTooLarge) || out2.Status != once.Duplicate {
+		t.Fatalf("repeat: %+v, %v; want Duplicate with ErrResultTooLarge", out2, err)
+	}
+	if runs != 1 {
+		t.Fatalf("%d runs, want 1: the effect happened, it must not happen again", runs)
+	}
+	if r := operationState(t, pool, out.Handle); r.state != "done" {
+		t.Fatalf("operation %+v, want done", r)
+	}
+}
+
+func TestForever_PanicLeavesNoOpenClaim(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 4)
+	ctx := context.Background()
+	for _, c := range []struct {
+		repeatSafe bool
+		want       string
+	}{{false, "uncertain"}, {true, "released"}} {
+		g := once.Forever[int]{Name: "g", RepeatSafe: c.repeatSafe}
+		key := "k-" + strconv.FormatBool(c.repeatSafe)
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Error("the panic did not go on")
+				}
+			}()
+			g.Do(ctx, pool, key, func(context.Context) (int, error) { panic("boom") })
+		}()
+		rec, err := once.LookupOperation(ctx, pool, "g", "", key)
+		if err != nil || rec.State != c.want {
+			t.Errorf("RepeatSafe=%v: after a panic %+v, %v; want %s", c.repeatSafe, rec, err, c.want)
+		}
+	}
+}
+
+func TestForever_InsideTheCallersTransaction(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 4)
+	ctx := context.Background()
+	g := once.Forever[int]{Name: "g"}
+	fn := func(ctx context.Context) (int, error) { return 7, nil }
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, out, err := g.Do(ctx, tx, "k", fn); err != nil || out.Status != once.Ran {
+		t.Fatal(out, err)
+	}
+	tx.Rollback(ctx)
+	// The claim rolled back with the caller's work: the key was never used.
+	if _, out, err := g.Do(ctx, pool, "k", fn); err != nil || out.Status != once.Ran {
+		t.Fatalf("after the caller's rollback: %+v, %v; want Ran", out, err)
+	}
+}
+
+func TestForever_HolderMarkedUncertainForSilenceCanStillSettle(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 4)
+	ctx := context.Background()
+	g := once.Forever[int]{Name: "g", Stale: 100 * time.Millisecond}
+	_, out, err := g.Do(ctx, pool, "k", func(ctx context.Context) (int, error) {
+		time.Sleep(300 * time.Millisecond) // silent for longer than Stale
+		_, o, err := g.Do(ctx, pool, "k", func(context.Context) (int, error) { return 0, nil })
+		if !errors.Is(err, once.ErrUncertain) || o.Status != once.Duplicate {
+			t.Errorf("a second caller after the silence: %+v, %v; want ErrUncertain", o, err)
+		}
+		return 42, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := operationState(t, pool, out.Handle); r.state != "done" {
+		t.Fatalf("operation %+v, want done: the holder came back with the outcome", r)
+	}
+	if v, _, err := g.Do(ctx, pool, "k", func(context.Context) (int, error) { return 0, nil }); v != 42 || err != nil {
+		t.Fatalf("replay %d, %v; want 42", v, err)
+	}
+}

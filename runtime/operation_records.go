@@ -1,0 +1,181 @@
+package once
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// ErrNoOperation: no operation has that id, or that name, scope and key.
+var ErrNoOperation = errors.New("once: no such operation")
+
+// ErrNotUncertain: a resolution was asked for an operation that is not uncertain (it was
+// resolved already, or never was uncertain). Nothing was changed.
+var ErrNotUncertain = errors.New("once: operation is not uncertain")
+
+// OperationRecord is a row of once.operations, as an operator or a status endpoint reads it.
+type OperationRecord struct {
+	// ID is the operation's id (Outcome.Handle as a number).
+	ID int64
+	// Name, Scope and Key identify it.
+	Name, Scope, Key string
+	// State is "open", "done", "failed", "released" or "uncertain" (see Forever).
+	State string
+	// Attempts counts the attempts made so far.
+	Attempts int
+	// Result is the recorded result (JSON) of a done operation; nil otherwise.
+	Result json.RawMessage
+	// Error is the recorded error of a failed, released or uncertain operation: why.
+	Error string
+	// RecoveryPoint is the last checkpoint recorded ("" for none).
+	RecoveryPoint string
+	// ClaimedAt is when the current (or last) attempt claimed it; AliveAt when it last
+	// showed life.
+	ClaimedAt, AliveAt time.Time
+	// SettledAt is when its outcome was recorded, zero while open.
+	SettledAt time.Time
+	// ExpiresAt is when it is forgotten, zero for never.
+	ExpiresAt time.Time
+}
+
+const operationColumns = `id, name, scope, key, state, attempts, result, coalesce(error, ''), coalesce(recovery_point, ''),
+	claimed_at, alive_at, settled_at, expires_at`
+
+func scanOperationRecord(row pgx.Row) (OperationRecord, error) {
+	var r OperationRecord
+	var settled, expires *time.Time
+	var result []byte
+	err := row.Scan(&r.ID, &r.Name, &r.Scope, &r.Key, &r.State, &r.Attempts, &result, &r.Error, &r.RecoveryPoint,
+		&r.ClaimedAt, &r.AliveAt, &settled, &expires)
+	if err != nil {
+		return r, err
+	}
+	if result != nil {
+		r.Result = json.RawMessage(result)
+	}
+	if settled != nil {
+		r.SettledAt = *settled
+	}
+	if expires != nil {
+		r.ExpiresAt = *expires
+	}
+	return r, nil
+}
+
+// LookupOperation returns the record of the operation name, scope and key, or an error
+// wrapping ErrNoOperation. An expired record is still returned (until it is reaped or
+// claimed anew); its ExpiresAt says so.
+func LookupOperation(ctx context.Context, db DB, name, scope, key string) (OperationRecord, error) {
+	if err := checkCall(ctx, db, name, key); err != nil {
+		return OperationRecord{}, err
+	}
+	r, err := scanOperationRecord(db.QueryRow(ctx, `SELECT `+operationColumns+`
+FROM once.operations WHERE name = $1 AND scope = $2 AND key = $3`, name, scope, key))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return r, fmt.Errorf("%w: %s %q in scope %q", ErrNoOperation, name, key, scope)
+	}
+	if err != nil {
+		return r, fmt.Errorf("once: looking up operation %s %q: %w", name, key, err)
+	}
+	return r, nil
+}
+
+// ListUncertain lists the operations whose outcome is unknown, oldest first, for an operator
+// to reconcile with the provider and resolve (ResolveDone, ResolveFailed, ResolveRetry).
+// name "" lists every guard's; limit 0 means 100.
+func ListUncertain(ctx context.Context, db DB, name string, limit int) ([]OperationRecord, error) {
+	if err := checkContext(ctx); err != nil {
+		return nil, err
+	}
+	if err := checkDB(db); err != nil {
+		return nil, err
+	}
+	if limit < 0 {
+		return nil, fmt.Errorf("%w: negative limit %d", ErrInvalid, limit)
+	}
+	if limit == 0 {
+		limit = 100
+	}
+	rows, err := db.Query(ctx, `SELECT `+operationColumns+`
+FROM once.operations WHERE state = 'uncertain' AND ($1 = '' OR name = $1)
+ORDER BY settled_at, id LIMIT $2`, name, limit)
+	if err != nil {
+		return nil, fmt.Errorf("once: listing uncertain operations: %w", err)
+	}
+	defer rows.Close()
+	var list []OperationRecord
+	for rows.Next() {
+		r, err := scanOperationRecord(rows)
+		if err != nil {
+			return nil, fmt.Errorf("once: listing uncertain operations: %w", err)
+		}
+		list = append(list, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("once: listing uncertain operations: %w", err)
+	}
+	return list, nil
+}
+
+// ResolveDone records an uncertain operation as done, with result (encoded as JSON; nil for
+// none): the operator found that the effect happened. Later calls of its key get result.
+// The record is kept until deleted by hand (a resolution carries no retention).
+func ResolveDone(ctx context.Context, db DB, id int64, result any) error {
+	var enc []byte
+	if result != nil {
+		b, err := json.Marshal(result)
+		if err != nil {
+			return fmt.Errorf("%w: operation %d: result cannot be encoded: %v", ErrInvalid, id, err)
+		}
+		enc = b
+	}
+	return resolve(ctx, db, id, opDone, enc, nil)
+}
+
+// ResolveFailed records an uncertain operation as a terminal failure with message: the
+// operator found that the effect did not happen and must not be tried again. Later calls of
+// its key get a *Failure.
+func ResolveFailed(ctx context.Context, db DB, id int64, message string) error {
+	if message == "" {
+		return fmt.Errorf("%w: operation %d: empty failure message", ErrInvalid, id)
+	}
+	return resolve(ctx, db, id, opFailed, nil, &message)
+}
+
+// ResolveRetry releases an uncertain operation: the operator found that the effect did not
+// happen (or that a repeat is harmless), and the next call of its key runs it again.
+func ResolveRetry(ctx context.Context, db DB, id int64) error {
+	return resolve(ctx, db, id, opReleased, nil, nil)
+}
+
+func resolve(ctx context.Context, db DB, id int64, state string, result []byte, message *string) error {
+	if err := checkContext(ctx); err != nil {
+		return err
+	}
+	if err := checkDB(db); err != nil {
+		return err
+	}
+	var was string
+	err := db.QueryRow(ctx, `WITH target AS (SELECT id, state FROM once.operations WHERE id = $1 FOR UPDATE),
+resolved AS (
+	UPDATE once.operations o SET state = $2, result = $3,
+		error = CASE WHEN $2 = 'done' THEN NULL ELSE coalesce($4, o.error || ' (released by an operator)') END,
+		settled_at = clock_timestamp(), expires_at = NULL
+	FROM target WHERE o.id = target.id AND target.state = 'uncertain'
+	RETURNING o.id
+)
+SELECT target.state FROM target`, id, state, result, message).Scan(&was)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return fmt.Errorf("%w: %d", ErrNoOperation, id)
+	case err != nil:
+		return fmt.Errorf("once: resolving operation %d as %s: %w", id, state, err)
+	case was != opUncertain:
+		return fmt.Errorf("%w: operation %d is %s", ErrNotUncertain, id, was)
+	}
+	return nil
+}
