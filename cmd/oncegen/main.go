@@ -1,0 +1,48 @@
+// Command oncegen turns //once: directives into guard wrappers (once_gen.go in each package),
+// migrations for review, an inventory of every declared promise, and a check of a live
+// database.
+//
+// Usage:
+//
+//	oncegen [-check] [-migrations DIR -format sql|goose|migrate|atlas] [-tags TAGS] [packages]
+//	oncegen inventory [-format md|json] [packages]
+//	oncegen verify -db DSN [packages]
+//
+// Packages default to ./... . In a module that pins the tool with a tool line in go.mod
+// (go get -tool github.com/oncekit/once/cmd/oncegen), a package asks for generation with
+//
+//	//go:generate go tool oncegen
+//
+// Generation is all or nothing: on any error (a malformed directive, a key that does not
+// type-check, a package that does not load) oncegen writes nothing. A generated file is
+// written only when its bytes differ; a file with oncegen's header that no directive
+// produces any more is removed.
+//
+// With -migrations, oncegen compares the declarations with the snapshot kept in DIR
+// (oncegen.snapshot.json) and writes a new migration holding only the difference, with its
+// down part; each CREATE UNIQUE INDEX CONCURRENTLY gets a file of its own, outside any
+// transaction.
+//
+// -check writes nothing: it prints a unified diff for each generated file that is stale,
+// missing or orphaned (and, with -migrations, the migration that is due) and exits 1.
+//
+// verify connects to DSN and lists each constraint the loaded packages rely on that the
+// database lacks, holds INVALID or holds in another form, and exits 1 if there is any.
+//
+// Exit codes:
+//
+//	0  done; with -check, everything is up to date; for verify, nothing is missing
+//	1  -check found a stale, missing or orphaned file or a due migration; verify found a problem
+//	2  bad input: usage, a malformed directive, a key that does not type-check, a package that
+//	   does not load (nothing was written)
+//	3  the environment failed: a file could not be read or written, the database could not be
+//	   reached
+package main
+
+import (
+	"os"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}

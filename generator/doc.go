@@ -1,0 +1,30 @@
+// Package generator is oncegen's engine: it loads Go packages, validates their //once:
+// directives (with internal/directive) and the key expressions in them (with go/types), and
+// produces, as bytes, the guard wrappers (once_gen.go per package), the SQL that table= forms
+// rely on, migrations for review, and the inventory of every declared promise.
+//
+// Generation is pure: Generate returns the files it would write and the generated files no
+// directive produces any more; Write writes them, and only when their bytes differ. Any
+// error, in any package, means nothing is written: generation is all or nothing.
+//
+// # Key expressions
+//
+// Each key= expression is type-checked in the scope of the function it guards (its
+// parameters and receiver, and the package's own names). Its type must be one once.EncodeKey
+// encodes: a string, integer or bool, a [16]byte UUID, a time.Time, a once.KeyPart or an
+// encoding.TextMarshaler, a named type of one of those, or a pointer to one. A call of
+// time.Now, time.Since or time.Until, of math/rand, math/rand/v2 or crypto/rand, or of a
+// constructor in a UUID/ULID package is refused: a retry must produce the same key.
+//
+// # Wrappers
+//
+// For func F(ctx context.Context, args...) error (or (T, error)), the wrapper is
+//
+//	func FOnce(ctx context.Context, db once.DB, args...) (once.Outcome, error)
+//
+// returning (T, once.Outcome, error) for (T, error); request and provider guards take no db;
+// transaction and table= guards supply F's pgx.Tx parameter themselves, so it is left out of
+// the wrapper's parameters. A method gets a method wrapper. Each wrapped function also gets a
+// compile-time guard (var _ func(...) ... = F) that breaks the build when F's signature
+// changes without regenerating.
+package generator

@@ -1,0 +1,292 @@
+package generator
+
+import (
+	"fmt"
+	"go/ast"
+	"go/token"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"golang.org/x/tools/go/packages"
+
+	"github.com/oncekit/once/internal/directive"
+)
+
+// Guard is one declared promise, resolved against its package.
+type Guard struct {
+	*directive.Directive
+	// PkgPath and PkgName are the package the guarded function is in; Dir its directory.
+	PkgPath string
+	PkgName string
+	Dir     string
+	// File is the path of the file the directive is in.
+	File string
+}
+
+// Wrapper is the generated wrapper's name as a caller writes it: FOnce, or T.FOnce for a
+// method.
+func (g *Guard) Wrapper() string {
+	w := directive.WrapperName(g.Func.Name.Name)
+	if t := recvName(g); t != "" {
+		return t + "." + w
+	}
+	return w
+}
+
+func recvName(g *Guard) string {
+	full := g.FuncName()
+	if i := strings.LastIndex(full, "."); i >= 0 {
+		return full[:i]
+	}
+	return ""
+}
+
+// KeyText is the key as declared: the key= expressions, or the table's key columns.
+func (g *Guard) KeyText() string {
+	if g.HasTable() {
+		return strings.Join(g.Columns, ", ")
+	}
+	parts := make([]string, len(g.Key))
+	for i, k := range g.Key {
+		parts[i] = k.Text
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Errors is every mistake found in one generation, sorted by position; it prints one
+// file:line:col: message per line.
+type Errors []*directive.Error
+
+func (es Errors) Error() string {
+	lines := make([]string, len(es))
+	for i, e := range es {
+		lines[i] = e.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Result is what one generation produces, before anything is written.
+type Result struct {
+	// Files maps the path of each package's generated file to its bytes.
+	Files map[string][]byte
+	// Orphans are files carrying Header that no directive produces any more.
+	Orphans []string
+	// Guards are every declared promise, by package path, file and line.
+	Guards []*Guard
+}
+
+// Generate validates the directives of pkgs and renders their wrappers. On any mistake it
+// returns Errors, listing them all, and no files.
+func Generate(pkgs []*packages.Package) (*Result, error) {
+	res := &Result{Files: map[string][]byte{}}
+	var errs Errors
+	for _, pkg := range pkgs {
+		dir := pkgDir(pkg)
+		if dir == "" {
+			continue
+		}
+		files := sortedFiles(pkg)
+		var plans []*plan
+		c := &checker{fset: pkg.Fset, pkg: pkg.Types, info: pkg.TypesInfo}
+		for _, f := range files {
+			ds, derrs := directive.ParseFile(pkg.Fset, f)
+			errs = append(errs, derrs...)
+			for _, d := range ds {
+				g := &Guard{Directive: d, PkgPath: pkg.PkgPath, PkgName: pkg.Name, Dir: dir, File: d.Position.Filename}
+				res.Guards = append(res.Guards, g)
+				if p := c.plan(g); p != nil {
+					plans = append(plans, p)
+				}
+			}
+		}
+		errs = append(errs, c.errs...)
+		out := filepath.Join(dir, FileName)
+		if len(plans) > 0 {
+			src, err := render(pkg, plans)
+			if err != nil {
+				return nil, err
+			}
+			res.Files[out] = src
+		}
+		existing, err := generatedFiles(dir)
+		if err != nil {
+			return nil, err
+		}
+		for _, path := range existing {
+			if _, ok := res.Files[path]; !ok {
+				res.Orphans = append(res.Orphans, path)
+			}
+		}
+	}
+	errs = append(errs, duplicateNames(res.Guards)...)
+	if len(errs) > 0 {
+		sort.SliceStable(errs, func(i, j int) bool {
+			a, b := errs[i].Position, errs[j].Position
+			if a.Filename != b.Filename {
+				return a.Filename < b.Filename
+			}
+			return a.Offset < b.Offset
+		})
+		return nil, errs
+	}
+	sort.Strings(res.Orphans)
+	return res, nil
+}
+
+// duplicateNames reports two guards sharing a stored name: they would share one history.
+func duplicateNames(gs []*Guard) Errors {
+	var errs Errors
+	first := map[string]*Guard{}
+	for _, g := range gs {
+		if prev, ok := first[g.Name]; ok {
+			errs = append(errs, &directive.Error{Pos: g.Slash, Position: g.Position,
+				Msg: fmt.Sprintf("guard name %q is also the name of %s.%s (%s:%d): two guards would share one history; give one a different name=",
+					g.Name, prev.PkgName, prev.FuncName(), filepath.Base(prev.Position.Filename), prev.Position.Line)})
+			continue
+		}
+		first[g.Name] = g
+	}
+	return errs
+}
+
+// sortedFiles returns pkg's syntax trees by file name, so the output does not depend on the
+// order the go command listed them in.
+func sortedFiles(pkg *packages.Package) []*ast.File {
+	files := append([]*ast.File(nil), pkg.Syntax...)
+	sort.Slice(files, func(i, j int) bool {
+		return pkg.Fset.File(files[i].Pos()).Name() < pkg.Fset.File(files[j].Pos()).Name()
+	})
+	return files
+}
+
+func pkgDir(pkg *packages.Package) string {
+	for _, list := range [][]string{pkg.GoFiles, pkg.CompiledGoFiles, pkg.OtherFiles} {
+		if len(list) > 0 {
+			return filepath.Dir(list[0])
+		}
+	}
+	return ""
+}
+
+// Write writes res's files whose bytes differ from what is on disk and removes its orphans.
+// It returns the paths it changed.
+func Write(res *Result) ([]string, error) {
+	var changed []string
+	paths := make([]string, 0, len(res.Files))
+	for p := range res.Files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, path := range paths {
+		src := res.Files[path]
+		if old, err := os.ReadFile(path); err == nil && string(old) == string(src) {
+			continue
+		}
+		if err := writeFileAtomic(path, src); err != nil {
+			return changed, err
+		}
+		changed = append(changed, path)
+	}
+	for _, path := range res.Orphans {
+		if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+			return changed, fmt.Errorf("removing %s: %w", path, err)
+		}
+		changed = append(changed, path)
+	}
+	return changed, nil
+}
+
+// writeFileAtomic replaces path by a fully written file, so a reader (or a crash) never sees
+// half of it.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".oncegen-*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// position is a guard's place as file:line, relative to base when it is inside it.
+func position(p token.Position, base string) string {
+	name := p.Filename
+	if base != "" {
+		if rel, err := filepath.Rel(base, name); err == nil && !strings.HasPrefix(rel, "..") {
+			name = filepath.ToSlash(rel)
+		}
+	}
+	return fmt.Sprintf("%s:%d", name, p.Line)
+}
+
+// Stale is a generated file whose bytes on disk are not what generation produces: stale,
+// missing (Old nil) or orphaned (New nil).
+type Stale struct {
+	Path     string
+	Old, New []byte
+}
+
+// Stale lists res's files that differ from the disk and its orphans, by path.
+func (res *Result) Stale() ([]Stale, error) {
+	var out []Stale
+	for path, src := range res.Files {
+		old, err := os.ReadFile(path)
+		if err != nil && !os.IsNotExist(err) {
+			return nil, fmt.Errorf("reading %s: %w", path, err)
+		}
+		if string(old) != string(src) {
+			out = append(out, Stale{Path: path, Old: old, New: src})
+		}
+	}
+	for _, path := range res.Orphans {
+		old, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", path, err)
+		}
+		out = append(out, Stale{Path: path, Old: old})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
+}
+
+// WriteMigrations writes files (names within dir), creating dir if needed. Migration files
+// are never overwritten: one that exists already is an error, reported before anything is
+// written.
+func WriteMigrations(dir string, files map[string][]byte) error {
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if n == SnapshotFile || n == atlasSumFile {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(dir, n)); err == nil {
+			return fmt.Errorf("migration %s exists already: not overwriting it", filepath.Join(dir, n))
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", dir, err)
+	}
+	for _, n := range names {
+		if err := writeFileAtomic(filepath.Join(dir, n), files[n]); err != nil {
+			return err
+		}
+	}
+	return nil
+}

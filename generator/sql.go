@@ -1,0 +1,157 @@
+package generator
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/oncekit/once/internal/directive"
+	once "github.com/oncekit/once/runtime"
+)
+
+// Object kinds: what a piece of DDL creates, and how verify finds it in a live database.
+const (
+	ObjRuntime = "runtime" // the runtime's own schema
+	ObjColumn  = "column"  // a latch or counter column on a user's table
+	ObjCheck   = "check"   // a CHECK constraint on a counter column
+	ObjIndex   = "index"   // a unique index a table= form relies on
+)
+
+// Object is one piece of DDL oncegen emits, with its reverse.
+type Object struct {
+	// ID identifies the object across runs: kind:schema.table.name.
+	ID   string `json:"id"`
+	Kind string `json:"kind"`
+	// Table is the schema-qualified table, Name the column, constraint or index.
+	Table string `json:"table,omitempty"`
+	Name  string `json:"name,omitempty"`
+	// Def is what PostgreSQL prints for the object (pg_get_indexdef, pg_get_constraintdef,
+	// format_type), compared as text by verify.
+	Def string `json:"def,omitempty"`
+	// Up creates the object; Down removes it.
+	Up   string `json:"up"`
+	Down string `json:"down"`
+	// Concurrent objects are built with CONCURRENTLY: outside a transaction, alone in a file.
+	Concurrent bool `json:"concurrent,omitempty"`
+	// Guards names the guards relying on the object.
+	Guards []string `json:"guards"`
+}
+
+// RuntimeSchemaHash identifies the runtime schema a snapshot was made with.
+func RuntimeSchemaHash() string {
+	sum := sha256.Sum256([]byte(once.Schema))
+	return hex.EncodeToString(sum[:])
+}
+
+// Objects returns the DDL the guards rely on, in the order it must be applied: the runtime's
+// schema, then columns, checks and indexes by table and name. Two guards relying on the same
+// object share it; two defining one name differently are an error.
+func Objects(guards []*Guard) ([]Object, error) {
+	byID := map[string]*Object{}
+	add := func(o Object, g *Guard) error {
+		if prev, ok := byID[o.ID]; ok {
+			if prev.Up != o.Up {
+				return fmt.Errorf("%s: %s %s is declared twice, differently (also by %s): give the guards different columns or the same declaration",
+					g.Position, o.Kind, o.Name, strings.Join(prev.Guards, ", "))
+			}
+			prev.Guards = append(prev.Guards, g.Name)
+			return nil
+		}
+		o.Guards = []string{g.Name}
+		byID[o.ID] = &o
+		return nil
+	}
+	for _, g := range guards {
+		if !g.HasTable() {
+			continue
+		}
+		table := g.QualifiedTable()
+		switch g.Kind {
+		case directive.Episode:
+			if err := add(Object{
+				ID: "column:" + table + "." + g.Latch, Kind: ObjColumn, Table: table, Name: g.Latch,
+				Def:  "timestamp with time zone",
+				Up:   fmt.Sprintf("ALTER TABLE %s ADD COLUMN IF NOT EXISTS %s timestamptz NULL DEFAULT clock_timestamp();", table, g.Latch),
+				Down: fmt.Sprintf("ALTER TABLE %s DROP COLUMN IF EXISTS %s;", table, g.Latch),
+			}, g); err != nil {
+				return nil, err
+			}
+		case directive.Statement:
+			if err := add(Object{
+				ID: "column:" + table + "." + g.Counter, Kind: ObjColumn, Table: table, Name: g.Counter,
+				Def:  "bigint",
+				Up:   fmt.Sprintf("ALTER TABLE %s ADD COLUMN IF NOT EXISTS %s bigint NOT NULL DEFAULT 0;", table, g.Counter),
+				Down: fmt.Sprintf("ALTER TABLE %s DROP COLUMN IF EXISTS %s;", table, g.Counter),
+			}, g); err != nil {
+				return nil, err
+			}
+			def := fmt.Sprintf("CHECK ((%s >= 0))", g.Counter)
+			if err := add(Object{
+				ID: "check:" + table + "." + g.CheckName(), Kind: ObjCheck, Table: table, Name: g.CheckName(),
+				Def:  def,
+				Up:   fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s %s;", table, g.CheckName(), def),
+				Down: fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT IF EXISTS %s;", table, g.CheckName()),
+			}, g); err != nil {
+				return nil, err
+			}
+		}
+		def := g.IndexDef()
+		schema, _, _ := strings.Cut(table, ".")
+		if err := add(Object{
+			ID: "index:" + schema + "." + g.IndexName(), Kind: ObjIndex, Table: table, Name: g.IndexName(),
+			Def: def,
+			// Written as PostgreSQL prints it, so pg_get_indexdef round-trips it; no IF NOT
+			// EXISTS, so an INVALID index left by a failed build stops the migration instead
+			// of being taken for a good one.
+			Up:         strings.Replace(def, "CREATE UNIQUE INDEX ", "CREATE UNIQUE INDEX CONCURRENTLY ", 1) + ";",
+			Down:       fmt.Sprintf("DROP INDEX CONCURRENTLY IF EXISTS %s.%s;", schema, g.IndexName()),
+			Concurrent: true,
+		}, g); err != nil {
+			return nil, err
+		}
+	}
+	objs := []Object{RuntimeObject()}
+	rank := map[string]int{ObjColumn: 1, ObjCheck: 2, ObjIndex: 3}
+	rest := make([]Object, 0, len(byID))
+	for _, o := range byID {
+		sort.Strings(o.Guards)
+		rest = append(rest, *o)
+	}
+	sort.Slice(rest, func(i, j int) bool {
+		if rank[rest[i].Kind] != rank[rest[j].Kind] {
+			return rank[rest[i].Kind] < rank[rest[j].Kind]
+		}
+		return rest[i].ID < rest[j].ID
+	})
+	return append(objs, rest...), nil
+}
+
+// RuntimeObject is the runtime's own schema as an object.
+func RuntimeObject() Object {
+	return Object{
+		ID: "runtime:once", Kind: ObjRuntime, Name: "once",
+		Def:    RuntimeSchemaHash(),
+		Up:     strings.TrimRight(once.Schema, "\n"),
+		Down:   "DROP SCHEMA IF EXISTS once CASCADE;",
+		Guards: []string{},
+	}
+}
+
+var (
+	runtimeTableRE = regexp.MustCompile(`(?i)CREATE TABLE IF NOT EXISTS once\.(\w+)`)
+	runtimeIndexRE = regexp.MustCompile(`(?i)CREATE (?:UNIQUE )?INDEX IF NOT EXISTS (\w+) ON once\.`)
+)
+
+// runtimeRelations lists the tables and indexes of the runtime's schema.
+func runtimeRelations() (tables, indexes []string) {
+	for _, m := range runtimeTableRE.FindAllStringSubmatch(once.Schema, -1) {
+		tables = append(tables, m[1])
+	}
+	for _, m := range runtimeIndexRE.FindAllStringSubmatch(once.Schema, -1) {
+		indexes = append(indexes, m[1])
+	}
+	return tables, indexes
+}

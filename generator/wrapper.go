@@ -1,0 +1,513 @@
+package generator
+
+import (
+	"bytes"
+	"fmt"
+	"go/ast"
+	"go/types"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dave/jennifer/jen"
+	"golang.org/x/tools/go/packages"
+
+	"github.com/oncekit/once/internal/directive"
+)
+
+// render writes the generated file of one package: the compile-time guards, then each
+// guard's wrapper (and conflict constant, and Rearm function) in source order.
+func render(pkg *packages.Package, plans []*plan) ([]byte, error) {
+	f := jen.NewFilePathName(pkg.PkgPath, pkg.Name)
+	f.HeaderComment(Header)
+	f.ImportNames(importNames(pkg.Types))
+	// The runtime's package name differs from its path's last element: say it.
+	f.ImportAlias(RuntimePath, "once")
+
+	f.Comment("Compile-time guards: each breaks the build when the function it names no longer")
+	f.Comment("has the signature its wrapper was generated from. Run go generate again.")
+	defs := make([]jen.Code, len(plans))
+	for i, p := range plans {
+		defs[i] = jen.Id("_").Add(funcTypeCode(p)).Op("=").Add(funcValueCode(p))
+	}
+	f.Var().Defs(defs...)
+
+	for _, p := range plans {
+		if p.g.HasTable() {
+			f.Line()
+			comment(f, fmt.Sprintf("%s is the ON CONFLICT clause %s's INSERT into %s must use: it matches the unique index %s text for text, so the insert is the check.",
+				directive.ConflictName(p.fn.Name()), p.fn.Name(), p.g.Table, p.g.IndexName()))
+			f.Const().Id(directive.ConflictName(p.fn.Name())).Op("=").Lit(p.g.ConflictClause())
+		}
+		f.Line()
+		code, err := wrapperCode(p)
+		if err != nil {
+			return nil, err
+		}
+		comment(f, wrapperDoc(p))
+		f.Add(code)
+		if p.g.Kind == directive.Episode && !p.g.HasTable() {
+			f.Line()
+			code, err := rearmCode(p)
+			if err != nil {
+				return nil, err
+			}
+			comment(f, fmt.Sprintf("%s rearms the episode of %s for a key: the next call of %s fires again. It reports whether the latch was set.",
+				directive.RearmName(p.fn.Name()), p.fn.Name(), directive.WrapperName(p.fn.Name())))
+			f.Add(code)
+		}
+	}
+	var buf bytes.Buffer
+	if err := f.Render(&buf); err != nil {
+		return nil, fmt.Errorf("rendering %s: %w", pkg.PkgPath, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// importNames maps every package reachable from pkg to its name, so jennifer writes
+// "pgx" for github.com/jackc/pgx/v5 and not a name guessed from the path.
+func importNames(pkg *types.Package) map[string]string {
+	names := map[string]string{RuntimePath: "once", pgxPath: "pgx", "context": "context", "fmt": "fmt", "time": "time"}
+	seen := map[*types.Package]bool{}
+	var walk func(*types.Package)
+	walk = func(p *types.Package) {
+		if seen[p] {
+			return
+		}
+		seen[p] = true
+		names[p.Path()] = p.Name()
+		for _, imp := range p.Imports() {
+			walk(imp)
+		}
+	}
+	walk(pkg)
+	return names
+}
+
+// comment writes text as // lines of at most ~95 columns.
+func comment(f *jen.File, text string) {
+	line := ""
+	for _, w := range strings.Fields(text) {
+		if line != "" && len(line)+1+len(w) > 95 {
+			f.Comment(line)
+			line = ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += w
+	}
+	if line != "" {
+		f.Comment(line)
+	}
+}
+
+// funcTypeCode is the type of the wrapped function: func(ctx, params...) results, with
+// the receiver first for a method expression.
+func funcTypeCode(p *plan) jen.Code {
+	sig := p.fn.Type().(*types.Signature)
+	var params []jen.Code
+	if p.recv != nil {
+		params = append(params, typeCode(p.recv.Type()))
+	}
+	params = append(params, jen.Qual("context", "Context"))
+	for _, pr := range p.params {
+		params = append(params, paramType(pr))
+	}
+	c := jen.Func().Params(params...)
+	if sig.Results().Len() == 1 {
+		return c.Error()
+	}
+	return c.Params(typeCode(sig.Results().At(0).Type()), jen.Error())
+}
+
+// funcValueCode names the wrapped function: F, or a method expression (*T).F / T.F.
+func funcValueCode(p *plan) jen.Code {
+	if p.recv == nil {
+		return jen.Id(p.fn.Name())
+	}
+	if p.recvPtr {
+		return jen.Parens(typeCode(p.recv.Type())).Dot(p.fn.Name())
+	}
+	return jen.Add(typeCode(p.recv.Type())).Dot(p.fn.Name())
+}
+
+func paramType(pr param) jen.Code {
+	if pr.variadic {
+		return jen.Op("...").Add(typeCode(pr.typ.(*types.Slice).Elem()))
+	}
+	return typeCode(pr.typ)
+}
+
+// names holds the wrapper's local names, chosen so none shadows a parameter or a name a
+// key expression uses.
+type names struct {
+	db, key, scope, out, err, zero, tx string
+}
+
+func localNames(p *plan) names {
+	taken := map[string]bool{p.ctxName: true, p.recvID: true}
+	for _, pr := range p.params {
+		taken[pr.name] = true
+	}
+	for _, list := range [][]keyExpr{p.keys, p.fprint, exprs(p.scope, p.capX, p.nX)} {
+		for _, k := range list {
+			ast.Inspect(k.expr, func(n ast.Node) bool {
+				if id, ok := n.(*ast.Ident); ok {
+					taken[id.Name] = true
+				}
+				return true
+			})
+		}
+	}
+	n := names{db: fresh("db", taken), key: fresh("key", taken), scope: fresh("scope", taken),
+		out: fresh("out", taken), err: fresh("err", taken), zero: fresh("zero", taken)}
+	n.tx = "tx"
+	for _, pr := range p.params {
+		if pr.supplied {
+			n.tx = pr.name
+		}
+	}
+	return n
+}
+
+func exprs(xs ...*keyExpr) []keyExpr {
+	var out []keyExpr
+	for _, x := range xs {
+		if x != nil {
+			out = append(out, *x)
+		}
+	}
+	return out
+}
+
+// usesDB reports whether the kind's guard keeps its state in PostgreSQL.
+func usesDB(p *plan) bool {
+	return p.g.Kind != directive.Request && p.g.Kind != directive.Provider
+}
+
+// resultType is T for (T, error), struct{} for error.
+func resultType(p *plan) jen.Code {
+	if p.result == nil {
+		return jen.Struct()
+	}
+	return typeCode(p.result)
+}
+
+// wrapperCode renders func FOnce.
+func wrapperCode(p *plan) (jen.Code, error) {
+	n := localNames(p)
+	sigParams := []jen.Code{jen.Id(p.ctxName).Qual("context", "Context")}
+	if usesDB(p) {
+		sigParams = append(sigParams, jen.Id(n.db).Qual(RuntimePath, "DB"))
+	}
+	for _, pr := range p.params {
+		if !pr.supplied {
+			sigParams = append(sigParams, jen.Id(pr.name).Add(paramType(pr)))
+		}
+	}
+	var results []jen.Code
+	if p.result != nil {
+		results = append(results, typeCode(p.result))
+	}
+	results = append(results, jen.Qual(RuntimePath, "Outcome"), jen.Error())
+
+	var body []jen.Code
+	fail := func(errExpr jen.Code) jen.Code {
+		var ret []jen.Code
+		var pre []jen.Code
+		if p.result != nil {
+			pre = append(pre, jen.Var().Id(n.zero).Add(typeCode(p.result)))
+			ret = append(ret, jen.Id(n.zero))
+		}
+		ret = append(ret, jen.Qual(RuntimePath, "Outcome").Values(), errExpr)
+		return jen.If(jen.Id(n.err).Op("!=").Nil()).Block(append(pre, jen.Return(ret...))...)
+	}
+	wrapErr := jen.Qual("fmt", "Errorf").Call(jen.Lit("guard "+p.g.Name+": %w"), jen.Id(n.err))
+
+	if !p.g.HasTable() {
+		parts, err := keyParts(p.keys)
+		if err != nil {
+			return nil, err
+		}
+		body = append(body, jen.List(jen.Id(n.key), jen.Id(n.err)).Op(":=").Qual(RuntimePath, "EncodeKey").Call(parts...), fail(wrapErr))
+		if p.scope != nil {
+			parts, err := keyParts([]keyExpr{*p.scope})
+			if err != nil {
+				return nil, err
+			}
+			body = append(body, jen.List(jen.Id(n.scope), jen.Id(n.err)).Op(":=").Qual(RuntimePath, "EncodeKey").Call(parts...), fail(wrapErr))
+		}
+	}
+
+	// The closure that calls F.
+	var args []jen.Code
+	args = append(args, jen.Id(p.ctxName))
+	for _, pr := range p.params {
+		a := jen.Id(pr.name)
+		if pr.variadic {
+			a = a.Op("...")
+		}
+		args = append(args, a)
+	}
+	var call *jen.Statement
+	if p.recv != nil {
+		call = jen.Id(p.recvID).Dot(p.fn.Name()).Call(args...)
+	} else {
+		call = jen.Id(p.fn.Name()).Call(args...)
+	}
+	closureParams := []jen.Code{jen.Id(p.ctxName).Qual("context", "Context")}
+	if p.g.Kind == directive.Transaction || p.g.HasTable() {
+		closureParams = append(closureParams, jen.Id(n.tx).Qual(pgxPath, "Tx"))
+	}
+	var closureBody jen.Code
+	if p.result == nil {
+		closureBody = jen.Return(jen.Struct().Values(), call)
+	} else {
+		closureBody = jen.Return(call)
+	}
+	closure := jen.Func().Params(closureParams...).Params(resultType(p), jen.Error()).Block(closureBody)
+
+	guard, err := guardValue(p)
+	if err != nil {
+		return nil, err
+	}
+	var doArgs []jen.Code
+	doArgs = append(doArgs, jen.Id(p.ctxName))
+	if usesDB(p) {
+		doArgs = append(doArgs, jen.Id(n.db))
+	}
+	method := "Do"
+	switch {
+	case p.g.HasTable():
+	case p.g.Kind == directive.Forever && (p.scope != nil || len(p.fprint) > 0):
+		method = "DoRef"
+		ref := []jen.Code{}
+		if p.scope != nil {
+			ref = append(ref, jen.Id("Scope").Op(":").Id(n.scope))
+		}
+		ref = append(ref, jen.Id("Key").Op(":").Id(n.key))
+		if len(p.fprint) > 0 {
+			in, err := fingerprintCode(p.fprint)
+			if err != nil {
+				return nil, err
+			}
+			ref = append(ref, jen.Id("Input").Op(":").Add(in))
+		}
+		doArgs = append(doArgs, jen.Qual(RuntimePath, "Ref").Values(ref...))
+	default:
+		doArgs = append(doArgs, jen.Id(n.key))
+	}
+	if p.g.Kind == directive.Statement && !p.g.HasTable() {
+		doArgs = append(doArgs, intCode(p.g.N, p.nX))
+	}
+	doArgs = append(doArgs, closure)
+	do := jen.Add(guard).Dot(method).Call(doArgs...)
+	if p.result == nil {
+		body = append(body, jen.List(jen.Id("_"), jen.Id(n.out), jen.Id(n.err)).Op(":=").Add(do), jen.Return(jen.Id(n.out), jen.Id(n.err)))
+	} else {
+		body = append(body, jen.Return(do))
+	}
+
+	fn := jen.Func()
+	if p.recv != nil {
+		fn = fn.Params(jen.Id(p.recvID).Add(typeCode(p.recv.Type())))
+	}
+	return fn.Id(directive.WrapperName(p.fn.Name())).Params(sigParams...).Params(results...).Block(body...), nil
+}
+
+// rearmCode renders RearmF(ctx, db, key params...) (bool, error) for an episode.
+func rearmCode(p *plan) (jen.Code, error) {
+	n := localNames(p)
+	params := []jen.Code{jen.Id(p.ctxName).Qual("context", "Context"), jen.Id(n.db).Qual(RuntimePath, "DB")}
+	for _, pr := range p.keyParams {
+		params = append(params, jen.Id(pr.name).Add(paramType(pr)))
+	}
+	parts, err := keyParts(p.keys)
+	if err != nil {
+		return nil, err
+	}
+	guard, err := guardValue(p)
+	if err != nil {
+		return nil, err
+	}
+	body := []jen.Code{
+		jen.List(jen.Id(n.key), jen.Id(n.err)).Op(":=").Qual(RuntimePath, "EncodeKey").Call(parts...),
+		jen.If(jen.Id(n.err).Op("!=").Nil()).Block(jen.Return(jen.False(), jen.Qual("fmt", "Errorf").Call(jen.Lit("guard "+p.g.Name+": %w"), jen.Id(n.err)))),
+		jen.Return(jen.Add(guard).Dot("Rearm").Call(jen.Id(p.ctxName), jen.Id(n.db), jen.Id(n.key))),
+	}
+	fn := jen.Func()
+	if p.recv != nil {
+		fn = fn.Params(jen.Id(p.recvID).Add(typeCode(p.recv.Type())))
+	}
+	return fn.Id(directive.RearmName(p.fn.Name())).Params(params...).Params(jen.Bool(), jen.Error()).Block(body...), nil
+}
+
+func keyParts(keys []keyExpr) ([]jen.Code, error) {
+	parts := make([]jen.Code, len(keys))
+	for i, k := range keys {
+		c, err := exprCode(k.expr, k.info)
+		if err != nil {
+			return nil, err
+		}
+		parts[i] = c
+	}
+	return parts, nil
+}
+
+// fingerprintCode is the input a forever key must match: the one expression, or a list.
+func fingerprintCode(fp []keyExpr) (jen.Code, error) {
+	parts, err := keyParts(fp)
+	if err != nil {
+		return nil, err
+	}
+	if len(parts) == 1 {
+		return parts[0], nil
+	}
+	return jen.Index().Any().Values(parts...), nil
+}
+
+func intCode(v directive.IntOrExpr, x *keyExpr) jen.Code {
+	if v.IsLit || x == nil {
+		return jen.Id(strconv.FormatInt(v.Lit, 10))
+	}
+	c, _ := exprCode(x.expr, x.info) // checked when the plan was made
+	return jen.Int64().Parens(c)
+}
+
+// durationCode writes d as a readable constant expression: 20 * time.Minute.
+func durationCode(d time.Duration) jen.Code {
+	units := []struct {
+		d    time.Duration
+		name string
+	}{{time.Hour, "Hour"}, {time.Minute, "Minute"}, {time.Second, "Second"}, {time.Millisecond, "Millisecond"}, {time.Microsecond, "Microsecond"}}
+	for _, u := range units {
+		if d%u.d == 0 {
+			if d == u.d {
+				return jen.Qual("time", u.name)
+			}
+			return jen.Id(strconv.FormatInt(int64(d/u.d), 10)).Op("*").Qual("time", u.name)
+		}
+	}
+	return jen.Qual("time", "Duration").Call(jen.Id(strconv.FormatInt(int64(d), 10)))
+}
+
+// shortDuration writes d without zero units: 45m, not 45m0s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-2]
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = s[:len(s)-2]
+	}
+	return s
+}
+
+// guardValue renders the runtime guard value: once.Kind[T]{Fields}.
+func guardValue(p *plan) (jen.Code, error) {
+	d := p.g.Directive
+	var fields []jen.Code
+	field := func(name string, v jen.Code) { fields = append(fields, jen.Id(name).Op(":").Add(v)) }
+	typeName := ""
+	if d.HasTable() {
+		typeName = "Table"
+		field("Name", jen.Lit(d.Name))
+		status := map[directive.Kind]string{directive.Forever: "Duplicate", directive.Episode: "Duplicate", directive.Open: "InFlight", directive.Statement: "Refused"}[d.Kind]
+		field("OnConflict", jen.Qual(RuntimePath, status))
+	} else {
+		switch d.Kind {
+		case directive.Request:
+			typeName = "Request"
+			field("Name", jen.Lit(d.Name))
+		case directive.Transaction:
+			typeName = "Transaction"
+			field("Name", jen.Lit(d.Name))
+			if d.NoWait {
+				field("NoWait", jen.True())
+			}
+			if d.Timeout > 0 {
+				field("LockTimeout", durationCode(d.Timeout))
+			}
+		case directive.Statement:
+			typeName = "Statement"
+			field("Name", jen.Lit(d.Name))
+			field("Cap", intCode(d.Cap, p.capX))
+		case directive.Episode:
+			typeName = "Episode"
+			field("Name", jen.Lit(d.Name))
+		case directive.Open:
+			typeName = "Open"
+			field("Name", jen.Lit(d.Name))
+			field("Stale", durationCode(d.Stale))
+		case directive.Forever:
+			typeName = "Forever"
+			field("Name", jen.Lit(d.Name))
+			if d.Retain > 0 {
+				field("Retain", durationCode(d.Retain))
+			}
+			if d.Stale > 0 {
+				field("Stale", durationCode(d.Stale))
+			}
+			if d.RepeatSafe {
+				field("RepeatSafe", jen.True())
+			}
+		case directive.Provider:
+			typeName = "Provider"
+			field("Prefix", jen.Lit(d.ProviderPrefix))
+			if d.TTL > 0 {
+				field("TTL", durationCode(d.TTL))
+			}
+		case directive.Lease:
+			typeName = "Lease"
+			field("Name", jen.Lit(d.Name))
+			field("TTL", durationCode(d.TTL))
+			if d.Wait > 0 {
+				field("Wait", durationCode(d.Wait))
+			}
+		default:
+			return nil, fmt.Errorf("oncegen: no wrapper for kind %q", d.Kind)
+		}
+	}
+	return jen.Qual(RuntimePath, typeName).Types(resultType(p)).Values(fields...), nil
+}
+
+// wrapperDoc is the wrapper's doc comment: which promise it keeps, and what a duplicate gets.
+func wrapperDoc(p *plan) string {
+	d := p.g.Directive
+	w, f := directive.WrapperName(p.fn.Name()), p.fn.Name()
+	article := "a"
+	if strings.ContainsRune("aeiou", rune(d.Kind[0])) {
+		article = "an"
+	}
+	head := fmt.Sprintf("%s calls %s under %s %s promise (%s), guard %q", w, f, article, d.Kind, d.Kind.Promise(), d.Name)
+	if d.HasTable() {
+		return head + fmt.Sprintf(", on the rows of %s keyed by %s. It runs %s in a transaction; when %s's INSERT .. %s returns no row, it rolls the transaction back and reports %s, without error.",
+			d.Table, strings.Join(d.Columns, ", "), f, f, directive.ConflictName(f),
+			map[directive.Kind]string{directive.Forever: "a duplicate", directive.Episode: "a duplicate (the latch is set)", directive.Open: "the work in flight", directive.Statement: "a refusal (the cap is reached)"}[d.Kind])
+	}
+	head += ", keyed by " + (&Guard{Directive: d}).KeyText() + ". "
+	switch d.Kind {
+	case directive.Request:
+		return head + "Within one request scope (once.WithRequestScope), a second call with the same key gets the first call's result without running " + f + "."
+	case directive.Transaction:
+		s := head + f + " runs in a transaction holding a 64-bit advisory lock on the key, so calls with one key take turns"
+		if d.NoWait {
+			return s + "; a call that finds the lock held returns at once, busy."
+		}
+		return s + "."
+	case directive.Statement:
+		return head + "Each call reserves its units against the cap first and runs " + f + " only if they fit; past the cap it is refused."
+	case directive.Episode:
+		return head + "A call that fires the key's latch runs " + f + "; until " + directive.RearmName(f) + " rearms it, further calls are duplicates."
+	case directive.Open:
+		return head + fmt.Sprintf("While a call with the same key is open, another gets in flight with the open claim's handle; once it ends, the key can run again. Open claims older than %s are closed as stale.", shortDuration(d.Stale))
+	case directive.Forever:
+		return head + "A duplicate call does not run " + f + ": it gets the outcome, and result, the first call recorded."
+	case directive.Provider:
+		return head + fmt.Sprintf("%s's context carries the provider's idempotency key (once.ProviderKeyFrom), %q and the key, the same for every retry.", f, d.ProviderPrefix)
+	case directive.Lease:
+		return head + fmt.Sprintf("One holder at a time per key, for up to %s; a call that finds the lease held is busy.", shortDuration(d.TTL))
+	}
+	return head
+}

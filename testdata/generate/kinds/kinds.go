@@ -1,0 +1,84 @@
+// Package kinds declares one guard of every kind, on functions and methods, returning error
+// or (T, error): the golden input of oncegen's generator tests.
+package kinds
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// User is a customer.
+type User struct {
+	ID    int64
+	Email string
+}
+
+// Order is a purchase.
+type Order struct {
+	ID       [16]byte
+	Org      string
+	Amount   int64
+	Currency string
+}
+
+// Receipt is what a charge returns.
+type Receipt struct{ ChargeID string }
+
+// Day is a named date string.
+type Day string
+
+// Mailer sends mail.
+type Mailer interface{ Send(ctx context.Context, to, body string) error }
+
+// Summary is a memoised lookup.
+//
+//once:request key=u.ID
+func Summary(ctx context.Context, u User) (string, error) { return u.Email, nil }
+
+// Approve decides from a read, one decision per org at a time.
+//
+//once:transaction key=org wait=false timeout=2s
+func Approve(ctx context.Context, tx pgx.Tx, org string, amount int64) error { return nil }
+
+// Generate spends one unit of the org's daily quota per idea.
+//
+//once:statement key=org,day cap=limit n=len(ideas) name=ideas:daily
+func Generate(ctx context.Context, org string, day Day, limit int, ideas ...string) ([]string, error) {
+	return ideas, nil
+}
+
+// Alert fires once per outage.
+//
+//once:episode key=source
+func Alert(ctx context.Context, m Mailer, source string) error { return nil }
+
+// StartRun starts at most one run per org while one is open.
+//
+//once:open key=org stale=45m
+func StartRun(ctx context.Context, org int64) (int64, error) { return org, nil }
+
+// Billing charges orders.
+type Billing struct{ tenant string }
+
+// Charge charges an order once for ever, its input fingerprinted.
+//
+//once:forever key=order.ID scope=b.tenant fingerprint=order.Amount,order.Currency retain=720h repeat=safe
+func (b *Billing) Charge(ctx context.Context, order Order) (Receipt, error) { return Receipt{}, nil }
+
+// Welcome sends the welcome mail.
+//
+//once:forever key=u.ID
+func (b Billing) Welcome(ctx context.Context, m Mailer, u User) error { return nil }
+
+// SendReply emails an answer with the provider's idempotency key.
+//
+//once:provider key=reply prefix=answer ttl=24h
+func SendReply(ctx context.Context, m Mailer, reply int64) error { return nil }
+
+// Reconcile runs on one instance at a time; its parameters are named like the wrapper's
+// locals, and one is unnamed.
+//
+//once:lease key=key,at ttl=10s wait=500ms
+func Reconcile(_ context.Context, db *Billing, key string, at time.Time, _ int) error { return nil }
