@@ -74,8 +74,9 @@ type file struct {
 type Catalog struct {
 	effects  map[string]*Effect
 	unstable map[string]bool
-	// pkgs holds the (version-less) package path of every entry, for the fast path.
-	pkgs map[string]bool
+	// pkgs and unstablePkgs hold the (version-less) package paths of the entries, for
+	// the analyzers' fast paths.
+	pkgs, unstablePkgs map[string]bool
 }
 
 //go:embed providers.json
@@ -90,7 +91,7 @@ var (
 // Default returns the built-in catalogue.
 func Default() (*Catalog, error) {
 	defaultOnce.Do(func() {
-		defaultCat = &Catalog{effects: map[string]*Effect{}, unstable: map[string]bool{}, pkgs: map[string]bool{}}
+		defaultCat = newCatalog()
 		defaultErr = defaultCat.add("providers.json (built in)", builtin)
 	})
 	return defaultCat, defaultErr
@@ -124,7 +125,7 @@ func Load(dir string, names ...string) (*Catalog, error) {
 }
 
 func (c *Catalog) clone() *Catalog {
-	n := &Catalog{effects: map[string]*Effect{}, unstable: map[string]bool{}, pkgs: map[string]bool{}}
+	n := newCatalog()
 	for k, v := range c.effects {
 		n.effects[k] = v
 	}
@@ -134,7 +135,14 @@ func (c *Catalog) clone() *Catalog {
 	for k, v := range c.pkgs {
 		n.pkgs[k] = v
 	}
+	for k, v := range c.unstablePkgs {
+		n.unstablePkgs[k] = v
+	}
 	return n
+}
+
+func newCatalog() *Catalog {
+	return &Catalog{effects: map[string]*Effect{}, unstable: map[string]bool{}, pkgs: map[string]bool{}, unstablePkgs: map[string]bool{}}
 }
 
 var classes = map[string]bool{Payment: true, Email: true, Message: true, Model: true, HTTP: true}
@@ -182,7 +190,7 @@ func (c *Catalog) add(name string, data []byte) error {
 			return fmt.Errorf("catalogue %s: unstable %d (%q): func is not a full function name", name, i+1, u.Func)
 		}
 		c.unstable[Normalize(u.Func)] = true
-		c.pkgs[Normalize(pkg)] = true
+		c.unstablePkgs[Normalize(pkg)] = true
 	}
 	return nil
 }
@@ -231,9 +239,33 @@ func (c *Catalog) IsUnstable(fullName, pkgPath string) bool {
 	return c.unstable[Normalize(fullName)] || c.unstable[Normalize(pkgPath)+".*"]
 }
 
-// MentionsPackage reports whether any entry is a function of the package, so an analyzer
-// can skip packages that import none of them.
-func (c *Catalog) MentionsPackage(path string) bool { return c.pkgs[Normalize(path)] }
+// HasEffects reports whether any effect entry is a function of the package, so an
+// analyzer can skip packages that import none of them.
+func (c *Catalog) HasEffects(path string) bool { return c.pkgs[Normalize(path)] }
+
+// HasUnstable reports whether any unstable entry is a function of the package.
+func (c *Catalog) HasUnstable(path string) bool { return c.unstablePkgs[Normalize(path)] }
+
+// KeyFields returns the field and setter names through which catalogued effects take
+// their keys, and the headers that carry them.
+func (c *Catalog) KeyFields() (fields, setters, headers map[string]bool) {
+	fields, setters, headers = map[string]bool{}, map[string]bool{}, map[string]bool{}
+	for _, e := range c.effects {
+		if e.Key == nil {
+			continue
+		}
+		if e.Key.Field != "" {
+			fields[e.Key.Field] = true
+		}
+		if e.Key.Setter != "" {
+			setters[e.Key.Setter] = true
+		}
+		if e.Key.Header != "" {
+			headers[strings.ToLower(e.Key.Header)] = true
+		}
+	}
+	return fields, setters, headers
+}
 
 // Effects returns every effect entry, sorted by name.
 func (c *Catalog) Effects() []*Effect {

@@ -301,7 +301,7 @@ func run(pass *analysis.Pass, files []string) (any, error) {
 // package with facts, not the runtime, and holds no directive.
 func fastPath(pass *analysis.Pass, cat *catalog.Catalog) bool {
 	for _, imp := range pass.Pkg.Imports() {
-		if cat.MentionsPackage(imp.Path()) || imp.Path() == RuntimePath || pass.ImportPackageFact(imp, new(PackageFact)) {
+		if cat.HasEffects(imp.Path()) || imp.Path() == RuntimePath || pass.ImportPackageFact(imp, new(PackageFact)) {
 			return false
 		}
 	}

@@ -1,0 +1,30 @@
+// Package once002 defines an Analyzer that reports idempotency keys a retry cannot
+// reproduce.
+//
+// # Analyzer once002
+//
+// once002: report an idempotency key derived from the clock or randomness
+//
+// An idempotency key names a piece of work, so a retry of the same work must send the
+// same key. A key built from time.Now, math/rand, crypto/rand, a fresh UUID (uuid.New,
+// uuid.NewString, uuid.NewV7), a ULID, an xid or a KSUID is different on every attempt:
+// the provider sees a new request and does the work again, and the key protects nothing.
+// ONCE002 reports such a key where it is handed over: a field or setter the provider
+// catalogue lists (Stripe's IdempotencyKey and SetIdempotencyKey, SNS's
+// MessageDeduplicationId, resend's SendEmailOptions.IdempotencyKey), an Idempotency-Key
+// header, or a key argument of the runtime package (once.ProviderKey, a guard's Do).
+//
+// The value is followed through local variables, concatenation, fmt.Sprintf, strconv,
+// conversions, method calls (uuid.New().String(), time.Now().Format(...)) and helpers:
+// a function whose result comes from such a source carries a fact, so a helper in
+// another package that returns uuid.NewString() is recognised.
+//
+// Not reported:
+//
+//   - keys derived from stable ids: "refund-" + order.ID;
+//   - a timestamp the provider or the row supplies (sub.UpdatedAt is a version of the
+//     subscription, the same on every retry) or one passed in as a parameter;
+//   - a random key persisted on the row before the call and read back on retry: a field
+//     set from uuid.NewString() that is written to the database (an Exec or Save call)
+//     before it is used, or a variable scanned back from the row.
+package once002
