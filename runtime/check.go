@@ -5,6 +5,19 @@ import (
 	"fmt"
 )
 
+// checkCall validates what a database-backed call is given, before anything is sent to the
+// database: a context that has not ended, a DB, a valid name and key. Every refusal wraps
+// ErrInvalid.
+func checkCall(ctx context.Context, db DB, name, key string) error {
+	if err := checkContext(ctx); err != nil {
+		return err
+	}
+	if err := checkDB(db); err != nil {
+		return err
+	}
+	return checkNameKey(name, key)
+}
+
 // checkContext refuses a context that has already ended. A guard that started its claim on a
 // dead context would fail half-way, after deciding nothing; refusing first means nothing is
 // written. The error wraps both ErrInvalid and the context's own error.
@@ -18,16 +31,36 @@ func checkContext(ctx context.Context) error {
 	return nil
 }
 
-// checkCall validates what every database-backed guard is called with, before anything is
-// sent to the database.
-func checkCall(ctx context.Context, db DB, name, key string) error {
-	if err := checkContext(ctx); err != nil {
+// checkGuardCall is checkCall for a guard of the given kind, with messages that name the
+// kind and the guard ("once: invalid argument: lease guard ideas.Lock: nil DB").
+func checkGuardCall(ctx context.Context, db DB, kind, name, key string) error {
+	if err := checkNameKey(name, key); err != nil {
 		return err
 	}
-	if err := checkDB(db); err != nil {
+	return checkGuardHandle(ctx, db, kind, name)
+}
+
+// checkGuardHandle validates the context and DB of a call on a guard's handle (a claim, a
+// lease), naming the guard.
+func checkGuardHandle(ctx context.Context, db DB, kind, name string) error {
+	if err := checkGuardContext(ctx, kind, name); err != nil {
 		return err
 	}
-	return checkNameKey(name, key)
+	if what := nilDB(db); what != "" {
+		return invalid(kind, name, "%s", what)
+	}
+	return nil
+}
+
+// checkGuardContext is checkContext naming the guard.
+func checkGuardContext(ctx context.Context, kind, name string) error {
+	if ctx == nil {
+		return invalid(kind, name, "nil context")
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%w: %s guard %s: context already ended: %w", ErrInvalid, kind, name, err)
+	}
+	return nil
 }
 
 // invalid builds an ErrInvalid error that names the kind and guard it is about.

@@ -39,7 +39,7 @@ RETURNING firings`
 // Outcome{Status: Duplicate}. Outcome.Handle is the episode's number (once.latches.firings).
 func (g Episode[T]) Do(ctx context.Context, db DB, key string, fn func(context.Context) (T, error)) (T, Outcome, error) {
 	var zero T
-	if err := checkCall(ctx, db, g.Name, key); err != nil {
+	if err := checkGuardCall(ctx, db, "episode", g.Name, key); err != nil {
 		return zero, Outcome{}, err
 	}
 	if fn == nil {
@@ -80,7 +80,7 @@ WHERE name = $1 AND key = $2 AND firings = $3 AND fired_at IS NOT NULL`, g.Name,
 // set (false: it was already armed, or the key never fired). Call it where the code sees
 // the condition clear (the source answers again, the payment went through).
 func (g Episode[T]) Rearm(ctx context.Context, db DB, key string) (rearmed bool, err error) {
-	if err := checkCall(ctx, db, g.Name, key); err != nil {
+	if err := checkGuardCall(ctx, db, "episode", g.Name, key); err != nil {
 		return false, err
 	}
 	tag, err := db.Exec(ctx, `UPDATE once.latches SET fired_at = NULL, rearmed_at = clock_timestamp()

@@ -57,7 +57,7 @@ RETURNING fence, expires_at`
 // Acquire takes the lease on key for TTL. If another holder has it, it tries again until Wait
 // has passed (not at all when Wait is zero) and then returns an error wrapping ErrBusy.
 func (g Lease[T]) Acquire(ctx context.Context, db DB, key string) (*Held, error) {
-	if err := checkCall(ctx, db, g.Name, key); err != nil {
+	if err := checkGuardCall(ctx, db, "lease", g.Name, key); err != nil {
 		return nil, err
 	}
 	switch {
@@ -175,17 +175,14 @@ func (h *Held) check(ctx context.Context, db DB) error {
 	if h == nil {
 		return fmt.Errorf("%w: nil lease", ErrInvalid)
 	}
-	if err := checkContext(ctx); err != nil {
-		return err
-	}
-	return checkDB(db)
+	return checkGuardHandle(ctx, db, "lease", h.Name)
 }
 
 // RestoreLease picks up a lease this process (or a successor that kept the token) still
 // holds: after a restart that kept the token in a job's state, say. It returns ErrNotOwner if
 // the lease expired, was released or changed hands.
 func RestoreLease(ctx context.Context, db DB, name, key, token string) (*Held, error) {
-	if err := checkCall(ctx, db, name, key); err != nil {
+	if err := checkGuardCall(ctx, db, "lease", name, key); err != nil {
 		return nil, err
 	}
 	if token == "" {
@@ -208,7 +205,7 @@ WHERE name = $1 AND key = $2 AND holder = $3 AND released_at IS NULL AND expires
 // known to be gone when waiting for the TTL is not acceptable. The holder finds out at its
 // next Release or Extend (ErrNotOwner). Releasing a free lease does nothing.
 func ForceRelease(ctx context.Context, db DB, name, key string) error {
-	if err := checkCall(ctx, db, name, key); err != nil {
+	if err := checkGuardCall(ctx, db, "lease", name, key); err != nil {
 		return err
 	}
 	if _, err := db.Exec(ctx, `UPDATE once.leases SET released_at = clock_timestamp(), released_by = 'operator'

@@ -78,7 +78,7 @@ FROM once.open_claims c WHERE c.name = $1 AND c.key = $2 AND c.state = 'open'`
 // On a fresh key this is one statement. Only a conflict costs a second, which also closes
 // the conflicting claim if it is stale.
 func (g Open[T]) Claim(ctx context.Context, db DB, key string) (*Claim, Outcome, error) {
-	if err := checkCall(ctx, db, g.Name, key); err != nil {
+	if err := checkGuardCall(ctx, db, "open", g.Name, key); err != nil {
 		return nil, Outcome{}, err
 	}
 	stale, err := g.stale()
@@ -235,10 +235,7 @@ func (c *Claim) check(ctx context.Context, db DB) error {
 	if c == nil {
 		return fmt.Errorf("%w: nil claim", ErrInvalid)
 	}
-	if err := checkContext(ctx); err != nil {
-		return err
-	}
-	return checkDB(db)
+	return checkGuardHandle(ctx, db, "open", c.Name)
 }
 
 // SweepStale closes as stale every claim of the guard name that has been open longer than
@@ -246,13 +243,10 @@ func (c *Claim) check(ctx context.Context, db DB) error {
 // is claimed again; a sweep (at start-up, on a timer, from an operator) also closes those
 // on keys nobody asks for again, so that reports of open work are true.
 func SweepStale(ctx context.Context, db DB, name string, stale time.Duration) (closed int64, err error) {
-	if err := checkContext(ctx); err != nil {
-		return 0, err
-	}
-	if err := checkDB(db); err != nil {
-		return 0, err
-	}
 	if err := checkName(name); err != nil {
+		return 0, err
+	}
+	if err := checkGuardHandle(ctx, db, "open", name); err != nil {
 		return 0, err
 	}
 	if stale <= 0 {

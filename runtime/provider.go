@@ -90,10 +90,10 @@ type Provider[T any] struct {
 // process, decides whether a request with that key is new.
 func (g Provider[T]) Do(ctx context.Context, key string, fn func(context.Context) (T, error)) (T, Outcome, error) {
 	var zero T
-	if err := checkContext(ctx); err != nil {
+	if err := checkNameKey(g.Prefix, key); err != nil {
 		return zero, Outcome{}, err
 	}
-	if err := checkNameKey(g.Prefix, key); err != nil {
+	if err := checkGuardContext(ctx, "provider", g.Prefix); err != nil {
 		return zero, Outcome{}, err
 	}
 	switch {

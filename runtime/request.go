@@ -59,10 +59,10 @@ type Request[T any] struct {
 // and the callers sharing the call get an error.
 func (g Request[T]) Do(ctx context.Context, key string, fn func(context.Context) (T, error)) (T, Outcome, error) {
 	var zero T
-	if err := checkContext(ctx); err != nil {
+	if err := checkNameKey(g.Name, key); err != nil {
 		return zero, Outcome{}, err
 	}
-	if err := checkNameKey(g.Name, key); err != nil {
+	if err := checkGuardContext(ctx, "request", g.Name); err != nil {
 		return zero, Outcome{}, err
 	}
 	if fn == nil {

@@ -112,7 +112,7 @@ func (g Statement[T]) Do(ctx context.Context, db DB, key string, n int64, fn fun
 }
 
 func (g Statement[T]) check(ctx context.Context, db DB, key string, n int64) error {
-	if err := checkCall(ctx, db, g.Name, key); err != nil {
+	if err := checkGuardCall(ctx, db, "statement", g.Name, key); err != nil {
 		return err
 	}
 	switch {

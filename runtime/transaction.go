@@ -43,7 +43,7 @@ type Transaction[T any] struct {
 // and the lock taken inside it goes with it.
 func (g Transaction[T]) Do(ctx context.Context, db DB, key string, fn func(context.Context, pgx.Tx) (T, error)) (T, Outcome, error) {
 	var zero T
-	if err := checkCall(ctx, db, g.Name, key); err != nil {
+	if err := checkGuardCall(ctx, db, "transaction", g.Name, key); err != nil {
 		return zero, Outcome{}, err
 	}
 	switch {
