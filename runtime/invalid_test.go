@@ -75,7 +75,9 @@ func TestBadInput_IsRefusedWithAClearErrorAndWritesNothing(t *testing.T) {
 		// TTLs and windows
 		{"lease, zero TTL", "non-positive TTL 0s", func() error { return drop((once.Lease[int]{Name: "l"}).Do(bg, pool, "k", fn)) }},
 		{"lease, negative TTL", "non-positive TTL -1s", func() error { return drop((once.Lease[int]{Name: "l", TTL: -time.Second}).Do(bg, pool, "k", fn)) }},
-		{"lease, negative wait", "negative wait", func() error { return drop((once.Lease[int]{Name: "l", TTL: time.Second, Wait: -1}).Do(bg, pool, "k", fn)) }},
+		{"lease, negative wait", "negative wait", func() error {
+			return drop((once.Lease[int]{Name: "l", TTL: time.Second, Wait: -1}).Do(bg, pool, "k", fn))
+		}},
 		{"lease Extend, zero TTL", "non-positive TTL", func() error {
 			return (&once.Held{Name: "l", Key: "k", Token: "t"}).Extend(bg, pool, 0)
 		}},
