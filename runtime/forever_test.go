@@ -484,7 +484,10 @@ func TestForever_BadInputIsRefusedAndWritesNothing(t *testing.T) {
 		{"nil function", func() error { _, _, err := once.Forever[int]{Name: "g"}.Do(ctx, pool, "k", nil); return err }},
 		{"negative retain", func() error { _, _, err := once.Forever[int]{Name: "g", Retain: -1}.Do(ctx, pool, "k", ok); return err }},
 		{"negative stale", func() error { _, _, err := once.Forever[int]{Name: "g", Stale: -1}.Do(ctx, pool, "k", ok); return err }},
-		{"negative max result", func() error { _, _, err := once.Forever[int]{Name: "g", MaxResult: -1}.Do(ctx, pool, "k", ok); return err }},
+		{"negative max result", func() error {
+			_, _, err := once.Forever[int]{Name: "g", MaxResult: -1}.Do(ctx, pool, "k", ok)
+			return err
+		}},
 		{"input not encodable", func() error {
 			_, _, err := once.Forever[int]{Name: "g"}.DoRef(ctx, pool, once.Ref{Key: "k", Input: make(chan int)}, ok)
 			return err

@@ -283,11 +283,21 @@ type Reply struct {
 // the way an application's provider client would. A dropped connection is an error; an
 // error status is not (it is in Reply.Status).
 func (s *Server) Post(ctx context.Context, path, key string, body any) (Reply, error) {
+	return post(ctx, s.srv.Client(), s.URL, path, key, body)
+}
+
+// Post is Server.Post for a fake provider started by another process (a child process in
+// a crash test), known by its base URL.
+func Post(ctx context.Context, baseURL, path, key string, body any) (Reply, error) {
+	return post(ctx, http.DefaultClient, baseURL, path, key, body)
+}
+
+func post(ctx context.Context, client *http.Client, baseURL, path, key string, body any) (Reply, error) {
 	enc, err := json.Marshal(body)
 	if err != nil {
 		return Reply{}, fmt.Errorf("fakeprovider: encoding the body: %w", err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.URL+"/"+strings.TrimPrefix(path, "/"), bytes.NewReader(enc))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(baseURL, "/")+"/"+strings.TrimPrefix(path, "/"), bytes.NewReader(enc))
 	if err != nil {
 		return Reply{}, fmt.Errorf("fakeprovider: %w", err)
 	}
@@ -299,7 +309,7 @@ func (s *Server) Post(ctx context.Context, path, key string, body any) (Reply, e
 	if key != "" {
 		req.Header.Set("Idempotency-Key", key)
 	}
-	resp, err := s.srv.Client().Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return Reply{}, fmt.Errorf("fakeprovider: POST %s: %w", path, err)
 	}
