@@ -53,6 +53,9 @@ type checker struct {
 	pkg  *types.Package
 	info *types.Info
 	errs []*directive.Error
+	// typeErrs are the package's own type errors, tolerated unless a guarded function's
+	// signature is affected.
+	typeErrs []string
 }
 
 func (c *checker) errorf(pos token.Pos, format string, args ...any) {
@@ -76,6 +79,16 @@ func (c *checker) plan(g *Guard) *plan {
 	}
 	if d.Func.Body == nil {
 		c.errorf(d.Func.Name.Pos(), "//once:%s on %s: a function without a body cannot be guarded", d.Kind, d.FuncName())
+		return nil
+	}
+
+	if invalidIn(sig) {
+		msg := "its signature does not type-check"
+		for _, e := range c.typeErrs {
+			msg += ": " + e
+			break
+		}
+		c.errorf(d.Func.Name.Pos(), "//once:%s on %s: %s", d.Kind, d.FuncName(), msg)
 		return nil
 	}
 
@@ -185,6 +198,48 @@ func (c *checker) plan(g *Guard) *plan {
 		}
 	}
 	return p
+}
+
+// invalidIn reports a signature holding a type that did not type-check.
+func invalidIn(sig *types.Signature) bool {
+	bad := false
+	var visit func(t types.Type)
+	visit = func(t types.Type) {
+		if bad || t == nil {
+			return
+		}
+		switch t := t.(type) {
+		case *types.Basic:
+			bad = t.Kind() == types.Invalid
+		case *types.Pointer:
+			visit(t.Elem())
+		case *types.Slice:
+			visit(t.Elem())
+		case *types.Array:
+			visit(t.Elem())
+		case *types.Map:
+			visit(t.Key())
+			visit(t.Elem())
+		case *types.Chan:
+			visit(t.Elem())
+		case *types.Named:
+			for i := range t.TypeArgs().Len() {
+				visit(t.TypeArgs().At(i))
+			}
+		case *types.Signature:
+			for i := range t.Params().Len() {
+				visit(t.Params().At(i).Type())
+			}
+			for i := range t.Results().Len() {
+				visit(t.Results().At(i).Type())
+			}
+		}
+	}
+	visit(sig)
+	if r := sig.Recv(); r != nil {
+		visit(r.Type())
+	}
+	return bad
 }
 
 // fresh returns base, or base with a number, whichever no name in taken uses; and takes it.

@@ -90,6 +90,11 @@ func Generate(pkgs []*packages.Package) (*Result, error) {
 		files := sortedFiles(pkg)
 		var plans []*plan
 		c := &checker{fset: pkg.Fset, pkg: pkg.Types, info: pkg.TypesInfo}
+		for _, e := range pkg.Errors {
+			if e.Kind == packages.TypeError {
+				c.typeErrs = append(c.typeErrs, e.Error())
+			}
+		}
 		for _, f := range files {
 			ds, derrs := directive.ParseFile(pkg.Fset, f)
 			errs = append(errs, derrs...)

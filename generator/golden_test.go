@@ -1,15 +1,24 @@
 package generator_test
 
 import (
+	"bytes"
 	"flag"
+	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"sort"
+	"strings"
 	"testing"
 
 	"github.com/oncekit/once/generator"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata")
+
+// goodCases are the golden inputs that generate; their once_gen.go files are the expected
+// output, and they compile.
+var goodCases = []string{"./testdata/generate/kinds", "./testdata/generate/tables", "./testdata/generate/multi/..."}
 
 // root is the module root, where the golden cases live under testdata/.
 func root(t testing.TB) string {
@@ -21,28 +30,168 @@ func root(t testing.TB) string {
 	return abs
 }
 
-func generate(t testing.TB, dir string, patterns ...string) (*generator.Result, error) {
+func load(t testing.TB, cfg generator.LoadConfig) *generator.Result {
 	t.Helper()
-	pkgs, err := generator.Load(generator.LoadConfig{Dir: dir, Patterns: patterns})
+	pkgs, err := generator.Load(cfg)
 	if err != nil {
 		t.Fatalf("load: %v", err)
 	}
-	return generator.Generate(pkgs)
+	res, err := generator.Generate(pkgs)
+	if err != nil {
+		t.Fatalf("generate: %v", err)
+	}
+	return res
 }
 
-func TestGolden_Kinds(t *testing.T) {
-	res, err := generate(t, root(t), "./testdata/generate/kinds")
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading golden file: %v (run go test ./generator -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s is not what generation produces (run go test ./generator -update and review):\n%s",
+			path, generator.UnifiedDiff("want", "got", want, got))
+	}
+}
+
+func TestGolden_WrappersMatchAndCompile(t *testing.T) {
+	t.Parallel()
+	dir := root(t)
+	res := load(t, generator.LoadConfig{Dir: dir, Patterns: goodCases})
+	if len(res.Files) != 4 {
+		t.Errorf("generated %d files, want 4 (kinds, tables, accounts, billing)", len(res.Files))
+	}
+	if len(res.Orphans) != 0 {
+		t.Errorf("orphans: %v", res.Orphans)
+	}
+	for path, src := range res.Files {
+		golden(t, path, src)
+		if !bytes.HasPrefix(src, []byte(generator.Header+"\n")) {
+			t.Errorf("%s does not start with the header", path)
+		}
+	}
+	// The golden Go compiles, and vet finds nothing in it.
+	cmd := exec.Command("go", append([]string{"vet"}, goodCases...)...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go vet of the golden packages: %v\n%s", err, out)
+	}
+}
+
+func TestGolden_Inventory(t *testing.T) {
+	t.Parallel()
+	dir := root(t)
+	res := load(t, generator.LoadConfig{Dir: dir, Patterns: goodCases})
+	entries := generator.Inventory(res.Guards, dir)
+	golden(t, filepath.Join(dir, "testdata/inventory/inventory.md"), generator.InventoryMarkdown(entries))
+	js, err := generator.InventoryJSON(entries)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for path, src := range res.Files {
-		if *update {
-			os.WriteFile(path, src, 0o644)
-			continue
-		}
-		want, _ := os.ReadFile(path)
-		if string(want) != string(src) {
-			t.Errorf("%s differs", path)
+	golden(t, filepath.Join(dir, "testdata/inventory/inventory.json"), js)
+	// Shortest promise first.
+	for i := 1; i < len(entries); i++ {
+		if rank(entries[i-1].Kind) > rank(entries[i].Kind) {
+			t.Errorf("%s listed before %s", entries[i-1].Kind, entries[i].Kind)
 		}
 	}
+}
+
+func rank(kind string) int {
+	for i, k := range []string{"request", "transaction", "lease", "open", "episode", "statement", "provider", "forever"} {
+		if k == kind {
+			return i
+		}
+	}
+	return -1
+}
+
+// Each class of bad input: the exact file:line:col and message, and no file produced.
+func TestBadInput_OneCasePerErrorClass(t *testing.T) {
+	t.Parallel()
+	dir := root(t)
+	cases, err := filepath.Glob(filepath.Join(dir, "testdata/generate/bad/*"))
+	if err != nil || len(cases) < 17 {
+		t.Fatalf("bad cases: %v, %v", cases, err)
+	}
+	for _, c := range cases {
+		name := filepath.Base(c)
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			pkgs, err := generator.Load(generator.LoadConfig{Dir: dir, Patterns: []string{"./testdata/generate/bad/" + name}})
+			if err != nil {
+				t.Fatalf("load: %v", err)
+			}
+			res, err := generator.Generate(pkgs)
+			if err == nil {
+				t.Fatalf("generated %d files from bad input", len(res.Files))
+			}
+			if res != nil {
+				t.Errorf("a result came back with the error: %+v", res)
+			}
+			got := strings.ReplaceAll(err.Error(), dir+string(filepath.Separator), "") + "\n"
+			golden(t, filepath.Join(c, "want.txt"), []byte(got))
+			if _, err := os.Stat(filepath.Join(c, generator.FileName)); !os.IsNotExist(err) {
+				t.Errorf("%s exists", generator.FileName)
+			}
+		})
+	}
+}
+
+// Two runs, packages and files in shuffled order, and another GOOS and GOFLAGS: the same bytes.
+func TestDeterminism_SameBytesWhateverTheOrderAndEnvironment(t *testing.T) {
+	t.Parallel()
+	dir := root(t)
+	first := load(t, generator.LoadConfig{Dir: dir, Patterns: goodCases})
+
+	pkgs, err := generator.Load(generator.LoadConfig{Dir: dir, Patterns: []string{goodCases[2], goodCases[0], goodCases[1]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	r.Shuffle(len(pkgs), func(i, j int) { pkgs[i], pkgs[j] = pkgs[j], pkgs[i] })
+	for _, p := range pkgs {
+		r.Shuffle(len(p.Syntax), func(i, j int) { p.Syntax[i], p.Syntax[j] = p.Syntax[j], p.Syntax[i] })
+	}
+	second, err := generator.Generate(pkgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), "GOOS=windows", "GOARCH=arm64", "GOFLAGS=-mod=mod -trimpath")
+	third := load(t, generator.LoadConfig{Dir: dir, Patterns: goodCases, Env: env})
+
+	for name, res := range map[string]*generator.Result{"shuffled": second, "GOOS=windows": third} {
+		if !sameFiles(first.Files, res.Files) {
+			t.Errorf("%s: generated files differ from the first run", name)
+		}
+		a := generator.InventoryMarkdown(generator.Inventory(first.Guards, dir))
+		b := generator.InventoryMarkdown(generator.Inventory(res.Guards, dir))
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s: inventory differs:\n%s", name, generator.UnifiedDiff("first", name, a, b))
+		}
+	}
+}
+
+func sameFiles(a, b map[string][]byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	keys := make([]string, 0, len(a))
+	for k := range a {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if !bytes.Equal(a[k], b[k]) {
+			return false
+		}
+	}
+	return true
 }

@@ -75,6 +75,9 @@ func Load(cfg LoadConfig) ([]*packages.Package, error) {
 	var msgs []string
 	packages.Visit(pkgs, nil, func(p *packages.Package) {
 		for _, e := range p.Errors {
+			if tolerated(e) {
+				continue
+			}
 			msgs = append(msgs, e.Error())
 		}
 	})
@@ -87,6 +90,22 @@ func Load(cfg LoadConfig) ([]*packages.Package, error) {
 	}
 	sort.Slice(pkgs, func(i, j int) bool { return pkgs[i].PkgPath < pkgs[j].PkgPath })
 	return pkgs, nil
+}
+
+// tolerated reports a type error, which does not stop generation: the package's own code
+// may use the wrappers and constants about to be generated (on a first run, or after the
+// stale file was set aside), so it cannot type-check until they exist. What generation
+// needs, the guarded functions' signatures and key expressions, is checked on its own.
+// Syntax errors and packages that cannot be found do stop it.
+func tolerated(e packages.Error) bool {
+	switch e.Kind {
+	case packages.TypeError:
+		return true
+	case packages.ListError:
+		// The go command's compile of the package (for export data) fails the same way.
+		return strings.HasPrefix(strings.TrimSpace(e.Msg), "# ")
+	}
+	return false
 }
 
 func dedupe(sorted []string) []string {

@@ -1,0 +1,12 @@
+package bad
+
+import "context"
+
+type User struct {
+	ID    int64
+	Score float64
+}
+
+//once:forever key=u.ID
+//once:request key=u.ID
+func F(ctx context.Context, u User) error { return nil }
