@@ -9,4 +9,8 @@ import (
 
 // TestMain gives the package's tests one throwaway PostgreSQL cluster; each test then takes
 // its own fresh database from it.
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+func TestMain(m *testing.M) {
+	code := pgtest.Main(m)
+	dropExampleDatabases()
+	os.Exit(code)
+}

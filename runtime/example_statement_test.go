@@ -1,0 +1,34 @@
+package once_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	once "github.com/oncekit/once/runtime"
+)
+
+// An organisation may generate ideas twice a month. A run that fails gives its unit back:
+// the allowance counts only what was delivered.
+func ExampleStatement() {
+	ctx := context.Background()
+	db := examplePool()
+	allowance := once.Statement[string]{Name: "ideas.Generate", Cap: 2}
+	key := once.Key("org", 7, "2026-11")
+
+	failing := func(context.Context) (string, error) { return "", errors.New("model unavailable") }
+	_, out, err := allowance.Do(ctx, db, key, 1, failing)
+	fmt.Println(out.Status, err)
+
+	generate := func(context.Context) (string, error) { return "ideas", nil }
+	for range 3 {
+		_, out, err := allowance.Do(ctx, db, key, 1, generate)
+		fmt.Println(out.Status, out.Count, err)
+	}
+
+	// Output:
+	// ran model unavailable
+	// ran 1 <nil>
+	// ran 2 <nil>
+	// refused 2 <nil>
+}
