@@ -218,7 +218,9 @@ func NewAnalyzer(catalogs []string) *analysis.Analyzer {
 		URL:        "https://pkg.go.dev/github.com/oncekit/once/analyzer",
 		Run:        func(pass *analysis.Pass) (any, error) { return run(pass, cf.get()) },
 		ResultType: reflect.TypeFor[*Result](),
-		FactTypes:  []analysis.Fact{new(EffectFact), new(GuardedFact), new(PackageFact)},
+		// Malformed directives are worth reporting in a package that does not compile.
+		RunDespiteErrors: true,
+		FactTypes:        []analysis.Fact{new(EffectFact), new(GuardedFact), new(PackageFact)},
 	}
 	a.Flags.Var(cf, "catalog", "extra provider catalogue `file`s (comma-separated or repeated), relative to the module root")
 	return a
@@ -316,7 +318,8 @@ func fastPath(pass *analysis.Pass, cat *catalog.Catalog) bool {
 func hasDirectiveComment(f *ast.File) bool {
 	for _, g := range f.Comments {
 		for _, c := range g.List {
-			if strings.HasPrefix(c.Text, directive.Prefix) {
+			// "// once:" too: the parser explains that a space stops it being a directive.
+			if strings.Contains(c.Text, "once:") && !strings.HasPrefix(c.Text, "//oncelint:") {
 				return true
 			}
 		}

@@ -133,11 +133,14 @@ func attach(tf *token.File, f *ast.File, c *ast.Comment) (token.Pos, token.Pos) 
 // Reporter reports the findings of one check, dropping those an ignore covers, and then
 // the ignores of its code that covered nothing.
 type Reporter struct {
-	pass *analysis.Pass
-	code string
-	idx  *Index
-	mu   sync.Mutex
-	used map[*Ignore]bool
+	// Plain leaves the code off the message, so it reads exactly as another tool prints
+	// it (ONCE000 repeats oncegen's text).
+	Plain bool
+	pass  *analysis.Pass
+	code  string
+	idx   *Index
+	mu    sync.Mutex
+	used  map[*Ignore]bool
 }
 
 // NewReporter returns a Reporter for the check code.
@@ -158,7 +161,9 @@ func (r *Reporter) Report(d analysis.Diagnostic) {
 		}
 	}
 	d.Category = r.code
-	d.Message += " (" + r.code + ")"
+	if !r.Plain {
+		d.Message += " (" + r.code + ")"
+	}
 	r.pass.Report(d)
 }
 

@@ -1,0 +1,17 @@
+// Package once000 defines an Analyzer that reports malformed //once: directives and
+// //oncelint:ignore comments.
+//
+// # Analyzer once000
+//
+// once000: report malformed //once: directives and //oncelint:ignore comments
+//
+// Directives are parsed by the one parser oncegen also uses, and each mistake is
+// reported at its file:line:col with exactly the text oncegen prints: an unknown kind
+// (with the nearest valid one), an unknown, repeated or missing argument, a bad duration
+// or number, two directives on one function, a directive on something that is not a
+// function, an identifier that is not a plain SQL identifier. A function whose directive
+// is malformed holds no promise, so its effects are judged as if it had none.
+//
+// An //oncelint:ignore comment that names no check or an unknown one, gives no reason, or
+// is attached to nothing, is reported too: it silences nothing.
+package once000

@@ -1,0 +1,50 @@
+package once000
+
+import (
+	_ "embed"
+
+	"golang.org/x/tools/go/analysis"
+
+	"github.com/oncekit/once/analyzer/internal/effects"
+	"github.com/oncekit/once/analyzer/internal/ignore"
+	"github.com/oncekit/once/analyzer/internal/passdoc"
+)
+
+//go:embed doc.go
+var doc string
+
+// Code is the stable code of this check's findings.
+const Code = "ONCE000"
+
+// Analyzer reports malformed directives, with the built-in catalogue.
+var Analyzer = New(effects.Analyzer)
+
+// New returns the analyzer reading the directives parsed by facts.
+func New(facts *analysis.Analyzer) *analysis.Analyzer {
+	return &analysis.Analyzer{
+		Name:     "once000",
+		Doc:      passdoc.Extract(doc, "once000"),
+		URL:      "https://pkg.go.dev/github.com/oncekit/once/analyzer/once000",
+		Requires: []*analysis.Analyzer{facts},
+		// A malformed directive often comes with code that does not compile yet.
+		RunDespiteErrors: true,
+		Run:              func(pass *analysis.Pass) (any, error) { return run(pass, facts) },
+	}
+}
+
+func run(pass *analysis.Pass, facts *analysis.Analyzer) (any, error) {
+	res := pass.ResultOf[facts].(*effects.Result)
+	rep := ignore.NewReporter(pass, res.Ignores, Code)
+	rep.Plain = true
+	defer rep.Finish()
+	for _, e := range res.DirectiveErrors {
+		rep.Report(analysis.Diagnostic{Pos: e.Pos, Message: e.Msg})
+	}
+	for _, ig := range res.Ignores.List {
+		if ig.Problem != "" {
+			// Not through rep: a malformed ignore cannot silence its own report.
+			pass.Report(analysis.Diagnostic{Pos: ig.Pos, Category: Code, Message: ig.Problem})
+		}
+	}
+	return nil, nil
+}

@@ -1,0 +1,63 @@
+package once000_test
+
+import (
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"testing"
+
+	"golang.org/x/tools/go/analysis/analysistest"
+
+	"github.com/oncekit/once/analyzer/once000"
+	"github.com/oncekit/once/internal/directive"
+)
+
+// The analyzer's messages are the parser's, word for word: oncegen and oncelint print the
+// same line for the same mistake.
+func TestONCE000_SameTextAsTheParser(t *testing.T) {
+	t.Parallel()
+	dir, err := filepath.Abs(filepath.Join("..", "testdata"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The mistakes sit in comments, where a want comment cannot go: collect the
+	// diagnostics and compare them with the parser's errors instead.
+	results := analysistest.Run(quiet{}, dir, once000.Analyzer, "shop/declared")
+	fset := token.NewFileSet()
+	file := filepath.Join(dir, "src", "shop", "declared", "declared.go")
+	f, err := parser.ParseFile(fset, file, nil, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, errs := directive.ParseFile(fset, f)
+	if len(errs) != 4 {
+		t.Fatalf("parser found %d mistakes, want 4", len(errs))
+	}
+	got := map[string]bool{}
+	for _, r := range results {
+		for _, d := range r.Diagnostics {
+			got[r.Pass.Fset.Position(d.Pos).String()+": "+d.Message] = true
+		}
+	}
+	want := map[string]bool{}
+	for _, e := range errs {
+		want[e.Error()] = true
+	}
+	want[file+":29:2: //oncelint:ignore ONCE001 gives no reason: say why the finding does not apply"] = true
+	want[file+":34:2: //oncelint:ignore names unknown check ONCE009: the checks are ONCE000 to ONCE006"] = true
+	for line := range want {
+		if !got[line] {
+			t.Errorf("oncelint did not print %q", line)
+		}
+	}
+	for line := range got {
+		if !want[line] {
+			t.Errorf("oncelint printed %q, which the parser did not", line)
+		}
+	}
+}
+
+// quiet accepts analysistest's complaints about diagnostics without want comments.
+type quiet struct{}
+
+func (quiet) Errorf(string, ...any) {}

@@ -1,0 +1,201 @@
+package once004
+
+import (
+	_ "embed"
+	"fmt"
+	"go/ast"
+	"go/types"
+	"strings"
+
+	"golang.org/x/tools/go/analysis"
+
+	"github.com/oncekit/once/analyzer/internal/effects"
+	"github.com/oncekit/once/analyzer/internal/ignore"
+	"github.com/oncekit/once/analyzer/internal/passdoc"
+)
+
+//go:embed doc.go
+var doc string
+
+// Code is the stable code of this check's findings.
+const Code = "ONCE004"
+
+// Analyzer reports calls bypassing generated guards, with the built-in catalogue.
+var Analyzer = New(effects.Analyzer)
+
+// New returns the analyzer reading the guarded calls found by facts.
+func New(facts *analysis.Analyzer) *analysis.Analyzer {
+	return &analysis.Analyzer{
+		Name:     "once004",
+		Doc:      passdoc.Extract(doc, "once004"),
+		URL:      "https://pkg.go.dev/github.com/oncekit/once/analyzer/once004",
+		Requires: []*analysis.Analyzer{facts},
+		Run:      func(pass *analysis.Pass) (any, error) { return run(pass, facts) },
+	}
+}
+
+func run(pass *analysis.Pass, facts *analysis.Analyzer) (any, error) {
+	res := pass.ResultOf[facts].(*effects.Result)
+	rep := ignore.NewReporter(pass, res.Ignores, Code)
+	defer rep.Finish()
+	for _, gc := range res.GuardedCalls {
+		if gc.Func == nil || gc.Func.Test || gc.Func.Generated || gc.Func.Obj == gc.Callee {
+			continue
+		}
+		rep.Report(diagnostic(pass, res, gc))
+	}
+	return nil, nil
+}
+
+func diagnostic(pass *analysis.Pass, res *effects.Result, gc *effects.GuardedCall) analysis.Diagnostic {
+	name := gc.Callee.Name()
+	d := analysis.Diagnostic{Pos: gc.Call.Pos(), End: gc.Call.End()}
+	wrapper := lookupWrapper(pass, gc)
+	if wrapper == nil {
+		d.Message = fmt.Sprintf("call to %s bypasses its //once:%s promise, and %s is not generated yet: run go generate, then call %s",
+			name, gc.Fact.Kind, gc.Fact.Wrapper, gc.Fact.Wrapper)
+	} else {
+		d.Message = fmt.Sprintf("call to %s bypasses its //once:%s promise: a retry runs it again; call the generated %s instead",
+			name, gc.Fact.Kind, gc.Fact.Wrapper)
+		if fix, ok := suggestFix(pass, gc, wrapper); ok {
+			d.SuggestedFixes = []analysis.SuggestedFix{fix}
+		}
+	}
+	if fn := res.ByObj[gc.Callee]; fn != nil && fn.Directive != nil {
+		d.Related = []analysis.RelatedInformation{{Pos: fn.Directive.Slash, Message: "the promise is declared here"}}
+	}
+	return d
+}
+
+// lookupWrapper finds the generated wrapper of the callee: a function of its package, or
+// a method of its receiver's type.
+func lookupWrapper(pass *analysis.Pass, gc *effects.GuardedCall) *types.Func {
+	callee := gc.Callee
+	if recv := callee.Signature().Recv(); recv != nil {
+		obj, _, _ := types.LookupFieldOrMethod(recv.Type(), true, callee.Pkg(), gc.Fact.Wrapper)
+		fn, _ := obj.(*types.Func)
+		return fn
+	}
+	fn, _ := callee.Pkg().Scope().Lookup(gc.Fact.Wrapper).(*types.Func)
+	return fn
+}
+
+// suggestFix rewrites the call to the wrapper, inserting the DB argument and the
+// Outcome result, where that is mechanical.
+func suggestFix(pass *analysis.Pass, gc *effects.GuardedCall, wrapper *types.Func) (analysis.SuggestedFix, bool) {
+	call := gc.Call
+	wsig := wrapper.Signature()
+	fsig := gc.Callee.Signature()
+	if wsig.Params().Len() < 2 || wsig.Results().Len() != fsig.Results().Len()+1 {
+		return analysis.SuggestedFix{}, false
+	}
+	src, err := pass.ReadFile(pass.Fset.File(call.Pos()).Name())
+	if err != nil {
+		return analysis.SuggestedFix{}, false
+	}
+	text := func(n ast.Node) string {
+		f := pass.Fset.File(n.Pos())
+		return string(src[f.Offset(n.Pos()):f.Offset(n.End())])
+	}
+	db := dbInScope(pass, gc, wsig.Params().At(1).Type())
+	if db == "" {
+		return analysis.SuggestedFix{}, false
+	}
+	// The wrapper takes ctx, db, then F's parameters other than the context and the
+	// transaction it supplies itself.
+	var args []string
+	ctxArg := ""
+	for i, a := range call.Args {
+		if i >= fsig.Params().Len() {
+			return analysis.SuggestedFix{}, false
+		}
+		switch t := types.TypeString(fsig.Params().At(i).Type(), nil); t {
+		case "context.Context":
+			ctxArg = text(a)
+		case "github.com/jackc/pgx/v5.Tx":
+		default:
+			args = append(args, text(a))
+		}
+	}
+	if ctxArg == "" || len(args) != wsig.Params().Len()-2 {
+		return analysis.SuggestedFix{}, false
+	}
+	var fun string
+	switch f := ast.Unparen(call.Fun).(type) {
+	case *ast.Ident:
+		fun = gc.Fact.Wrapper
+	case *ast.SelectorExpr:
+		fun = text(f.X) + "." + gc.Fact.Wrapper
+	default:
+		return analysis.SuggestedFix{}, false
+	}
+	newCall := fun + "(" + strings.Join(append([]string{ctxArg, db}, args...), ", ") + ")"
+	edits := []analysis.TextEdit{{Pos: call.Pos(), End: call.End(), NewText: []byte(newCall)}}
+	// The wrapper's extra Outcome result comes before the error.
+	switch parent := parentOf(gc.Func.Decl, call).(type) {
+	case *ast.ExprStmt:
+	case *ast.AssignStmt:
+		if len(parent.Rhs) != 1 || len(parent.Lhs) != fsig.Results().Len() || len(parent.Lhs) == 0 {
+			return analysis.SuggestedFix{}, false
+		}
+		last := parent.Lhs[len(parent.Lhs)-1]
+		edits = append(edits, analysis.TextEdit{Pos: last.Pos(), End: last.Pos(), NewText: []byte("_, ")})
+	default:
+		return analysis.SuggestedFix{}, false
+	}
+	return analysis.SuggestedFix{Message: "call " + gc.Fact.Wrapper, TextEdits: edits}, true
+}
+
+// dbInScope names the one value the function can pass as the wrapper's DB: a parameter,
+// or a field of the receiver, whose type is assignable to it.
+func dbInScope(pass *analysis.Pass, gc *effects.GuardedCall, dbType types.Type) string {
+	sig := gc.Func.Obj.Signature()
+	var found []string
+	for i := range sig.Params().Len() {
+		p := sig.Params().At(i)
+		if p.Name() != "" && p.Name() != "_" && types.AssignableTo(p.Type(), dbType) {
+			found = append(found, p.Name())
+		}
+	}
+	if len(found) == 0 && sig.Recv() != nil && sig.Recv().Name() != "" {
+		t := sig.Recv().Type()
+		if p, ok := t.(*types.Pointer); ok {
+			t = p.Elem()
+		}
+		if st, ok := t.Underlying().(*types.Struct); ok {
+			for i := range st.NumFields() {
+				f := st.Field(i)
+				if types.AssignableTo(f.Type(), dbType) {
+					found = append(found, sig.Recv().Name()+"."+f.Name())
+				}
+			}
+		}
+	}
+	if len(found) != 1 {
+		return ""
+	}
+	return found[0]
+}
+
+// parentOf returns the node directly enclosing n in root.
+func parentOf(root ast.Node, n ast.Node) ast.Node {
+	var parent ast.Node
+	var stack []ast.Node
+	ast.Inspect(root, func(m ast.Node) bool {
+		if parent != nil {
+			return false
+		}
+		if m == nil {
+			stack = stack[:len(stack)-1]
+			return true
+		}
+		if m == n && len(stack) > 0 {
+			parent = stack[len(stack)-1]
+			return false
+		}
+		stack = append(stack, m)
+		return true
+	})
+	return parent
+}
+
