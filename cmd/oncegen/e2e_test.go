@@ -1,0 +1,108 @@
+package main
+
+import (
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/oncekit/once/internal/pgtest"
+)
+
+type stormResult struct {
+	Effects    int64  `json:"effects"`
+	Ran        int64  `json:"ran"`
+	Errors     int64  `json:"errors"`
+	FirstError string `json:"first_error"`
+}
+
+var stormKinds = []string{"request", "transaction", "statement", "episode", "open", "forever", "provider", "lease",
+	"table-open", "table-forever", "table-episode", "table-statement"}
+
+// For every kind, the wrappers oncegen generates into a fresh module, built there and run
+// against real PostgreSQL with the migrations it wrote, keep a storm of concurrent calls on
+// one key to exactly one effect; the same storm without the guards makes duplicates.
+func TestGeneratedWrappers_StormOfDuplicatesMakesExactlyOneEffect(t *testing.T) {
+	t.Parallel()
+	mod := newModule(t, copyTree(t, "testdata/e2e", ""))
+	if code, _, stderr := oncegen(t, mod, "-migrations", "migrations", "-format", "sql", "./..."); code != 0 {
+		t.Fatalf("oncegen exit %d:\n%s", code, stderr)
+	}
+	storm := filepath.Join(t.TempDir(), "storm")
+	if out, err := goCmd(mod, "build", "-o", storm, "./storm").CombinedOutput(); err != nil {
+		t.Fatalf("building the generated module: %v\n%s", err, out)
+	}
+
+	guarded := setupDatabase(t, mod)
+	got := runStorm(t, storm, guarded.URL)
+	for _, kind := range stormKinds {
+		r, ok := got[kind]
+		switch {
+		case !ok:
+			t.Errorf("%s: no result", kind)
+		case r.Errors != 0:
+			t.Errorf("%s: %d calls failed, first: %s", kind, r.Errors, r.FirstError)
+		case r.Effects != 1:
+			t.Errorf("%s: %d effects from %d concurrent calls, want exactly 1", kind, r.Effects, 16)
+		case kind != "provider" && kind != "transaction" && r.Ran != 1:
+			// Provider and transaction guards run every call: the provider keeps the promise
+			// by its key; the transaction serialises the decisions, so only the first finds
+			// nothing decided.
+			t.Errorf("%s: %d calls report Ran, want 1", kind, r.Ran)
+		}
+	}
+
+	// Negative control: the same storm, calling the functions without their guards, on a
+	// database without the unique indexes.
+	control := setupDatabase(t, mod)
+	for _, idx := range []string{"jobs_dedupe_key_once_open", "billing.charges_org_id_day_once_forever", "alerts_rule_id_once_episode", "quota_org_id_day_once_statement"} {
+		if out, err := psqlCommand(control.URL, "DROP INDEX "+idx); err != nil {
+			t.Fatalf("dropping %s: %v\n%s", idx, err, out)
+		}
+	}
+	unguarded := runStorm(t, storm, control.URL, "-direct")
+	for _, kind := range stormKinds {
+		if r := unguarded[kind]; r.Effects < 2 {
+			t.Errorf("control %s: %d effects without the guard: the storm cannot show a duplicate", kind, r.Effects)
+		}
+	}
+}
+
+// setupDatabase makes a fresh database holding the module's own tables and every up
+// migration oncegen wrote, applied with psql.
+func setupDatabase(t *testing.T, mod string) *pgtest.Database {
+	t.Helper()
+	db := pgtest.NewDatabase(t)
+	if out, err := psql(db.URL, filepath.Join(mod, "schema.sql")); err != nil {
+		t.Fatalf("schema.sql: %v\n%s", err, out)
+	}
+	ups := filesWith(t, filepath.Join(mod, "migrations"), ".up.sql")
+	if len(ups) == 0 {
+		t.Fatal("oncegen wrote no migrations")
+	}
+	for _, f := range ups {
+		if out, err := psql(db.URL, f); err != nil {
+			t.Fatalf("%s: %v\n%s", filepath.Base(f), err, out)
+		}
+	}
+	return db
+}
+
+func runStorm(t *testing.T, bin, url string, args ...string) map[string]stormResult {
+	t.Helper()
+	out, err := exec.Command(bin, append([]string{"-db", url}, args...)...).Output()
+	if err != nil {
+		msg := ""
+		if ee, ok := err.(*exec.ExitError); ok {
+			msg = string(ee.Stderr)
+		}
+		t.Fatalf("storm %s: %v\n%s", strings.Join(args, " "), err, msg)
+	}
+	var res map[string]stormResult
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("storm output %q: %v", out, err)
+	}
+	t.Logf("storm %v: %s", args, out)
+	return res
+}

@@ -1,0 +1,256 @@
+// Command storm fires many concurrent calls of each guarded function of package app at one
+// key and prints, as JSON, how many effects each kind left: rows, or charges the fake
+// provider performed. With -direct it calls the functions themselves, without their guards
+// (and the table= inserts without their conflict clauses): the negative control.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	once "github.com/oncekit/once/runtime"
+	"example.com/e2e/app"
+)
+
+const callers = 16
+
+// Result is what one kind's storm left.
+type Result struct {
+	Effects int64 `json:"effects"`
+	Ran     int64 `json:"ran"`
+	Errors  int64 `json:"errors"`
+	// FirstError is one error a call returned, if any did.
+	FirstError string `json:"first_error,omitempty"`
+}
+
+func main() {
+	dsn := flag.String("db", "", "database URL")
+	direct := flag.Bool("direct", false, "call the functions without their guards")
+	flag.Parse()
+	ctx := context.Background()
+	cfg, err := pgxpool.ParseConfig(*dsn)
+	if err != nil {
+		fail(err)
+	}
+	cfg.MaxConns = 2*callers + 4
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		fail(err)
+	}
+	defer pool.Close()
+	app.Pool = pool
+
+	var performed atomic.Int64
+	seen := sync.Map{}
+	provider := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Like Stripe: a repeated Idempotency-Key replays; no key, or a new one, performs.
+		if k := r.Header.Get("Idempotency-Key"); k != "" {
+			if _, dup := seen.LoadOrStore(k, true); dup {
+				return
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+		performed.Add(1)
+	}))
+	defer provider.Close()
+	app.ProviderURL = provider.URL
+	if *direct {
+		for k := range app.Conflicts {
+			app.Conflicts[k] = ""
+		}
+	}
+
+	day := "2026-11-30"
+	org := app.Org{ID: "org-7"}
+	calls := map[string]func(ctx context.Context) (once.Outcome, error){
+		"request": func(ctx context.Context) (once.Outcome, error) {
+			if *direct {
+				_, err := app.LoadProfile(ctx, org)
+				return ran(err)
+			}
+			_, out, err := app.LoadProfileOnce(ctx, org)
+			return out, err
+		},
+		"transaction": func(ctx context.Context) (once.Outcome, error) {
+			if *direct {
+				tx, err := pool.Begin(ctx)
+				if err != nil {
+					return once.Outcome{}, err
+				}
+				if err := app.Approve(ctx, tx, org); err != nil {
+					tx.Rollback(ctx)
+					return once.Outcome{}, err
+				}
+				return ran(tx.Commit(ctx))
+			}
+			return app.ApproveOnce(ctx, pool, org)
+		},
+		"statement": func(ctx context.Context) (once.Outcome, error) {
+			if *direct {
+				return ran(app.Generate(ctx, org, day))
+			}
+			return app.GenerateOnce(ctx, pool, org, day)
+		},
+		"episode": func(ctx context.Context) (once.Outcome, error) {
+			if *direct {
+				return ran(app.Alert(ctx, "billing-api"))
+			}
+			return app.AlertOnce(ctx, pool, "billing-api")
+		},
+		"open": func(ctx context.Context) (once.Outcome, error) {
+			if *direct {
+				_, err := app.StartRun(ctx, org)
+				return ran(err)
+			}
+			_, out, err := app.StartRunOnce(ctx, pool, org)
+			return out, err
+		},
+		"forever": func(ctx context.Context) (once.Outcome, error) {
+			if *direct {
+				_, err := app.Welcome(ctx, 42)
+				return ran(err)
+			}
+			_, out, err := app.WelcomeOnce(ctx, pool, 42)
+			return out, err
+		},
+		"provider": func(ctx context.Context) (once.Outcome, error) {
+			if *direct {
+				return ran(app.Charge(ctx, "order-9"))
+			}
+			return app.ChargeOnce(ctx, "order-9")
+		},
+		"lease": func(ctx context.Context) (once.Outcome, error) {
+			if *direct {
+				return ran(app.Reconcile(ctx, "shard-1"))
+			}
+			return app.ReconcileOnce(ctx, pool, "shard-1")
+		},
+		"table-open": func(ctx context.Context) (once.Outcome, error) {
+			if *direct {
+				return inTx(ctx, pool, func(ctx context.Context, tx pgx.Tx) error { _, err := app.EnqueueJob(ctx, tx, "job-1"); return err })
+			}
+			_, out, err := app.EnqueueJobOnce(ctx, pool, "job-1")
+			return out, err
+		},
+		"table-forever": func(ctx context.Context) (once.Outcome, error) {
+			if *direct {
+				return inTx(ctx, pool, func(ctx context.Context, tx pgx.Tx) error { return app.RecordCharge(ctx, tx, 7, nil) })
+			}
+			return app.RecordChargeOnce(ctx, pool, 7, nil)
+		},
+		"table-episode": func(ctx context.Context) (once.Outcome, error) {
+			if *direct {
+				return inTx(ctx, pool, func(ctx context.Context, tx pgx.Tx) error { return app.FireAlert(ctx, tx, "disk-full") })
+			}
+			return app.FireAlertOnce(ctx, pool, "disk-full")
+		},
+		"table-statement": func(ctx context.Context) (once.Outcome, error) {
+			if *direct {
+				return inTx(ctx, pool, func(ctx context.Context, tx pgx.Tx) error { _, err := app.UseQuota(ctx, tx, 7, day, 60); return err })
+			}
+			_, out, err := app.UseQuotaOnce(ctx, pool, 7, day, 60)
+			return out, err
+		},
+	}
+	counts := map[string]string{
+		"request":         "SELECT count(*) FROM effects WHERE kind = 'request'",
+		"transaction":     "SELECT count(*) FROM effects WHERE kind = 'transaction'",
+		"statement":       "SELECT count(*) FROM effects WHERE kind = 'statement'",
+		"episode":         "SELECT count(*) FROM effects WHERE kind = 'episode'",
+		"open":            "SELECT count(*) FROM effects WHERE kind = 'open'",
+		"forever":         "SELECT count(*) FROM effects WHERE kind = 'forever'",
+		"lease":           "SELECT count(*) FROM effects WHERE kind = 'lease'",
+		"table-open":      "SELECT count(*) FROM jobs WHERE dedupe_key = 'job-1'",
+		"table-forever":   "SELECT count(*) FROM billing.charges WHERE org_id = 7",
+		"table-episode":   "SELECT count(*) FROM alerts WHERE rule_id = 'disk-full'",
+		"table-statement": "SELECT count(*) FROM quota WHERE org_id = 7",
+	}
+
+	results := map[string]Result{}
+	for kind, call := range calls {
+		var res Result
+		var returned atomic.Int64
+		app.Hold = nil
+		if !*direct {
+			// The winner stays inside its claim until every other caller has returned.
+			app.Hold = func() {
+				deadline := time.Now().Add(10 * time.Second)
+				for returned.Load() < callers-1 && time.Now().Before(deadline) {
+					time.Sleep(time.Millisecond)
+				}
+			}
+		}
+		stormCtx := ctx
+		if kind == "request" {
+			stormCtx = once.WithRequestScope(ctx)
+		}
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		var mu sync.Mutex
+		for range callers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				out, err := call(stormCtx)
+				mu.Lock()
+				if out.Status == once.Ran {
+					res.Ran++
+				}
+				if err != nil && !errors.Is(err, once.ErrBusy) && !errors.Is(err, once.ErrInFlight) {
+					res.Errors++
+					if res.FirstError == "" {
+						res.FirstError = err.Error()
+					}
+				}
+				mu.Unlock()
+				returned.Add(1)
+			}()
+		}
+		close(start)
+		wg.Wait()
+		if kind == "provider" {
+			res.Effects = performed.Load()
+		} else if err := pool.QueryRow(ctx, counts[kind]).Scan(&res.Effects); err != nil {
+			fail(fmt.Errorf("%s: counting: %w", kind, err))
+		}
+		results[kind] = res
+	}
+	json.NewEncoder(os.Stdout).Encode(results)
+}
+
+func ran(err error) (once.Outcome, error) {
+	if err != nil {
+		return once.Outcome{}, err
+	}
+	return once.Outcome{Status: once.Ran}, nil
+}
+
+func inTx(ctx context.Context, pool *pgxpool.Pool, fn func(context.Context, pgx.Tx) error) (once.Outcome, error) {
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		return once.Outcome{}, err
+	}
+	if err := fn(ctx, tx); err != nil {
+		tx.Rollback(ctx)
+		return once.Outcome{}, err
+	}
+	return ran(tx.Commit(ctx))
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "storm:", err)
+	os.Exit(1)
+}
