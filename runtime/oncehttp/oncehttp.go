@@ -1,0 +1,384 @@
+// Package oncehttp is net/http middleware for the Idempotency-Key request header: the front
+// door of a paid product, where a second click, a second tab, a reconnecting phone or an
+// integration's retry must not make the work happen twice.
+//
+// Each request that carries a key is an operation of once's runtime (a Forever guard over
+// once.operations), keyed by the key and scoped to the account the application's Account
+// function authenticates, never to anything in the request body. The handler runs at most
+// once per account and key:
+//
+//   - the first request runs the handler; its response (status, chosen headers, body) is
+//     recorded and sent;
+//   - a retry gets the recorded response again, marked "Idempotent-Replayed: true";
+//   - a request while the first is still running gets 409 (or, with Config.Wait, waits
+//     for the first to finish and gets its response);
+//   - the key reused with a different request (method, target, media type or body; a JSON
+//     body is compared by value, so key order and number spelling do not matter) gets 422;
+//   - a request that needs a key and has none gets 400, as does a malformed key.
+//
+// Errors are application/problem+json (RFC 9457) with a type per case (see the Problem
+// constants). Only unsafe methods (POST, PUT, PATCH, DELETE) are handled by default; others
+// pass through untouched.
+//
+// What the handler's response means for a retry:
+//
+//   - 2xx, 3xx and 4xx (except 408, 425 and 429) are recorded and replayed: the request was
+//     answered, and asking again must get the same answer;
+//   - 5xx, 408, 425 and 429 release the key: the work did not happen (or will be done again
+//     safely), so a retry runs the handler again;
+//   - a handler that cannot know whether its effect happened (a provider took the request
+//     and the connection failed) calls once.AttemptFrom(r.Context()).Uncertain(err): the
+//     operation is recorded uncertain and later requests get 409 until an operator resolves
+//     it (once.ListUncertain).
+//
+// The handler finds the operation in its request's context (once.AttemptFrom): its provider
+// keys (Attempt.ProviderKey), ledger entries (Attempt.Record), follow-ups (Attempt.FollowUp)
+// and checkpoints (once.Step) are the runtime's.
+//
+// The response is buffered until the outcome is recorded, so a client that got an answer
+// and asks again finds it recorded. The middleware is for answers, not streams.
+//
+// Keys are kept for Config.Retain (a day by default); a retry after that runs as new work.
+// The IETF draft "The Idempotency-Key HTTP Header Field" and Stripe's idempotent requests
+// describe the protocol.
+package oncehttp
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"time"
+
+	once "github.com/oncekit/once/runtime"
+)
+
+// Defaults for a zero Config field.
+const (
+	DefaultName        = "http"
+	DefaultMaxBody     = 1 << 20
+	DefaultMaxResponse = 1 << 20
+)
+
+// DefaultReplayHeaders are the response headers recorded and replayed when
+// Config.ReplayHeaders is nil.
+var DefaultReplayHeaders = []string{"Content-Type", "Content-Language", "Content-Location", "Location", "Link"}
+
+// Config configures the middleware. DB and Account are required.
+type Config struct {
+	// DB holds once's tables (see once.Migrate).
+	DB once.DB
+	// Account returns the authenticated account (user, workspace, API key owner) the
+	// request acts for. Keys are scoped to it: the same key from two accounts is two
+	// operations, and neither sees the other's response. An error or an empty account is
+	// answered 401.
+	Account func(*http.Request) (string, error)
+	// Name names the operation in once.operations; zero means DefaultName. Keys are per
+	// Name and account, so middleware instances with different names keep separate keys.
+	Name string
+	// Required answers 400 to a request with a handled method and no Idempotency-Key;
+	// otherwise such a request passes through unprotected.
+	Required bool
+	// Methods are the methods handled; nil means POST, PUT, PATCH and DELETE.
+	Methods []string
+	// Retain is how long a key is remembered; zero means once.DefaultOperationRetain (a day).
+	Retain time.Duration
+	// Stale is how long a request may run before its key is taken to be held by a dead
+	// process; zero means once.DefaultStale.
+	Stale time.Duration
+	// RepeatSafe says the handler's effects may be repeated after a process died mid-request
+	// (they carry provider keys, or are checkpointed); see once.Forever.
+	RepeatSafe bool
+	// Wait, when positive, makes a request that finds its key in flight wait up to Wait for
+	// the first request to finish, and answer with its response, instead of 409 at once.
+	Wait time.Duration
+	// ReplayHeaders are the response headers recorded and replayed; nil means
+	// DefaultReplayHeaders.
+	ReplayHeaders []string
+	// MaxBody is the largest request body read (it is fingerprinted); larger requests get
+	// 413. Zero means DefaultMaxBody.
+	MaxBody int64
+	// MaxResponse is the largest response body recorded; zero means DefaultMaxResponse. A
+	// larger response is sent, and its operation recorded done, but cannot be replayed: a
+	// retry gets 500 (ProblemNotRecorded).
+	MaxResponse int
+	// BareKeys accepts a key that is not a quoted string (Idempotency-Key: abc-123, as
+	// Stripe's clients send it) besides the Structured Field String form the IETF draft
+	// specifies ("abc-123").
+	BareKeys bool
+	// ValidateKey, when set, checks a key's format (say, that it is a UUID); an error is
+	// answered 400 with its text.
+	ValidateKey func(key string) error
+}
+
+// recorded is a response as stored in the operation's result.
+type recorded struct {
+	Status int         `json:"status"`
+	Header http.Header `json:"header,omitempty"`
+	Body   []byte      `json:"body,omitempty"`
+}
+
+// New returns the middleware cfg describes, or an error naming what is missing or wrong.
+func New(cfg Config) (func(http.Handler) http.Handler, error) {
+	switch {
+	case cfg.DB == nil:
+		return nil, errors.New("oncehttp: Config.DB is nil")
+	case cfg.Account == nil:
+		return nil, errors.New("oncehttp: Config.Account is nil: keys must be scoped to the authenticated account")
+	case cfg.Retain < 0 || cfg.Stale < 0 || cfg.Wait < 0 || cfg.MaxBody < 0 || cfg.MaxResponse < 0:
+		return nil, errors.New("oncehttp: Config.Retain, Stale, Wait, MaxBody and MaxResponse must not be negative")
+	}
+	m := &middleware{cfg: cfg, methods: map[string]bool{}, replay: map[string]bool{}}
+	if m.cfg.Name == "" {
+		m.cfg.Name = DefaultName
+	}
+	if m.cfg.Retain == 0 {
+		m.cfg.Retain = once.DefaultOperationRetain
+	}
+	if m.cfg.MaxBody == 0 {
+		m.cfg.MaxBody = DefaultMaxBody
+	}
+	if m.cfg.MaxResponse == 0 {
+		m.cfg.MaxResponse = DefaultMaxResponse
+	}
+	methods := cfg.Methods
+	if methods == nil {
+		methods = []string{http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
+	}
+	for _, meth := range methods {
+		m.methods[strings.ToUpper(meth)] = true
+	}
+	headers := cfg.ReplayHeaders
+	if headers == nil {
+		headers = DefaultReplayHeaders
+	}
+	for _, h := range headers {
+		m.replay[http.CanonicalHeaderKey(h)] = true
+	}
+	m.guard = once.Forever[recorded]{
+		Name:       m.cfg.Name,
+		Retain:     m.cfg.Retain,
+		Stale:      m.cfg.Stale,
+		RepeatSafe: m.cfg.RepeatSafe,
+		// The body is stored base64-encoded inside the JSON record, with the headers.
+		MaxResult: m.cfg.MaxResponse/3*4 + 8<<10,
+	}
+	if err := checkName(m.cfg.Name); err != nil {
+		return nil, err
+	}
+	return func(next http.Handler) http.Handler {
+		return &handler{m: m, next: next}
+	}, nil
+}
+
+func checkName(name string) error {
+	if len(name) > once.MaxNameLen {
+		return fmt.Errorf("oncehttp: Config.Name is %d bytes, over the %d-byte limit", len(name), once.MaxNameLen)
+	}
+	return nil
+}
+
+type middleware struct {
+	cfg     Config
+	methods map[string]bool
+	replay  map[string]bool
+	guard   once.Forever[recorded]
+}
+
+type handler struct {
+	m    *middleware
+	next http.Handler
+}
+
+// errRetryable releases the key: the handler's answer says the work did not happen.
+var errRetryable = errors.New("oncehttp: the response allows a retry")
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	m := h.m
+	if !m.methods[r.Method] {
+		h.next.ServeHTTP(w, r)
+		return
+	}
+	fields := r.Header.Values("Idempotency-Key")
+	if len(fields) == 0 {
+		if m.cfg.Required {
+			writeProblem(w, http.StatusBadRequest, ProblemKeyMissing, "Idempotency-Key required",
+				"this request performs lasting work: send an Idempotency-Key header, and the same key on every retry")
+			return
+		}
+		h.next.ServeHTTP(w, r)
+		return
+	}
+	if len(fields) > 1 {
+		writeProblem(w, http.StatusBadRequest, ProblemKeyMalformed, "Malformed Idempotency-Key", "the request has more than one Idempotency-Key header")
+		return
+	}
+	key, err := parseKey(fields[0], m.cfg.BareKeys)
+	if err == nil && m.cfg.ValidateKey != nil {
+		err = m.cfg.ValidateKey(key)
+	}
+	if err != nil {
+		writeProblem(w, http.StatusBadRequest, ProblemKeyMalformed, "Malformed Idempotency-Key", err.Error())
+		return
+	}
+	account, err := m.cfg.Account(r)
+	if err != nil || account == "" {
+		detail := "no account"
+		if err != nil {
+			detail = err.Error()
+		}
+		writeProblem(w, http.StatusUnauthorized, ProblemUnauthenticated, "Unauthenticated", detail)
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, m.cfg.MaxBody+1))
+	if err != nil {
+		writeProblem(w, http.StatusBadRequest, ProblemKeyMalformed, "Unreadable request body", err.Error())
+		return
+	}
+	if int64(len(body)) > m.cfg.MaxBody {
+		writeProblem(w, http.StatusRequestEntityTooLarge, ProblemBodyTooLarge, "Request body too large",
+			fmt.Sprintf("the body is over the %d-byte limit", m.cfg.MaxBody))
+		return
+	}
+	ref := once.Ref{Scope: account, Key: key, Input: requestInput(r, body)}
+
+	var deadline time.Time
+	if m.cfg.Wait > 0 {
+		deadline = time.Now().Add(m.cfg.Wait)
+	}
+	pause := 10 * time.Millisecond
+	for {
+		var rec *recorder
+		resp, out, err := m.guard.DoRef(r.Context(), m.cfg.DB, ref, func(ctx context.Context) (recorded, error) {
+			rec = newRecorder()
+			req := r.WithContext(ctx)
+			req.Body = io.NopCloser(bytes.NewReader(body))
+			h.next.ServeHTTP(rec, req)
+			return rec.result(m.replay)
+		})
+		switch {
+		case out.Status == once.Ran:
+			// Whatever was recorded (done, released, uncertain; or a failed settle), the
+			// handler's own response is what this request gets.
+			rec.send(w)
+			return
+		case err == nil:
+			writeReplay(w, resp)
+			return
+		case errors.Is(err, once.ErrInFlight) && !deadline.IsZero() && time.Now().Add(pause).Before(deadline):
+			select {
+			case <-time.After(pause):
+				pause = min(2*pause, 200*time.Millisecond)
+				continue
+			case <-r.Context().Done():
+				return
+			}
+		case errors.Is(err, once.ErrInFlight):
+			w.Header().Set("Retry-After", "1")
+			writeProblem(w, http.StatusConflict, ProblemInFlight, "Request in progress",
+				"a request with this Idempotency-Key is being processed; retry it later")
+		case errors.Is(err, once.ErrMismatch):
+			writeProblem(w, http.StatusUnprocessableEntity, ProblemMismatch, "Idempotency-Key reused",
+				"this Idempotency-Key was used with a different request; use a new key for new work")
+		case errors.Is(err, once.ErrUncertain):
+			writeProblem(w, http.StatusConflict, ProblemUncertain, "Outcome uncertain",
+				"the first request with this Idempotency-Key may or may not have taken effect; it is awaiting reconciliation")
+		case errors.Is(err, once.ErrResultTooLarge):
+			writeProblem(w, http.StatusInternalServerError, ProblemNotRecorded, "Response not recorded",
+				"the first request with this Idempotency-Key was carried out, but its response was too large to keep")
+		default:
+			writeProblem(w, http.StatusInternalServerError, ProblemInternal, "Internal error", "")
+		}
+		return
+	}
+}
+
+// requestInput is what a key promises: the request's method, target, media type and body.
+// A JSON body goes in as JSON, so once.Fingerprint compares it by value; any other body by
+// its SHA-256.
+func requestInput(r *http.Request, body []byte) any {
+	media, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	in := map[string]any{"method": r.Method, "target": r.URL.RequestURI(), "type": media}
+	switch {
+	case len(body) == 0:
+	case (media == "application/json" || strings.HasSuffix(media, "+json")) && json.Valid(body):
+		in["json"] = json.RawMessage(body)
+	default:
+		sum := sha256.Sum256(body)
+		in["sha256"] = hex.EncodeToString(sum[:])
+	}
+	return in
+}
+
+// writeReplay sends a recorded response again.
+func writeReplay(w http.ResponseWriter, resp recorded) {
+	h := w.Header()
+	for k, vs := range resp.Header {
+		h[k] = append([]string(nil), vs...)
+	}
+	h.Set("Idempotent-Replayed", "true")
+	w.WriteHeader(resp.Status)
+	w.Write(resp.Body)
+}
+
+// recorder buffers the handler's response until its outcome is recorded.
+type recorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func newRecorder() *recorder { return &recorder{header: http.Header{}} }
+
+func (rec *recorder) Header() http.Header { return rec.header }
+
+func (rec *recorder) WriteHeader(status int) {
+	if rec.status == 0 {
+		rec.status = status
+	}
+}
+
+func (rec *recorder) Write(p []byte) (int, error) {
+	if rec.status == 0 {
+		rec.status = http.StatusOK
+	}
+	return rec.body.Write(p)
+}
+
+// result classifies the response (see the package doc) and returns it as recorded.
+func (rec *recorder) result(replay map[string]bool) (recorded, error) {
+	if rec.status == 0 {
+		rec.status = http.StatusOK
+	}
+	resp := recorded{Status: rec.status, Body: rec.body.Bytes()}
+	for k, vs := range rec.header {
+		if replay[k] {
+			if resp.Header == nil {
+				resp.Header = http.Header{}
+			}
+			resp.Header[k] = vs
+		}
+	}
+	switch s := rec.status; {
+	case s >= 500 || s == http.StatusRequestTimeout || s == http.StatusTooEarly || s == http.StatusTooManyRequests:
+		return resp, fmt.Errorf("%w: status %d", errRetryable, s)
+	}
+	return resp, nil
+}
+
+// send writes the buffered response to w.
+func (rec *recorder) send(w http.ResponseWriter) {
+	h := w.Header()
+	for k, vs := range rec.header {
+		h[k] = vs
+	}
+	w.WriteHeader(rec.status)
+	w.Write(rec.body.Bytes())
+}
