@@ -198,4 +198,3 @@ func parentOf(root ast.Node, n ast.Node) ast.Node {
 	})
 	return parent
 }
-

@@ -1,0 +1,61 @@
+package analyzer
+
+import (
+	"golang.org/x/tools/go/analysis"
+
+	"github.com/oncekit/once/analyzer/internal/effects"
+	"github.com/oncekit/once/analyzer/once000"
+	"github.com/oncekit/once/analyzer/once001"
+	"github.com/oncekit/once/analyzer/once002"
+	"github.com/oncekit/once/analyzer/once003"
+	"github.com/oncekit/once/analyzer/once004"
+	"github.com/oncekit/once/analyzer/once005"
+	"github.com/oncekit/once/analyzer/once006"
+)
+
+// Config configures a set of analyzers.
+type Config struct {
+	// Catalogs names files of extra provider catalogue entries, in the format of package
+	// catalog. A relative name resolves from the module root of each package analysed,
+	// so one setting means one file from every package directory.
+	Catalogs []string
+}
+
+// Analyzers are the checks with the built-in catalogue, sharing one effects analysis.
+var Analyzers = []*analysis.Analyzer{
+	once000.Analyzer,
+	once001.Analyzer,
+	once002.Analyzer,
+	once003.Analyzer,
+	once004.Analyzer,
+	once005.Analyzer,
+	once006.Analyzer,
+}
+
+// New returns the checks configured by cfg. They share one effects analyzer, whose
+// -catalog flag (see [CatalogFlag]) adds more catalogue files.
+func New(cfg Config) []*analysis.Analyzer {
+	facts := effects.NewAnalyzer(cfg.Catalogs)
+	return []*analysis.Analyzer{
+		once000.New(facts),
+		once001.New(facts),
+		once002.New(facts),
+		once003.New(facts),
+		once004.New(facts),
+		once005.New(facts),
+		once006.New(facts),
+	}
+}
+
+// Facts returns the shared effects analyzer the checks of a set require, so a command can
+// expose its -catalog flag.
+func Facts(checks []*analysis.Analyzer) *analysis.Analyzer {
+	for _, a := range checks {
+		for _, r := range a.Requires {
+			if r.Name == "onceeffects" {
+				return r
+			}
+		}
+	}
+	return nil
+}
