@@ -1,0 +1,269 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/oncekit/once/internal/pgtest"
+)
+
+const appSrc = `package app
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+)
+
+type User struct{ ID int64 }
+
+// Welcome mails a new user.
+//
+//once:forever key=u.ID
+func Welcome(ctx context.Context, u User) error { return nil }
+
+// Enqueue queues a job while none with its key is open.
+//
+//once:open table=jobs columns=dedupe_key status=status open=pending,running
+func Enqueue(ctx context.Context, tx pgx.Tx, key string) error { return nil }
+`
+
+func TestCheck_MissingStaleAndOrphanedFilesExitOneWithADiff(t *testing.T) {
+	t.Parallel()
+	mod := newModule(t, map[string]string{"app/app.go": appSrc})
+	gen := filepath.Join(mod, "app", "once_gen.go")
+
+	// Missing.
+	code, stdout, stderr := oncegen(t, mod, "-check")
+	if code != 1 || !strings.Contains(stdout, "--- /dev/null\n+++ b/app/once_gen.go\n") || !strings.Contains(stdout, "+func WelcomeOnce(") {
+		t.Fatalf("-check with no generated file: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(gen); !os.IsNotExist(err) {
+		t.Fatal("-check wrote the file")
+	}
+
+	// Generated: up to date, and a second run does not touch it.
+	if code, _, stderr := oncegen(t, mod); code != 0 {
+		t.Fatalf("oncegen: exit %d: %s", code, stderr)
+	}
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(gen, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, _ := oncegen(t, mod, "-check"); code != 0 {
+		t.Fatalf("-check after generating: exit %d\n%s", code, stdout)
+	}
+	if code, _, _ := oncegen(t, mod); code != 0 {
+		t.Fatal("second run failed")
+	}
+	if fi, _ := os.Stat(gen); !fi.ModTime().Equal(old) {
+		t.Errorf("an unchanged file was rewritten (mtime %v)", fi.ModTime())
+	}
+
+	// Stale: a hand edit shows as a diff.
+	src, _ := os.ReadFile(gen)
+	os.WriteFile(gen, []byte(strings.Replace(string(src), "guard app.Welcome", "guard app.Hello", 1)), 0o644)
+	code, stdout, _ = oncegen(t, mod, "-check")
+	if code != 1 || !strings.Contains(stdout, "--- a/app/once_gen.go\n+++ b/app/once_gen.go\n") ||
+		!strings.Contains(stdout, `-		return once.Outcome{}, fmt.Errorf("guard app.Hello: %w", err)`) ||
+		!strings.Contains(stdout, `+		return once.Outcome{}, fmt.Errorf("guard app.Welcome: %w", err)`) {
+		t.Fatalf("-check on an edited file: exit %d\n%s", code, stdout)
+	}
+
+	// Orphaned: no directive left produces it.
+	plain := strings.NewReplacer("//once:forever key=u.ID\n", "", "//once:open table=jobs columns=dedupe_key status=status open=pending,running\n", "").Replace(appSrc)
+	os.WriteFile(filepath.Join(mod, "app", "app.go"), []byte(plain), 0o644)
+	code, stdout, _ = oncegen(t, mod, "-check")
+	if code != 1 || !strings.Contains(stdout, "--- a/app/once_gen.go\n+++ /dev/null\n") {
+		t.Fatalf("-check with an orphan: exit %d\n%s", code, stdout)
+	}
+	if code, _, stderr := oncegen(t, mod); code != 0 {
+		t.Fatalf("oncegen: %s", stderr)
+	}
+	if _, err := os.Stat(gen); !os.IsNotExist(err) {
+		t.Error("the orphaned file was not removed")
+	}
+}
+
+func TestBadInput_ExitsTwoAndWritesNothing(t *testing.T) {
+	t.Parallel()
+	mod := newModule(t, map[string]string{"app/app.go": appSrc})
+	if code, _, stderr := oncegen(t, mod); code != 0 {
+		t.Fatalf("oncegen: %s", stderr)
+	}
+	gen := filepath.Join(mod, "app", "once_gen.go")
+	before, _ := os.ReadFile(gen)
+
+	// A second, bad package: the good one's file must not change either.
+	os.WriteFile(filepath.Join(mod, "app", "app.go"), []byte(strings.Replace(appSrc, "key=u.ID", "key=u.ID name=app.welcome", 1)), 0o644)
+	os.MkdirAll(filepath.Join(mod, "bad"), 0o755)
+	os.WriteFile(filepath.Join(mod, "bad", "bad.go"), []byte("package bad\n\nimport \"context\"\n\n//once:lease key=id\nfunc F(ctx context.Context, id string) error { return nil }\n"), 0o644)
+	code, stdout, stderr := oncegen(t, mod, "-migrations", "migrations")
+	want := "bad/bad.go:5:1: //once:lease on F: missing ttl= (for example ttl=10s)\noncegen: nothing was written\n"
+	if code != 2 || stderr != want || stdout != "" {
+		t.Fatalf("exit %d\nstderr %q\nwant   %q", code, stderr, want)
+	}
+	after, _ := os.ReadFile(gen)
+	if string(before) != string(after) {
+		t.Error("a generated file changed although the run failed")
+	}
+	if _, err := os.Stat(filepath.Join(mod, "bad", "once_gen.go")); !os.IsNotExist(err) {
+		t.Error("the bad package got a generated file")
+	}
+	if _, err := os.Stat(filepath.Join(mod, "migrations")); !os.IsNotExist(err) {
+		t.Error("migrations were written although the run failed")
+	}
+	if code, _, _ := oncegen(t, mod, "-format", "liquibase"); code != 2 {
+		t.Errorf("unknown format: exit %d, want 2", code)
+	}
+}
+
+// inventory on the golden cases, run as a user runs it, matches the golden table and JSON.
+func TestInventory_GoldenCases(t *testing.T) {
+	t.Parallel()
+	root := repoRoot(t)
+	args := []string{"./testdata/generate/kinds", "./testdata/generate/tables", "./testdata/generate/multi/..."}
+	for _, c := range []struct{ format, golden string }{{"md", "inventory.md"}, {"json", "inventory.json"}} {
+		code, stdout, stderr := oncegen(t, root, append([]string{"inventory", "-format", c.format}, args...)...)
+		if code != 0 {
+			t.Fatalf("inventory -format %s: exit %d: %s", c.format, code, stderr)
+		}
+		want, err := os.ReadFile(filepath.Join(root, "testdata/inventory", c.golden))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stdout != string(want) {
+			t.Errorf("inventory -format %s differs from testdata/inventory/%s:\n%s", c.format, c.golden, stdout)
+		}
+	}
+}
+
+// Migrations: a first run writes the runtime's schema and each constraint; a change of
+// declarations writes only the difference, with its down part; a rename is refused.
+func TestMigrations_SnapshotYieldsOnlyTheDifference(t *testing.T) {
+	t.Parallel()
+	mod := newModule(t, map[string]string{"app/app.go": appSrc})
+	migs := filepath.Join(mod, "migrations")
+	if code, _, stderr := oncegen(t, mod, "-migrations", "migrations"); code != 0 {
+		t.Fatalf("oncegen: %s", stderr)
+	}
+	first := names(filesWith(t, migs, ""))
+	wantFirst := []string{"0001_once_init.down.sql", "0001_once_init.up.sql", "0002_jobs_dedupe_key_once_open.down.sql", "0002_jobs_dedupe_key_once_open.up.sql", "oncegen.snapshot.json"}
+	if strings.Join(first, " ") != strings.Join(wantFirst, " ") {
+		t.Fatalf("first migrations: %v, want %v", first, wantFirst)
+	}
+	if code, stdout, _ := oncegen(t, mod, "-check", "-migrations", "migrations"); code != 0 {
+		t.Fatalf("-check after writing migrations: exit %d\n%s", code, stdout)
+	}
+
+	// A new table= guard: one new index, nothing else.
+	added := appSrc + `
+// Charge records a charge once for ever.
+//
+//once:forever table=charges columns=order_id
+func Charge(ctx context.Context, tx pgx.Tx, order string) error { return nil }
+`
+	os.WriteFile(filepath.Join(mod, "app", "app.go"), []byte(added), 0o644)
+	code, stdout, _ := oncegen(t, mod, "-check", "-migrations", "migrations")
+	if code != 1 || !strings.Contains(stdout, "+++ b/migrations/0003_charges_order_id_once_forever.up.sql") {
+		t.Fatalf("-check with a due migration: exit %d\n%s", code, stdout)
+	}
+	if code, _, stderr := oncegen(t, mod, "-migrations", "migrations"); code != 0 {
+		t.Fatalf("oncegen: %s", stderr)
+	}
+	up, _ := os.ReadFile(filepath.Join(migs, "0003_charges_order_id_once_forever.up.sql"))
+	down, _ := os.ReadFile(filepath.Join(migs, "0003_charges_order_id_once_forever.down.sql"))
+	if !strings.Contains(string(up), "CREATE UNIQUE INDEX CONCURRENTLY charges_order_id_once_forever ON public.charges USING btree (order_id);") ||
+		!strings.Contains(string(down), "DROP INDEX CONCURRENTLY IF EXISTS public.charges_order_id_once_forever;") {
+		t.Errorf("the new migration:\n%s\n%s", up, down)
+	}
+	if got := len(filesWith(t, migs, ".up.sql")); got != 3 {
+		t.Errorf("%d up migrations, want 3: only the difference is new", got)
+	}
+
+	// Removing it again: a migration that drops it, whose down part recreates it.
+	os.WriteFile(filepath.Join(mod, "app", "app.go"), []byte(appSrc), 0o644)
+	if code, _, stderr := oncegen(t, mod, "-migrations", "migrations"); code != 0 {
+		t.Fatalf("oncegen: %s", stderr)
+	}
+	up, _ = os.ReadFile(filepath.Join(migs, "0004_drop_charges_order_id_once_forever.up.sql"))
+	down, _ = os.ReadFile(filepath.Join(migs, "0004_drop_charges_order_id_once_forever.down.sql"))
+	if !strings.Contains(string(up), "DROP INDEX CONCURRENTLY IF EXISTS public.charges_order_id_once_forever;") ||
+		!strings.Contains(string(down), "CREATE UNIQUE INDEX CONCURRENTLY charges_order_id_once_forever") {
+		t.Errorf("the drop migration:\n%s\n%s", up, down)
+	}
+
+	// Renaming Welcome would reset its history: refused, with the fix.
+	os.WriteFile(filepath.Join(mod, "app", "app.go"), []byte(strings.ReplaceAll(appSrc, "Welcome", "Greet")), 0o644)
+	code, _, stderr := oncegen(t, mod, "-migrations", "migrations")
+	if code != 2 || !strings.Contains(stderr, "guard app.Welcome (example.com/e2e/app.Welcome) looks renamed to app.Greet (example.com/e2e/app.Greet), same kind and key: its stored history is under the old name; add name=app.Welcome") {
+		t.Fatalf("rename: exit %d\n%s", code, stderr)
+	}
+	os.WriteFile(filepath.Join(mod, "app", "app.go"), []byte(strings.ReplaceAll(strings.Replace(appSrc, "key=u.ID", "key=u.ID name=app.Welcome", 1), "func Welcome", "func Greet")), 0o644)
+	if code, _, stderr := oncegen(t, mod, "-migrations", "migrations"); code != 0 {
+		t.Fatalf("rename with name=: %s", stderr)
+	}
+}
+
+func names(paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = filepath.Base(p)
+	}
+	return out
+}
+
+// verify passes on a database migrated with psql, fails naming a dropped index, and
+// reports an INVALID index left by a failed concurrent build.
+func TestVerify_PassesThenNamesWhatIsMissingOrInvalid(t *testing.T) {
+	t.Parallel()
+	mod := newModule(t, map[string]string{"app/app.go": appSrc, "schema.sql": "CREATE TABLE jobs (id bigserial PRIMARY KEY, dedupe_key text NOT NULL, status text NOT NULL);\n"})
+	if code, _, stderr := oncegen(t, mod, "-migrations", "migrations"); code != 0 {
+		t.Fatalf("oncegen: %s", stderr)
+	}
+	db := pgtest.NewDatabase(t)
+	code, _, stderr := oncegen(t, mod, "verify", "-db", db.URL)
+	if code != 1 || !strings.Contains(stderr, "missing, INVALID or different") {
+		t.Fatalf("verify on an empty database: exit %d: %s", code, stderr)
+	}
+	if out, err := psql(db.URL, filepath.Join(mod, "schema.sql")); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	for _, f := range filesWith(t, filepath.Join(mod, "migrations"), ".up.sql") {
+		if out, err := psql(db.URL, f); err != nil {
+			t.Fatalf("%s: %v: %s", f, err, out)
+		}
+	}
+	code, stdout, stderr := oncegen(t, mod, "verify", "-db", db.URL)
+	if code != 0 {
+		t.Fatalf("verify after the migrations: exit %d\n%s%s", code, stdout, stderr)
+	}
+
+	if out, err := psqlCommand(db.URL, "DROP INDEX jobs_dedupe_key_once_open"); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	code, stdout, _ = oncegen(t, mod, "verify", "-db", db.URL)
+	if code != 1 || !strings.Contains(stdout, "missing: index jobs_dedupe_key_once_open on public.jobs\n  relied on by: app.Enqueue") {
+		t.Fatalf("verify after dropping the index: exit %d\n%s", code, stdout)
+	}
+
+	// Two open rows with one key: the concurrent build fails and leaves an INVALID index,
+	// which the migration's own re-run must not take for a good one.
+	if out, err := psqlCommand(db.URL, "INSERT INTO jobs (dedupe_key, status) VALUES ('k', 'pending'), ('k', 'running')"); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	index := filesWith(t, filepath.Join(mod, "migrations"), "jobs_dedupe_key_once_open.up.sql")[0]
+	if out, err := psql(db.URL, index); err == nil {
+		t.Fatalf("the index built over duplicates: %s", out)
+	}
+	code, stdout, _ = oncegen(t, mod, "verify", "-db", db.URL)
+	if code != 1 || !strings.Contains(stdout, "INVALID: index jobs_dedupe_key_once_open on public.jobs") {
+		t.Fatalf("verify with an INVALID index: exit %d\n%s", code, stdout)
+	}
+	if out, err := psql(db.URL, index); err == nil || !strings.Contains(string(out), "already exists") {
+		t.Fatalf("re-running the migration over the INVALID index: %v\n%s", err, out)
+	}
+}
