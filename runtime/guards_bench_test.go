@@ -1,0 +1,367 @@
+package once_test
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/oncekit/once/internal/pgtest"
+	once "github.com/oncekit/once/runtime"
+)
+
+// Each benchmark measures a guard against the bare SQL it wraps, in the same run, on the same
+// pool and tables: the SQL is the same, so the ratio is the guard's own cost (validation, a
+// token, error handling). For each pair it runs
+//
+//	bare, guard                    serially
+//	bare-parallel, guard-parallel  with 4 goroutines per CPU, each on its own connection
+//	guard-vs-bare(-parallel)       the two alternating in one loop, each call timed, reporting
+//	                               both latencies and guard/bare: on a shared machine, load
+//	                               comes and goes between sub-benchmarks, and alternating puts
+//	                               both sides under the same load
+//
+// Bare runs first, so the guard meets the larger table. Run:
+//
+//	go test -bench . -run '^$' -benchtime 2000x ./runtime/
+
+const benchParallelism = 4
+
+// benchPool gives a benchmark a fresh database with once's schema.
+func benchPool(b *testing.B) *pgxpool.Pool {
+	b.Helper()
+	pool := pgtest.NewDatabase(b).Pool(b, 4*benchParallelism+2)
+	if err := once.Migrate(context.Background(), pool); err != nil {
+		b.Fatal(err)
+	}
+	return pool
+}
+
+// benchKeys hands out fresh keys, distinct across sub-benchmarks and goroutines.
+type benchKeys struct {
+	prefix string
+	n      atomic.Int64
+}
+
+func (k *benchKeys) next() string { return k.prefix + strconv.FormatInt(k.n.Add(1), 10) }
+
+// benchOp prepares one goroutine's operation: called once per goroutine, it returns the call
+// to time.
+type benchOp func(b *testing.B, keys *benchKeys) func() error
+
+// compare runs ops[0] and ops[1] (named by names) serially, in parallel, and alternating.
+func compare(b *testing.B, names [2]string, ops [2]benchOp) {
+	// Key sources outlive the calls of a sub-benchmark (the framework calls it again with a
+	// larger b.N), so no key is handed out twice.
+	newKeys := func(sub string) *benchKeys { return &benchKeys{prefix: sub + "/"} }
+	for i := range 2 {
+		serial, parallel := newKeys(names[i]), newKeys(names[i]+"-parallel")
+		b.Run(names[i], func(b *testing.B) {
+			do := ops[i](b, serial)
+			b.ResetTimer()
+			for range b.N {
+				if err := do(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(names[i]+"-parallel", func(b *testing.B) {
+			b.SetParallelism(benchParallelism)
+			b.ResetTimer()
+			b.RunParallel(func(p *testing.PB) {
+				do := ops[i](b, parallel)
+				for p.Next() {
+					if err := do(); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+	vs := names[1] + "-vs-" + names[0]
+	serial := [2]*benchKeys{newKeys(vs + "-0"), newKeys(vs + "-1")}
+	parallel := [2]*benchKeys{newKeys(vs + "-parallel-0"), newKeys(vs + "-parallel-1")}
+	b.Run(vs, func(b *testing.B) { alternate(b, names, ops, serial, false) })
+	b.Run(vs+"-parallel", func(b *testing.B) { alternate(b, names, ops, parallel, true) })
+}
+
+// alternate calls the two operations in turn, timing each call, and reports each one's mean
+// latency and their ratio. In parallel, alternating within a goroutine skews the timings (a
+// call's clock also runs while its goroutine waits for a CPU), so there half the goroutines
+// run one operation and half the other, side by side under the same load until b.N calls are
+// done; each side's latency is its goroutines' time divided by its calls.
+func alternate(b *testing.B, names [2]string, ops [2]benchOp, keys [2]*benchKeys, parallel bool) {
+	var spent, calls [2]atomic.Int64
+	b.ResetTimer()
+	if parallel {
+		var next atomic.Int64
+		b.SetParallelism(benchParallelism)
+		b.RunParallel(func(p *testing.PB) {
+			side := int(next.Add(1) % 2)
+			do := ops[side](b, keys[side])
+			start := time.Now()
+			n := int64(0)
+			for p.Next() {
+				if err := do(); err != nil {
+					b.Error(err)
+					return
+				}
+				n++
+			}
+			spent[side].Add(int64(time.Since(start)))
+			calls[side].Add(n)
+		})
+	} else {
+		do := [2]func() error{ops[0](b, keys[0]), ops[1](b, keys[1])}
+		for range b.N {
+			for side := range 2 {
+				start := time.Now()
+				if err := do[side](); err != nil {
+					b.Fatal(err)
+				}
+				spent[side].Add(int64(time.Since(start)))
+				calls[side].Add(1)
+			}
+		}
+	}
+	var mean [2]float64
+	for side := range 2 {
+		if calls[side].Load() == 0 {
+			return
+		}
+		mean[side] = float64(spent[side].Load()) / float64(calls[side].Load())
+	}
+	b.ReportMetric(mean[0], names[0]+"-ns/op")
+	b.ReportMetric(mean[1], names[1]+"-ns/op")
+	b.ReportMetric(mean[1]/mean[0], "ratio")
+}
+
+func BenchmarkRequest(b *testing.B) {
+	noop := func(context.Context) (int, error) { return 1, nil }
+	// bare: the hand-written per-request memo, a mutex and a map.
+	bare := func(b *testing.B, keys *benchKeys) func() error {
+		var mu sync.Mutex
+		memo := map[string]int{}
+		return func() error {
+			k := keys.next()
+			mu.Lock()
+			if _, ok := memo[k]; !ok {
+				v, _ := noop(context.Background())
+				memo[k] = v
+			}
+			mu.Unlock()
+			return nil
+		}
+	}
+	g := once.Request[int]{Name: "auth.LoadUser"}
+	guard := func(b *testing.B, keys *benchKeys) func() error {
+		ctx := once.WithRequestScope(context.Background())
+		return func() error { _, _, err := g.Do(ctx, keys.next(), noop); return err }
+	}
+	compare(b, [2]string{"bare", "guard"}, [2]benchOp{bare, guard})
+}
+
+func BenchmarkProvider(b *testing.B) {
+	ctx := context.Background()
+	noop := func(context.Context) (int, error) { return 1, nil }
+	// bare: the key written by hand and put in the context.
+	bare := func(b *testing.B, keys *benchKeys) func() error {
+		return func() error {
+			_, err := noop(once.WithProviderKey(ctx, "fee-"+keys.next()))
+			return err
+		}
+	}
+	g := once.Provider[int]{Prefix: "fee"}
+	guard := func(b *testing.B, keys *benchKeys) func() error {
+		return func() error { _, _, err := g.Do(ctx, keys.next(), noop); return err }
+	}
+	compare(b, [2]string{"bare", "guard"}, [2]benchOp{bare, guard})
+}
+
+func BenchmarkTransaction(b *testing.B) {
+	pool := benchPool(b)
+	ctx := context.Background()
+	// bare: BEGIN; pg_advisory_xact_lock; COMMIT.
+	bare := func(b *testing.B, keys *benchKeys) func() error {
+		return func() error {
+			tx, err := pool.Begin(ctx)
+			if err != nil {
+				return err
+			}
+			defer tx.Rollback(ctx)
+			if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", once.LockID("sub.Sync", keys.next())); err != nil {
+				return err
+			}
+			return tx.Commit(ctx)
+		}
+	}
+	g := once.Transaction[int]{Name: "sub.Sync"}
+	noop := func(context.Context, pgx.Tx) (int, error) { return 0, nil }
+	guard := func(b *testing.B, keys *benchKeys) func() error {
+		return func() error { _, _, err := g.Do(ctx, pool, keys.next(), noop); return err }
+	}
+	compare(b, [2]string{"bare", "guard"}, [2]benchOp{bare, guard})
+}
+
+// reserveBareSQL is the guard's reservation statement, written out.
+const reserveBareSQL = `INSERT INTO once.counters AS c (name, key, used, cap)
+SELECT $1::text, $2::text, $3::bigint, $4::bigint WHERE $3::bigint <= $4::bigint
+ON CONFLICT (name, key) DO UPDATE
+SET used = c.used + EXCLUDED.used, cap = EXCLUDED.cap, updated_at = clock_timestamp()
+WHERE c.used + EXCLUDED.used <= EXCLUDED.cap
+RETURNING used`
+
+func BenchmarkStatement(b *testing.B) {
+	pool := benchPool(b)
+	ctx := context.Background()
+	// A key takes four reservations: the first inserts the counter, the rest update it.
+	key := func(keys *benchKeys) string { return keys.prefix + strconv.FormatInt(keys.n.Add(1)/4, 10) }
+	bare := func(b *testing.B, keys *benchKeys) func() error {
+		return func() error {
+			var used int64
+			return pool.QueryRow(ctx, reserveBareSQL, "ideas.Generate", key(keys), int64(1), int64(1000)).Scan(&used)
+		}
+	}
+	g := once.Statement[int]{Name: "ideas.Generate", Cap: 1000}
+	guard := func(b *testing.B, keys *benchKeys) func() error {
+		return func() error { _, _, err := g.Reserve(ctx, pool, key(keys), 1); return err }
+	}
+	compare(b, [2]string{"bare", "guard"}, [2]benchOp{bare, guard})
+}
+
+const fireBareSQL = `INSERT INTO once.latches AS l (name, key, fired_at, firings)
+VALUES ($1, $2, clock_timestamp(), 1)
+ON CONFLICT (name, key) DO UPDATE SET fired_at = clock_timestamp(), firings = l.firings + 1
+WHERE l.fired_at IS NULL
+RETURNING firings`
+
+func BenchmarkEpisode(b *testing.B) {
+	pool := benchPool(b)
+	ctx := context.Background()
+	noop := func(context.Context) (int, error) { return 0, nil }
+	g := once.Episode[int]{Name: "alerts.Credit"}
+	fire := func(key func(*benchKeys) string) [2]benchOp {
+		bare := func(b *testing.B, keys *benchKeys) func() error {
+			return func() error {
+				rows, err := pool.Query(ctx, fireBareSQL, "alerts.Credit", key(keys))
+				if err != nil {
+					return err
+				}
+				rows.Close()
+				return rows.Err()
+			}
+		}
+		guard := func(b *testing.B, keys *benchKeys) func() error {
+			return func() error { _, _, err := g.Do(ctx, pool, key(keys), noop); return err }
+		}
+		return [2]benchOp{bare, guard}
+	}
+	compare(b, [2]string{"bare", "guard"}, fire((*benchKeys).next))
+	// The duplicate path: a latch already set answers with no row, still one statement.
+	if _, _, err := g.Do(ctx, pool, "fired", noop); err != nil {
+		b.Fatal(err)
+	}
+	compare(b, [2]string{"bare-duplicate", "guard-duplicate"}, fire(func(*benchKeys) string { return "fired" }))
+}
+
+const claimBareSQL = `INSERT INTO once.open_claims (name, key, token) VALUES ($1, $2, $3)
+ON CONFLICT (name, key) WHERE state = 'open' DO NOTHING
+RETURNING id`
+
+// claimCTESQL is the other way to close a stale claim "at every claim" in one statement:
+// the close runs first, on every claim, fresh key or not. The benchmark compares it with the
+// guard's insert-first form, which only looks for a stale claim after a conflict.
+const claimCTESQL = `WITH stale AS (
+	UPDATE once.open_claims SET state = 'stale', closed_at = clock_timestamp(), reason = 'stale'
+	WHERE name = $1 AND key = $2 AND state = 'open'
+	AND opened_at <= clock_timestamp() - $4::bigint * interval '1 microsecond'
+	RETURNING 1
+)
+INSERT INTO once.open_claims (name, key, token)
+SELECT $1, $2, $3 FROM (SELECT count(*) FROM stale) AS closed
+ON CONFLICT (name, key) WHERE state = 'open' DO NOTHING
+RETURNING id`
+
+func BenchmarkOpen(b *testing.B) {
+	pool := benchPool(b)
+	ctx := context.Background()
+	const token = "0123456789abcdef0123456789abcdef"
+	g := once.Open[int]{Name: "research.Start"}
+	claim := func(key func(*benchKeys) string) [2]benchOp {
+		bare := func(b *testing.B, keys *benchKeys) func() error {
+			return func() error {
+				rows, err := pool.Query(ctx, claimBareSQL, "research.Start", key(keys), token)
+				if err != nil {
+					return err
+				}
+				rows.Close()
+				return rows.Err()
+			}
+		}
+		guard := func(b *testing.B, keys *benchKeys) func() error {
+			return func() error { _, _, err := g.Claim(ctx, pool, key(keys)); return err }
+		}
+		return [2]benchOp{bare, guard}
+	}
+	compare(b, [2]string{"bare", "guard"}, claim((*benchKeys).next))
+
+	// Insert first (the guard) against closing stale claims first in a CTE, on fresh keys.
+	stale := (20 * time.Minute).Microseconds()
+	cte := func(b *testing.B, keys *benchKeys) func() error {
+		return func() error {
+			var id int64
+			return pool.QueryRow(ctx, claimCTESQL, "research.Start", keys.next(), token, stale).Scan(&id)
+		}
+	}
+	compare(b, [2]string{"insert-first", "cte"}, [2]benchOp{claim((*benchKeys).next)[1], cte})
+
+	// The duplicate path: the bare insert only learns "conflict"; the guard also reads the
+	// open claim's handle (and closes it if stale), a second statement.
+	if _, _, err := g.Claim(ctx, pool, "open"); err != nil {
+		b.Fatal(err)
+	}
+	compare(b, [2]string{"bare-duplicate", "guard-duplicate"}, claim(func(*benchKeys) string { return "open" }))
+}
+
+const acquireBareSQL = `INSERT INTO once.leases AS l (name, key, holder, fence, acquired_at, expires_at)
+VALUES ($1, $2, $3, 1, clock_timestamp(), clock_timestamp() + $4::bigint * interval '1 microsecond')
+ON CONFLICT (name, key) DO UPDATE
+SET holder = EXCLUDED.holder, fence = l.fence + 1, acquired_at = EXCLUDED.acquired_at,
+	expires_at = EXCLUDED.expires_at, released_at = NULL, released_by = NULL
+WHERE l.released_at IS NOT NULL OR l.expires_at <= clock_timestamp()
+RETURNING fence, expires_at`
+
+const releaseBareSQL = `UPDATE once.leases SET released_at = clock_timestamp(), released_by = 'holder'
+WHERE name = $1 AND key = $2 AND holder = $3 AND released_at IS NULL`
+
+func BenchmarkLease(b *testing.B) {
+	pool := benchPool(b)
+	ctx := context.Background()
+	ttl := (10 * time.Second).Microseconds()
+	// A lease is reused: each goroutine takes and releases a key of its own, over and over,
+	// as a per-organisation lock is.
+	bare := func(b *testing.B, keys *benchKeys) func() error {
+		key, token := keys.next(), "0123456789abcdef0123456789abcdef"
+		return func() error {
+			var fence int64
+			var expires time.Time
+			if err := pool.QueryRow(ctx, acquireBareSQL, "ideas.Lock", key, token, ttl).Scan(&fence, &expires); err != nil {
+				return err
+			}
+			_, err := pool.Exec(ctx, releaseBareSQL, "ideas.Lock", key, token)
+			return err
+		}
+	}
+	g := once.Lease[int]{Name: "ideas.Lock", TTL: 10 * time.Second}
+	noop := func(context.Context) (int, error) { return 0, nil }
+	guard := func(b *testing.B, keys *benchKeys) func() error {
+		key := keys.next()
+		return func() error { _, _, err := g.Do(ctx, pool, key, noop); return err }
+	}
+	compare(b, [2]string{"bare", "guard"}, [2]benchOp{bare, guard})
+}
