@@ -1,6 +1,8 @@
 package analyzer
 
 import (
+	"flag"
+
 	"golang.org/x/tools/go/analysis"
 
 	"github.com/oncekit/once/analyzer/internal/effects"
@@ -47,13 +49,14 @@ func New(cfg Config) []*analysis.Analyzer {
 	}
 }
 
-// Facts returns the shared effects analyzer the checks of a set require, so a command can
-// expose its -catalog flag.
-func Facts(checks []*analysis.Analyzer) *analysis.Analyzer {
+// CatalogFlag returns the -catalog flag of the effects analyzer the checks share (a
+// comma-separated or repeated list of catalogue files), so a command can offer it at the
+// top level, or nil if the checks share none.
+func CatalogFlag(checks []*analysis.Analyzer) flag.Value {
 	for _, a := range checks {
 		for _, r := range a.Requires {
-			if r.Name == "onceeffects" {
-				return r
+			if v := effects.CatalogFlag(r); v != nil {
+				return v
 			}
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"sync"
 
@@ -243,20 +244,58 @@ type catalogLoad struct {
 	err  error
 }
 
-// loadCatalog returns the catalogue for a package, resolving relative file names from
-// its module root.
+// loadCatalog returns the catalogue for a package. A relative file name resolves from
+// the package's module root or, failing that, the working directory's (go vet runs the
+// tool in each package's directory; oncelint in the directory it was started from). The
+// packages of the standard library and the module cache, analysed only for their facts,
+// use the built-in catalogue when the file is not beside them.
 func loadCatalog(pass *analysis.Pass, files []string) (*catalog.Catalog, error) {
-	if len(files) == 0 {
+	if len(files) == 0 || len(pass.Files) == 0 {
 		return catalog.Default()
 	}
-	root := ""
-	if len(pass.Files) > 0 {
-		root = moduleRoot(filepath.Dir(pass.Fset.File(pass.Files[0].Pos()).Name()))
+	pkgDir := filepath.Dir(pass.Fset.File(pass.Files[0].Pos()).Name())
+	roots := []string{moduleRoot(pkgDir)}
+	if wd, err := os.Getwd(); err == nil {
+		roots = append(roots, moduleRoot(wd))
+	}
+	root, ok := findRoot(roots, files)
+	if !ok {
+		if dependency(pkgDir) {
+			return catalog.Default()
+		}
+		root = roots[0]
 	}
 	v, _ := catalogs.LoadOrStore(root+"\x00"+strings.Join(files, "\x00"), new(catalogLoad))
 	l := v.(*catalogLoad)
 	l.once.Do(func() { l.cat, l.err = catalog.Load(root, files...) })
 	return l.cat, l.err
+}
+
+// findRoot returns the first root from which every relative file exists.
+func findRoot(roots, files []string) (string, bool) {
+	for _, root := range roots {
+		ok := true
+		for _, f := range files {
+			if !filepath.IsAbs(f) {
+				if _, err := os.Stat(filepath.Join(root, f)); err != nil {
+					ok = false
+					break
+				}
+			}
+		}
+		if ok {
+			return root, true
+		}
+	}
+	return "", false
+}
+
+// dependency reports a package directory in the Go root or the module cache.
+func dependency(dir string) bool {
+	if goroot := runtime.GOROOT(); goroot != "" && strings.HasPrefix(dir, filepath.Join(goroot, "src")+string(filepath.Separator)) {
+		return true
+	}
+	return strings.Contains(filepath.ToSlash(dir), "/pkg/mod/")
 }
 
 // moduleRoot returns the nearest directory at or above dir holding a go.mod, or dir.

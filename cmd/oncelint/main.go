@@ -1,0 +1,38 @@
+// Command oncelint finds side effects without a promise, idempotency keys that cannot
+// survive a retry, process-local sets standing in for a promise, calls that bypass a
+// generated guard, check-then-insert races and promises of the wrong length.
+//
+// Run it on its own:
+//
+//	oncelint ./...
+//	oncelint -json ./...
+//	oncelint -catalog=oncelint.json ./...
+//
+// or as go vet's tool, which caches results per package and shares facts through vet's
+// own files:
+//
+//	go vet -vettool=$(which oncelint) ./...
+//	go vet -vettool=$(which oncelint) -json ./...
+//
+// Each check can be turned off by its name (-once003=false) or run alone (-once001).
+// -catalog names extra provider catalogue files (see package
+// github.com/oncekit/once/analyzer/catalog); a relative name resolves from the module
+// root. Exit status: 0 clean, 1 on errors (such as a package that does not compile), 3
+// (standalone) or 1 (go vet) when findings are reported.
+package main
+
+import (
+	"flag"
+
+	"golang.org/x/tools/go/analysis/multichecker"
+
+	"github.com/oncekit/once/analyzer"
+)
+
+func main() {
+	checks := analyzer.Analyzers
+	if v := analyzer.CatalogFlag(checks); v != nil {
+		flag.Var(v, "catalog", "extra provider catalogue `files` (comma-separated or repeated), resolved from the module root")
+	}
+	multichecker.Main(checks...)
+}

@@ -1,0 +1,23 @@
+// Command server answers the warehouse's webhooks.
+package main
+
+import (
+	"log"
+	"net/http"
+
+	"example.com/app/mailer"
+	"example.com/app/notify"
+)
+
+var m = &mailer.Mailer{Relay: "localhost:25", From: "shop@example.com"}
+
+func shipped(w http.ResponseWriter, r *http.Request) {
+	if err := notify.Shipped(m, r.FormValue("email"), r.FormValue("order")); err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+	}
+}
+
+func main() {
+	http.HandleFunc("POST /hooks/shipped", shipped)
+	log.Fatal(http.ListenAndServe("localhost:8080", nil))
+}
