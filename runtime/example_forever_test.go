@@ -1,0 +1,104 @@
+package once_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	once "github.com/oncekit/once/runtime"
+)
+
+// A welcome email, once per user for ever, however many times sign-up is retried. The retries
+// get the recorded result.
+func ExampleForever() {
+	ctx := context.Background()
+	db := examplePool()
+	sendWelcome := once.Forever[string]{Name: "mail.SendWelcome"}
+	for range 3 {
+		id, out, err := sendWelcome.Do(ctx, db, "user/42", func(ctx context.Context) (string, error) {
+			fmt.Println("sending the email")
+			return "msg_1", nil
+		})
+		fmt.Println(out.Status, id, err)
+	}
+	// Output:
+	// sending the email
+	// ran msg_1 <nil>
+	// duplicate msg_1 <nil>
+	// duplicate msg_1 <nil>
+}
+
+// A key scoped to a tenant and tied to its input: the same key in another tenant is other
+// work, and the same key with another input is refused.
+func ExampleForever_DoRef() {
+	ctx := context.Background()
+	db := examplePool()
+	export := once.Forever[int]{Name: "exports.Run"}
+	run := func(tenant string, input map[string]any) {
+		rows, out, err := export.DoRef(ctx, db, once.Ref{Scope: tenant, Key: "export-1", Input: input},
+			func(context.Context) (int, error) { return 120, nil })
+		if errors.Is(err, once.ErrMismatch) {
+			fmt.Println(tenant, "refused: the key was first used with another input")
+			return
+		}
+		fmt.Println(tenant, out.Status, rows, err)
+	}
+	run("acme", map[string]any{"table": "orders", "since": "2026-01-01"})
+	run("acme", map[string]any{"since": "2026-01-01", "table": "orders"}) // same input, keys reordered
+	run("acme", map[string]any{"table": "orders", "since": "2025-01-01"})
+	run("globex", map[string]any{"table": "orders", "since": "2025-01-01"})
+	// Output:
+	// acme ran 120 <nil>
+	// acme duplicate 120 <nil>
+	// acme refused: the key was first used with another input
+	// globex ran 120 <nil>
+}
+
+// A declined card is a terminal failure: recorded once, and every retry gets it back without
+// asking the bank again.
+func ExampleTerminal() {
+	ctx := context.Background()
+	db := examplePool()
+	charge := once.Forever[string]{Name: "billing.Charge"}
+	for range 2 {
+		_, out, err := charge.Do(ctx, db, "order/7", func(context.Context) (string, error) {
+			fmt.Println("asking the bank")
+			return "", once.Terminal(errors.New("card declined"))
+		})
+		var failure *once.Failure
+		fmt.Println(out.Status, err, errors.As(err, &failure))
+	}
+	// Output:
+	// asking the bank
+	// ran card declined false
+	// duplicate once: billing.Charge (operation 1) failed earlier: card declined true
+}
+
+// The provider took the charge and the connection dropped: nobody knows whether the card was
+// charged. The operation is recorded uncertain, refused until resolved, and listed; the
+// operator looks the charge up at the provider and records what happened.
+func ExampleUncertain() {
+	ctx := context.Background()
+	db := examplePool()
+	charge := once.Forever[string]{Name: "billing.Charge"}
+	lost := func(context.Context) (string, error) {
+		return "", once.Uncertain(errors.New("connection reset after the request was sent"))
+	}
+	_, _, err := charge.Do(ctx, db, "order/8", lost)
+	fmt.Println("first:", errors.Is(err, once.ErrUncertain))
+	_, _, err = charge.Do(ctx, db, "order/8", lost)
+	fmt.Println("retry:", errors.Is(err, once.ErrUncertain))
+
+	list, _ := once.ListUncertain(ctx, db, "billing.Charge", 10)
+	for _, op := range list {
+		fmt.Println("to reconcile:", op.Key, "-", op.Error)
+		once.ResolveDone(ctx, db, op.ID, "ch_found_at_provider")
+	}
+	id, out, err := charge.Do(ctx, db, "order/8", lost)
+	fmt.Println("after resolution:", out.Status, id, err)
+	// Output:
+	// first: true
+	// retry: true
+	// to reconcile: order/8 - connection reset after the request was sent
+	// after resolution: duplicate ch_found_at_provider <nil>
+}
