@@ -16,8 +16,8 @@ import (
 const atlasSumFile = "atlas.sum"
 
 // atlasSum computes atlas.sum over the .sql files already in dir and the new ones, the way
-// Atlas does: one running SHA-256 over each file's name and bytes, in file-name order,
-// recorded after each file, and the final sum on the first line.
+// Atlas does: a running SHA-256 over each file's name and bytes, in file-name order, recorded
+// after each file; and on the first line a SHA-256 over those names and recorded sums.
 func atlasSum(dir string, newFiles map[string][]byte) ([]byte, error) {
 	all := map[string][]byte{}
 	entries, err := os.ReadDir(dir)
@@ -44,12 +44,15 @@ func atlasSum(dir string, newFiles map[string][]byte) ([]byte, error) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	h := sha256.New()
+	running, sum := sha256.New(), sha256.New()
 	var lines bytes.Buffer
 	for _, n := range names {
-		h.Write([]byte(n))
-		h.Write(all[n])
-		fmt.Fprintf(&lines, "%s h1:%s\n", n, base64.StdEncoding.EncodeToString(h.Sum(nil)))
+		running.Write([]byte(n))
+		running.Write(all[n])
+		h := base64.StdEncoding.EncodeToString(running.Sum(nil))
+		fmt.Fprintf(&lines, "%s h1:%s\n", n, h)
+		sum.Write([]byte(n))
+		sum.Write([]byte(h))
 	}
-	return []byte(fmt.Sprintf("h1:%s\n%s", base64.StdEncoding.EncodeToString(h.Sum(nil)), lines.Bytes())), nil
+	return []byte(fmt.Sprintf("h1:%s\n%s", base64.StdEncoding.EncodeToString(sum.Sum(nil)), lines.Bytes())), nil
 }

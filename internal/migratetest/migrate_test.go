@@ -1,0 +1,320 @@
+package migratetest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"ariga.io/atlas/sql/migrate"
+	gomigrate "github.com/golang-migrate/migrate/v4"
+	_ "github.com/golang-migrate/migrate/v4/database/pgx/v5"
+	_ "github.com/golang-migrate/migrate/v4/source/file"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+
+	"github.com/oncekit/once/internal/pgtest"
+)
+
+// oncegen is the command under test, built from this checkout.
+var oncegen string
+
+func TestMain(m *testing.M) {
+	os.Exit(testMain(m))
+}
+
+func testMain(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "migratetest-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	oncegen = filepath.Join(dir, "oncegen")
+	build := exec.Command("go", "build", "-o", oncegen, "./cmd/oncegen")
+	build.Dir = repoRoot()
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building oncegen: %v\n%s", err, out)
+		return 1
+	}
+	return pgtest.Main(m)
+}
+
+func repoRoot() string {
+	root, _ := filepath.Abs("../..")
+	return root
+}
+
+// The golden packages: kinds has no table= form (only the runtime's schema), tables has
+// all four (columns, a check constraint, plain, partial and NULLS NOT DISTINCT indexes).
+var (
+	first  = []string{"./testdata/generate/kinds"}
+	second = []string{"./testdata/generate/kinds", "./testdata/generate/tables"}
+)
+
+// userTables are the tables the tables package inserts into, before oncegen's migrations.
+const userTables = `CREATE TABLE jobs (id bigserial PRIMARY KEY, dedupe_key text NOT NULL, payload text, status text NOT NULL);
+CREATE SCHEMA billing;
+CREATE TABLE billing.charges (org_id bigint, day text);
+CREATE TABLE alerts (rule_id text NOT NULL);
+CREATE TABLE quota (org_id bigint NOT NULL, day text NOT NULL);`
+
+func run(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(oncegen, args...)
+	cmd.Dir = repoRoot()
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode(), out.String()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return 0, out.String()
+}
+
+// writeMigrations makes oncegen write format's migrations in two steps, the second only the
+// difference, and checks a third run finds nothing due.
+func writeMigrations(t *testing.T, format string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, pkgs := range [][]string{first, second} {
+		if code, out := run(t, append([]string{"-migrations", dir, "-format", format}, pkgs...)...); code != 0 {
+			t.Fatalf("oncegen -format %s: exit %d\n%s", format, code, out)
+		}
+	}
+	if code, out := run(t, append([]string{"-check", "-migrations", dir, "-format", format}, second...)...); code != 0 {
+		t.Fatalf("a migration is still due after writing them: %s", out)
+	}
+	return dir
+}
+
+type object struct {
+	Kind, Name, Table, Def string
+}
+
+func snapshotIndexes(t *testing.T, dir string) []object {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "oncegen.snapshot.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var snap struct{ Objects []object }
+	if err := json.Unmarshal(b, &snap); err != nil {
+		t.Fatal(err)
+	}
+	var idx []object
+	for _, o := range snap.Objects {
+		if o.Kind == "index" {
+			idx = append(idx, o)
+		}
+	}
+	if len(idx) != 4 {
+		t.Fatalf("snapshot holds %d indexes, want 4", len(idx))
+	}
+	return idx
+}
+
+func connect(t *testing.T, url string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}
+
+// checkApplied proves the migrations took: every index reads back from pg_get_indexdef
+// exactly as emitted, verify passes, and after dropping one index verify fails naming it.
+func checkApplied(t *testing.T, db *pgtest.Database, dir string) {
+	t.Helper()
+	ctx := context.Background()
+	conn := connect(t, db.URL)
+	for _, o := range snapshotIndexes(t, dir) {
+		schema, _, _ := strings.Cut(o.Table, ".")
+		var def string
+		err := conn.QueryRow(ctx, `SELECT pg_get_indexdef(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = $1 AND c.relname = $2`, schema, o.Name).Scan(&def)
+		if err != nil {
+			t.Fatalf("index %s: %v", o.Name, err)
+		}
+		if def != o.Def {
+			t.Errorf("pg_get_indexdef drifted from the emitted text:\n have %s\n want %s", def, o.Def)
+		}
+	}
+	if code, out := run(t, append([]string{"verify", "-db", db.URL}, second...)...); code != 0 {
+		t.Fatalf("verify after up: exit %d\n%s", code, out)
+	}
+	if _, err := conn.Exec(ctx, "DROP INDEX billing.charges_org_id_day_once_forever"); err != nil {
+		t.Fatal(err)
+	}
+	code, out := run(t, append([]string{"verify", "-db", db.URL}, second...)...)
+	if code != 1 || !strings.Contains(out, "missing: index charges_org_id_day_once_forever on billing.charges") {
+		t.Fatalf("verify after dropping an index: exit %d\n%s", code, out)
+	}
+}
+
+// checkDown proves every down part ran: nothing oncegen made is left.
+func checkDown(t *testing.T, db *pgtest.Database) {
+	t.Helper()
+	ctx := context.Background()
+	conn := connect(t, db.URL)
+	var left []string
+	rows, err := conn.Query(ctx, `SELECT relname FROM pg_class WHERE relname LIKE '%once%' AND relkind IN ('i', 'r')
+UNION ALL SELECT attname FROM pg_attribute WHERE attrelid IN ('alerts'::regclass, 'quota'::regclass) AND attname IN ('fired_at', 'used') AND NOT attisdropped
+UNION ALL SELECT nspname FROM pg_namespace WHERE nspname = 'once'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var s string
+		rows.Scan(&s)
+		left = append(left, s)
+	}
+	if rows.Err() != nil {
+		t.Fatal(rows.Err())
+	}
+	if len(left) > 0 {
+		t.Errorf("left after every down migration: %v", left)
+	}
+}
+
+func newDatabase(t *testing.T) *pgtest.Database {
+	t.Helper()
+	db := pgtest.NewDatabase(t)
+	if _, err := connect(t, db.URL).Exec(context.Background(), userTables); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+func TestGoose_UpAndDown(t *testing.T) {
+	t.Parallel()
+	dir := writeMigrations(t, "goose")
+	db := newDatabase(t)
+	sqldb := stdlib.OpenDB(*mustConfig(t, db.URL))
+	defer sqldb.Close()
+	p, err := goose.NewProvider(goose.DialectPostgres, sqldb, os.DirFS(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := p.Up(ctx); err != nil {
+		t.Fatalf("goose up: %v", err)
+	}
+	checkApplied(t, db, dir)
+	if _, err := p.DownTo(ctx, 0); err != nil {
+		t.Fatalf("goose down: %v", err)
+	}
+	checkDown(t, db)
+}
+
+func mustConfig(t *testing.T, url string) *pgx.ConnConfig {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func TestGolangMigrate_UpAndDown(t *testing.T) {
+	t.Parallel()
+	dir := writeMigrations(t, "migrate")
+	db := newDatabase(t)
+	m, err := gomigrate.New("file://"+dir, "pgx5://"+strings.TrimPrefix(db.URL, "postgres://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if err := m.Up(); err != nil {
+		t.Fatalf("migrate up: %v", err)
+	}
+	checkApplied(t, db, dir)
+	if err := m.Down(); err != nil {
+		t.Fatalf("migrate down: %v", err)
+	}
+	checkDown(t, db)
+}
+
+func TestPlainSQL_UpAndDownWithPsql(t *testing.T) {
+	t.Parallel()
+	dir := writeMigrations(t, "sql")
+	db := newDatabase(t)
+	ups, _ := filepath.Glob(filepath.Join(dir, "*.up.sql"))
+	downs, _ := filepath.Glob(filepath.Join(dir, "*.down.sql"))
+	sort.Strings(ups)
+	sort.Sort(sort.Reverse(sort.StringSlice(downs)))
+	for _, f := range ups {
+		psql(t, db.URL, f)
+	}
+	checkApplied(t, db, dir)
+	for _, f := range downs {
+		psql(t, db.URL, f)
+	}
+	checkDown(t, db)
+}
+
+func psql(t *testing.T, url, file string) {
+	t.Helper()
+	if out, err := exec.Command("psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", url, "-f", file).CombinedOutput(); err != nil {
+		t.Fatalf("psql -f %s: %v\n%s", filepath.Base(file), err, out)
+	}
+}
+
+// Atlas checks a migration directory against atlas.sum before it applies anything: the sum
+// oncegen writes must be the one Atlas computes, and a changed file must break it. Atlas
+// keeps no down files (it plans reversals itself), so the up files are applied with psql.
+func TestAtlas_SumValidatesAndUpFilesApply(t *testing.T) {
+	t.Parallel()
+	dir := writeMigrations(t, "atlas")
+	local, err := migrate.NewLocalDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := migrate.Validate(local); err != nil {
+		t.Fatalf("atlas rejects the directory: %v", err)
+	}
+	files, err := local.Files()
+	if err != nil {
+		t.Fatal(err)
+	}
+	nonTx := 0
+	for _, f := range files {
+		if strings.HasPrefix(string(f.Bytes()), "-- atlas:txmode none\n") {
+			nonTx++
+			stmts, err := f.Stmts()
+			if err != nil || len(stmts) != 1 {
+				t.Errorf("%s: %d statements (%v), want CREATE INDEX CONCURRENTLY alone", f.Name(), len(stmts), err)
+			}
+		}
+	}
+	if nonTx != 4 {
+		t.Errorf("%d files run outside a transaction, want one per index (4)", nonTx)
+	}
+	db := newDatabase(t)
+	for _, f := range files {
+		psql(t, db.URL, filepath.Join(dir, f.Name()))
+	}
+	checkApplied(t, db, dir)
+
+	// Negative control: the sum catches a changed file.
+	name := filepath.Join(dir, files[len(files)-1].Name())
+	b, _ := os.ReadFile(name)
+	os.WriteFile(name, append(b, []byte("-- changed\n")...), 0o644)
+	if err := migrate.Validate(local); err == nil {
+		t.Error("atlas accepted a directory whose file no longer matches atlas.sum")
+	}
+}
