@@ -1,0 +1,8 @@
+BEGIN;
+
+DROP TABLE ideas;
+DROP TABLE jobs;
+DROP TABLE runs;
+DROP TABLE organisations;
+
+COMMIT;

@@ -1,0 +1,246 @@
+package ideas
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	once "github.com/oncekit/once/runtime"
+)
+
+func mustID(t *testing.T, s string) int64 {
+	t.Helper()
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		t.Fatalf("id %q: %v", s, err)
+	}
+	return id
+}
+
+// Thirty-two presses at once (a double click, a second tab, a refresh, many times over) land
+// on one run: one row, one job, one paid research and one paid ideation. The allowance of two
+// a month is then spent by a second storm, and a third starts nothing.
+func TestGenerate_ConcurrentPressesStartOneRun(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+
+	var runs []int64
+	for round := 1; round <= 2; round++ {
+		locs := e.storm(32, "/orgs/1/runs", nil)
+		var run string
+		for _, loc := range locs {
+			switch {
+			case loc == "/orgs/1?notice=starting":
+				// Turned away by the lease while the first press was starting the run.
+			case len(loc) > len("/runs/") && loc[:len("/runs/")] == "/runs/":
+				if run != "" && loc != run {
+					t.Fatalf("round %d: presses were sent to two runs, %s and %s", round, run, loc)
+				}
+				run = loc
+			default:
+				t.Fatalf("round %d: a press ended at %q", round, loc)
+			}
+		}
+		if run == "" {
+			t.Fatalf("round %d: no press was sent to a run: %q", round, locs)
+		}
+		runs = append(runs, mustID(t, run[len("/runs/"):]))
+		if got := e.runs(); got != round {
+			t.Fatalf("round %d: %d runs in the table, want %d", round, got, round)
+		}
+		if got := e.jobs(); got != round {
+			t.Fatalf("round %d: %d jobs queued, want %d", round, got, round)
+		}
+		jobs := e.drain()
+		if len(jobs) != 1 || jobs[0].Result != ResultCompleted {
+			t.Fatalf("round %d: the worker took %+v, want one completed job", round, jobs)
+		}
+	}
+	if runs[0] == runs[1] {
+		t.Fatalf("both rounds ended on run %d", runs[0])
+	}
+
+	// The allowance is spent: a third storm is sent to the landing page, and pays for nothing.
+	for _, loc := range e.storm(32, "/orgs/1/runs", nil) {
+		if loc != "/orgs/1?notice=allowance-used" && loc != "/orgs/1?notice=starting" {
+			t.Fatalf("a press after the allowance was spent ended at %q", loc)
+		}
+	}
+	e.drain()
+
+	if got := e.runs(); got != 2 {
+		t.Errorf("%d runs, want 2", got)
+	}
+	if got := e.api.EffectsAt("/v1/research"); got != 2 {
+		t.Errorf("the research API was paid %d times, want 2", got)
+	}
+	if got := e.api.EffectsAt("/v1/ideas"); got != 2 {
+		t.Errorf("the model was paid %d times for ideas, want 2", got)
+	}
+	if got := e.count(`SELECT count(*) FROM ideas`); got != 2*IdeasPerRun {
+		t.Errorf("%d ideas saved, want %d", got, 2*IdeasPerRun)
+	}
+	if got := e.count(`SELECT count(*) FROM runs WHERE status = 'completed'`); got != 2 {
+		t.Errorf("%d completed runs, want 2", got)
+	}
+	if u := e.usage(); u.Used != 2 {
+		t.Errorf("allowance used %d, want 2", u.Used)
+	}
+	if got := e.count(`SELECT coalesce(sum(used), 0) FROM once.counters WHERE name = 'ideas.research-daily'`); got != 2 {
+		t.Errorf("the daily research counter is at %d, want 2", got)
+	}
+}
+
+// The story's own test of the one setting the lock depends on (a store shared between
+// requests): hold the lock from outside, press, and nothing is created or queued.
+func TestGenerate_LockHeldFromOutsideStartsNothing(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ctx := context.Background()
+
+	lease := once.Lease[struct{}]{Name: "ideas.generate", TTL: 10 * time.Second}
+	held, err := lease.Acquire(ctx, e.db, once.Key(int64(org)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, loc := e.post("/orgs/1/runs", nil); status != http.StatusSeeOther || loc != "/orgs/1?notice=starting" {
+		t.Fatalf("press while the lock is held: %d %q, want 303 to the landing page", status, loc)
+	}
+	if got := e.runs(); got != 0 {
+		t.Errorf("%d runs created while the lock was held, want 0", got)
+	}
+	if got := e.jobs(); got != 0 {
+		t.Errorf("%d jobs queued while the lock was held, want 0", got)
+	}
+
+	if err := held.Release(ctx, e.db); err != nil {
+		t.Fatal(err)
+	}
+	if run, _ := e.press(); run == 0 || e.runs() != 1 || e.jobs() != 1 {
+		t.Fatalf("press after release: run %d, %d runs, %d jobs; want one run and its job", run, e.runs(), e.jobs())
+	}
+}
+
+// A process killed while holding the lock (between get and release) blocks the organisation
+// only until the lease expires: nothing releases it, and the next press takes it over.
+func TestGenerate_LockOfAKilledProcessExpires(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ctx := context.Background()
+
+	// The dead holder: it took the lease and will never release it.
+	held, err := once.Lease[struct{}]{Name: "ideas.generate", TTL: 300 * time.Millisecond}.Acquire(ctx, e.db, once.Key(int64(org)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, loc := e.press(); loc != "/orgs/1?notice=starting" || e.runs() != 0 {
+		t.Fatalf("press while the dead holder's lease lasts: %q with %d runs, want the landing page and none", loc, e.runs())
+	}
+	// Wait, by the database's clock, for the lease to lapse.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var lapsed bool
+		if err := e.db.QueryRow(ctx, `SELECT now() > $1`, held.ExpiresAt).Scan(&lapsed); err != nil {
+			t.Fatal(err)
+		}
+		if lapsed {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the lease did not lapse")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if run, _ := e.press(); run == 0 || e.runs() != 1 {
+		t.Fatalf("press after the lease lapsed: run %d with %d runs, want a new run", run, e.runs())
+	}
+}
+
+// The lease is the fast answer, not the only one: starts that get past it together (as when
+// a start outlives its ten seconds) and all pass the in-flight check before any inserts still
+// make one run, because the insert under the partial unique index is the check that cannot
+// be raced. The rest are shown the run that won.
+func TestGenerate_OneRunEvenWhenTheLeaseIsBypassed(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	const n = 8
+	var checked atomic.Int32
+	allChecked := make(chan struct{})
+	e.app.beforeInsert = func() {
+		if checked.Add(1) == n {
+			close(allChecked)
+		}
+		<-allChecked
+	}
+	starts := make([]Start, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		// StartGeneration itself, not its lease wrapper: every start is past the lease.
+		wg.Go(func() { starts[i], errs[i] = e.app.StartGeneration(context.Background(), org) })
+	}
+	wg.Wait()
+	started := 0
+	for i, st := range starts {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		if st.Run != starts[0].Run {
+			t.Fatalf("starts were shown runs %d and %d", starts[0].Run, st.Run)
+		}
+		if st.Started {
+			started++
+		}
+	}
+	if started != 1 || e.runs() != 1 || e.jobs() != 1 {
+		t.Fatalf("%d starts created a run; %d runs, %d jobs; want 1 of each", started, e.runs(), e.jobs())
+	}
+}
+
+// The slow second press (a second tab a minute later) is redirected to the progress page of
+// the run already in flight; once that run has completed, a press starts the next one.
+func TestGenerate_SecondTabLandsOnTheRunInFlight(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	first, _ := e.press()
+	second, _ := e.press()
+	if first == 0 || second != first {
+		t.Fatalf("second press went to run %d, want the first press's run %d", second, first)
+	}
+	if e.runs() != 1 {
+		t.Fatalf("%d runs, want 1", e.runs())
+	}
+	e.drain()
+	third, _ := e.press()
+	if third == 0 || third == first {
+		t.Fatalf("press after the run completed went to %d, want a new run", third)
+	}
+}
+
+// Bad input is answered with a clear status and writes nothing: not a run, not a lease row.
+func TestGenerate_BadInputWritesNothing(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	for path, want := range map[string]int{
+		"/orgs/abc/runs": http.StatusBadRequest,
+		"/orgs/-4/runs":  http.StatusBadRequest,
+		"/orgs/999/runs": http.StatusNotFound,
+	} {
+		if status, _ := e.post(path, nil); status != want {
+			t.Errorf("POST %s: %d, want %d", path, status, want)
+		}
+	}
+	if status, _ := e.post("/ideas/1/refine", map[string][]string{"revision": {"x"}, "note": {"shorter"}}); status != http.StatusBadRequest {
+		t.Errorf("refine with a bad revision: %d, want 400", status)
+	}
+	if status, _ := e.post("/ideas/77/dismiss", nil); status != http.StatusNotFound {
+		t.Errorf("dismiss an unknown idea: %d, want 404", status)
+	}
+	if got := e.runs() + e.jobs() + e.count(`SELECT count(*) FROM once.leases`) + e.count(`SELECT count(*) FROM once.operations`); got != 0 {
+		t.Errorf("bad input wrote %d rows, want none", got)
+	}
+}
