@@ -85,7 +85,7 @@ func (w *Worker) Step(ctx context.Context) (Job, bool, error) {
 		WHERE id = (SELECT id FROM jobs
 			WHERE (state = 'queued' AND available_at <= now()) OR (state = 'running' AND locked_until < now())
 			ORDER BY id FOR UPDATE SKIP LOCKED LIMIT 1)
-		RETURNING id, run_id, attempts`, (w.timeout() + time.Minute).Milliseconds()).Scan(&j.ID, &j.RunID, &j.Attempt)
+		RETURNING id, run_id, attempts`, (w.timeout()+time.Minute).Milliseconds()).Scan(&j.ID, &j.RunID, &j.Attempt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Job{}, false, nil
 	}
