@@ -367,16 +367,18 @@ func (p *foreverCall) claim(ctx context.Context, db DB) (*Attempt, *operationRow
 		if row == nil {
 			continue // the row went away between the insert and the read: claim again
 		}
+		if row.expired {
+			// Forgotten: whatever it was used for, the key is free for new work.
+			if _, err := db.Exec(ctx, foreverForgetSQL, row.id, row.token); err != nil {
+				return nil, nil, p.errorf(err, "forgetting expired operation %d", row.id)
+			}
+			continue
+		}
 		if p.fingerprint != nil && row.fingerprint != nil && !bytes.Equal(p.fingerprint, row.fingerprint) {
 			return nil, nil, fmt.Errorf("%w: %s guard %s: key %q (operation %d) was first used with another input",
 				ErrMismatch, p.kind, p.name, p.ref.Key, row.id)
 		}
 		switch {
-		case row.expired:
-			if _, err := db.Exec(ctx, foreverForgetSQL, row.id, row.token); err != nil {
-				return nil, nil, p.errorf(err, "forgetting expired operation %d", row.id)
-			}
-			continue
 		case row.state == opReleased || (row.state == opOpen && row.stale && p.repeatSafe):
 			a, err := p.takeOver(ctx, db, row, token)
 			if err != nil || a != nil {

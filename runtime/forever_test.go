@@ -338,6 +338,17 @@ func TestForever_ReusedKeyWithOtherInputIsRefused(t *testing.T) {
 	if runs != 1 {
 		t.Fatalf("%d runs, want 1", runs)
 	}
+	// Once the retention window has passed, the key is forgotten with its input.
+	kept := once.Forever[receipt]{Name: "reports.Generate", Retain: time.Hour}
+	if _, _, err := kept.DoRef(ctx, pool, once.Ref{Key: "ref-2", Input: input}, fn); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `UPDATE once.operations SET expires_at = clock_timestamp() - interval '1 millisecond' WHERE key = 'ref-2'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, out, err := kept.DoRef(ctx, pool, once.Ref{Key: "ref-2", Input: nested}, fn); err != nil || out.Status != once.Ran {
+		t.Fatalf("other input after the window: %+v, %v; want a new run", out, err)
+	}
 }
 
 func TestForever_ScopesAreIndependent(t *testing.T) {

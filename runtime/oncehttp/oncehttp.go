@@ -62,8 +62,12 @@ import (
 
 // Defaults for a zero Config field.
 const (
-	DefaultName        = "http"
-	DefaultMaxBody     = 1 << 20
+	// DefaultName is the operation name of a Config without one.
+	DefaultName = "http"
+	// DefaultMaxBody is the largest request body read when Config.MaxBody is zero.
+	DefaultMaxBody = 1 << 20
+	// DefaultMaxResponse is the largest response body recorded when Config.MaxResponse is
+	// zero.
 	DefaultMaxResponse = 1 << 20
 )
 
@@ -200,6 +204,7 @@ type handler struct {
 // errRetryable releases the key: the handler's answer says the work did not happen.
 var errRetryable = errors.New("oncehttp: the response allows a retry")
 
+// ServeHTTP answers r from its key's record, or runs the next handler under a new claim.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	m := h.m
 	if !m.methods[r.Method] {
@@ -337,14 +342,17 @@ type recorder struct {
 
 func newRecorder() *recorder { return &recorder{header: http.Header{}} }
 
+// Header returns the headers the handler sets.
 func (rec *recorder) Header() http.Header { return rec.header }
 
+// WriteHeader keeps the first status written, as net/http does.
 func (rec *recorder) WriteHeader(status int) {
 	if rec.status == 0 {
 		rec.status = status
 	}
 }
 
+// Write buffers p.
 func (rec *recorder) Write(p []byte) (int, error) {
 	if rec.status == 0 {
 		rec.status = http.StatusOK
