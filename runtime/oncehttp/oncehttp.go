@@ -52,6 +52,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"mime"
 	"net/http"
 	"strings"
@@ -120,6 +121,11 @@ type Config struct {
 	// ValidateKey, when set, checks a key's format (say, that it is a UUID); an error is
 	// answered 400 with its text.
 	ValidateKey func(key string) error
+	// ErrorLog receives the errors a client is not told about: the records could not be
+	// read or written (the client gets 500), or a handler's outcome could not be recorded
+	// (the client gets the handler's response). Nil means the log package's standard
+	// logger, as for http.Server.
+	ErrorLog *log.Logger
 }
 
 // recorded is a response as stored in the operation's result.
@@ -272,6 +278,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case out.Status == once.Ran:
 			// Whatever was recorded (done, released, uncertain; or a failed settle), the
 			// handler's own response is what this request gets.
+			if err != nil && !errors.Is(err, errRetryable) {
+				m.logf("oncehttp: %s %s: key %q of %q: the response was sent but its outcome: %v", r.Method, r.URL.Path, key, account, err)
+			}
 			rec.send(w)
 			return
 		case err == nil:
@@ -299,10 +308,19 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeProblem(w, http.StatusInternalServerError, ProblemNotRecorded, "Response not recorded",
 				"the first request with this Idempotency-Key was carried out, but its response was too large to keep")
 		default:
+			m.logf("oncehttp: %s %s: key %q of %q: %v", r.Method, r.URL.Path, key, account, err)
 			writeProblem(w, http.StatusInternalServerError, ProblemInternal, "Internal error", "")
 		}
 		return
 	}
+}
+
+func (m *middleware) logf(format string, args ...any) {
+	if m.cfg.ErrorLog != nil {
+		m.cfg.ErrorLog.Printf(format, args...)
+		return
+	}
+	log.Printf(format, args...)
 }
 
 // requestInput is what a key promises: the request's method, target, media type and body.

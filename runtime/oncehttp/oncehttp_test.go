@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -565,5 +566,30 @@ func TestNew_RefusesAConfigWithoutDBOrAccount(t *testing.T) {
 	}
 	if _, err := oncehttp.New(oncehttp.Config{DB: &pgxpool.Pool{}, Account: bearer, Wait: -1}); err == nil {
 		t.Error("negative Wait accepted")
+	}
+}
+
+func TestMiddleware_DatabaseErrorIs500AndLogged(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewDatabase(t).Pool(t, 2)
+	pool.Close()
+	var logged strings.Builder
+	mw, err := oncehttp.New(oncehttp.Config{DB: pool, Account: bearer, ErrorLog: log.New(&logged, "", 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := false
+	h := mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { ran = true }))
+	req := httptest.NewRequest(http.MethodPost, "/reports", strings.NewReader(q3))
+	req.Header.Set("Authorization", "Bearer acct-a")
+	req.Header.Set("Idempotency-Key", `"ref-1"`)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	r := response{status: rec.Code, header: rec.Header(), body: rec.Body.String()}
+	if r.status != http.StatusInternalServerError || r.problemType(t) != oncehttp.ProblemInternal || ran {
+		t.Fatalf("%d %s (handler ran: %v), want 500 without running the handler", r.status, r.body, ran)
+	}
+	if !strings.Contains(logged.String(), `key "ref-1" of "acct-a"`) {
+		t.Fatalf("log %q does not name the request", logged.String())
 	}
 }
