@@ -6,8 +6,10 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"golang.org/x/tools/go/packages"
 
@@ -80,50 +82,44 @@ type Result struct {
 // Generate validates the directives of pkgs and renders their wrappers. On any mistake it
 // returns Errors, listing them all, and no files.
 func Generate(pkgs []*packages.Package) (*Result, error) {
+	pkgs = append([]*packages.Package(nil), pkgs...)
+	sort.Slice(pkgs, func(i, j int) bool { return pkgs[i].PkgPath < pkgs[j].PkgPath })
 	res := &Result{Files: map[string][]byte{}}
 	var errs Errors
+	type job struct {
+		pkg   *packages.Package
+		plans []*plan
+		out   string
+		src   []byte
+		err   error
+	}
+	var jobs []*job
 	for _, pkg := range pkgs {
 		dir := pkgDir(pkg)
 		if dir == "" {
 			continue
 		}
-		files := sortedFiles(pkg)
-		var plans []*plan
+		// Validation is sequential: go/types is not promised safe for concurrent use.
 		c := &checker{fset: pkg.Fset, pkg: pkg.Types, info: pkg.TypesInfo}
 		for _, e := range pkg.Errors {
 			if e.Kind == packages.TypeError {
 				c.typeErrs = append(c.typeErrs, e.Error())
 			}
 		}
-		for _, f := range files {
+		j := &job{pkg: pkg, out: filepath.Join(dir, FileName)}
+		for _, f := range sortedFiles(pkg) {
 			ds, derrs := directive.ParseFile(pkg.Fset, f)
 			errs = append(errs, derrs...)
 			for _, d := range ds {
 				g := &Guard{Directive: d, PkgPath: pkg.PkgPath, PkgName: pkg.Name, Dir: dir, File: d.Position.Filename}
 				res.Guards = append(res.Guards, g)
 				if p := c.plan(g); p != nil {
-					plans = append(plans, p)
+					j.plans = append(j.plans, p)
 				}
 			}
 		}
 		errs = append(errs, c.errs...)
-		out := filepath.Join(dir, FileName)
-		if len(plans) > 0 {
-			src, err := render(pkg, plans)
-			if err != nil {
-				return nil, err
-			}
-			res.Files[out] = src
-		}
-		existing, err := generatedFiles(dir)
-		if err != nil {
-			return nil, err
-		}
-		for _, path := range existing {
-			if _, ok := res.Files[path]; !ok {
-				res.Orphans = append(res.Orphans, path)
-			}
-		}
+		jobs = append(jobs, j)
 	}
 	errs = append(errs, duplicateNames(res.Guards)...)
 	if len(errs) > 0 {
@@ -135,6 +131,41 @@ func Generate(pkgs []*packages.Package) (*Result, error) {
 			return a.Offset < b.Offset
 		})
 		return nil, errs
+	}
+
+	// Rendering (jennifer, then gofmt) is most of the work: one package per core.
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for _, j := range jobs {
+		if len(j.plans) == 0 {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			j.src, j.err = render(j.pkg, j.plans)
+		}()
+	}
+	wg.Wait()
+	for _, j := range jobs {
+		if j.err != nil {
+			return nil, j.err
+		}
+		if j.src != nil {
+			res.Files[j.out] = j.src
+		}
+	}
+	for _, j := range jobs {
+		existing, err := generatedFiles(filepath.Dir(j.out))
+		if err != nil {
+			return nil, err
+		}
+		for _, path := range existing {
+			if _, ok := res.Files[path]; !ok {
+				res.Orphans = append(res.Orphans, path)
+			}
+		}
 	}
 	sort.Strings(res.Orphans)
 	return res, nil

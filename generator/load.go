@@ -44,27 +44,24 @@ const loadMode = packages.NeedName | packages.NeedFiles | packages.NeedSyntax | 
 	packages.NeedTypesInfo | packages.NeedModule
 
 // Load loads the packages of cfg for generation. Files carrying Header are read as empty
-// files of their package: what they declared is about to be regenerated, and a stale one
-// must not stop the package from type-checking.
+// files of their package, and type errors are tolerated (see tolerated): code that uses the
+// wrappers about to be generated must not stop their generation.
 func Load(cfg LoadConfig) ([]*packages.Package, error) {
 	patterns := cfg.Patterns
 	if len(patterns) == 0 {
 		patterns = []string{"./..."}
-	}
-	// The go command compiles the named packages too (for export data): a stale generated
-	// file must be blanked for it as well, through an overlay. Finding those files first
-	// costs one go list without compiling.
-	overlay, err := generatedOverlay(cfg, patterns)
-	if err != nil {
-		return nil, err
 	}
 	pcfg := &packages.Config{
 		Mode:       loadMode,
 		Dir:        cfg.Dir,
 		Env:        cfg.Env,
 		BuildFlags: cfg.BuildFlags,
-		Overlay:    overlay,
 		ParseFile: func(fset *token.FileSet, filename string, src []byte) (*ast.File, error) {
+			if IsGenerated(src) {
+				// What it declared is about to be regenerated; a stale or hand-broken
+				// copy must not stand in the way.
+				src = blankFile(src)
+			}
 			return parser.ParseFile(fset, filename, src, parser.ParseComments|parser.SkipObjectResolution)
 		},
 	}
@@ -116,30 +113,6 @@ func dedupe(sorted []string) []string {
 		}
 	}
 	return out
-}
-
-// generatedOverlay maps every generated file of the packages matching patterns to a file
-// holding only its package clause.
-func generatedOverlay(cfg LoadConfig, patterns []string) (map[string][]byte, error) {
-	pkgs, err := packages.Load(&packages.Config{
-		Mode: packages.NeedName | packages.NeedFiles, Dir: cfg.Dir, Env: cfg.Env, BuildFlags: cfg.BuildFlags,
-	}, patterns...)
-	if err != nil {
-		return nil, fmt.Errorf("listing packages: %w", err)
-	}
-	overlay := map[string][]byte{}
-	for _, p := range pkgs {
-		for _, path := range p.GoFiles {
-			src, err := os.ReadFile(path)
-			if err != nil {
-				return nil, fmt.Errorf("reading %s: %w", path, err)
-			}
-			if IsGenerated(src) {
-				overlay[path] = blankFile(src)
-			}
-		}
-	}
-	return overlay, nil
 }
 
 // IsGenerated reports whether src is a file oncegen wrote.
