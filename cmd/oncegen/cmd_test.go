@@ -267,3 +267,32 @@ func TestVerify_PassesThenNamesWhatIsMissingOrInvalid(t *testing.T) {
 		t.Fatalf("re-running the migration over the INVALID index: %v\n%s", err, out)
 	}
 }
+
+// A module that pins oncegen with go.mod's tool line generates with go generate.
+func TestGoGenerate_ToolLine(t *testing.T) {
+	t.Parallel()
+	mod := newModule(t, map[string]string{
+		"gen.go":     "package e2e\n\n//go:generate go tool oncegen\n",
+		"app/app.go": appSrc,
+	})
+	// go get -tool would ask the module proxy about this checkout; the edit is the same line.
+	if out, err := goCmd(mod, "mod", "edit", "-tool=github.com/oncekit/once/cmd/oncegen").CombinedOutput(); err != nil {
+		t.Fatalf("go mod edit -tool: %v\n%s", err, out)
+	}
+	if out, err := goCmd(mod, "mod", "tidy").CombinedOutput(); err != nil {
+		t.Fatalf("go mod tidy: %v\n%s", err, out)
+	}
+	gomod, _ := os.ReadFile(filepath.Join(mod, "go.mod"))
+	if !strings.Contains(string(gomod), "tool github.com/oncekit/once/cmd/oncegen") {
+		t.Fatalf("go.mod has no tool line:\n%s", gomod)
+	}
+	if out, err := goCmd(mod, "generate", ".").CombinedOutput(); err != nil {
+		t.Fatalf("go generate: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(mod, "app", "once_gen.go")); err != nil {
+		t.Fatalf("go generate wrote no wrapper: %v", err)
+	}
+	if out, err := goCmd(mod, "build", "./...").CombinedOutput(); err != nil {
+		t.Fatalf("the generated module does not build: %v\n%s", err, out)
+	}
+}

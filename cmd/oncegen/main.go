@@ -8,8 +8,17 @@
 //	oncegen inventory [-format md|json] [packages]
 //	oncegen verify -db DSN [packages]
 //
-// Packages default to ./... . In a module that pins the tool with a tool line in go.mod
-// (go get -tool github.com/oncekit/once/cmd/oncegen), a package asks for generation with
+// Packages default to ./... . A module pins the tool in its go.mod with
+//
+//	go get -tool github.com/oncekit/once/cmd/oncegen
+//
+// which adds the line
+//
+//	tool github.com/oncekit/once/cmd/oncegen
+//
+// and then asks for generation, at the same version on every machine, with one line; go
+// generate runs it in the package's directory, where ./... means that package and the ones
+// below it, so the module's root package is the place for it:
 //
 //	//go:generate go tool oncegen
 //
