@@ -1,0 +1,94 @@
+// Package fakebilling is a billing API on loopback for the outreach tests: it answers
+// what a customer's subscription is now (the truth a webhook handler re-reads), and
+// performs plan changes through a fake provider that counts them and honours
+// Idempotency-Key.
+package fakebilling
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/oncekit/once/internal/fakeprovider"
+)
+
+// State is a customer's subscription, as GET /v1/customers/{id} answers it.
+type State struct {
+	Customer  string    `json:"customer"`
+	Plan      string    `json:"plan"`
+	Status    string    `json:"status"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Server is a running fake billing API.
+type Server struct {
+	// URL is the base URL to give the app.
+	URL string
+	// Changes is the provider that performs plan changes (POST /v1/subscriptions/{id}):
+	// count them with Changes.Effects().
+	Changes *fakeprovider.Server
+
+	mu     sync.Mutex
+	states map[string]State
+	reads  int
+}
+
+// New starts a fake billing API that lives as long as t.
+func New(t testing.TB) *Server {
+	s := &Server{Changes: fakeprovider.New(t), states: map[string]State{}}
+	target, err := url.Parse(s.Changes.URL)
+	if err != nil {
+		t.Fatalf("fakebilling: %v", err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/customers/") {
+			s.serveCustomer(w, strings.TrimPrefix(r.URL.Path, "/v1/customers/"))
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	s.URL = srv.URL
+	return s
+}
+
+func (s *Server) serveCustomer(w http.ResponseWriter, id string) {
+	s.mu.Lock()
+	st, ok := s.states[id]
+	s.reads++
+	s.mu.Unlock()
+	if !ok {
+		http.Error(w, `{"error":{"type":"invalid_request_error","message":"no such customer"}}`, http.StatusNotFound)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(st)
+}
+
+// Set makes st the customer's state from now on.
+func (s *Server) Set(st State) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.states[st.Customer] = st
+}
+
+// Delete forgets the customer: it answers 404 from now on.
+func (s *Server) Delete(customer string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.states, customer)
+}
+
+// Reads returns how many times a customer's state was read.
+func (s *Server) Reads() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.reads
+}

@@ -1,0 +1,12 @@
+DROP TABLE imports;
+DROP TABLE provider_state;
+DROP TABLE provider_days;
+DROP TABLE jobs;
+DROP TABLE suppressions;
+DROP TABLE inbound_emails;
+DROP TABLE outreach_emails;
+DROP TABLE outreach_threads;
+DROP TABLE campaigns;
+DROP TABLE creators;
+DROP TABLE subscriptions;
+DROP TABLE users;
