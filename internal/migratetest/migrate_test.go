@@ -54,7 +54,8 @@ func repoRoot() string {
 }
 
 // The golden packages: kinds has no table= form (only the runtime's schema), tables has
-// all four (columns, a check constraint, plain, partial and NULLS NOT DISTINCT indexes).
+// all four (columns, a check constraint, plain, partial and NULLS NOT DISTINCT indexes, and
+// a name over 63 bytes, shortened).
 var (
 	first  = []string{"./testdata/generate/kinds"}
 	second = []string{"./testdata/generate/kinds", "./testdata/generate/tables"}
@@ -65,7 +66,8 @@ const userTables = `CREATE TABLE jobs (id bigserial PRIMARY KEY, dedupe_key text
 CREATE SCHEMA billing;
 CREATE TABLE billing.charges (org_id bigint, day text);
 CREATE TABLE alerts (rule_id text NOT NULL);
-CREATE TABLE quota (org_id bigint NOT NULL, day text NOT NULL);`
+CREATE TABLE quota (org_id bigint NOT NULL, day text NOT NULL);
+CREATE TABLE customer_notification_preferences_history (organisation_identifier bigint, notification_channel_name text);`
 
 func run(t *testing.T, args ...string) (int, string) {
 	t.Helper()
@@ -120,8 +122,13 @@ func snapshotIndexes(t *testing.T, dir string) []object {
 			idx = append(idx, o)
 		}
 	}
-	if len(idx) != 4 {
-		t.Fatalf("snapshot holds %d indexes, want 4", len(idx))
+	if len(idx) != 5 {
+		t.Fatalf("snapshot holds %d indexes, want 5", len(idx))
+	}
+	for _, o := range idx {
+		if len(o.Name) > 63 {
+			t.Errorf("index name %s is over 63 bytes", o.Name)
+		}
 	}
 	return idx
 }
@@ -301,8 +308,8 @@ func TestAtlas_SumValidatesAndUpFilesApply(t *testing.T) {
 			}
 		}
 	}
-	if nonTx != 4 {
-		t.Errorf("%d files run outside a transaction, want one per index (4)", nonTx)
+	if nonTx != 5 {
+		t.Errorf("%d files run outside a transaction, want one per index (5)", nonTx)
 	}
 	db := newDatabase(t)
 	for _, f := range files {

@@ -15,6 +15,7 @@ var (
 	_ func(context.Context, pgx.Tx, int64, string) error                 = RecordCharge
 	_ func(context.Context, pgx.Tx, string) error                        = FireAlert
 	_ func(context.Context, pgx.Tx, int64, string, int64) (int64, error) = UseQuota
+	_ func(context.Context, pgx.Tx, int64, string) error                 = RecordPreference
 )
 
 // EnqueueJobConflict is the ON CONFLICT clause EnqueueJob's INSERT into jobs must use: it matches
@@ -74,4 +75,22 @@ func UseQuotaOnce(ctx context.Context, db once.DB, org int64, day string, n int6
 	return once.Table[int64]{Name: "tables.UseQuota", OnConflict: once.Refused}.Do(ctx, db, func(ctx context.Context, tx pgx.Tx) (int64, error) {
 		return UseQuota(ctx, tx, org, day, n)
 	})
+}
+
+// RecordPreferenceConflict is the ON CONFLICT clause RecordPreference's INSERT into
+// customer_notification_preferences_history must use: it matches the unique index
+// customer_notification_preferences_history_organisation_385f3cbc text for text, so the insert is
+// the check.
+const RecordPreferenceConflict = "ON CONFLICT (organisation_identifier, notification_channel_name) DO NOTHING"
+
+// RecordPreferenceOnce calls RecordPreference under a forever promise (once for ever), guard
+// "tables.RecordPreference", on the rows of customer_notification_preferences_history keyed by
+// organisation_identifier, notification_channel_name. It runs RecordPreference in a transaction;
+// when RecordPreference's INSERT .. RecordPreferenceConflict returns no row, it rolls the
+// transaction back and reports a duplicate, without error.
+func RecordPreferenceOnce(ctx context.Context, db once.DB, org int64, channel string) (once.Outcome, error) {
+	_, out, err := once.Table[struct{}]{Name: "tables.RecordPreference", OnConflict: once.Duplicate}.Do(ctx, db, func(ctx context.Context, tx pgx.Tx) (struct{}, error) {
+		return struct{}{}, RecordPreference(ctx, tx, org, channel)
+	})
+	return out, err
 }

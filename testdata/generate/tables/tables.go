@@ -47,3 +47,12 @@ func UseQuota(ctx context.Context, tx pgx.Tx, org int64, day string, n int64) (i
 	err := tx.QueryRow(ctx, "INSERT INTO quota (org_id, day, used) VALUES ($1, $2, $3) "+UseQuotaConflict+" RETURNING used", org, day, n).Scan(&used)
 	return used, err
 }
+
+// RecordPreference records a notification preference once for ever. Its index name is over
+// PostgreSQL's 63 bytes, so oncegen shortens it with a stable hash.
+//
+//once:forever table=customer_notification_preferences_history columns=organisation_identifier,notification_channel_name
+func RecordPreference(ctx context.Context, tx pgx.Tx, org int64, channel string) error {
+	return tx.QueryRow(ctx, "INSERT INTO customer_notification_preferences_history (organisation_identifier, notification_channel_name) VALUES ($1, $2) "+
+		RecordPreferenceConflict+" RETURNING organisation_identifier", org, channel).Scan(new(int64))
+}
