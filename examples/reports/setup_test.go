@@ -204,9 +204,11 @@ func (w *world) count() effects {
 
 func (w *world) want(what string, want effects) {
 	w.t.Helper()
-	if got := w.count(); got != want {
+	got := w.count()
+	if got != want {
 		w.t.Fatalf("%s: counted %+v, want %+v", what, got, want)
 	}
+	w.t.Logf("%s: counted %+v", what, got)
 }
 
 // storm runs f n times at once: every goroutine is started and waits at a barrier, then all

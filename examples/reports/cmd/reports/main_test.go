@@ -1,0 +1,127 @@
+package main_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/oncekit/once/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+// TestCommand_ServesAndWorks runs the command as a user does, against a fresh database:
+// it migrates, serves, and its worker carries out a queued report; SIGINT stops it cleanly.
+func TestCommand_ServesAndWorks(t *testing.T) {
+	t.Parallel()
+	db := pgtest.NewDatabase(t)
+	bin := filepath.Join(t.TempDir(), "reports")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	addr := freeAddr(t)
+	cmd := exec.Command(bin, "-addr", addr, "-work-every", "20ms", "-account", "acme:owner@acme.test:acme-token")
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+db.URL)
+	var logs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	stopped := false
+	defer func() {
+		if !stopped {
+			cmd.Process.Kill()
+			<-exited
+		}
+	}()
+
+	base := "http://" + addr
+	call := func(method, path, key string, body any) (int, map[string]any) {
+		t.Helper()
+		var rd io.Reader
+		if body != nil {
+			b, _ := json.Marshal(body)
+			rd = bytes.NewReader(b)
+		}
+		req, _ := http.NewRequest(method, base+path, rd)
+		req.Header.Set("Authorization", "Bearer acme-token")
+		req.Header.Set("Content-Type", "application/json")
+		if key != "" {
+			req.Header.Set("Idempotency-Key", key)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, nil
+		}
+		defer resp.Body.Close()
+		var v map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&v)
+		return resp.StatusCode, v
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if status, _ := call("GET", "/usage", "", nil); status == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the command did not start serving:\n%s", logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	status, sub := call("POST", "/submissions", "submit-1", map[string]string{"title": "Q3", "body": "Three regions."})
+	if status != http.StatusCreated {
+		t.Fatalf("submission: %d %v", status, sub)
+	}
+	status, job := call("POST", fmt.Sprintf("/submissions/%v/reports", sub["id"]), "q3-report", map[string]string{"tone": "formal"})
+	if status != http.StatusAccepted {
+		t.Fatalf("report: %d %v", status, job)
+	}
+	for {
+		_, v := call("GET", fmt.Sprintf("/jobs/%v", job["id"]), "", nil)
+		if v["state"] == "done" && v["report"] != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the worker did not carry out the job: %v\n%s", v, logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, u := call("GET", "/usage", "", nil); u["reports"] != 1.0 {
+		t.Fatalf("usage: %v", u)
+	}
+
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		stopped = true
+		if err != nil {
+			t.Fatalf("exit after SIGINT: %v\n%s", err, logs.String())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatalf("the command did not stop on SIGINT:\n%s", logs.String())
+	}
+}
+
+// freeAddr returns a loopback address no one listens on now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
