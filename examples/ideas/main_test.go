@@ -74,17 +74,29 @@ func (e *env) post(path string, form url.Values) (int, string) {
 // returns the Location each was redirected to (with its status, if not 303).
 func (e *env) storm(n int, path string, form url.Values) []string {
 	e.t.Helper()
+	return storm(e.t, e.client, e.srv.URL+path, n, form)
+}
+
+// storm fires n copies of a form post to target at once and returns where each was sent.
+func storm(t *testing.T, client *http.Client, target string, n int, form url.Values) []string {
+	t.Helper()
 	release := make(chan struct{})
 	got := make([]string, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
 			<-release
-			status, loc := e.post(path, form)
-			if status != http.StatusSeeOther {
-				loc = http.StatusText(status) + " " + loc
+			resp, err := client.Post(target, "application/x-www-form-urlencoded", strings.NewReader(form.Encode()))
+			if err != nil {
+				t.Errorf("POST %s: %v", target, err)
+				return
 			}
-			got[i] = loc
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			got[i] = resp.Header.Get("Location")
+			if resp.StatusCode != http.StatusSeeOther {
+				got[i] = http.StatusText(resp.StatusCode) + " " + got[i]
+			}
 		})
 	}
 	close(release)
