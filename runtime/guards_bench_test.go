@@ -2,6 +2,7 @@ package once_test
 
 import (
 	"context"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -20,10 +21,9 @@ import (
 //
 //	bare, guard                    serially
 //	bare-parallel, guard-parallel  with 4 goroutines per CPU, each on its own connection
-//	guard-vs-bare(-parallel)       the two alternating in one loop, each call timed, reporting
-//	                               both latencies and guard/bare: on a shared machine, load
-//	                               comes and goes between sub-benchmarks, and alternating puts
-//	                               both sides under the same load
+//	guard-vs-bare(-parallel)       the two alternating, reporting each one's time per call and
+//	                               guard/bare: on a shared machine, load comes and goes between
+//	                               sub-benchmarks, and alternating puts both under the same load
 //
 // Bare runs first, so the guard meets the larger table. Run:
 //
@@ -90,52 +90,67 @@ func compare(b *testing.B, names [2]string, ops [2]benchOp) {
 	b.Run(vs+"-parallel", func(b *testing.B) { alternate(b, names, ops, parallel, true) })
 }
 
-// alternate calls the two operations in turn, timing each call, and reports each one's mean
-// latency and their ratio. In parallel, alternating within a goroutine skews the timings (a
-// call's clock also runs while its goroutine waits for a CPU), so there half the goroutines
-// run one operation and half the other, side by side under the same load until b.N calls are
-// done; each side's latency is its goroutines' time divided by its calls.
+// alternate runs the two operations in turn (ABBA, so neither always goes first) and reports each one's mean time per call and
+// their ratio, so that both meet the same load. Serially it times each call. In parallel it
+// runs slices of calls: a slice of one operation on all workers, timed from its first call
+// to its last, then a slice of the other, and so on. (Timing single calls inside
+// b.RunParallel does not work here: a call's clock also runs while its goroutine waits for
+// one of two CPUs, which skews whichever call comes first.)
 func alternate(b *testing.B, names [2]string, ops [2]benchOp, keys [2]*benchKeys, parallel bool) {
-	var spent, calls [2]atomic.Int64
-	b.ResetTimer()
-	if parallel {
-		var next atomic.Int64
-		b.SetParallelism(benchParallelism)
-		b.RunParallel(func(p *testing.PB) {
-			side := int(next.Add(1) % 2)
-			do := ops[side](b, keys[side])
-			start := time.Now()
-			n := int64(0)
-			for p.Next() {
-				if err := do(); err != nil {
-					b.Error(err)
-					return
-				}
-				n++
-			}
-			spent[side].Add(int64(time.Since(start)))
-			calls[side].Add(n)
-		})
-	} else {
+	var spent [2]time.Duration
+	calls := 0
+	if !parallel {
 		do := [2]func() error{ops[0](b, keys[0]), ops[1](b, keys[1])}
-		for range b.N {
-			for side := range 2 {
+		b.ResetTimer()
+		for i := range b.N {
+			for turn := range 2 {
+				side := turn ^ i&1 // ABBA: neither side always goes first
 				start := time.Now()
 				if err := do[side](); err != nil {
 					b.Fatal(err)
 				}
-				spent[side].Add(int64(time.Since(start)))
-				calls[side].Add(1)
+				spent[side] += time.Since(start)
 			}
 		}
-	}
-	var mean [2]float64
-	for side := range 2 {
-		if calls[side].Load() == 0 {
-			return
+		calls = b.N
+	} else {
+		workers := benchParallelism * runtime.GOMAXPROCS(0)
+		var do [2][]func() error
+		for side := range 2 {
+			for range workers {
+				do[side] = append(do[side], ops[side](b, keys[side]))
+			}
 		}
-		mean[side] = float64(spent[side].Load()) / float64(calls[side].Load())
+		const slice = 256 // calls per slice: long enough that starting the workers is noise
+		b.ResetTimer()
+		for round := 0; calls < b.N; round++ {
+			n := min(slice, b.N-calls)
+			for turn := range 2 {
+				side := turn ^ round&1
+				var left atomic.Int64
+				left.Store(int64(n))
+				var wg sync.WaitGroup
+				start := time.Now()
+				for w := range workers {
+					wg.Go(func() {
+						for left.Add(-1) >= 0 {
+							if err := do[side][w](); err != nil {
+								b.Error(err)
+								return
+							}
+						}
+					})
+				}
+				wg.Wait()
+				spent[side] += time.Since(start)
+			}
+			calls += n
+		}
 	}
+	if calls == 0 {
+		return
+	}
+	mean := [2]float64{float64(spent[0]) / float64(calls), float64(spent[1]) / float64(calls)}
 	b.ReportMetric(mean[0], names[0]+"-ns/op")
 	b.ReportMetric(mean[1], names[1]+"-ns/op")
 	b.ReportMetric(mean[1]/mean[0], "ratio")
