@@ -20,9 +20,24 @@ import (
 func render(pkg *packages.Package, plans []*plan) ([]byte, error) {
 	f := jen.NewFilePathName(pkg.PkgPath, pkg.Name)
 	f.HeaderComment(Header)
-	f.ImportNames(importNames(pkg.Types))
+	names := importNames(pkg.Types)
+	f.ImportNames(names)
 	// The runtime's package name differs from its path's last element: say it.
 	f.ImportAlias(RuntimePath, "once")
+	// A parameter named like a package the wrapper uses (time, fmt, once...) would shadow it
+	// inside the wrapper: import that package under another name.
+	locals := map[string]bool{}
+	for _, p := range plans {
+		locals[p.ctxName], locals[p.recvID] = true, true
+		for _, pr := range p.params {
+			locals[pr.name] = true
+		}
+	}
+	for path, name := range names {
+		if locals[name] {
+			f.ImportAlias(path, name+"pkg")
+		}
+	}
 
 	f.Comment("Compile-time guards: each breaks the build when the function it names no longer")
 	f.Comment("has the signature its wrapper was generated from. Run go generate again.")

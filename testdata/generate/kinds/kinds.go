@@ -82,3 +82,9 @@ func SendReply(ctx context.Context, m Mailer, reply int64) error { return nil }
 //
 //once:lease key=key,at ttl=10s wait=500ms
 func Reconcile(_ context.Context, db *Billing, key string, at time.Time, _ int) error { return nil }
+
+// Remind reminds once while a reminder is open; its parameters are named like packages the
+// wrapper uses, which it then imports under other names.
+//
+//once:open key=fmt,time stale=5m
+func Remind(ctx context.Context, fmt string, time time.Time) error { return nil }

@@ -4,10 +4,10 @@ package kinds
 
 import (
 	"context"
-	"fmt"
+	fmtpkg "fmt"
 	"github.com/jackc/pgx/v5"
 	once "github.com/oncekit/once/runtime"
-	"time"
+	timepkg "time"
 )
 
 // Compile-time guards: each breaks the build when the function it names no longer
@@ -21,7 +21,8 @@ var (
 	_ func(*Billing, context.Context, Order) (Receipt, error)              = (*Billing).Charge
 	_ func(Billing, context.Context, Mailer, User) error                   = Billing.Welcome
 	_ func(context.Context, Mailer, int64) error                           = SendReply
-	_ func(context.Context, *Billing, string, time.Time, int) error        = Reconcile
+	_ func(context.Context, *Billing, string, timepkg.Time, int) error     = Reconcile
+	_ func(context.Context, string, timepkg.Time) error                    = Remind
 )
 
 // SummaryOnce calls Summary under a request promise (once per request), guard "kinds.Summary",
@@ -31,7 +32,7 @@ func SummaryOnce(ctx context.Context, u User) (string, once.Outcome, error) {
 	key, err := once.EncodeKey(u.ID)
 	if err != nil {
 		var zero string
-		return zero, once.Outcome{}, fmt.Errorf("guard kinds.Summary: %w", err)
+		return zero, once.Outcome{}, fmtpkg.Errorf("guard kinds.Summary: %w", err)
 	}
 	return once.Request[string]{Name: "kinds.Summary"}.Do(ctx, key, func(ctx context.Context) (string, error) {
 		return Summary(ctx, u)
@@ -45,9 +46,9 @@ func SummaryOnce(ctx context.Context, u User) (string, once.Outcome, error) {
 func ApproveOnce(ctx context.Context, db once.DB, org string, amount int64) (once.Outcome, error) {
 	key, err := once.EncodeKey(org)
 	if err != nil {
-		return once.Outcome{}, fmt.Errorf("guard kinds.Approve: %w", err)
+		return once.Outcome{}, fmtpkg.Errorf("guard kinds.Approve: %w", err)
 	}
-	_, out, err := once.Transaction[struct{}]{Name: "kinds.Approve", NoWait: true, LockTimeout: 2 * time.Second}.Do(ctx, db, key, func(ctx context.Context, tx pgx.Tx) (struct{}, error) {
+	_, out, err := once.Transaction[struct{}]{Name: "kinds.Approve", NoWait: true, LockTimeout: 2 * timepkg.Second}.Do(ctx, db, key, func(ctx context.Context, tx pgx.Tx) (struct{}, error) {
 		return struct{}{}, Approve(ctx, tx, org, amount)
 	})
 	return out, err
@@ -60,7 +61,7 @@ func GenerateOnce(ctx context.Context, db once.DB, org string, day Day, limit in
 	key, err := once.EncodeKey(org, day)
 	if err != nil {
 		var zero []string
-		return zero, once.Outcome{}, fmt.Errorf("guard ideas:daily: %w", err)
+		return zero, once.Outcome{}, fmtpkg.Errorf("guard ideas:daily: %w", err)
 	}
 	return once.Statement[[]string]{Name: "ideas:daily", Cap: int64(limit)}.Do(ctx, db, key, int64(len(ideas)), func(ctx context.Context) ([]string, error) {
 		return Generate(ctx, org, day, limit, ideas...)
@@ -73,7 +74,7 @@ func GenerateOnce(ctx context.Context, db once.DB, org string, day Day, limit in
 func AlertOnce(ctx context.Context, db once.DB, m Mailer, source string) (once.Outcome, error) {
 	key, err := once.EncodeKey(source)
 	if err != nil {
-		return once.Outcome{}, fmt.Errorf("guard kinds.Alert: %w", err)
+		return once.Outcome{}, fmtpkg.Errorf("guard kinds.Alert: %w", err)
 	}
 	_, out, err := once.Episode[struct{}]{Name: "kinds.Alert"}.Do(ctx, db, key, func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, Alert(ctx, m, source)
@@ -86,7 +87,7 @@ func AlertOnce(ctx context.Context, db once.DB, m Mailer, source string) (once.O
 func RearmAlert(ctx context.Context, db once.DB, source string) (bool, error) {
 	key, err := once.EncodeKey(source)
 	if err != nil {
-		return false, fmt.Errorf("guard kinds.Alert: %w", err)
+		return false, fmtpkg.Errorf("guard kinds.Alert: %w", err)
 	}
 	return once.Episode[struct{}]{Name: "kinds.Alert"}.Rearm(ctx, db, key)
 }
@@ -99,9 +100,9 @@ func StartRunOnce(ctx context.Context, db once.DB, org int64) (int64, once.Outco
 	key, err := once.EncodeKey(org)
 	if err != nil {
 		var zero int64
-		return zero, once.Outcome{}, fmt.Errorf("guard kinds.StartRun: %w", err)
+		return zero, once.Outcome{}, fmtpkg.Errorf("guard kinds.StartRun: %w", err)
 	}
-	return once.Open[int64]{Name: "kinds.StartRun", Stale: 45 * time.Minute}.Do(ctx, db, key, func(ctx context.Context) (int64, error) {
+	return once.Open[int64]{Name: "kinds.StartRun", Stale: 45 * timepkg.Minute}.Do(ctx, db, key, func(ctx context.Context) (int64, error) {
 		return StartRun(ctx, org)
 	})
 }
@@ -113,14 +114,14 @@ func (b *Billing) ChargeOnce(ctx context.Context, db once.DB, order Order) (Rece
 	key, err := once.EncodeKey(order.ID)
 	if err != nil {
 		var zero Receipt
-		return zero, once.Outcome{}, fmt.Errorf("guard kinds.Billing.Charge: %w", err)
+		return zero, once.Outcome{}, fmtpkg.Errorf("guard kinds.Billing.Charge: %w", err)
 	}
 	scope, err := once.EncodeKey(b.tenant)
 	if err != nil {
 		var zero Receipt
-		return zero, once.Outcome{}, fmt.Errorf("guard kinds.Billing.Charge: %w", err)
+		return zero, once.Outcome{}, fmtpkg.Errorf("guard kinds.Billing.Charge: %w", err)
 	}
-	return once.Forever[Receipt]{Name: "kinds.Billing.Charge", Retain: 720 * time.Hour, RepeatSafe: true}.DoRef(ctx, db, once.Ref{Scope: scope, Key: key, Input: []any{order.Amount, order.Currency}}, func(ctx context.Context) (Receipt, error) {
+	return once.Forever[Receipt]{Name: "kinds.Billing.Charge", Retain: 720 * timepkg.Hour, RepeatSafe: true}.DoRef(ctx, db, once.Ref{Scope: scope, Key: key, Input: []any{order.Amount, order.Currency}}, func(ctx context.Context) (Receipt, error) {
 		return b.Charge(ctx, order)
 	})
 }
@@ -131,7 +132,7 @@ func (b *Billing) ChargeOnce(ctx context.Context, db once.DB, order Order) (Rece
 func (b Billing) WelcomeOnce(ctx context.Context, db once.DB, m Mailer, u User) (once.Outcome, error) {
 	key, err := once.EncodeKey(u.ID)
 	if err != nil {
-		return once.Outcome{}, fmt.Errorf("guard kinds.Billing.Welcome: %w", err)
+		return once.Outcome{}, fmtpkg.Errorf("guard kinds.Billing.Welcome: %w", err)
 	}
 	_, out, err := once.Forever[struct{}]{Name: "kinds.Billing.Welcome"}.Do(ctx, db, key, func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, b.Welcome(ctx, m, u)
@@ -146,9 +147,9 @@ func (b Billing) WelcomeOnce(ctx context.Context, db once.DB, m Mailer, u User) 
 func SendReplyOnce(ctx context.Context, m Mailer, reply int64) (once.Outcome, error) {
 	key, err := once.EncodeKey(reply)
 	if err != nil {
-		return once.Outcome{}, fmt.Errorf("guard kinds.SendReply: %w", err)
+		return once.Outcome{}, fmtpkg.Errorf("guard kinds.SendReply: %w", err)
 	}
-	_, out, err := once.Provider[struct{}]{Prefix: "answer", TTL: 24 * time.Hour}.Do(ctx, key, func(ctx context.Context) (struct{}, error) {
+	_, out, err := once.Provider[struct{}]{Prefix: "answer", TTL: 24 * timepkg.Hour}.Do(ctx, key, func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, SendReply(ctx, m, reply)
 	})
 	return out, err
@@ -157,13 +158,28 @@ func SendReplyOnce(ctx context.Context, m Mailer, reply int64) (once.Outcome, er
 // ReconcileOnce calls Reconcile under a lease promise (one holder at a time, expiring by itself),
 // guard "kinds.Reconcile", keyed by key, at. One holder at a time per key, for up to 10s; a call
 // that finds the lease held is busy.
-func ReconcileOnce(ctx context.Context, db2 once.DB, db *Billing, key string, at time.Time, p4 int) (once.Outcome, error) {
+func ReconcileOnce(ctx context.Context, db2 once.DB, db *Billing, key string, at timepkg.Time, p4 int) (once.Outcome, error) {
 	key2, err := once.EncodeKey(key, at)
 	if err != nil {
-		return once.Outcome{}, fmt.Errorf("guard kinds.Reconcile: %w", err)
+		return once.Outcome{}, fmtpkg.Errorf("guard kinds.Reconcile: %w", err)
 	}
-	_, out, err := once.Lease[struct{}]{Name: "kinds.Reconcile", TTL: 10 * time.Second, Wait: 500 * time.Millisecond}.Do(ctx, db2, key2, func(ctx context.Context) (struct{}, error) {
+	_, out, err := once.Lease[struct{}]{Name: "kinds.Reconcile", TTL: 10 * timepkg.Second, Wait: 500 * timepkg.Millisecond}.Do(ctx, db2, key2, func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, Reconcile(ctx, db, key, at, p4)
+	})
+	return out, err
+}
+
+// RemindOnce calls Remind under an open promise (once while the work is open), guard
+// "kinds.Remind", keyed by fmt, time. While a call with the same key is open, another gets in
+// flight with the open claim's handle; once it ends, the key can run again. Open claims older
+// than 5m are closed as stale.
+func RemindOnce(ctx context.Context, db once.DB, fmt string, time timepkg.Time) (once.Outcome, error) {
+	key, err := once.EncodeKey(fmt, time)
+	if err != nil {
+		return once.Outcome{}, fmtpkg.Errorf("guard kinds.Remind: %w", err)
+	}
+	_, out, err := once.Open[struct{}]{Name: "kinds.Remind", Stale: 5 * timepkg.Minute}.Do(ctx, db, key, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, Remind(ctx, fmt, time)
 	})
 	return out, err
 }
