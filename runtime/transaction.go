@@ -27,15 +27,17 @@ type Transaction[T any] struct {
 	// NoWait makes a held lock an answer rather than a wait: Do returns Outcome{Status: Busy}
 	// and ErrBusy at once (pg_try_advisory_xact_lock).
 	NoWait bool
-	// LockTimeout bounds the wait for the lock; past it Do returns ErrLockTimeout. Zero waits
-	// until ctx ends. It applies to taking the lock only: the function's own statements run
-	// under the session's setting.
+	// LockTimeout bounds the wait for the lock; past it Do returns Outcome{Status: Busy} and
+	// ErrLockTimeout. Zero waits until ctx ends. It applies to taking the lock only: the
+	// function's own statements run under the session's setting.
 	LockTimeout time.Duration
 }
 
 // Do begins a transaction on db, takes the key's lock, runs fn with the transaction and
 // commits; if fn returns an error (or panics) the transaction is rolled back and fn's error
-// returned as it is. The lock is released by the commit or rollback.
+// returned as it is. The lock is released by the commit or rollback. Outcome.Handle is the
+// lock's number, LockID(Name, key), in decimal (pg_locks shows it as classid and objid, its
+// high and low 32 bits).
 //
 // When db is itself a pgx.Tx, Begin makes a savepoint, and the lock is the outer
 // transaction's: it is held until the outer transaction commits or rolls back, not until
@@ -71,7 +73,7 @@ func (g Transaction[T]) Do(ctx context.Context, db DB, key string, fn func(conte
 	}()
 
 	if err := g.lock(ctx, tx, lockID); err != nil {
-		if errors.Is(err, ErrBusy) {
+		if errors.Is(err, ErrBusy) || errors.Is(err, ErrLockTimeout) {
 			out.Status = Busy
 			return zero, out, err
 		}

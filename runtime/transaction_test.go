@@ -112,8 +112,8 @@ func TestTransaction_LockTimeoutIsTypedAndScopedToTheLock(t *testing.T) {
 		t.Error("ran without the lock")
 		return "", nil
 	})
-	if !errors.Is(err, once.ErrLockTimeout) || out.Status != 0 {
-		t.Fatalf("got %v, %v; want ErrLockTimeout", out.Status, err)
+	if !errors.Is(err, once.ErrLockTimeout) || out.Status != once.Busy {
+		t.Fatalf("got %v, %v; want Busy and ErrLockTimeout", out.Status, err)
 	}
 	if waited := time.Since(start); waited < 100*time.Millisecond {
 		t.Fatalf("gave up after %v, before the 100ms lock timeout", waited)
