@@ -47,58 +47,57 @@ func (app *App) handleSubmit(w http.ResponseWriter, r *http.Request) {
 }
 
 func (app *App) handleGenerate(w http.ResponseWriter, r *http.Request) {
-	acct, ok := app.requireAccount(w, r)
+	acct, id, in, ok := app.reportRequest(w, r)
 	if !ok {
 		return
 	}
-	sub, ok := pathID(w, r)
-	if !ok {
-		return
+	sub, ok := app.owned(w, r, "submission", `SELECT id FROM submissions WHERE id = $1 AND account_id = $2`, id, acct)
+	if ok {
+		app.queue(w, r, Job{Account: acct.ID, Submission: sub, Input: in})
 	}
-	in, ok := decodeInput(w, r)
-	if !ok {
-		return
-	}
-	var owned bool
-	err := app.db.QueryRow(r.Context(), `SELECT EXISTS (SELECT FROM submissions WHERE id = $1 AND account_id = $2)`, sub, acct.ID).Scan(&owned)
-	if err != nil {
-		app.serverError(w, err)
-		return
-	}
-	if !owned {
-		writeProblem(w, http.StatusNotFound, "No such submission", "")
-		return
-	}
-	app.queue(w, r, Job{Account: acct.ID, Submission: sub, Input: in})
 }
 
 // handleRegenerate queues a new report on a report's submission. It is a new intention, so
 // the client sends a new Idempotency-Key: the one that made the report, sent here, names
 // another request and is refused (422) by the front door.
 func (app *App) handleRegenerate(w http.ResponseWriter, r *http.Request) {
-	acct, ok := app.requireAccount(w, r)
+	acct, report, in, ok := app.reportRequest(w, r)
 	if !ok {
 		return
 	}
-	report, ok := pathID(w, r)
-	if !ok {
+	sub, ok := app.owned(w, r, "report", `SELECT submission_id FROM reports WHERE id = $1 AND account_id = $2`, report, acct)
+	if ok {
+		app.queue(w, r, Job{Account: acct.ID, Submission: sub, Input: in, Replaces: report})
+	}
+}
+
+// reportRequest reads what both report requests carry: the account, the id in the path and
+// what the report must be. When one is missing or bad, it has answered the request.
+func (app *App) reportRequest(w http.ResponseWriter, r *http.Request) (acct Account, id int64, in ReportInput, ok bool) {
+	if acct, ok = app.requireAccount(w, r); !ok {
 		return
 	}
-	in, ok := decodeInput(w, r)
-	if !ok {
+	if id, ok = pathID(w, r); !ok {
 		return
 	}
-	var sub int64
-	err := app.db.QueryRow(r.Context(), `SELECT submission_id FROM reports WHERE id = $1 AND account_id = $2`, report, acct.ID).Scan(&sub)
+	in, ok = decodeInput(w, r)
+	return
+}
+
+// owned runs query (a select of one id, given an id and an account) and returns its
+// result; a row of another account is as absent as no row, and answered 404.
+func (app *App) owned(w http.ResponseWriter, r *http.Request, what, query string, id int64, acct Account) (int64, bool) {
+	var found int64
+	err := app.db.QueryRow(r.Context(), query, id, acct.ID).Scan(&found)
 	if errors.Is(err, pgx.ErrNoRows) {
-		writeProblem(w, http.StatusNotFound, "No such report", "")
-		return
+		writeProblem(w, http.StatusNotFound, "No such "+what, "")
+		return 0, false
 	}
 	if err != nil {
 		app.serverError(w, err)
-		return
+		return 0, false
 	}
-	app.queue(w, r, Job{Account: acct.ID, Submission: sub, Input: in, Replaces: report})
+	return found, true
 }
 
 // queue records job under the request's operation and answers 202 with it. The answer is
