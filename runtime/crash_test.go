@@ -44,7 +44,9 @@ func startChild(t *testing.T) (*pgxpool.Pool, *crashtest.Child) {
 // A process killed while holding a lease releases nothing; the lease expires by the
 // database's clock and the next caller takes it over, with a higher fence.
 func TestLease_KilledHolderIsTakenOverAfterItsTTL(t *testing.T) {
-	const ttl = time.Second
+	// Short, but long enough that the parent sees the lease held before it expires even on
+	// a loaded machine.
+	const ttl = 2 * time.Second
 	if crashtest.IsChild(t) {
 		h, err := (once.Lease[int]{Name: "ideas.Generate", TTL: ttl}).Acquire(context.Background(), childConn(t), "org/1")
 		if err != nil {
@@ -98,7 +100,7 @@ func TestLease_KilledHolderIsTakenOverAfterItsTTL(t *testing.T) {
 // the claim keeps redirecting callers to it; after the window the next claim closes it as
 // stale and starts the work again.
 func TestOpen_KilledWorkersClaimIsClosedAsStaleAndTheKeyClaimedAgain(t *testing.T) {
-	const stale = time.Second
+	const stale = 2 * time.Second
 	g := once.Open[int]{Name: "research.StartRun", Stale: stale}
 	if crashtest.IsChild(t) {
 		c, _, err := g.Claim(context.Background(), childConn(t), "org/1")

@@ -171,7 +171,7 @@ func TestLease_ExtendKeepsALiveLeaseAndRefusesALapsedOne(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Lease[int]{Name: "n", TTL: 150 * time.Millisecond}
+	g := once.Lease[int]{Name: "n", TTL: 300 * time.Millisecond}
 	h, err := g.Acquire(ctx, pool, "k")
 	if err != nil {
 		t.Fatal(err)
@@ -183,14 +183,18 @@ func TestLease_ExtendKeepsALiveLeaseAndRefusesALapsedOne(t *testing.T) {
 	if !h.ExpiresAt.After(before.Add(5 * time.Second)) {
 		t.Fatalf("ExpiresAt %v after extending %v by 10s", h.ExpiresAt, before)
 	}
-	time.Sleep(200 * time.Millisecond) // past the original TTL: the extension holds
+	var stored time.Time
+	if err := pool.QueryRow(ctx, "SELECT expires_at FROM once.leases WHERE name = 'n' AND key = 'k'").Scan(&stored); err != nil || !stored.Equal(h.ExpiresAt) {
+		t.Fatalf("stored expiry %v (%v), want the extended %v", stored, err, h.ExpiresAt)
+	}
+	time.Sleep(350 * time.Millisecond) // past the original TTL: the extension holds
 	if _, err := g.Acquire(ctx, pool, "k"); !errors.Is(err, once.ErrBusy) {
 		t.Fatalf("Acquire of an extended lease: %v, want ErrBusy", err)
 	}
-	if err := h.Extend(ctx, pool, 100*time.Millisecond); err != nil {
+	// The lease lapses (its holder stalled past the expiry).
+	if _, err := pool.Exec(ctx, "UPDATE once.leases SET expires_at = clock_timestamp() - interval '1 second' WHERE name = 'n' AND key = 'k'"); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(150 * time.Millisecond)
 	if err := h.Extend(ctx, pool, time.Minute); !errors.Is(err, once.ErrNotOwner) {
 		t.Fatalf("Extend of a lapsed lease: %v, want ErrNotOwner", err)
 	}

@@ -13,6 +13,15 @@ import (
 	once "github.com/oncekit/once/runtime"
 )
 
+// backdate makes an open claim older by age, as if its worker had stalled that long:
+// faster than sleeping through a window, and not at the mercy of a loaded machine.
+func backdate(t *testing.T, db once.DB, id int64, age time.Duration) {
+	t.Helper()
+	if _, err := db.Exec(context.Background(), "UPDATE once.open_claims SET opened_at = opened_at - $2::bigint * interval '1 microsecond' WHERE id = $1", id, age.Microseconds()); err != nil {
+		t.Fatal(err)
+	}
+}
+
 type claimRow struct {
 	state, reason string
 }
@@ -185,7 +194,7 @@ func TestOpen_StaleClaimIsClosedByTheNextClaimAndItsWorkerIsFenced(t *testing.T)
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Open[int]{Name: "research.StartRun", Stale: 200 * time.Millisecond}
+	g := once.Open[int]{Name: "research.StartRun", Stale: time.Minute}
 	old, _, err := g.Claim(ctx, pool, "org/1")
 	if err != nil {
 		t.Fatal(err)
@@ -193,12 +202,12 @@ func TestOpen_StaleClaimIsClosedByTheNextClaimAndItsWorkerIsFenced(t *testing.T)
 	if c, out, err := g.Claim(ctx, pool, "org/1"); err != nil || c != nil || out.Status != once.InFlight || out.Handle != strconv.FormatInt(old.ID, 10) {
 		t.Fatalf("claim within the window: %v, %+v, %v; want in flight at %d", c, out, err, old.ID)
 	}
-	time.Sleep(250 * time.Millisecond)
+	backdate(t, pool, old.ID, 2*time.Minute) // its worker stalled
 	fresh, out, err := g.Claim(ctx, pool, "org/1")
 	if err != nil || fresh == nil || out.Status != once.Ran {
 		t.Fatalf("claim after the window: %+v, %v; want a new claim", out, err)
 	}
-	if s := claimState(t, pool, old.ID); s.state != "stale" || !strings.Contains(s.reason, "200ms") {
+	if s := claimState(t, pool, old.ID); s.state != "stale" || !strings.Contains(s.reason, "1m0s") {
 		t.Fatalf("old claim %+v, want stale with the window in its reason", s)
 	}
 	if err := old.Finish(ctx, pool); !errors.Is(err, once.ErrNotOwner) {
@@ -258,12 +267,17 @@ func TestSweepStale_ClosesOnlyOldOpenClaimsOfTheGuard(t *testing.T) {
 	if err := done.Finish(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := other.Claim(ctx, pool, "a"); err != nil {
+	otherClaim, _, err := other.Claim(ctx, pool, "a")
+	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(120 * time.Millisecond)
+	backdate(t, pool, otherClaim.ID, time.Hour)
+	for _, c := range old {
+		backdate(t, pool, c.ID, time.Hour)
+	}
+	backdate(t, pool, done.ID, time.Hour)
 	young, _, _ := g.Claim(ctx, pool, "d")
-	closed, err := once.SweepStale(ctx, pool, "jobs", 100*time.Millisecond)
+	closed, err := once.SweepStale(ctx, pool, "jobs", 30*time.Minute)
 	if err != nil || closed != 2 {
 		t.Fatalf("SweepStale = %d, %v; want the 2 old open claims", closed, err)
 	}
@@ -295,10 +309,7 @@ func TestOpen_ConcurrentTakeoverOfAStaleClaimRunsOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Its worker died an hour ago.
-	if _, err := pool.Exec(ctx, "UPDATE once.open_claims SET opened_at = opened_at - interval '1 hour' WHERE id = $1", dead.ID); err != nil {
-		t.Fatal(err)
-	}
+	backdate(t, pool, dead.ID, time.Hour) // its worker died an hour ago
 	var redirected atomic.Int64
 	storm(t, pool, stormSize, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
 		c, out, err := g.Claim(ctx, conn, "org/1")
