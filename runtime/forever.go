@@ -184,10 +184,12 @@ WHERE id = $1 AND token = $2 AND expires_at IS NOT NULL AND expires_at <= clock_
 
 // foreverSettleSQL records an attempt's outcome. It is conditional on the attempt's token;
 // an uncertain row is accepted too, because a holder that was marked uncertain for showing
-// no life, and then returned, knows the outcome the mark was guessing at.
+// no life, and then returned, knows the outcome the mark was guessing at. The clock is read
+// once, so a settled outcome expires exactly Retain after settled_at.
 const foreverSettleSQL = `UPDATE once.operations SET state = $3, result = $4, error = $5,
-	settled_at = clock_timestamp(), alive_at = clock_timestamp(),
-	expires_at = CASE WHEN $3 <> 'uncertain' THEN clock_timestamp() + $6::bigint * interval '1 microsecond' END
+	settled_at = t.now, alive_at = t.now,
+	expires_at = CASE WHEN $3 <> 'uncertain' THEN t.now + $6::bigint * interval '1 microsecond' END
+FROM (SELECT clock_timestamp() AS now) t
 WHERE id = $1 AND token = $2 AND state IN ('open', 'uncertain')`
 
 // foreverSettleWithSQL is foreverSettleSQL with the attempt's ledger entries and follow-ups,
@@ -195,8 +197,9 @@ WHERE id = $1 AND token = $2 AND state IN ('open', 'uncertain')`
 // still owns the claim (the inserts read from the update's RETURNING).
 const foreverSettleWithSQL = `WITH op AS (
 	UPDATE once.operations SET state = $3, result = $4, error = $5,
-		settled_at = clock_timestamp(), alive_at = clock_timestamp(),
-		expires_at = CASE WHEN $3 <> 'uncertain' THEN clock_timestamp() + $6::bigint * interval '1 microsecond' END
+		settled_at = t.now, alive_at = t.now,
+		expires_at = CASE WHEN $3 <> 'uncertain' THEN t.now + $6::bigint * interval '1 microsecond' END
+	FROM (SELECT clock_timestamp() AS now) t
 	WHERE id = $1 AND token = $2 AND state IN ('open', 'uncertain')
 	RETURNING id, name, scope
 ), ledger AS (

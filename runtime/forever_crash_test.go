@@ -54,7 +54,9 @@ func startForeverChild(t *testing.T, p *fakeprovider.Server) (*pgxpool.Pool, *cr
 	return pool, child
 }
 
-const crashStale = 500 * time.Millisecond
+// crashStale is the stale window of the crash tests' guards: long enough that the parent
+// reaches the dead child's claim within it on a loaded machine, short enough to wait out.
+const crashStale = 2 * time.Second
 
 // A holder SIGKILLed after its effect, before its settle: nobody knows whether the effect
 // happened, so the claim ends uncertain and is listed, and nothing runs it again.
