@@ -18,8 +18,14 @@ import (
 )
 
 // TestMain gives the package's tests one throwaway PostgreSQL cluster; each test takes its
-// own database from it.
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+// own database from it. Re-executed as the process a test kills mid-start, it plays that
+// part instead (see startAndHang).
+func TestMain(m *testing.M) {
+	if url := os.Getenv(killedStartEnv); url != "" {
+		os.Exit(startAndHang(url))
+	}
+	os.Exit(pgtest.Main(m))
+}
 
 // org is the organisation every test presses the button for.
 const org = 1
@@ -28,6 +34,7 @@ const org = 1
 // loopback and a worker the test drives step by step.
 type env struct {
 	t      *testing.T
+	url    string // the database's, for a child process
 	db     *pgxpool.Pool
 	api    *fakeprovider.Server
 	app    *App
@@ -39,7 +46,8 @@ type env struct {
 func setup(t *testing.T, opts ...fakeprovider.Option) *env {
 	t.Helper()
 	ctx := context.Background()
-	db := pgtest.New(t)
+	d := pgtest.NewDatabase(t)
+	db := d.Pool(t, 16)
 	if err := Migrate(ctx, db); err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +56,7 @@ func setup(t *testing.T, opts ...fakeprovider.Option) *env {
 	}
 	api := fakeprovider.New(t, opts...)
 	model := &Model{BaseURL: api.URL}
-	e := &env{t: t, db: db, api: api, app: New(db, model), worker: NewWorker(db, model)}
+	e := &env{t: t, url: d.URL, db: db, api: api, app: New(db, model), worker: NewWorker(db, model)}
 	e.worker.Backoff = 0
 	e.srv = httptest.NewServer(e.app.Handler())
 	t.Cleanup(e.srv.Close)

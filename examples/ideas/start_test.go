@@ -1,13 +1,19 @@
 package ideas
 
 import (
+	"bufio"
 	"context"
+	"fmt"
 	"net/http"
+	"os"
+	"os/exec"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	once "github.com/oncekit/once/runtime"
 )
@@ -125,38 +131,88 @@ func TestGenerate_LockHeldFromOutsideStartsNothing(t *testing.T) {
 	}
 }
 
-// A process killed while holding the lock (between get and release) blocks the organisation
-// only until the lease expires: nothing releases it, and the next press takes it over.
+// killedStartEnv, set to a database URL, makes the re-executed test binary the process
+// killed in the middle of a start.
+const killedStartEnv = "IDEAS_KILLED_START_DATABASE_URL"
+
+// startAndHang presses the button through the app's own path, and between the in-flight
+// check and the insert (holding the lease, inside the start's transaction) says so and
+// waits to be killed. It gives up after a minute, should its parent be gone.
+func startAndHang(url string) int {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	db, err := pgxpool.New(ctx, url)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	app := New(db, &Model{})
+	app.beforeInsert = func() {
+		fmt.Println("holding")
+		<-ctx.Done()
+	}
+	_, _, err = app.StartGenerationOnce(ctx, db, org)
+	fmt.Fprintln(os.Stderr, "the start was not killed:", err)
+	return 2
+}
+
+// A process killed between taking the lock and releasing it (SIGKILL: no deferred release,
+// no rollback sent) blocks the organisation only until the lease expires, ten seconds at
+// most; what it had started is rolled back by the database, so it leaves no run behind.
 func TestGenerate_LockOfAKilledProcessExpires(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
 	ctx := context.Background()
 
-	// The dead holder: it took the lease and will never release it.
-	held, err := once.Lease[struct{}]{Name: "ideas.generate", TTL: 300 * time.Millisecond}.Acquire(ctx, e.db, once.Key(int64(org)))
+	child := exec.Command(os.Args[0], "-test.run=^$")
+	child.Env = append(os.Environ(), killedStartEnv+"="+e.url)
+	out, err := child.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, loc := e.press(); loc != "/orgs/1?notice=starting" || e.runs() != 0 {
-		t.Fatalf("press while the dead holder's lease lasts: %q with %d runs, want the landing page and none", loc, e.runs())
+	child.Stderr = os.Stderr
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
 	}
-	// Wait, by the database's clock, for the lease to lapse.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	t.Cleanup(func() { child.Process.Kill(); child.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || line != "holding\n" {
+		t.Fatalf("the child said %q (%v), want holding", line, err)
+	}
+	if err := child.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	child.Wait()
+
+	if _, loc := e.press(); loc != "/orgs/1?notice=starting" || e.runs() != 0 || e.jobs() != 0 {
+		t.Fatalf("press after the holder was killed: %q with %d runs, %d jobs; want the landing page and nothing", loc, e.runs(), e.jobs())
+	}
+	// Wait, by the database's clock, for the dead holder's lease to lapse.
+	var left time.Duration
+	if err := e.db.QueryRow(ctx, `SELECT expires_at - now() FROM once.leases WHERE name = 'ideas.generate'`).Scan(&left); err != nil {
+		t.Fatal(err)
+	}
+	if left > 10*time.Second {
+		t.Fatalf("the lease has %s left, want at most 10s", left)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		var lapsed bool
-		if err := e.db.QueryRow(ctx, `SELECT now() > $1`, held.ExpiresAt).Scan(&lapsed); err != nil {
+		if err := e.db.QueryRow(ctx, `SELECT now() > expires_at FROM once.leases WHERE name = 'ideas.generate'`).Scan(&lapsed); err != nil {
 			t.Fatal(err)
 		}
 		if lapsed {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("the lease did not lapse")
+			t.Fatal("the dead holder's lease did not lapse")
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
-	if run, _ := e.press(); run == 0 || e.runs() != 1 {
-		t.Fatalf("press after the lease lapsed: run %d with %d runs, want a new run", run, e.runs())
+	if run, _ := e.press(); run == 0 || e.runs() != 1 || e.jobs() != 1 {
+		t.Fatalf("press after the lease lapsed: run %d with %d runs, %d jobs; want one new run", run, e.runs(), e.jobs())
+	}
+	var fence int64
+	if err := e.db.QueryRow(ctx, `SELECT fence FROM once.leases WHERE name = 'ideas.generate'`).Scan(&fence); err != nil || fence != 2 {
+		t.Errorf("lease fence %d (%v), want 2: taken over from the dead holder", fence, err)
 	}
 }
 

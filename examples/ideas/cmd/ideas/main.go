@@ -1,13 +1,13 @@
-// Command ideas runs the ideas example app: its HTTP server and a worker, on the PostgreSQL
+// Command ideas runs the ideas example app: its HTTP server and workers, on the PostgreSQL
 // database named by DATABASE_URL, spending on the paid API at MODEL_API_URL.
 //
 // Usage:
 //
-//	DATABASE_URL=postgres://... MODEL_API_URL=http://... ideas [-addr 127.0.0.1:8080] [-workers 2]
+//	DATABASE_URL=postgres://... [MODEL_API_URL=http://...] ideas [-addr 127.0.0.1:8080] [-workers 2]
 //
-// Without MODEL_API_URL it starts a local fake of the paid API on loopback and prints how many
-// effects it performed when it stops, so the app can be tried with nothing but PostgreSQL.
-// It applies its migrations at start, and creates organisation 1 if it is missing.
+// Without MODEL_API_URL it starts a local fake of the paid API on loopback, and when it stops
+// it logs how many effects the fake performed, so the app can be tried with nothing but
+// PostgreSQL. It applies its migrations at start and creates organisation 1 if missing.
 package main
 
 import (
@@ -15,7 +15,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -30,26 +32,35 @@ import (
 )
 
 func main() {
-	if err := run(); err != nil {
-		log.Fatalf("ideas: %v", err)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stderr); err != nil {
+		log.Printf("ideas: %v", err)
+		os.Exit(1)
 	}
 }
 
-func run() error {
-	addr := flag.String("addr", "127.0.0.1:8080", "address to serve on")
-	workers := flag.Int("workers", 2, "how many workers take jobs")
-	flag.Parse()
+// run is the command, minus the process: it serves until ctx ends.
+func run(ctx context.Context, args []string, getenv func(string) string, logw io.Writer) error {
+	logger := log.New(logw, "ideas: ", log.LstdFlags)
+	fs := flag.NewFlagSet("ideas", flag.ContinueOnError)
+	fs.SetOutput(logw)
+	addr := fs.String("addr", "127.0.0.1:8080", "address to serve on")
+	workers := fs.Int("workers", 2, "how many workers take jobs")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *workers < 1 {
+		return fmt.Errorf("-workers %d: want at least 1", *workers)
+	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
-	dsn := os.Getenv("DATABASE_URL")
+	dsn := getenv("DATABASE_URL")
 	if dsn == "" {
 		return errors.New("DATABASE_URL is not set: name the PostgreSQL database to use")
 	}
 	db, err := pgxpool.New(ctx, dsn)
 	if err != nil {
-		return fmt.Errorf("connecting to DATABASE_URL: %w", err)
+		return fmt.Errorf("DATABASE_URL: %w", err)
 	}
 	defer db.Close()
 	if err := ideas.Migrate(ctx, db); err != nil {
@@ -59,43 +70,50 @@ func run() error {
 		return err
 	}
 
-	api := os.Getenv("MODEL_API_URL")
+	api := getenv("MODEL_API_URL")
 	if api == "" {
 		fake := fakeprovider.Start()
 		defer func() {
 			fake.Close()
-			log.Printf("the fake paid API performed %d effects (research %d, ideas %d, refinements %d)",
+			logger.Printf("the fake paid API performed %d effects: research %d, ideas %d, refinements %d",
 				fake.Effects(), fake.EffectsAt("/v1/research"), fake.EffectsAt("/v1/ideas"), fake.EffectsAt("/v1/refine"))
 		}()
 		api = fake.URL
-		log.Printf("MODEL_API_URL is not set: spending on a local fake at %s", api)
+		logger.Printf("MODEL_API_URL is not set: spending on a local fake at %s", api)
 	}
 	model := &ideas.Model{BaseURL: api, HTTP: &http.Client{Timeout: time.Minute}}
-	app := ideas.New(db, model)
 
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: ideas.New(db, model).Handler(), ReadHeaderTimeout: 10 * time.Second}
+
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
 	var wg sync.WaitGroup
+	errs := make(chan error, *workers+1)
 	for range *workers {
 		w := ideas.NewWorker(db, model)
 		wg.Go(func() {
 			if err := w.Run(ctx, time.Second); err != nil {
-				log.Printf("worker: %v", err)
+				errs <- fmt.Errorf("worker: %w", err)
 				stop()
 			}
 		})
 	}
-
-	srv := &http.Server{Addr: *addr, Handler: app.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	go func() {
+	wg.Go(func() {
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		srv.Shutdown(shutdown)
-	}()
-	log.Printf("serving on http://%s (try: curl -i -X POST http://%s/orgs/1/runs)", *addr, *addr)
-	err = srv.ListenAndServe()
-	wg.Wait()
-	if errors.Is(err, http.ErrServerClosed) {
-		return nil
+	})
+	logger.Printf("serving on http://%s (press the button: curl -i -X POST http://%s/orgs/1/runs)", ln.Addr(), ln.Addr())
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		errs <- err
+		stop()
 	}
-	return err
+	wg.Wait()
+	close(errs)
+	return <-errs
 }
