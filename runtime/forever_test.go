@@ -670,3 +670,55 @@ func TestForever_HolderMarkedUncertainForSilenceCanStillSettle(t *testing.T) {
 		t.Fatalf("replay %d, %v; want 42", v, err)
 	}
 }
+
+// deadClaim leaves an open claim on key whose holder last showed life an hour ago, as a
+// process killed mid-effect leaves it (the crash tests kill a real one).
+func deadClaim(t *testing.T, db once.DB, name, key string) {
+	t.Helper()
+	_, err := db.Exec(context.Background(), `INSERT INTO once.operations (name, key, token, claimed_at, alive_at)
+VALUES ($1, $2, 'dead-holder', clock_timestamp() - interval '1 hour', clock_timestamp() - interval '1 hour')`, name, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Many callers meet one dead holder's claim at once: with RepeatSafe exactly one takes it
+// over and runs; without it, none runs and the claim is marked uncertain once.
+func TestForever_ConcurrentCallersMeetingADeadHolder(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, stormConns)
+	for _, repeatSafe := range []bool{true, false} {
+		g := once.Forever[int]{Name: "billing.Charge", Stale: time.Minute, RepeatSafe: repeatSafe}
+		key := "order/" + strconv.FormatBool(repeatSafe)
+		deadClaim(t, pool, g.Name, key)
+		var ran, inFlight, uncertain atomic.Int64
+		storm(t, pool, stormSize, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
+			_, out, err := g.Do(ctx, conn, key, func(ctx context.Context) (int, error) {
+				time.Sleep(100 * time.Millisecond) // hold the new claim while the others arrive
+				return caller, effect(ctx, conn, "forever", key, caller)
+			})
+			switch {
+			case out.Status == once.Ran:
+				ran.Add(1)
+			case errors.Is(err, once.ErrInFlight):
+				inFlight.Add(1)
+			case errors.Is(err, once.ErrUncertain):
+				uncertain.Add(1)
+			default:
+				return err
+			}
+			return nil
+		})
+		rec, err := once.LookupOperation(context.Background(), pool, g.Name, "", key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := effects(t, pool, "forever", key)
+		if repeatSafe && (ran.Load() != 1 || n != 1 || rec.State != "done" || rec.Attempts != 2) {
+			t.Errorf("repeat-safe: %d ran, %d effects, %+v; want one takeover that ran once", ran.Load(), n, rec)
+		}
+		if !repeatSafe && (ran.Load() != 0 || n != 0 || uncertain.Load() != stormSize || rec.State != "uncertain" || rec.Attempts != 1) {
+			t.Errorf("not repeat-safe: %d ran, %d uncertain, %d effects, %+v; want none run, all told uncertain", ran.Load(), uncertain.Load(), n, rec)
+		}
+	}
+}
