@@ -410,11 +410,11 @@ type batcher interface {
 	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
 }
 
-// insertOrRead sends the claim and, when it may be needed, the read. Pipelined, the read
-// costs a little server time on a fresh key and saves a round trip on every duplicate; it
-// runs after the insert in the same implicit transaction, in a new snapshot (READ
-// COMMITTED), so it sees the row the insert ran into once its inserter has committed (the
-// insert waits for that).
+// insertOrRead sends the claim and, pipelined with it, the read a duplicate needs. The read
+// costs a fresh key a little server time and saves every duplicate a round trip (see
+// BENCHMARKS.md). It runs after the insert in the same implicit transaction but in a new
+// snapshot (READ COMMITTED), so it sees the row the insert ran into: the insert waits for
+// that row's inserter to commit.
 func (p *foreverCall) insertOrRead(ctx context.Context, db DB, token string) (*Attempt, *operationRow, error) {
 	args := []any{p.name, p.ref.Scope, p.ref.Key, token, p.fingerprint}
 	readArgs := []any{p.name, p.ref.Scope, p.ref.Key, micros(p.stale)}
