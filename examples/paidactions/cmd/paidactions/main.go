@@ -1,7 +1,7 @@
 // Command paidactions runs the paid-actions editor: its HTTP API and its worker (which
 // also runs the recovery job) against the PostgreSQL named by DATABASE_URL.
 //
-//	DATABASE_URL=postgres://... paidactions [-addr 127.0.0.1:8080] [-provider URL]
+//	DATABASE_URL=postgres://... paidactions [-addr 127.0.0.1:8080] [-provider URL] [-work-every 1s]
 //
 // Without -provider (or PROVIDER_URL) it starts the fake model provider on loopback and
 // logs how many effects it performed when it stops.
@@ -13,6 +13,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -27,21 +28,27 @@ import (
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on")
 	provider := flag.String("provider", os.Getenv("PROVIDER_URL"), "model provider base URL (default: a fake provider on loopback)")
+	every := flag.Duration("work-every", time.Second, "how often the worker looks for queued actions and lost answers")
 	flag.Parse()
-	if err := run(*addr, *provider); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, config{dsn: os.Getenv("DATABASE_URL"), addr: *addr, provider: *provider, every: *every}, nil); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(addr, providerURL string) error {
-	dsn := os.Getenv("DATABASE_URL")
-	if dsn == "" {
+type config struct {
+	dsn, addr, provider string
+	every               time.Duration
+}
+
+// run serves until ctx ends. ready, when not nil, receives the address served once the
+// listener is open.
+func run(ctx context.Context, cfg config, ready chan<- string) error {
+	if cfg.dsn == "" {
 		return errors.New("DATABASE_URL is not set")
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
-	pool, err := pgxpool.New(ctx, dsn)
+	pool, err := pgxpool.New(ctx, cfg.dsn)
 	if err != nil {
 		return fmt.Errorf("connecting: %w", err)
 	}
@@ -49,6 +56,7 @@ func run(addr, providerURL string) error {
 	if err := paidactions.Migrate(ctx, pool); err != nil {
 		return err
 	}
+	providerURL := cfg.provider
 	if providerURL == "" {
 		fake := fakeprovider.Start()
 		defer func() {
@@ -58,26 +66,39 @@ func run(addr, providerURL string) error {
 		providerURL = fake.URL
 		log.Printf("fake model provider on %s", providerURL)
 	}
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return err
+	}
 
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	worker := &paidactions.Worker{DB: pool, Provider: &paidactions.Client{BaseURL: providerURL}}
 	workerDone := make(chan error, 1)
-	go func() { workerDone <- worker.Run(ctx, time.Second) }()
-
-	srv := &http.Server{Addr: addr, Handler: paidactions.NewServer(pool), ReadHeaderTimeout: 10 * time.Second}
+	go func() { workerDone <- worker.Run(ctx, cfg.every) }()
+	srv := &http.Server{Handler: paidactions.NewServer(pool), ReadHeaderTimeout: 10 * time.Second}
 	serveDone := make(chan error, 1)
-	go func() { serveDone <- srv.ListenAndServe() }()
-	log.Printf("paid actions editor on http://%s", addr)
+	go func() { serveDone <- srv.Serve(ln) }()
+	log.Printf("paid actions editor on http://%s", ln.Addr())
+	if ready != nil {
+		ready <- ln.Addr().String()
+	}
 
+	var failed error
 	select {
 	case err := <-serveDone:
-		return fmt.Errorf("serving: %w", err)
+		failed = fmt.Errorf("serving: %w", err)
 	case err := <-workerDone:
 		if err != nil {
-			return fmt.Errorf("worker: %w", err)
+			failed = fmt.Errorf("worker: %w", err)
 		}
+		workerDone <- nil
 	case <-ctx.Done():
 	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	return srv.Shutdown(shutdown)
+	cancel()
+	shutdown, stop := context.WithTimeout(context.Background(), 10*time.Second)
+	defer stop()
+	err = srv.Shutdown(shutdown)
+	<-workerDone // the worker settles what it holds before the pool closes
+	return errors.Join(failed, err)
 }
