@@ -174,8 +174,10 @@ FROM reports WHERE id = $1 AND account_id = $2`, id, acct.ID).Scan(&rep.Job, &re
 
 // Usage is what an account has used: reports made and tokens they cost, from once's ledger.
 type Usage struct {
+	// Reports counts the reports made (ledger kind LedgerUsage).
 	Reports int64 `json:"reports"`
-	Tokens  int64 `json:"tokens"`
+	// Tokens sums the tokens their model calls consumed (ledger kind LedgerCost).
+	Tokens int64 `json:"tokens"`
 }
 
 func (app *App) handleUsage(w http.ResponseWriter, r *http.Request) {

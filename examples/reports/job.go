@@ -15,19 +15,19 @@ import (
 // entries and the uncertain operations are filed under it.
 const generateGuard = "reports.generate"
 
-// EnqueueReport records a job. The insert is the check: the unique index on operation_id
+// insertJob records a job. The insert is the check: the unique index on operation_id
 // (which oncegen emits for this declaration) keeps one job per front-door operation, even
 // if the request that records it runs twice.
 //
 //once:forever table=report_jobs columns=operation_id
-func EnqueueReport(ctx context.Context, tx pgx.Tx, job Job) (int64, error) {
+func insertJob(ctx context.Context, tx pgx.Tx, job Job) (int64, error) {
 	input, err := json.Marshal(job.Input)
 	if err != nil {
 		return 0, fmt.Errorf("encoding the job's input: %w", err)
 	}
 	var id int64
 	err = tx.QueryRow(ctx, `INSERT INTO report_jobs (account_id, submission_id, operation_id, reference, input, replaces)
-VALUES ($1, $2, $3, $4, $5, nullif($6::bigint, 0)) `+EnqueueReportConflict+` RETURNING id`,
+VALUES ($1, $2, $3, $4, $5, nullif($6::bigint, 0)) `+insertJobConflict+` RETURNING id`,
 		job.Account, job.Submission, job.Operation, job.Reference, input, job.Replaces).Scan(&id)
 	return id, err
 }
@@ -35,7 +35,7 @@ VALUES ($1, $2, $3, $4, $5, nullif($6::bigint, 0)) `+EnqueueReportConflict+` RET
 // enqueue records job once for its operation and returns its id: the new job's, or the one
 // an earlier run of the same request recorded.
 func (app *App) enqueue(ctx context.Context, job Job) (int64, error) {
-	id, out, err := EnqueueReportOnce(ctx, app.db, job)
+	id, out, err := insertJobOnce(ctx, app.db, job)
 	if err != nil || out.Ran() {
 		return id, err
 	}

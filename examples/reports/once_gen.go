@@ -14,9 +14,9 @@ import (
 // has the signature its wrapper was generated from. Run go generate again.
 var (
 	_ func(*App, context.Context, string) (Account, error) = (*App).lookupAccount
-	_ func(context.Context, pgx.Tx, Job) (int64, error)    = EnqueueReport
+	_ func(context.Context, pgx.Tx, Job) (int64, error)    = insertJob
 	_ func(*App, context.Context, Job) (Receipt, error)    = (*App).GenerateReport
-	_ func(context.Context, pgx.Tx, Report) (int64, error) = SaveReport
+	_ func(context.Context, pgx.Tx, Report) (int64, error) = insertReport
 )
 
 // lookupAccountOnce calls lookupAccount under a request promise (once per request), guard
@@ -33,18 +33,18 @@ func (app *App) lookupAccountOnce(ctx context.Context, token string) (Account, o
 	})
 }
 
-// EnqueueReportConflict is the ON CONFLICT clause EnqueueReport's INSERT into report_jobs must
-// use: it matches the unique index report_jobs_operation_id_once_forever text for text, so the
-// insert is the check.
-const EnqueueReportConflict = "ON CONFLICT (operation_id) DO NOTHING"
+// insertJobConflict is the ON CONFLICT clause insertJob's INSERT into report_jobs must use: it
+// matches the unique index report_jobs_operation_id_once_forever text for text, so the insert is
+// the check.
+const insertJobConflict = "ON CONFLICT (operation_id) DO NOTHING"
 
-// EnqueueReportOnce calls EnqueueReport under a forever promise (once for ever), guard
-// "reports.EnqueueReport", on the rows of report_jobs keyed by operation_id. It runs
-// EnqueueReport in a transaction; when EnqueueReport's INSERT .. EnqueueReportConflict returns no
-// row, it rolls the transaction back and reports a duplicate, without error.
-func EnqueueReportOnce(ctx context.Context, db once.DB, job Job) (int64, once.Outcome, error) {
-	return once.Table[int64]{Name: "reports.EnqueueReport", OnConflict: once.Duplicate}.Do(ctx, db, func(ctx context.Context, tx pgx.Tx) (int64, error) {
-		return EnqueueReport(ctx, tx, job)
+// insertJobOnce calls insertJob under a forever promise (once for ever), guard
+// "reports.insertJob", on the rows of report_jobs keyed by operation_id. It runs insertJob in a
+// transaction; when insertJob's INSERT .. insertJobConflict returns no row, it rolls the
+// transaction back and reports a duplicate, without error.
+func insertJobOnce(ctx context.Context, db once.DB, job Job) (int64, once.Outcome, error) {
+	return once.Table[int64]{Name: "reports.insertJob", OnConflict: once.Duplicate}.Do(ctx, db, func(ctx context.Context, tx pgx.Tx) (int64, error) {
+		return insertJob(ctx, tx, job)
 	})
 }
 
@@ -67,16 +67,16 @@ func (app *App) GenerateReportOnce(ctx context.Context, db once.DB, job Job) (Re
 	})
 }
 
-// SaveReportConflict is the ON CONFLICT clause SaveReport's INSERT into reports must use: it
+// insertReportConflict is the ON CONFLICT clause insertReport's INSERT into reports must use: it
 // matches the unique index reports_job_id_once_forever text for text, so the insert is the check.
-const SaveReportConflict = "ON CONFLICT (job_id) DO NOTHING"
+const insertReportConflict = "ON CONFLICT (job_id) DO NOTHING"
 
-// SaveReportOnce calls SaveReport under a forever promise (once for ever), guard
-// "reports.SaveReport", on the rows of reports keyed by job_id. It runs SaveReport in a
-// transaction; when SaveReport's INSERT .. SaveReportConflict returns no row, it rolls the
+// insertReportOnce calls insertReport under a forever promise (once for ever), guard
+// "reports.insertReport", on the rows of reports keyed by job_id. It runs insertReport in a
+// transaction; when insertReport's INSERT .. insertReportConflict returns no row, it rolls the
 // transaction back and reports a duplicate, without error.
-func SaveReportOnce(ctx context.Context, db once.DB, r Report) (int64, once.Outcome, error) {
-	return once.Table[int64]{Name: "reports.SaveReport", OnConflict: once.Duplicate}.Do(ctx, db, func(ctx context.Context, tx pgx.Tx) (int64, error) {
-		return SaveReport(ctx, tx, r)
+func insertReportOnce(ctx context.Context, db once.DB, r Report) (int64, once.Outcome, error) {
+	return once.Table[int64]{Name: "reports.insertReport", OnConflict: once.Duplicate}.Do(ctx, db, func(ctx context.Context, tx pgx.Tx) (int64, error) {
+		return insertReport(ctx, tx, r)
 	})
 }

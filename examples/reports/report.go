@@ -49,22 +49,31 @@ type Receipt struct {
 
 // Report is a saved report.
 type Report struct {
-	ID         int64  `json:"id"`
-	Account    string `json:"-"`
-	Job        int64  `json:"job"`
-	Submission int64  `json:"submission"`
-	Replaces   int64  `json:"replaces,omitempty"`
-	Body       string `json:"body"`
-	ModelCall  string `json:"model_call"`
+	// ID is the report's id.
+	ID int64 `json:"id"`
+	// Account is the account it belongs to (never shown: the caller is that account).
+	Account string `json:"-"`
+	// Job is the job that made it; Submission what it reports on.
+	Job        int64 `json:"job"`
+	Submission int64 `json:"submission"`
+	// Replaces is the report a Regenerate made this one to replace, or zero.
+	Replaces int64 `json:"replaces,omitempty"`
+	// Body is the report's text.
+	Body string `json:"body"`
+	// ModelCall is the model provider's id for the call that wrote it.
+	ModelCall string `json:"model_call"`
 }
 
 // The names under which GenerateReport's work is recorded: the model call's provider key,
 // the checkpoint of its answer, the email follow-up, and the ledger's units.
 const (
-	stepModel        = "model"
+	stepModel = "model"
+	// ActionEmailOwner is the follow-up that emails a report's owner.
 	ActionEmailOwner = "email-owner"
-	LedgerUsage      = "usage"
-	LedgerCost       = "cost"
+	// LedgerUsage is the ledger kind of a report deducted from the account's usage;
+	// LedgerCost of the tokens its model call consumed.
+	LedgerUsage = "usage"
+	LedgerCost  = "cost"
 )
 
 // modelCall is the model's answer, checkpointed so a retry after it does not ask again.
@@ -188,7 +197,7 @@ func sections(s []string) string {
 // saveReport saves a job's report once: a second attempt at the same job finds the report
 // the first one saved.
 func (app *App) saveReport(ctx context.Context, r Report) (int64, error) {
-	id, out, err := SaveReportOnce(ctx, app.db, r)
+	id, out, err := insertReportOnce(ctx, app.db, r)
 	if err != nil || out.Ran() {
 		return id, err
 	}
@@ -199,15 +208,15 @@ func (app *App) saveReport(ctx context.Context, r Report) (int64, error) {
 	return id, nil
 }
 
-// SaveReport inserts a job's report. The insert is the check: the unique index on job_id
+// insertReport inserts a job's report. The insert is the check: the unique index on job_id
 // (which oncegen emits for this declaration) turns a second insert for the same job into no
 // row, and the guard into a duplicate.
 //
 //once:forever table=reports columns=job_id
-func SaveReport(ctx context.Context, tx pgx.Tx, r Report) (int64, error) {
+func insertReport(ctx context.Context, tx pgx.Tx, r Report) (int64, error) {
 	var id int64
 	err := tx.QueryRow(ctx, `INSERT INTO reports (account_id, job_id, submission_id, replaces, body, model_call)
-VALUES ($1, $2, $3, nullif($4::bigint, 0), $5, $6) `+SaveReportConflict+` RETURNING id`,
+VALUES ($1, $2, $3, nullif($4::bigint, 0), $5, $6) `+insertReportConflict+` RETURNING id`,
 		r.Account, r.Job, r.Submission, r.Replaces, r.Body, r.ModelCall).Scan(&id)
 	return id, err
 }

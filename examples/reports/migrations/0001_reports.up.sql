@@ -18,7 +18,7 @@ CREATE TABLE submissions (
 
 -- A job is one report to write: recorded by the request that asked for it, carried out by the
 -- worker. operation_id is the front door's operation (once.operations) that recorded it: one
--- job per operation, by the unique index oncegen emits for EnqueueReport.
+-- job per operation, by the unique index oncegen emits for insertJob.
 CREATE TABLE report_jobs (
 	id            bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
 	account_id    text        NOT NULL REFERENCES accounts (id),
@@ -39,7 +39,7 @@ CREATE TABLE report_jobs (
 );
 CREATE INDEX report_jobs_queued ON report_jobs (id) WHERE state = 'queued';
 
--- One report per job, by the unique index oncegen emits for SaveReport.
+-- One report per job, by the unique index oncegen emits for insertReport.
 CREATE TABLE reports (
 	id            bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
 	account_id    text        NOT NULL REFERENCES accounts (id),
