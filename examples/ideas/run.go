@@ -105,6 +105,19 @@ func LoadRun(ctx context.Context, db once.DB, id int64) (Run, error) {
 	return r, nil
 }
 
+// recentRuns lists org's last 20 runs, newest first.
+func recentRuns(ctx context.Context, db once.DB, org int64) ([]Run, error) {
+	rows, err := db.Query(ctx, `SELECT `+runColumns+` FROM runs WHERE org_id = $1 ORDER BY id DESC LIMIT 20`, org)
+	if err != nil {
+		return nil, fmt.Errorf("listing the runs of organisation %d: %w", org, err)
+	}
+	runs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Run, error) { return scanRun(row) })
+	if err != nil {
+		return nil, fmt.Errorf("listing the runs of organisation %d: %w", org, err)
+	}
+	return runs, nil
+}
+
 // markFailed is the job's failure hook: it ends an open run as failed, with why. A run that
 // already reached an ending (completed, or closed as stale) keeps it.
 func markFailed(ctx context.Context, db once.DB, run int64, why string) error {

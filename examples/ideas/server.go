@@ -82,26 +82,12 @@ func (a *App) landing(w http.ResponseWriter, r *http.Request) {
 		serverError(w, err)
 		return
 	}
-	rows, err := a.db.Query(ctx, `SELECT `+runColumns+` FROM runs WHERE org_id = $1 ORDER BY id DESC LIMIT 20`, org)
+	runs, err := recentRuns(ctx, a.db, org)
 	if err != nil {
-		serverError(w, fmt.Errorf("listing the runs of organisation %d: %w", org, err))
+		serverError(w, err)
 		return
 	}
-	page := Landing{Organisation: org, Usage: usage, Runs: []Run{}}
-	for rows.Next() {
-		run, err := scanRun(rows)
-		if err != nil {
-			rows.Close()
-			serverError(w, fmt.Errorf("listing the runs of organisation %d: %w", org, err))
-			return
-		}
-		page.Runs = append(page.Runs, run)
-	}
-	if err := rows.Err(); err != nil {
-		serverError(w, fmt.Errorf("listing the runs of organisation %d: %w", org, err))
-		return
-	}
-	writeJSON(w, page)
+	writeJSON(w, Landing{Organisation: org, Usage: usage, Runs: runs})
 }
 
 func (a *App) progress(w http.ResponseWriter, r *http.Request) {
@@ -110,12 +96,7 @@ func (a *App) progress(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	run, err := LoadRun(r.Context(), a.db, id)
-	if errors.Is(err, ErrNoRun) {
-		http.Error(w, err.Error(), http.StatusNotFound)
-		return
-	}
-	if err != nil {
-		serverError(w, err)
+	if answered(w, err, ErrNoRun) {
 		return
 	}
 	writeJSON(w, run)
@@ -138,12 +119,7 @@ func (a *App) refine(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	idea, err := LoadIdea(ctx, a.db, id)
-	if errors.Is(err, ErrNoIdea) {
-		http.Error(w, err.Error(), http.StatusNotFound)
-		return
-	}
-	if err != nil {
-		serverError(w, err)
+	if answered(w, err, ErrNoIdea) {
 		return
 	}
 	_, _, err = a.RefineOnce(ctx, a.db, id, revision, note)
@@ -164,12 +140,7 @@ func (a *App) dismiss(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	idea, err := Dismiss(r.Context(), a.db, id)
-	if errors.Is(err, ErrNoIdea) {
-		http.Error(w, err.Error(), http.StatusNotFound)
-		return
-	}
-	if err != nil {
-		serverError(w, err)
+	if answered(w, err, ErrNoIdea) {
 		return
 	}
 	http.Redirect(w, r, ProgressPath(idea.RunID), http.StatusSeeOther)
@@ -189,14 +160,19 @@ func (a *App) reset(w http.ResponseWriter, r *http.Request) {
 
 // orgExists answers 404 and reports false for an unknown organisation.
 func (a *App) orgExists(w http.ResponseWriter, r *http.Request, org int64) bool {
-	err := CheckOrganisation(r.Context(), a.db, org)
-	if errors.Is(err, ErrNoOrganisation) {
+	return !answered(w, CheckOrganisation(r.Context(), a.db, org), ErrNoOrganisation)
+}
+
+// answered answers err, if there is one: 404 when it wraps notFound, 500 otherwise. It
+// reports whether it answered.
+func answered(w http.ResponseWriter, err, notFound error) bool {
+	switch {
+	case err == nil:
+		return false
+	case errors.Is(err, notFound):
 		http.Error(w, err.Error(), http.StatusNotFound)
-		return false
-	}
-	if err != nil {
+	default:
 		serverError(w, err)
-		return false
 	}
 	return true
 }
