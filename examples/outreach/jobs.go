@@ -128,9 +128,11 @@ func (w *Worker) Step(ctx context.Context) (bool, error) {
 	}
 	// Settled in a context of its own: a job that ran must not stay "running" because the
 	// caller's context ended.
+	// attempts fences the settle: if the job was requeued as stale while this worker ran
+	// it, and another worker claimed it since, this late settle changes nothing.
 	_, err = a.db.Exec(context.WithoutCancel(ctx), `
 		UPDATE jobs SET status = $2, run_after = $3, last_error = nullif($4, ''), updated_at = now()
-		WHERE id = $1 AND status = 'running'`, j.ID, status, runAfter, lastErr)
+		WHERE id = $1 AND status = 'running' AND attempts = $5`, j.ID, status, runAfter, lastErr, j.Attempts)
 	if err != nil {
 		return true, fmt.Errorf("recording job %d as %s: %w", j.ID, status, err)
 	}
@@ -162,8 +164,29 @@ func (w *Worker) run(ctx context.Context, j ClaimedJob) error {
 	return &permanentError{fmt.Errorf("job %d: unknown kind %q", j.ID, j.Kind)}
 }
 
-// Drain steps until no job is due, and returns how many jobs it ran.
+// StaleAfter is how long a job may stay running before it is taken for the job of a
+// worker that died, and queued again. Its effects carry keys derived from the job's rows,
+// so running it again repeats nothing the providers already did.
+const StaleAfter = 10 * time.Minute
+
+// requeueStale puts back in the queue the jobs whose worker died while running them:
+// otherwise their keys would stay open, and the same work could never be queued again.
+// It goes by the database's clock, like updated_at.
+func (w *Worker) requeueStale(ctx context.Context) error {
+	_, err := w.app.db.Exec(ctx, `UPDATE jobs SET status = 'pending', last_error = 'requeued: its worker stopped answering'
+		WHERE status = 'running' AND updated_at < now() - make_interval(secs => $1)`, StaleAfter.Seconds())
+	if err != nil {
+		return fmt.Errorf("requeueing stale jobs: %w", err)
+	}
+	return nil
+}
+
+// Drain requeues stale jobs, then steps until no job is due, and returns how many jobs it
+// ran.
 func (w *Worker) Drain(ctx context.Context) (int, error) {
+	if err := w.requeueStale(ctx); err != nil {
+		return 0, err
+	}
 	n := 0
 	for {
 		ran, err := w.Step(ctx)

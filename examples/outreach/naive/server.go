@@ -3,6 +3,7 @@ package naive
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -113,7 +114,7 @@ func (a *App) startThread(ctx context.Context, u user, campaignID, creatorID int
 		return 0, false, errLimitReached
 	}
 	a.cfg.Hooks.checked("thread")
-	token := fmt.Sprintf("%x-%d", time.Now().UnixNano(), creatorID)
+	token := strings.ToLower(rand.Text()[:16])
 	err = a.db.QueryRow(ctx, insertThread, campaignID, creatorID, u.id, token, now).Scan(&id) // ONCE005: two requests both counted, both insert
 	if err != nil {
 		return 0, false, err

@@ -23,13 +23,14 @@ func (w *Worker) Step(ctx context.Context) (bool, error) {
 	a := w.app
 	now := a.now()
 	var id int64
+	var attempts int
 	var kind string
 	var payload json.RawMessage
 	err := a.db.QueryRow(ctx, `
 		UPDATE jobs SET status = 'running', attempts = attempts + 1
 		WHERE id = (SELECT id FROM jobs WHERE status = 'pending' AND run_after <= $1
 		            ORDER BY run_after, id FOR UPDATE SKIP LOCKED LIMIT 1)
-		RETURNING id, kind, payload`, now).Scan(&id, &kind, &payload)
+		RETURNING id, kind, payload, attempts`, now).Scan(&id, &kind, &payload, &attempts)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
 	}
@@ -40,6 +41,8 @@ func (w *Worker) Step(ctx context.Context) (bool, error) {
 	switch err := w.run(ctx, id, kind, payload); {
 	case errors.Is(err, errBudgetSpent):
 		status, runAfter, lastErr = "pending", now.Add(24*time.Hour), err.Error()
+	case err != nil && attempts >= 5:
+		status, lastErr = "failed", err.Error()
 	case err != nil:
 		status, runAfter, lastErr = "pending", now, err.Error()
 	}
