@@ -22,10 +22,18 @@ const effectsDDL = `CREATE TABLE effects (
 	caller int  NOT NULL
 )`
 
+// stormSlots bounds how many tests hold a storm-sized pool at once: the tests run several at
+// a time (see TestMain), against one server's max_connections.
+var stormSlots = make(chan struct{}, 3)
+
 // setup gives a test its own database, with once's schema and the effects table, and a pool
 // of up to conns connections.
 func setup(t testing.TB, conns int) *pgxpool.Pool {
 	t.Helper()
+	if conns >= stormSize {
+		stormSlots <- struct{}{}
+		t.Cleanup(func() { <-stormSlots }) // registered first, so it runs after the pool closes
+	}
 	pool := pgtest.NewDatabase(t).Pool(t, conns)
 	prepare(t, pool)
 	return pool

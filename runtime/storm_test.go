@@ -17,24 +17,15 @@ const stormSize = 64
 // test's own reads.
 const stormConns = stormSize + 1
 
-// stormSlots bounds how many storms hold their connections at once: each holds stormConns,
-// and the tests run several at a time (see TestMain), against one server's max_connections.
-var stormSlots = make(chan struct{}, 3)
-
 // storm calls fire from n goroutines at once, each on its own pool connection: every
 // goroutine first takes its connection, then all are released together by one barrier, so
 // the calls overlap as much as the machine allows. Every error fire returns fails the test:
 // a caller whose call failed proves nothing about duplicates.
 func storm(t *testing.T, pool *pgxpool.Pool, n int, fire func(ctx context.Context, caller int, conn *pgxpool.Conn) error) {
 	t.Helper()
-	stormSlots <- struct{}{}
-	defer func() { <-stormSlots }()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	conns := make([]*pgxpool.Conn, n)
-	// Give the connections back to the server when the storm ends, not when the test does:
-	// the test's own reads need one at most.
-	defer pool.Reset()
 	for i := range conns {
 		c, err := pool.Acquire(ctx)
 		if err != nil {
