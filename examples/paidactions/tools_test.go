@@ -1,15 +1,14 @@
 package paidactions
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/oncekit/once/internal/linttest"
 )
 
 // The generated wrappers and migrations are those the directives produce today.
@@ -26,50 +25,21 @@ func TestOncegen_CheckIsClean(t *testing.T) {
 // check-then-insert claim and the idempotency key made afresh for every attempt.
 func TestOncelint_FindsTheNaiveBugsAndNothingElse(t *testing.T) {
 	t.Parallel()
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// -test=false: the promises are the app's; its tests call declared functions directly
-	// on purpose (negative controls), which ONCE004 allows in _test.go files anyway.
-	cmd := exec.Command("go", "run", "./cmd/oncelint", "-test=false", "-json", "./examples/paidactions/...")
-	cmd.Dir = root
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("oncelint: %v\n%s", err, stderr.Bytes())
-	}
-	// {"package [test variant]": {"once005": [{"posn": "file:line:col", "message": ...}]}}
-	var report map[string]map[string][]struct {
-		Posn    string `json:"posn"`
-		Message string `json:"message"`
-	}
-	if err := json.Unmarshal(out, &report); err != nil {
-		t.Fatalf("oncelint -json: %v\n%s", err, out)
-	}
-	var got []string
-	for _, byCheck := range report {
-		for _, findings := range byCheck {
-			for _, f := range findings {
-				posn := f.Posn
-				if rel, err := filepath.Rel(root, posn); err == nil {
-					posn = rel
-				}
-				// Drop the column: the line is what names the bug.
-				posn = posn[:strings.LastIndex(posn, ":")]
-				got = append(got, posn+" "+f.Message[strings.LastIndex(f.Message, "(")+1:len(f.Message)-1])
-			}
-		}
-	}
-	slices.Sort(got)
-	got = slices.Compact(got)
+	findings := linttest.Run(t, ".", "./...")
+	got := linttest.Strings(findings)
+	// Findings name files by base name, and the editor has a worker.go too: the messages
+	// say which package each finding is about.
 	want := []string{
-		"examples/paidactions/naive/naive.go:" + lineOf(t, "naive/naive.go", "err = s.DB.QueryRow(ctx, `INSERT INTO paid_actions") + " ONCE005",
-		"examples/paidactions/naive/worker.go:" + lineOf(t, "naive/worker.go", `req.Header.Set("Idempotency-Key", requestID())`) + " ONCE002",
+		"naive.go:" + lineOf(t, "naive/naive.go", "err = s.DB.QueryRow(ctx, `INSERT INTO paid_actions") + ": ONCE005",
+		"worker.go:" + lineOf(t, "naive/worker.go", `req.Header.Set("Idempotency-Key", requestID())`) + ": ONCE002",
 	}
 	if !slices.Equal(got, want) {
-		t.Errorf("oncelint findings:\n\t%s\nwant:\n\t%s", strings.Join(got, "\n\t"), strings.Join(want, "\n\t"))
+		t.Fatalf("oncelint findings:\n\t%s\nwant (all in naive/, none in the editor):\n\t%s", strings.Join(got, "\n\t"), strings.Join(want, "\n\t"))
+	}
+	for i, about := range []string{"insert into paid_actions is decided by a read of paid_actions", "naive.requestID, which returns rand.Text"} {
+		if !strings.Contains(findings[i].Message, about) {
+			t.Errorf("%s: %q, want it to be about %q", got[i], findings[i].Message, about)
+		}
 	}
 }
 
