@@ -30,9 +30,10 @@ const ClaimActionConflict = "ON CONFLICT (account_id, action_key) DO NOTHING"
 // ClaimAction in a transaction; when ClaimAction's INSERT .. ClaimActionConflict returns no row,
 // it rolls the transaction back and reports a duplicate, without error.
 func ClaimActionOnce(ctx context.Context, db once.DB, account string, key string, a PaidAction) (string, once.Outcome, error) {
-	return once.Table[string]{Name: "paidactions.ClaimAction", OnConflict: once.Duplicate}.Do(ctx, db, func(ctx context.Context, tx pgx.Tx) (string, error) {
+	fn := func(ctx context.Context, tx pgx.Tx) (string, error) {
 		return ClaimAction(ctx, tx, account, key, a)
-	})
+	}
+	return once.Table[string]{Name: "paidactions.ClaimAction", OnConflict: once.Duplicate}.Do(ctx, db, fn)
 }
 
 // RecordSpendConflict is the ON CONFLICT clause RecordSpend's INSERT into cost_ledger must use:
@@ -45,9 +46,10 @@ const RecordSpendConflict = "ON CONFLICT (transaction_id) DO NOTHING"
 // RecordSpend in a transaction; when RecordSpend's INSERT .. RecordSpendConflict returns no row,
 // it rolls the transaction back and reports a duplicate, without error.
 func RecordSpendOnce(ctx context.Context, db once.DB, s Spend) (once.Outcome, error) {
-	_, out, err := once.Table[struct{}]{Name: "paidactions.RecordSpend", OnConflict: once.Duplicate}.Do(ctx, db, func(ctx context.Context, tx pgx.Tx) (struct{}, error) {
+	fn := func(ctx context.Context, tx pgx.Tx) (struct{}, error) {
 		return struct{}{}, RecordSpend(ctx, tx, s)
-	})
+	}
+	_, out, err := once.Table[struct{}]{Name: "paidactions.RecordSpend", OnConflict: once.Duplicate}.Do(ctx, db, fn)
 	return out, err
 }
 
@@ -61,9 +63,10 @@ const AttachResultConflict = "ON CONFLICT (transaction_id) DO NOTHING"
 // AttachResult in a transaction; when AttachResult's INSERT .. AttachResultConflict returns no
 // row, it rolls the transaction back and reports a duplicate, without error.
 func AttachResultOnce(ctx context.Context, db once.DB, t Transaction, providerJobID string) (int64, once.Outcome, error) {
-	return once.Table[int64]{Name: "paidactions.AttachResult", OnConflict: once.Duplicate}.Do(ctx, db, func(ctx context.Context, tx pgx.Tx) (int64, error) {
+	fn := func(ctx context.Context, tx pgx.Tx) (int64, error) {
 		return AttachResult(ctx, tx, t, providerJobID)
-	})
+	}
+	return once.Table[int64]{Name: "paidactions.AttachResult", OnConflict: once.Duplicate}.Do(ctx, db, fn)
 }
 
 // DispatchOnce calls Dispatch under a provider promise (once at the provider, by its idempotency
@@ -76,9 +79,10 @@ func (c *Client) DispatchOnce(ctx context.Context, req DispatchRequest) (Dispatc
 		var zero DispatchResult
 		return zero, once.Outcome{}, fmt.Errorf("guard paidactions.Client.Dispatch: %w", err)
 	}
-	return once.Provider[DispatchResult]{Prefix: "paidaction", TTL: 24 * time.Hour}.Do(ctx, key, func(ctx context.Context) (DispatchResult, error) {
+	fn := func(ctx context.Context) (DispatchResult, error) {
 		return c.Dispatch(ctx, req)
-	})
+	}
+	return once.Provider[DispatchResult]{Prefix: "paidaction", TTL: 24 * time.Hour}.Do(ctx, key, fn)
 }
 
 // SaveRenderInputsOnce calls SaveRenderInputs under a transaction promise (once per transaction:
@@ -91,7 +95,8 @@ func SaveRenderInputsOnce(ctx context.Context, db once.DB, jobID int64, in Rende
 		var zero int
 		return zero, once.Outcome{}, fmt.Errorf("guard paidactions.SaveRenderInputs: %w", err)
 	}
-	return once.Transaction[int]{Name: "paidactions.SaveRenderInputs", LockTimeout: 5 * time.Second}.Do(ctx, db, key, func(ctx context.Context, tx pgx.Tx) (int, error) {
+	fn := func(ctx context.Context, tx pgx.Tx) (int, error) {
 		return SaveRenderInputs(ctx, tx, jobID, in)
-	})
+	}
+	return once.Transaction[int]{Name: "paidactions.SaveRenderInputs", LockTimeout: 5 * time.Second}.Do(ctx, db, key, fn)
 }
