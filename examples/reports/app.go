@@ -80,16 +80,17 @@ func New(cfg Config) (*App, error) {
 // on each retry of one intention.
 func (app *App) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /submissions", app.handleSubmit)
-	mux.HandleFunc("POST /submissions/{id}/reports", app.handleGenerate)
-	mux.HandleFunc("POST /reports/{id}/regenerate", app.handleRegenerate)
+	// Each POST is checked first, then goes through the front door: one operation per
+	// account and Idempotency-Key.
+	mux.Handle("POST /submissions", validated[submission](app.front(http.HandlerFunc(app.handleSubmit))))
+	mux.Handle("POST /submissions/{id}/reports", validated[ReportInput](app.front(http.HandlerFunc(app.handleGenerate))))
+	mux.Handle("POST /reports/{id}/regenerate", validated[ReportInput](app.front(http.HandlerFunc(app.handleRegenerate))))
 	mux.HandleFunc("GET /jobs/{id}", app.handleJob)
 	mux.HandleFunc("GET /reports/{id}", app.handleReport)
 	mux.HandleFunc("GET /usage", app.handleUsage)
-	front := app.front(mux)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// One request scope for the account lookup the front door and the handler share.
-		front.ServeHTTP(w, r.WithContext(once.WithRequestScope(r.Context())))
+		mux.ServeHTTP(w, r.WithContext(once.WithRequestScope(r.Context())))
 	})
 }
 

@@ -28,11 +28,7 @@ func (app *App) handleSubmit(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var in struct{ Title, Body string }
-	if err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.Title == "" || in.Body == "" {
-		writeProblem(w, http.StatusBadRequest, "Bad submission", "send {\"title\": ..., \"body\": ...}")
-		return
-	}
+	in := input[submission](r)
 	// The front door runs this once per Idempotency-Key, so a double click makes one
 	// submission.
 	var id int64
@@ -72,16 +68,14 @@ func (app *App) handleRegenerate(w http.ResponseWriter, r *http.Request) {
 }
 
 // reportRequest reads what both report requests carry: the account, the id in the path and
-// what the report must be. When one is missing or bad, it has answered the request.
+// what the report must be (checked by validated before the front door). When the account
+// is missing, it has answered the request.
 func (app *App) reportRequest(w http.ResponseWriter, r *http.Request) (acct Account, id int64, in ReportInput, ok bool) {
 	if acct, ok = app.requireAccount(w, r); !ok {
 		return
 	}
-	if id, ok = pathID(w, r); !ok {
-		return
-	}
-	in, ok = decodeInput(w, r)
-	return
+	id, _ = strconv.ParseInt(r.PathValue("id"), 10, 64)
+	return acct, id, input[ReportInput](r), true
 }
 
 // owned runs query (a select of one id, given an id and an account) and returns its
@@ -221,21 +215,6 @@ func pathID(w http.ResponseWriter, r *http.Request) (int64, bool) {
 		return 0, false
 	}
 	return id, true
-}
-
-func decodeInput(w http.ResponseWriter, r *http.Request) (ReportInput, bool) {
-	var in ReportInput
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil {
-		writeProblem(w, http.StatusBadRequest, "Bad report request", err.Error())
-		return in, false
-	}
-	if in.Tone != "" && in.Tone != "plain" && in.Tone != "formal" {
-		writeProblem(w, http.StatusBadRequest, "Bad report request", fmt.Sprintf("tone %q: use plain or formal", in.Tone))
-		return in, false
-	}
-	return in, true
 }
 
 // serverError answers 500, which the front door does not record: the request did not

@@ -324,7 +324,7 @@ func TestStory_RegenerateIsANewOperationOnPurpose(t *testing.T) {
 	}
 }
 
-func TestStory_RequestsWithoutKeyOrAccountWriteNothing(t *testing.T) {
+func TestStory_BadRequestsWriteNothing(t *testing.T) {
 	t.Parallel()
 	w := setup(t, options{})
 	sub := w.submit("acme-token", "submit-q3", "Q3 review")
@@ -333,11 +333,12 @@ func TestStory_RequestsWithoutKeyOrAccountWriteNothing(t *testing.T) {
 		body       any
 		status     int
 	}{
-		{"acme-token", "", input, http.StatusBadRequest},                                        // no Idempotency-Key
-		{"", "generate-q3", input, http.StatusUnauthorized},                                     // no account
-		{"forged-token", "generate-q3", input, http.StatusUnauthorized},                         // no such account
-		{"acme-token", "generate-bad", map[string]any{"tone": "shouty"}, http.StatusBadRequest}, // bad input
-		{"acme-token", "generate-odd", map[string]any{"account": "globex"}, http.StatusBadRequest},
+		{"acme-token", "", input, http.StatusBadRequest},                                           // no Idempotency-Key
+		{"", "generate-q3", input, http.StatusUnauthorized},                                        // no account
+		{"forged-token", "generate-q3", input, http.StatusUnauthorized},                            // no such account
+		{"acme-token", "generate-bad", map[string]any{"tone": "shouty"}, http.StatusBadRequest},    // bad input
+		{"acme-token", "generate-odd", map[string]any{"account": "globex"}, http.StatusBadRequest}, // the account is not the body's to say
+		{"acme-token", "generate-odd", "not an object", http.StatusBadRequest},
 	} {
 		if r := w.do(0, "POST", reportsPath(sub), c.token, c.key, c.body); r.status != c.status {
 			t.Fatalf("token %q key %q body %v: %d %s, want %d", c.token, c.key, c.body, r.status, r.body, c.status)
@@ -345,6 +346,12 @@ func TestStory_RequestsWithoutKeyOrAccountWriteNothing(t *testing.T) {
 	}
 	w.work()
 	w.want("after bad requests", effects{})
+	// Not even their answers are recorded: the same keys, sent with good requests, work.
+	var ops int
+	if err := w.pool.QueryRow(context.Background(), `SELECT count(*) FROM once.operations WHERE name = 'reports.api' AND key <> 'submit-q3'`).Scan(&ops); err != nil || ops != 0 {
+		t.Fatalf("front-door operations recorded for bad requests: %d, %v", ops, err)
+	}
+	w.do(0, "POST", reportsPath(sub), "acme-token", "generate-bad", input).job(t)
 }
 
 // age moves an operation of the front door back in time by d: its claim, settlement and
