@@ -54,11 +54,6 @@ type Run struct {
 	Ideas      []Idea     `json:"ideas,omitempty"`
 }
 
-// Open reports whether the run is still in flight.
-func (r Run) Open() bool {
-	return r.State == StatusQueued || r.State == StatusResearching || r.State == StatusIdeating
-}
-
 // ErrNoRun: no run has that id.
 var ErrNoRun = errors.New("ideas: no such run")
 

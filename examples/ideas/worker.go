@@ -21,8 +21,9 @@ type Worker struct {
 	model *Model
 
 	// JobTimeout is how long one attempt at a job may take before the worker kills it and
-	// fails the run. Zero means 5 minutes. It is well under StaleAfter, so a run that is
-	// being worked on never looks stale.
+	// fails the run. Zero means 5 minutes. With the default attempts, every attempt at a run
+	// fits in 15 minutes, under StaleAfter: a run being worked on does not look stale
+	// unless it first waited long in the queue, and then nobody is waiting for it.
 	JobTimeout time.Duration
 	// MaxAttempts is how many attempts a job gets before the worker gives up and fails the
 	// run. Zero means 3.
