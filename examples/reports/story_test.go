@@ -297,6 +297,31 @@ func TestStory_AFailingEmailIsRetriedAloneAndTheReportIsNotMadeAgain(t *testing.
 	w.want("after the email's retry", effects{Jobs: 1, Reports: 1, Usage: 1, ModelCalls: 1, Emails: 1})
 }
 
+func TestStory_AModelRefusalFailsTheJobForGoodAndDeductsNothing(t *testing.T) {
+	t.Parallel()
+	w := setup(t, options{})
+	sub := w.submit("acme-token", "submit-q3", "Q3 review")
+	j := w.do(0, "POST", reportsPath(sub), "acme-token", "generate-q3", input).job(t)
+
+	// The model refuses the request (400): asking again would be refused again.
+	w.model.FailNext(1, http.StatusBadRequest)
+	if res := w.work(); res.Failed != 1 {
+		t.Fatalf("pass with the model refusing: %+v, want the job failed", res)
+	}
+	if res := w.work(); res != (reports.WorkResult{}) {
+		t.Fatalf("next pass: %+v, want nothing to do", res)
+	}
+	w.want("after the refusal", effects{Jobs: 1})
+	if n := w.model.Requests(); n != 1 {
+		t.Fatalf("the model was asked %d times, want once: a refusal is not retried", n)
+	}
+	var v jobView
+	w.do(0, "GET", fmt.Sprintf("/jobs/%d", j.ID), "acme-token", "", nil).json(t, &v)
+	if v.State != "failed" || !strings.Contains(v.Error, "400") {
+		t.Fatalf("job after the refusal: %+v", v)
+	}
+}
+
 func TestStory_RegenerateIsANewOperationOnPurpose(t *testing.T) {
 	t.Parallel()
 	w := setup(t, options{})
