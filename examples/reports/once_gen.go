@@ -28,9 +28,10 @@ func (app *App) lookupAccountOnce(ctx context.Context, token string) (Account, o
 		var zero Account
 		return zero, once.Outcome{}, fmt.Errorf("guard reports.App.lookupAccount: %w", err)
 	}
-	return once.Request[Account]{Name: "reports.App.lookupAccount"}.Do(ctx, key, func(ctx context.Context) (Account, error) {
+	fn := func(ctx context.Context) (Account, error) {
 		return app.lookupAccount(ctx, token)
-	})
+	}
+	return once.Request[Account]{Name: "reports.App.lookupAccount"}.Do(ctx, key, fn)
 }
 
 // insertJobConflict is the ON CONFLICT clause insertJob's INSERT into report_jobs must use: it
@@ -43,9 +44,10 @@ const insertJobConflict = "ON CONFLICT (operation_id) DO NOTHING"
 // transaction; when insertJob's INSERT .. insertJobConflict returns no row, it rolls the
 // transaction back and reports a duplicate, without error.
 func insertJobOnce(ctx context.Context, db once.DB, job Job) (int64, once.Outcome, error) {
-	return once.Table[int64]{Name: "reports.insertJob", OnConflict: once.Duplicate}.Do(ctx, db, func(ctx context.Context, tx pgx.Tx) (int64, error) {
+	fn := func(ctx context.Context, tx pgx.Tx) (int64, error) {
 		return insertJob(ctx, tx, job)
-	})
+	}
+	return once.Table[int64]{Name: "reports.insertJob", OnConflict: once.Duplicate}.Do(ctx, db, fn)
 }
 
 // GenerateReportOnce calls GenerateReport under a forever promise (once for ever), guard
@@ -62,9 +64,10 @@ func (app *App) GenerateReportOnce(ctx context.Context, db once.DB, job Job) (Re
 		var zero Receipt
 		return zero, once.Outcome{}, fmt.Errorf("guard reports.generate: %w", err)
 	}
-	return once.Forever[Receipt]{Name: "reports.generate", Retain: 720 * time.Hour, RepeatSafe: true}.DoRef(ctx, db, once.Ref{Scope: scope, Key: key}, func(ctx context.Context) (Receipt, error) {
+	fn := func(ctx context.Context) (Receipt, error) {
 		return app.GenerateReport(ctx, job)
-	})
+	}
+	return once.Forever[Receipt]{Name: "reports.generate", Retain: 720 * time.Hour, RepeatSafe: true}.DoRef(ctx, db, once.Ref{Scope: scope, Key: key}, fn)
 }
 
 // insertReportConflict is the ON CONFLICT clause insertReport's INSERT into reports must use: it
@@ -76,7 +79,8 @@ const insertReportConflict = "ON CONFLICT (job_id) DO NOTHING"
 // transaction; when insertReport's INSERT .. insertReportConflict returns no row, it rolls the
 // transaction back and reports a duplicate, without error.
 func insertReportOnce(ctx context.Context, db once.DB, r Report) (int64, once.Outcome, error) {
-	return once.Table[int64]{Name: "reports.insertReport", OnConflict: once.Duplicate}.Do(ctx, db, func(ctx context.Context, tx pgx.Tx) (int64, error) {
+	fn := func(ctx context.Context, tx pgx.Tx) (int64, error) {
 		return insertReport(ctx, tx, r)
-	})
+	}
+	return once.Table[int64]{Name: "reports.insertReport", OnConflict: once.Duplicate}.Do(ctx, db, fn)
 }
