@@ -34,9 +34,10 @@ func SummaryOnce(ctx context.Context, u User) (string, once.Outcome, error) {
 		var zero string
 		return zero, once.Outcome{}, fmtpkg.Errorf("guard kinds.Summary: %w", err)
 	}
-	return once.Request[string]{Name: "kinds.Summary"}.Do(ctx, key, func(ctx context.Context) (string, error) {
+	fn := func(ctx context.Context) (string, error) {
 		return Summary(ctx, u)
-	})
+	}
+	return once.Request[string]{Name: "kinds.Summary"}.Do(ctx, key, fn)
 }
 
 // ApproveOnce calls Approve under a transaction promise (once per transaction: one holder of the
@@ -48,9 +49,10 @@ func ApproveOnce(ctx context.Context, db once.DB, org string, amount int64) (onc
 	if err != nil {
 		return once.Outcome{}, fmtpkg.Errorf("guard kinds.Approve: %w", err)
 	}
-	_, out, err := once.Transaction[struct{}]{Name: "kinds.Approve", NoWait: true, LockTimeout: 2 * timepkg.Second}.Do(ctx, db, key, func(ctx context.Context, tx pgx.Tx) (struct{}, error) {
+	fn := func(ctx context.Context, tx pgx.Tx) (struct{}, error) {
 		return struct{}{}, Approve(ctx, tx, org, amount)
-	})
+	}
+	_, out, err := once.Transaction[struct{}]{Name: "kinds.Approve", NoWait: true, LockTimeout: 2 * timepkg.Second}.Do(ctx, db, key, fn)
 	return out, err
 }
 
@@ -63,9 +65,10 @@ func GenerateOnce(ctx context.Context, db once.DB, org string, day Day, limit in
 		var zero []string
 		return zero, once.Outcome{}, fmtpkg.Errorf("guard ideas:daily: %w", err)
 	}
-	return once.Statement[[]string]{Name: "ideas:daily", Cap: int64(limit)}.Do(ctx, db, key, int64(len(ideas)), func(ctx context.Context) ([]string, error) {
+	fn := func(ctx context.Context) ([]string, error) {
 		return Generate(ctx, org, day, limit, ideas...)
-	})
+	}
+	return once.Statement[[]string]{Name: "ideas:daily", Cap: int64(limit)}.Do(ctx, db, key, int64(len(ideas)), fn)
 }
 
 // AlertOnce calls Alert under an episode promise (once per episode, until rearmed), guard
@@ -76,9 +79,10 @@ func AlertOnce(ctx context.Context, db once.DB, m Mailer, source string) (once.O
 	if err != nil {
 		return once.Outcome{}, fmtpkg.Errorf("guard kinds.Alert: %w", err)
 	}
-	_, out, err := once.Episode[struct{}]{Name: "kinds.Alert"}.Do(ctx, db, key, func(ctx context.Context) (struct{}, error) {
+	fn := func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, Alert(ctx, m, source)
-	})
+	}
+	_, out, err := once.Episode[struct{}]{Name: "kinds.Alert"}.Do(ctx, db, key, fn)
 	return out, err
 }
 
@@ -102,9 +106,10 @@ func StartRunOnce(ctx context.Context, db once.DB, org int64) (int64, once.Outco
 		var zero int64
 		return zero, once.Outcome{}, fmtpkg.Errorf("guard kinds.StartRun: %w", err)
 	}
-	return once.Open[int64]{Name: "kinds.StartRun", Stale: 45 * timepkg.Minute}.Do(ctx, db, key, func(ctx context.Context) (int64, error) {
+	fn := func(ctx context.Context) (int64, error) {
 		return StartRun(ctx, org)
-	})
+	}
+	return once.Open[int64]{Name: "kinds.StartRun", Stale: 45 * timepkg.Minute}.Do(ctx, db, key, fn)
 }
 
 // ChargeOnce calls Charge under a forever promise (once for ever), guard "kinds.Billing.Charge",
@@ -121,9 +126,10 @@ func (b *Billing) ChargeOnce(ctx context.Context, db once.DB, order Order) (Rece
 		var zero Receipt
 		return zero, once.Outcome{}, fmtpkg.Errorf("guard kinds.Billing.Charge: %w", err)
 	}
-	return once.Forever[Receipt]{Name: "kinds.Billing.Charge", Retain: 720 * timepkg.Hour, RepeatSafe: true}.DoRef(ctx, db, once.Ref{Scope: scope, Key: key, Input: []any{order.Amount, order.Currency}}, func(ctx context.Context) (Receipt, error) {
+	fn := func(ctx context.Context) (Receipt, error) {
 		return b.Charge(ctx, order)
-	})
+	}
+	return once.Forever[Receipt]{Name: "kinds.Billing.Charge", Retain: 720 * timepkg.Hour, RepeatSafe: true}.DoRef(ctx, db, once.Ref{Scope: scope, Key: key, Input: []any{order.Amount, order.Currency}}, fn)
 }
 
 // WelcomeOnce calls Welcome under a forever promise (once for ever), guard
@@ -134,9 +140,10 @@ func (b Billing) WelcomeOnce(ctx context.Context, db once.DB, m Mailer, u User) 
 	if err != nil {
 		return once.Outcome{}, fmtpkg.Errorf("guard kinds.Billing.Welcome: %w", err)
 	}
-	_, out, err := once.Forever[struct{}]{Name: "kinds.Billing.Welcome"}.Do(ctx, db, key, func(ctx context.Context) (struct{}, error) {
+	fn := func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, b.Welcome(ctx, m, u)
-	})
+	}
+	_, out, err := once.Forever[struct{}]{Name: "kinds.Billing.Welcome"}.Do(ctx, db, key, fn)
 	return out, err
 }
 
@@ -149,9 +156,10 @@ func SendReplyOnce(ctx context.Context, m Mailer, reply int64) (once.Outcome, er
 	if err != nil {
 		return once.Outcome{}, fmtpkg.Errorf("guard kinds.SendReply: %w", err)
 	}
-	_, out, err := once.Provider[struct{}]{Prefix: "answer", TTL: 24 * timepkg.Hour}.Do(ctx, key, func(ctx context.Context) (struct{}, error) {
+	fn := func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, SendReply(ctx, m, reply)
-	})
+	}
+	_, out, err := once.Provider[struct{}]{Prefix: "answer", TTL: 24 * timepkg.Hour}.Do(ctx, key, fn)
 	return out, err
 }
 
@@ -163,9 +171,10 @@ func ReconcileOnce(ctx context.Context, db2 once.DB, db *Billing, key string, at
 	if err != nil {
 		return once.Outcome{}, fmtpkg.Errorf("guard kinds.Reconcile: %w", err)
 	}
-	_, out, err := once.Lease[struct{}]{Name: "kinds.Reconcile", TTL: 10 * timepkg.Second, Wait: 500 * timepkg.Millisecond}.Do(ctx, db2, key2, func(ctx context.Context) (struct{}, error) {
+	fn := func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, Reconcile(ctx, db, key, at, p4)
-	})
+	}
+	_, out, err := once.Lease[struct{}]{Name: "kinds.Reconcile", TTL: 10 * timepkg.Second, Wait: 500 * timepkg.Millisecond}.Do(ctx, db2, key2, fn)
 	return out, err
 }
 
@@ -178,8 +187,9 @@ func RemindOnce(ctx context.Context, db once.DB, fmt string, time timepkg.Time) 
 	if err != nil {
 		return once.Outcome{}, fmtpkg.Errorf("guard kinds.Remind: %w", err)
 	}
-	_, out, err := once.Open[struct{}]{Name: "kinds.Remind", Stale: 5 * timepkg.Minute}.Do(ctx, db, key, func(ctx context.Context) (struct{}, error) {
+	fn := func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, Remind(ctx, fmt, time)
-	})
+	}
+	_, out, err := once.Open[struct{}]{Name: "kinds.Remind", Stale: 5 * timepkg.Minute}.Do(ctx, db, key, fn)
 	return out, err
 }

@@ -27,9 +27,10 @@ const EnqueueJobConflict = "ON CONFLICT (dedupe_key) WHERE status IN ('pending',
 // transaction; when EnqueueJob's INSERT .. EnqueueJobConflict returns no row, it rolls the
 // transaction back and reports the work in flight, without error.
 func EnqueueJobOnce(ctx context.Context, db once.DB, job Job) (int64, once.Outcome, error) {
-	return once.Table[int64]{Name: "tables.EnqueueJob", OnConflict: once.InFlight}.Do(ctx, db, func(ctx context.Context, tx pgx.Tx) (int64, error) {
+	fn := func(ctx context.Context, tx pgx.Tx) (int64, error) {
 		return EnqueueJob(ctx, tx, job)
-	})
+	}
+	return once.Table[int64]{Name: "tables.EnqueueJob", OnConflict: once.InFlight}.Do(ctx, db, fn)
 }
 
 // RecordChargeConflict is the ON CONFLICT clause RecordCharge's INSERT into billing.charges must
@@ -42,9 +43,10 @@ const RecordChargeConflict = "ON CONFLICT (org_id, day) DO NOTHING"
 // transaction; when RecordCharge's INSERT .. RecordChargeConflict returns no row, it rolls the
 // transaction back and reports a duplicate, without error.
 func RecordChargeOnce(ctx context.Context, db once.DB, org int64, day string) (once.Outcome, error) {
-	_, out, err := once.Table[struct{}]{Name: "tables.charge", OnConflict: once.Duplicate}.Do(ctx, db, func(ctx context.Context, tx pgx.Tx) (struct{}, error) {
+	fn := func(ctx context.Context, tx pgx.Tx) (struct{}, error) {
 		return struct{}{}, RecordCharge(ctx, tx, org, day)
-	})
+	}
+	_, out, err := once.Table[struct{}]{Name: "tables.charge", OnConflict: once.Duplicate}.Do(ctx, db, fn)
 	return out, err
 }
 
@@ -57,9 +59,10 @@ const FireAlertConflict = "ON CONFLICT (rule_id) DO UPDATE SET fired_at = clock_
 // when FireAlert's INSERT .. FireAlertConflict returns no row, it rolls the transaction back and
 // reports a duplicate (the latch is set), without error.
 func FireAlertOnce(ctx context.Context, db once.DB, rule string) (once.Outcome, error) {
-	_, out, err := once.Table[struct{}]{Name: "tables.FireAlert", OnConflict: once.Duplicate}.Do(ctx, db, func(ctx context.Context, tx pgx.Tx) (struct{}, error) {
+	fn := func(ctx context.Context, tx pgx.Tx) (struct{}, error) {
 		return struct{}{}, FireAlert(ctx, tx, rule)
-	})
+	}
+	_, out, err := once.Table[struct{}]{Name: "tables.FireAlert", OnConflict: once.Duplicate}.Do(ctx, db, fn)
 	return out, err
 }
 
@@ -72,9 +75,10 @@ const UseQuotaConflict = "ON CONFLICT (org_id, day) DO UPDATE SET used = quota.u
 // transaction; when UseQuota's INSERT .. UseQuotaConflict returns no row, it rolls the
 // transaction back and reports a refusal (the cap is reached), without error.
 func UseQuotaOnce(ctx context.Context, db once.DB, org int64, day string, n int64) (int64, once.Outcome, error) {
-	return once.Table[int64]{Name: "tables.UseQuota", OnConflict: once.Refused}.Do(ctx, db, func(ctx context.Context, tx pgx.Tx) (int64, error) {
+	fn := func(ctx context.Context, tx pgx.Tx) (int64, error) {
 		return UseQuota(ctx, tx, org, day, n)
-	})
+	}
+	return once.Table[int64]{Name: "tables.UseQuota", OnConflict: once.Refused}.Do(ctx, db, fn)
 }
 
 // RecordPreferenceConflict is the ON CONFLICT clause RecordPreference's INSERT into
@@ -89,8 +93,9 @@ const RecordPreferenceConflict = "ON CONFLICT (organisation_identifier, notifica
 // when RecordPreference's INSERT .. RecordPreferenceConflict returns no row, it rolls the
 // transaction back and reports a duplicate, without error.
 func RecordPreferenceOnce(ctx context.Context, db once.DB, org int64, channel string) (once.Outcome, error) {
-	_, out, err := once.Table[struct{}]{Name: "tables.RecordPreference", OnConflict: once.Duplicate}.Do(ctx, db, func(ctx context.Context, tx pgx.Tx) (struct{}, error) {
+	fn := func(ctx context.Context, tx pgx.Tx) (struct{}, error) {
 		return struct{}{}, RecordPreference(ctx, tx, org, channel)
-	})
+	}
+	_, out, err := once.Table[struct{}]{Name: "tables.RecordPreference", OnConflict: once.Duplicate}.Do(ctx, db, fn)
 	return out, err
 }

@@ -25,9 +25,10 @@ func OpenOnce(ctx context.Context, db once.DB, acct Account) (Account, once.Outc
 		var zero Account
 		return zero, once.Outcome{}, fmt.Errorf("guard accounts.Open: %w", err)
 	}
-	return once.Forever[Account]{Name: "accounts.Open"}.Do(ctx, db, key, func(ctx context.Context) (Account, error) {
+	fn := func(ctx context.Context) (Account, error) {
 		return Open(ctx, acct)
-	})
+	}
+	return once.Forever[Account]{Name: "accounts.Open"}.Do(ctx, db, key, fn)
 }
 
 // InviteOnce calls Invite under an open promise (once while the work is open), guard
@@ -39,8 +40,9 @@ func InviteOnce(ctx context.Context, db once.DB, acct *Account) (once.Outcome, e
 	if err != nil {
 		return once.Outcome{}, fmt.Errorf("guard accounts.Invite: %w", err)
 	}
-	_, out, err := once.Open[struct{}]{Name: "accounts.Invite", Stale: 20 * time.Minute}.Do(ctx, db, key, func(ctx context.Context) (struct{}, error) {
+	fn := func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, Invite(ctx, acct)
-	})
+	}
+	_, out, err := once.Open[struct{}]{Name: "accounts.Invite", Stale: 20 * time.Minute}.Do(ctx, db, key, fn)
 	return out, err
 }

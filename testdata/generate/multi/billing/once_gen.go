@@ -26,9 +26,10 @@ func InvoiceOnce(ctx context.Context, db once.DB, a accounts.Account, month int,
 		var zero map[string][]accounts.ID
 		return zero, once.Outcome{}, fmt.Errorf("guard billing.Invoice: %w", err)
 	}
-	return once.Forever[map[string][]accounts.ID]{Name: "billing.Invoice"}.Do(ctx, db, key, func(ctx context.Context) (map[string][]accounts.ID, error) {
+	fn := func(ctx context.Context) (map[string][]accounts.ID, error) {
 		return Invoice(ctx, a, month, batch)
-	})
+	}
+	return once.Forever[map[string][]accounts.ID]{Name: "billing.Invoice"}.Do(ctx, db, key, fn)
 }
 
 // NotifyOnce calls Notify under a provider promise (once at the provider, by its idempotency
@@ -39,8 +40,9 @@ func NotifyOnce(ctx context.Context, a *accounts.Account, extra ...string) (once
 	if err != nil {
 		return once.Outcome{}, fmt.Errorf("guard billing.Notify: %w", err)
 	}
-	_, out, err := once.Provider[struct{}]{Prefix: "notify"}.Do(ctx, key, func(ctx context.Context) (struct{}, error) {
+	fn := func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, Notify(ctx, a, extra...)
-	})
+	}
+	_, out, err := once.Provider[struct{}]{Prefix: "notify"}.Do(ctx, key, fn)
 	return out, err
 }
