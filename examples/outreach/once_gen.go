@@ -41,9 +41,10 @@ func (a *App) SyncCustomerOnce(ctx context.Context, db once.DB, customerID strin
 		var zero Subscription
 		return zero, once.Outcome{}, fmt.Errorf("guard outreach.billing-customer: %w", err)
 	}
-	return once.Transaction[Subscription]{Name: "outreach.billing-customer"}.Do(ctx, db, key, func(ctx context.Context, tx pgx.Tx) (Subscription, error) {
+	fn := func(ctx context.Context, tx pgx.Tx) (Subscription, error) {
 		return a.SyncCustomer(ctx, tx, customerID)
-	})
+	}
+	return once.Transaction[Subscription]{Name: "outreach.billing-customer"}.Do(ctx, db, key, fn)
 }
 
 // RequestPlanChangeOnce calls RequestPlanChange under a provider promise (once at the provider,
@@ -56,9 +57,10 @@ func (a *App) RequestPlanChangeOnce(ctx context.Context, sub Subscription, plan 
 		var zero string
 		return zero, once.Outcome{}, fmt.Errorf("guard outreach.App.RequestPlanChange: %w", err)
 	}
-	return once.Provider[string]{Prefix: "plan-change", TTL: 24 * time.Hour}.Do(ctx, key, func(ctx context.Context) (string, error) {
+	fn := func(ctx context.Context) (string, error) {
 		return a.RequestPlanChange(ctx, sub, plan)
-	})
+	}
+	return once.Provider[string]{Prefix: "plan-change", TTL: 24 * time.Hour}.Do(ctx, key, fn)
 }
 
 // SendDigestsOnce calls SendDigests under a lease promise (one holder at a time, expiring by
@@ -70,9 +72,10 @@ func (a *App) SendDigestsOnce(ctx context.Context, db once.DB, day Day) (int, on
 		var zero int
 		return zero, once.Outcome{}, fmt.Errorf("guard outreach.App.SendDigests: %w", err)
 	}
-	return once.Lease[int]{Name: "outreach.App.SendDigests", TTL: time.Minute}.Do(ctx, db, key, func(ctx context.Context) (int, error) {
+	fn := func(ctx context.Context) (int, error) {
 		return a.SendDigests(ctx, day)
-	})
+	}
+	return once.Lease[int]{Name: "outreach.App.SendDigests", TTL: time.Minute}.Do(ctx, db, key, fn)
 }
 
 // SendDigestOnce calls SendDigest under a forever promise (once for ever), guard
@@ -83,9 +86,10 @@ func (a *App) SendDigestOnce(ctx context.Context, db once.DB, d Digest) (once.Ou
 	if err != nil {
 		return once.Outcome{}, fmt.Errorf("guard outreach.App.SendDigest: %w", err)
 	}
-	_, out, err := once.Forever[struct{}]{Name: "outreach.App.SendDigest", Retain: 720 * time.Hour, RepeatSafe: true}.Do(ctx, db, key, func(ctx context.Context) (struct{}, error) {
+	fn := func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, a.SendDigest(ctx, d)
-	})
+	}
+	_, out, err := once.Forever[struct{}]{Name: "outreach.App.SendDigest", Retain: 720 * time.Hour, RepeatSafe: true}.Do(ctx, db, key, fn)
 	return out, err
 }
 
@@ -99,9 +103,10 @@ func (a *App) SendOutreachOnce(ctx context.Context, m OutreachMessage) (string, 
 		var zero string
 		return zero, once.Outcome{}, fmt.Errorf("guard outreach.App.SendOutreach: %w", err)
 	}
-	return once.Provider[string]{Prefix: "outreach", TTL: 24 * time.Hour}.Do(ctx, key, func(ctx context.Context) (string, error) {
+	fn := func(ctx context.Context) (string, error) {
 		return a.SendOutreach(ctx, m)
-	})
+	}
+	return once.Provider[string]{Prefix: "outreach", TTL: 24 * time.Hour}.Do(ctx, key, fn)
 }
 
 // NotifyReplyOnce calls NotifyReply under a provider promise (once at the provider, by its
@@ -113,9 +118,10 @@ func (a *App) NotifyReplyOnce(ctx context.Context, n ReplyNotice) (once.Outcome,
 	if err != nil {
 		return once.Outcome{}, fmt.Errorf("guard outreach.App.NotifyReply: %w", err)
 	}
-	_, out, err := once.Provider[struct{}]{Prefix: "answer", TTL: 24 * time.Hour}.Do(ctx, key, func(ctx context.Context) (struct{}, error) {
+	fn := func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, a.NotifyReply(ctx, n)
-	})
+	}
+	_, out, err := once.Provider[struct{}]{Prefix: "answer", TTL: 24 * time.Hour}.Do(ctx, key, fn)
 	return out, err
 }
 
@@ -129,9 +135,10 @@ const RecordInboundConflict = "ON CONFLICT (provider_message_id) DO NOTHING"
 // RecordInbound in a transaction; when RecordInbound's INSERT .. RecordInboundConflict returns no
 // row, it rolls the transaction back and reports a duplicate, without error.
 func RecordInboundOnce(ctx context.Context, db once.DB, in Inbound) (int64, once.Outcome, error) {
-	return once.Table[int64]{Name: "outreach.RecordInbound", OnConflict: once.Duplicate}.Do(ctx, db, func(ctx context.Context, tx pgx.Tx) (int64, error) {
+	fn := func(ctx context.Context, tx pgx.Tx) (int64, error) {
 		return RecordInbound(ctx, tx, in)
-	})
+	}
+	return once.Table[int64]{Name: "outreach.RecordInbound", OnConflict: once.Duplicate}.Do(ctx, db, fn)
 }
 
 // EnqueueJobConflict is the ON CONFLICT clause EnqueueJob's INSERT into jobs must use: it matches
@@ -143,9 +150,10 @@ const EnqueueJobConflict = "ON CONFLICT (dedupe_key) WHERE status IN ('pending',
 // transaction; when EnqueueJob's INSERT .. EnqueueJobConflict returns no row, it rolls the
 // transaction back and reports the work in flight, without error.
 func EnqueueJobOnce(ctx context.Context, db once.DB, job Job) (int64, once.Outcome, error) {
-	return once.Table[int64]{Name: "outreach.EnqueueJob", OnConflict: once.InFlight}.Do(ctx, db, func(ctx context.Context, tx pgx.Tx) (int64, error) {
+	fn := func(ctx context.Context, tx pgx.Tx) (int64, error) {
 		return EnqueueJob(ctx, tx, job)
-	})
+	}
+	return once.Table[int64]{Name: "outreach.EnqueueJob", OnConflict: once.InFlight}.Do(ctx, db, fn)
 }
 
 // UseSourceConflict is the ON CONFLICT clause UseSource's INSERT into provider_days must use: it
@@ -158,9 +166,10 @@ const UseSourceConflict = "ON CONFLICT (provider, day) DO UPDATE SET requests_us
 // UseSource in a transaction; when UseSource's INSERT .. UseSourceConflict returns no row, it
 // rolls the transaction back and reports a refusal (the cap is reached), without error.
 func UseSourceOnce(ctx context.Context, db once.DB, provider string, day Day) (int64, once.Outcome, error) {
-	return once.Table[int64]{Name: "outreach.UseSource", OnConflict: once.Refused}.Do(ctx, db, func(ctx context.Context, tx pgx.Tx) (int64, error) {
+	fn := func(ctx context.Context, tx pgx.Tx) (int64, error) {
 		return UseSource(ctx, tx, provider, day)
-	})
+	}
+	return once.Table[int64]{Name: "outreach.UseSource", OnConflict: once.Refused}.Do(ctx, db, fn)
 }
 
 // SearchPlacesOnce calls SearchPlaces under a provider promise (once at the provider, by its
@@ -173,9 +182,10 @@ func (a *App) SearchPlacesOnce(ctx context.Context, jobID int64, city string) (s
 		var zero string
 		return zero, once.Outcome{}, fmt.Errorf("guard outreach.App.SearchPlaces: %w", err)
 	}
-	return once.Provider[string]{Prefix: "place-import", TTL: 2 * time.Hour}.Do(ctx, key, func(ctx context.Context) (string, error) {
+	fn := func(ctx context.Context) (string, error) {
 		return a.SearchPlaces(ctx, jobID, city)
-	})
+	}
+	return once.Provider[string]{Prefix: "place-import", TTL: 2 * time.Hour}.Do(ctx, key, fn)
 }
 
 // FireBlockedAlertConflict is the ON CONFLICT clause FireBlockedAlert's INSERT into
@@ -189,9 +199,10 @@ const FireBlockedAlertConflict = "ON CONFLICT (provider) DO UPDATE SET block_not
 // FireBlockedAlertConflict returns no row, it rolls the transaction back and reports a duplicate
 // (the latch is set), without error.
 func (a *App) FireBlockedAlertOnce(ctx context.Context, db once.DB, provider string, cause string) (once.Outcome, error) {
-	_, out, err := once.Table[struct{}]{Name: "outreach.App.FireBlockedAlert", OnConflict: once.Duplicate}.Do(ctx, db, func(ctx context.Context, tx pgx.Tx) (struct{}, error) {
+	fn := func(ctx context.Context, tx pgx.Tx) (struct{}, error) {
 		return struct{}{}, a.FireBlockedAlert(ctx, tx, provider, cause)
-	})
+	}
+	_, out, err := once.Table[struct{}]{Name: "outreach.App.FireBlockedAlert", OnConflict: once.Duplicate}.Do(ctx, db, fn)
 	return out, err
 }
 
@@ -205,9 +216,10 @@ const SuppressConflict = "ON CONFLICT (address_hash) DO NOTHING"
 // Suppress's INSERT .. SuppressConflict returns no row, it rolls the transaction back and reports
 // a duplicate, without error.
 func SuppressOnce(ctx context.Context, db once.DB, addressHash string, at time.Time) (once.Outcome, error) {
-	_, out, err := once.Table[struct{}]{Name: "outreach.Suppress", OnConflict: once.Duplicate}.Do(ctx, db, func(ctx context.Context, tx pgx.Tx) (struct{}, error) {
+	fn := func(ctx context.Context, tx pgx.Tx) (struct{}, error) {
 		return struct{}{}, Suppress(ctx, tx, addressHash, at)
-	})
+	}
+	_, out, err := once.Table[struct{}]{Name: "outreach.Suppress", OnConflict: once.Duplicate}.Do(ctx, db, fn)
 	return out, err
 }
 
@@ -220,9 +232,10 @@ func (a *App) StartThreadOnce(ctx context.Context, db once.DB, user User, campai
 		var zero Thread
 		return zero, once.Outcome{}, fmt.Errorf("guard outreach.allowance: %w", err)
 	}
-	return once.Transaction[Thread]{Name: "outreach.allowance"}.Do(ctx, db, key, func(ctx context.Context, tx pgx.Tx) (Thread, error) {
+	fn := func(ctx context.Context, tx pgx.Tx) (Thread, error) {
 		return a.StartThread(ctx, tx, user, campaignID, creatorID)
-	})
+	}
+	return once.Transaction[Thread]{Name: "outreach.allowance"}.Do(ctx, db, key, fn)
 }
 
 // InsertThreadConflict is the ON CONFLICT clause InsertThread's INSERT into outreach_threads must
@@ -235,9 +248,10 @@ const InsertThreadConflict = "ON CONFLICT (campaign_id, creator_id) DO NOTHING"
 // runs InsertThread in a transaction; when InsertThread's INSERT .. InsertThreadConflict returns
 // no row, it rolls the transaction back and reports a duplicate, without error.
 func InsertThreadOnce(ctx context.Context, db once.DB, t NewThread) (int64, once.Outcome, error) {
-	return once.Table[int64]{Name: "outreach.InsertThread", OnConflict: once.Duplicate}.Do(ctx, db, func(ctx context.Context, tx pgx.Tx) (int64, error) {
+	fn := func(ctx context.Context, tx pgx.Tx) (int64, error) {
 		return InsertThread(ctx, tx, t)
-	})
+	}
+	return once.Table[int64]{Name: "outreach.InsertThread", OnConflict: once.Duplicate}.Do(ctx, db, fn)
 }
 
 // NotifyLimitReachedOnce calls NotifyLimitReached under an episode promise (once per episode,
@@ -249,9 +263,10 @@ func (a *App) NotifyLimitReachedOnce(ctx context.Context, db once.DB, user User)
 	if err != nil {
 		return once.Outcome{}, fmt.Errorf("guard outreach.App.NotifyLimitReached: %w", err)
 	}
-	_, out, err := once.Episode[struct{}]{Name: "outreach.App.NotifyLimitReached"}.Do(ctx, db, key, func(ctx context.Context) (struct{}, error) {
+	fn := func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, a.NotifyLimitReached(ctx, user)
-	})
+	}
+	_, out, err := once.Episode[struct{}]{Name: "outreach.App.NotifyLimitReached"}.Do(ctx, db, key, fn)
 	return out, err
 }
 
@@ -274,7 +289,8 @@ func (a *App) CurrentUserOnce(ctx context.Context, token string) (User, once.Out
 		var zero User
 		return zero, once.Outcome{}, fmt.Errorf("guard outreach.App.CurrentUser: %w", err)
 	}
-	return once.Request[User]{Name: "outreach.App.CurrentUser"}.Do(ctx, key, func(ctx context.Context) (User, error) {
+	fn := func(ctx context.Context) (User, error) {
 		return a.CurrentUser(ctx, token)
-	})
+	}
+	return once.Request[User]{Name: "outreach.App.CurrentUser"}.Do(ctx, key, fn)
 }

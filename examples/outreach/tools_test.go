@@ -1,12 +1,9 @@
 package outreach_test
 
 import (
-	"bytes"
+	"cmp"
 	"context"
-	"encoding/json"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -15,6 +12,7 @@ import (
 
 	"github.com/oncekit/once/examples/outreach"
 	"github.com/oncekit/once/generator"
+	"github.com/oncekit/once/internal/linttest"
 	"github.com/oncekit/once/internal/pgtest"
 )
 
@@ -70,96 +68,36 @@ func TestOncegen_CheckIsClean(t *testing.T) {
 	}
 }
 
-// finding is one oncelint diagnostic, as the test compares them.
-type finding struct {
-	Code string
-	Pos  string // file:line, the file relative to this directory
-}
-
-// TestOncelint_AppIsCleanNaiveHasTheStorysBugs runs the oncelint command, as go vet's tool,
-// over the app and its naive twin: the app has no finding, and the twin has exactly the
-// bugs the story is made of, each on the line that carries a "// ONCEnnn: why" comment.
+// TestOncelint_AppIsCleanNaiveHasTheStorysBugs runs every oncelint check over the app and
+// its naive twin together (one load): the findings are exactly the bugs the story is made
+// of, each on a line of naive/ that carries a "// ONCEnnn: why" comment. The app's files
+// carry none, so any finding in the app is an unexpected one.
 func TestOncelint_AppIsCleanNaiveHasTheStorysBugs(t *testing.T) {
 	t.Parallel()
-	tool := filepath.Join(t.TempDir(), "oncelint")
-	if out, err := exec.Command("go", "build", "-o", tool, "github.com/oncekit/once/cmd/oncelint").CombinedOutput(); err != nil {
-		t.Fatalf("building oncelint: %v\n%s", err, out)
-	}
-	// go vet caches each package's facts and findings, so a second run costs little. With
-	// -json it reports findings as JSON and exits 0; anything else is a failure.
-	out, err := exec.Command("go", "vet", "-vettool="+tool, "-json", ".", "./naive").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go vet: %v\n%s", err, out)
-	}
-	got := map[string][]finding{}
-	abs, err := filepath.Abs(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(dropComments(out)))
-	for dec.More() {
-		var byPkg map[string]map[string][]struct {
-			Category, Posn, Message string
-		}
-		if err := dec.Decode(&byPkg); err != nil {
-			t.Fatalf("reading go vet's JSON: %v\n%s", err, out)
-		}
-		for pkg, byCheck := range byPkg {
-			for _, ds := range byCheck {
-				for _, d := range ds {
-					file, line := splitPosn(d.Posn)
-					rel, _ := filepath.Rel(abs, file)
-					got[pkg] = append(got[pkg], finding{Code: d.Category, Pos: filepath.ToSlash(rel) + ":" + line})
-					t.Logf("%s:%s: %s", rel, line, d.Message)
-				}
-			}
-		}
-	}
-	if app := got["github.com/oncekit/once/examples/outreach"]; len(app) > 0 {
-		t.Errorf("the app has findings: %v", app)
+	got := linttest.Run(t, ".", ".", "./naive")
+	for _, f := range got {
+		t.Logf("%s: %s", f, f.Message)
 	}
 	want := wantedFindings(t, "naive")
 	if len(want) < 8 {
 		t.Fatalf("found %d // ONCEnnn: comments in naive/; the story has 8 bugs oncelint can see", len(want))
 	}
-	naive := got["github.com/oncekit/once/examples/outreach/naive"]
-	cmp := func(a, b finding) int { return strings.Compare(a.Pos+a.Code, b.Pos+b.Code) }
-	slices.SortFunc(naive, cmp)
-	slices.SortFunc(want, cmp)
-	if !slices.Equal(naive, want) {
-		t.Errorf("naive's findings:\n got %v\nwant %v", naive, want)
+	if g := linttest.Strings(got); !slices.Equal(g, want) {
+		t.Errorf("findings on the app and naive/:\n got %q\nwant %q (all in naive/)", g, want)
 	}
-}
-
-// dropComments removes the "# package" lines go vet prints between JSON objects.
-func dropComments(b []byte) []byte {
-	var out []byte
-	for line := range bytes.Lines(b) {
-		if !bytes.HasPrefix(line, []byte("#")) {
-			out = append(out, line...)
-		}
-	}
-	return out
-}
-
-// splitPosn splits "file:line:col" into the file and the line.
-func splitPosn(posn string) (file, line string) {
-	i := strings.LastIndex(posn, ":")
-	j := strings.LastIndex(posn[:i], ":")
-	return posn[:j], posn[j+1 : i]
 }
 
 var wantRE = regexp.MustCompile(`// (ONCE\d{3}): `)
 
-// wantedFindings reads the findings a directory's files announce: a line ending in a
-// "// ONCEnnn: why" comment expects that finding on that line.
-func wantedFindings(t *testing.T, dir string) []finding {
+// wantedFindings reads the findings a directory's files announce, in linttest's order and
+// form: a line ending in a "// ONCEnnn: why" comment expects that finding on that line.
+func wantedFindings(t *testing.T, dir string) []string {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var want []finding
+	var want []linttest.Finding
 	for _, f := range files {
 		src, err := os.ReadFile(f)
 		if err != nil {
@@ -167,9 +105,12 @@ func wantedFindings(t *testing.T, dir string) []finding {
 		}
 		for i, line := range strings.Split(string(src), "\n") {
 			for _, m := range wantRE.FindAllStringSubmatch(line, -1) {
-				want = append(want, finding{Code: m[1], Pos: fmt.Sprintf("%s:%d", filepath.ToSlash(f), i+1)})
+				want = append(want, linttest.Finding{Code: m[1], File: filepath.Base(f), Line: i + 1})
 			}
 		}
 	}
-	return want
+	slices.SortFunc(want, func(a, b linttest.Finding) int {
+		return cmp.Or(strings.Compare(a.File, b.File), a.Line-b.Line, strings.Compare(a.Code, b.Code))
+	})
+	return linttest.Strings(want)
 }
