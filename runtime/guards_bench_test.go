@@ -3,6 +3,7 @@ package once_test
 import (
 	"context"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -21,13 +22,14 @@ import (
 //
 //	bare, guard                    serially
 //	bare-parallel, guard-parallel  with 4 goroutines per CPU, each on its own connection
-//	guard-vs-bare(-parallel)       the two alternating, reporting each one's time per call and
-//	                               guard/bare: on a shared machine, load comes and goes between
-//	                               sub-benchmarks, and alternating puts both under the same load
+//	guard-vs-bare(-parallel)       the two alternating, reporting each one's median time per
+//	                               call and guard/bare: on a shared machine, load comes and
+//	                               goes between sub-benchmarks, and alternating puts both
+//	                               under the same load
 //
 // Bare runs first, so the guard meets the larger table. Run:
 //
-//	go test -bench . -run '^$' -benchtime 2000x ./runtime/
+//	go test -bench . -run '^$' -benchtime 3000x ./runtime/
 
 const benchParallelism = 4
 
@@ -90,15 +92,16 @@ func compare(b *testing.B, names [2]string, ops [2]benchOp) {
 	b.Run(vs+"-parallel", func(b *testing.B) { alternate(b, names, ops, parallel, true) })
 }
 
-// alternate runs the two operations in turn (ABBA, so neither always goes first) and reports each one's mean time per call and
-// their ratio, so that both meet the same load. Serially it times each call. In parallel it
-// runs slices of calls: a slice of one operation on all workers, timed from its first call
-// to its last, then a slice of the other, and so on. (Timing single calls inside
-// b.RunParallel does not work here: a call's clock also runs while its goroutine waits for
-// one of two CPUs, which skews whichever call comes first.)
+// alternate runs the two operations in turn (ABBA, so neither always goes first) and reports
+// each one's median time per call and the ratio of the medians, so that both meet the same
+// load and a stall of the machine in one call does not weigh on the result. Serially it times
+// each call. In parallel it runs slices of calls: a slice of one operation on all workers,
+// timed from its first call to its last, then a slice of the other, and so on; a call's time
+// is its slice's time over the slice's calls. (Timing single calls inside b.RunParallel does
+// not work here: a call's clock also runs while its goroutine waits for one of two CPUs,
+// which skews whichever call comes first.)
 func alternate(b *testing.B, names [2]string, ops [2]benchOp, keys [2]*benchKeys, parallel bool) {
-	var spent [2]time.Duration
-	calls := 0
+	var per [2][]float64 // ns per call: of each call (serial), of each slice (parallel)
 	if !parallel {
 		do := [2]func() error{ops[0](b, keys[0]), ops[1](b, keys[1])}
 		b.ResetTimer()
@@ -109,10 +112,9 @@ func alternate(b *testing.B, names [2]string, ops [2]benchOp, keys [2]*benchKeys
 				if err := do[side](); err != nil {
 					b.Fatal(err)
 				}
-				spent[side] += time.Since(start)
+				per[side] = append(per[side], float64(time.Since(start)))
 			}
 		}
-		calls = b.N
 	} else {
 		workers := benchParallelism * runtime.GOMAXPROCS(0)
 		var do [2][]func() error
@@ -121,9 +123,9 @@ func alternate(b *testing.B, names [2]string, ops [2]benchOp, keys [2]*benchKeys
 				do[side] = append(do[side], ops[side](b, keys[side]))
 			}
 		}
-		const slice = 256 // calls per slice: long enough that starting the workers is noise
+		const slice = 64 // calls per slice: 8 per worker, enough that starting the workers is noise
 		b.ResetTimer()
-		for round := 0; calls < b.N; round++ {
+		for round, calls := 0, 0; calls < b.N; round++ {
 			n := min(slice, b.N-calls)
 			for turn := range 2 {
 				side := turn ^ round&1
@@ -142,18 +144,27 @@ func alternate(b *testing.B, names [2]string, ops [2]benchOp, keys [2]*benchKeys
 					})
 				}
 				wg.Wait()
-				spent[side] += time.Since(start)
+				per[side] = append(per[side], float64(time.Since(start))/float64(n))
 			}
 			calls += n
 		}
 	}
-	if calls == 0 {
+	if len(per[0]) == 0 {
 		return
 	}
-	mean := [2]float64{float64(spent[0]) / float64(calls), float64(spent[1]) / float64(calls)}
-	b.ReportMetric(mean[0], names[0]+"-ns/op")
-	b.ReportMetric(mean[1], names[1]+"-ns/op")
-	b.ReportMetric(mean[1]/mean[0], "ratio")
+	m := [2]float64{median(per[0]), median(per[1])}
+	b.ReportMetric(m[0], names[0]+"-ns/op")
+	b.ReportMetric(m[1], names[1]+"-ns/op")
+	b.ReportMetric(m[1]/m[0], "ratio")
+}
+
+func median(xs []float64) float64 {
+	slices.Sort(xs)
+	n := len(xs)
+	if n%2 == 1 {
+		return xs[n/2]
+	}
+	return (xs[n/2-1] + xs[n/2]) / 2
 }
 
 func BenchmarkRequest(b *testing.B) {
