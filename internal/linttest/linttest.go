@@ -1,18 +1,24 @@
-// Package linttest runs oncelint's checks over real packages of this module from a test and
-// returns what they find, so a test can assert the exact findings on code written to have
-// them (the examples' naive twins) and the absence of findings on code written not to.
+// Package linttest runs oncelint over real packages of this module from a test and returns
+// what it finds, so a test can assert the exact findings on code written to have them (the
+// examples' naive twins) and the absence of findings on code written not to.
+//
+// It runs the oncelint command itself, built once per test binary, rather than the
+// analyzers in-process: the findings are the ones a user sees, and a test built with -race
+// does not pay for race-instrumented type checking of every dependency.
 package linttest
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
-
-	"golang.org/x/tools/go/analysis/checker"
-	"golang.org/x/tools/go/packages"
-
-	"github.com/oncekit/once/analyzer"
 )
 
 // Finding is one diagnostic, reduced to what a test asserts.
@@ -26,39 +32,82 @@ type Finding struct {
 // String formats a finding as "file.go:12: ONCE003", the form tests compare.
 func (f Finding) String() string { return fmt.Sprintf("%s:%d: %s", f.File, f.Line, f.Code) }
 
-// Run loads the packages matching patterns from dir (tests included, as oncelint sees them
-// under go vet) and runs every check with the built-in catalogue. It fails t when a package
-// does not load or type-check, and returns the findings sorted by file and line.
+var (
+	buildOnce sync.Once
+	binary    string
+	buildErr  error
+)
+
+// build compiles cmd/oncelint into a temporary directory, once per process.
+func build() (string, error) {
+	buildOnce.Do(func() {
+		out, err := exec.Command("go", "env", "GOMOD").Output()
+		if err != nil {
+			buildErr = fmt.Errorf("finding the module root: %w", err)
+			return
+		}
+		root := filepath.Dir(strings.TrimSpace(string(out)))
+		dir, err := os.MkdirTemp("", "linttest-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binary = filepath.Join(dir, "oncelint")
+		cmd := exec.Command("go", "build", "-o", binary, "./cmd/oncelint")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("building oncelint: %w\n%s", err, out)
+		}
+	})
+	return binary, buildErr
+}
+
+// diagnostic is one entry of oncelint -json's output.
+type diagnostic struct {
+	Category string `json:"category"`
+	Posn     string `json:"posn"`
+	Message  string `json:"message"`
+}
+
+// Run runs oncelint -json over the packages matching patterns, from dir, and returns the
+// findings sorted by file and line. It fails t when the command fails or a package does not
+// load or type-check.
 func Run(t testing.TB, dir string, patterns ...string) []Finding {
 	t.Helper()
-	cfg := &packages.Config{Mode: packages.LoadAllSyntax, Dir: dir, Tests: true}
-	pkgs, err := packages.Load(cfg, patterns...)
+	bin, err := build()
 	if err != nil {
-		t.Fatalf("linttest: loading %v: %v", patterns, err)
+		t.Fatalf("linttest: %v", err)
 	}
-	if n := packages.PrintErrors(pkgs); n > 0 {
-		t.Fatalf("linttest: %d errors loading %v", n, patterns)
+	cmd := exec.Command(bin, append([]string{"-json"}, patterns...)...)
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("linttest: oncelint %v: %v\n%s", patterns, err, stderr.Bytes())
 	}
-	graph, err := checker.Analyze(analyzer.Analyzers, pkgs, nil)
-	if err != nil {
-		t.Fatalf("linttest: analysing %v: %v", patterns, err)
+	// package path → analyzer name → diagnostics, or → {"error": ...} where a package failed.
+	var tree map[string]map[string]json.RawMessage
+	if err := json.Unmarshal(stdout.Bytes(), &tree); err != nil && stdout.Len() > 0 {
+		t.Fatalf("linttest: reading oncelint -json: %v\n%s", err, stdout.Bytes())
 	}
 	seen := map[Finding]bool{}
 	var out []Finding
-	for act := range graph.All() {
-		if !act.IsRoot {
-			continue
-		}
-		if act.Err != nil {
-			t.Fatalf("linttest: %s: %v", act, act.Err)
-		}
-		for _, d := range act.Diagnostics {
-			posn := act.Package.Fset.Position(d.Pos)
-			f := Finding{Code: d.Category, File: filepath.Base(posn.Filename), Line: posn.Line, Message: d.Message}
-			// A package and its test variant are analysed separately: report a finding once.
-			if !seen[f] {
-				seen[f] = true
-				out = append(out, f)
+	for pkg, byAnalyzer := range tree {
+		for analyzer, raw := range byAnalyzer {
+			var diags []diagnostic
+			if err := json.Unmarshal(raw, &diags); err != nil {
+				t.Fatalf("linttest: %s: %s: %s", pkg, analyzer, raw)
+			}
+			for _, d := range diags {
+				f, err := finding(d)
+				if err != nil {
+					t.Fatalf("linttest: %s: %v", pkg, err)
+				}
+				// A package and its test variant are analysed separately: report once.
+				if !seen[f] {
+					seen[f] = true
+					out = append(out, f)
+				}
 			}
 		}
 	}
@@ -73,6 +122,20 @@ func Run(t testing.TB, dir string, patterns ...string) []Finding {
 		return a.Code < b.Code
 	})
 	return out
+}
+
+// finding parses "path/file.go:line:col" into a Finding.
+func finding(d diagnostic) (Finding, error) {
+	parts := strings.Split(d.Posn, ":")
+	if len(parts) < 3 {
+		return Finding{}, fmt.Errorf("position %q is not file:line:col", d.Posn)
+	}
+	line, err := strconv.Atoi(parts[len(parts)-2])
+	if err != nil {
+		return Finding{}, fmt.Errorf("position %q: %w", d.Posn, err)
+	}
+	file := strings.Join(parts[:len(parts)-2], ":")
+	return Finding{Code: d.Category, File: filepath.Base(file), Line: line, Message: d.Message}, nil
 }
 
 // Strings returns the findings in their String form, for comparing with a want list.
