@@ -72,11 +72,12 @@ func render(pkg *packages.Package, plans []*plan) ([]byte, error) {
 			f.Add(code)
 		}
 	}
+	f.NoFormat = true // gofmt formats it, through its cache
 	var buf bytes.Buffer
 	if err := f.Render(&buf); err != nil {
 		return nil, fmt.Errorf("rendering %s: %w", pkg.PkgPath, err)
 	}
-	return buf.Bytes(), nil
+	return gofmt(buf.Bytes())
 }
 
 // importNames maps every package reachable from pkg to its name, so jennifer writes
