@@ -52,4 +52,3 @@ func cachePath(src []byte) string {
 	sum := hex.EncodeToString(h.Sum(nil))
 	return filepath.Join(dir, "oncegen", sum[:2], sum)
 }
-
