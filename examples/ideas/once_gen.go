@@ -31,9 +31,10 @@ func (a *App) RefineOnce(ctx context.Context, db once.DB, idea int64, revision i
 		var zero Idea
 		return zero, once.Outcome{}, fmt.Errorf("guard ideas.App.Refine: %w", err)
 	}
-	return once.Forever[Idea]{Name: "ideas.App.Refine"}.DoRef(ctx, db, once.Ref{Key: key, Input: note}, func(ctx context.Context) (Idea, error) {
+	fn := func(ctx context.Context) (Idea, error) {
 		return a.Refine(ctx, idea, revision, note)
-	})
+	}
+	return once.Forever[Idea]{Name: "ideas.App.Refine"}.DoRef(ctx, db, once.Ref{Key: key, Input: note}, fn)
 }
 
 // ResearchOnce calls Research under a provider promise (once at the provider, by its idempotency
@@ -45,9 +46,10 @@ func (m *Model) ResearchOnce(ctx context.Context, run Run) (Findings, once.Outco
 		var zero Findings
 		return zero, once.Outcome{}, fmt.Errorf("guard ideas.Model.Research: %w", err)
 	}
-	return once.Provider[Findings]{Prefix: "research", TTL: 24 * time.Hour}.Do(ctx, key, func(ctx context.Context) (Findings, error) {
+	fn := func(ctx context.Context) (Findings, error) {
 		return m.Research(ctx, run)
-	})
+	}
+	return once.Provider[Findings]{Prefix: "research", TTL: 24 * time.Hour}.Do(ctx, key, fn)
 }
 
 // IdeateOnce calls Ideate under a provider promise (once at the provider, by its idempotency
@@ -59,9 +61,10 @@ func (m *Model) IdeateOnce(ctx context.Context, run Run, f Findings) ([]string, 
 		var zero []string
 		return zero, once.Outcome{}, fmt.Errorf("guard ideas.Model.Ideate: %w", err)
 	}
-	return once.Provider[[]string]{Prefix: "ideate", TTL: 24 * time.Hour}.Do(ctx, key, func(ctx context.Context) ([]string, error) {
+	fn := func(ctx context.Context) ([]string, error) {
 		return m.Ideate(ctx, run, f)
-	})
+	}
+	return once.Provider[[]string]{Prefix: "ideate", TTL: 24 * time.Hour}.Do(ctx, key, fn)
 }
 
 // StartGenerationOnce calls StartGeneration under a lease promise (one holder at a time, expiring
@@ -73,9 +76,10 @@ func (a *App) StartGenerationOnce(ctx context.Context, db once.DB, org int64) (S
 		var zero Start
 		return zero, once.Outcome{}, fmt.Errorf("guard ideas.generate: %w", err)
 	}
-	return once.Lease[Start]{Name: "ideas.generate", TTL: 10 * time.Second}.Do(ctx, db, key, func(ctx context.Context) (Start, error) {
+	fn := func(ctx context.Context) (Start, error) {
 		return a.StartGeneration(ctx, org)
-	})
+	}
+	return once.Lease[Start]{Name: "ideas.generate", TTL: 10 * time.Second}.Do(ctx, db, key, fn)
 }
 
 // insertRunConflict is the ON CONFLICT clause insertRun's INSERT into runs must use: it matches
@@ -87,9 +91,10 @@ const insertRunConflict = "ON CONFLICT (org_id) WHERE status IN ('queued', 'rese
 // when insertRun's INSERT .. insertRunConflict returns no row, it rolls the transaction back and
 // reports the work in flight, without error.
 func insertRunOnce(ctx context.Context, db once.DB, org int64) (int64, once.Outcome, error) {
-	return once.Table[int64]{Name: "ideas.insertRun", OnConflict: once.InFlight}.Do(ctx, db, func(ctx context.Context, tx pgx.Tx) (int64, error) {
+	fn := func(ctx context.Context, tx pgx.Tx) (int64, error) {
 		return insertRun(ctx, tx, org)
-	})
+	}
+	return once.Table[int64]{Name: "ideas.insertRun", OnConflict: once.InFlight}.Do(ctx, db, fn)
 }
 
 // enqueueRunConflict is the ON CONFLICT clause enqueueRun's INSERT into jobs must use: it matches
@@ -101,9 +106,10 @@ const enqueueRunConflict = "ON CONFLICT (run_id) DO NOTHING"
 // when enqueueRun's INSERT .. enqueueRunConflict returns no row, it rolls the transaction back
 // and reports a duplicate, without error.
 func enqueueRunOnce(ctx context.Context, db once.DB, run int64) (once.Outcome, error) {
-	_, out, err := once.Table[struct{}]{Name: "ideas.enqueueRun", OnConflict: once.Duplicate}.Do(ctx, db, func(ctx context.Context, tx pgx.Tx) (struct{}, error) {
+	fn := func(ctx context.Context, tx pgx.Tx) (struct{}, error) {
 		return struct{}{}, enqueueRun(ctx, tx, run)
-	})
+	}
+	_, out, err := once.Table[struct{}]{Name: "ideas.enqueueRun", OnConflict: once.Duplicate}.Do(ctx, db, fn)
 	return out, err
 }
 
@@ -116,7 +122,8 @@ func (w *Worker) researchTodayOnce(ctx context.Context, db once.DB, run Run) (Fi
 		var zero Findings
 		return zero, once.Outcome{}, fmt.Errorf("guard ideas.research-daily: %w", err)
 	}
-	return once.Statement[Findings]{Name: "ideas.research-daily", Cap: int64(DailyResearchCap)}.Do(ctx, db, key, 1, func(ctx context.Context) (Findings, error) {
+	fn := func(ctx context.Context) (Findings, error) {
 		return w.researchToday(ctx, run)
-	})
+	}
+	return once.Statement[Findings]{Name: "ideas.research-daily", Cap: int64(DailyResearchCap)}.Do(ctx, db, key, 1, fn)
 }
