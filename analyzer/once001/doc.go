@@ -6,28 +6,27 @@
 //
 // A call that charges a card, sends an email or a message, runs a paid model or sends a
 // non-idempotent HTTP request (the provider catalogue lists them) is reported as ONCE001
-// when all three hold:
+// when both hold:
 //
-//   - the function holding it has no //once: directive, and is not called only from
-//     functions that have one (in its package), nor from a closure run by a guard of the
-//     runtime package (once.Forever[T].Do and the like);
+//   - no promise covers it: the function holding it has no //once: directive, is not
+//     called only from functions that have one (in its package), and the call is not in a
+//     closure run by a guard of the runtime package (once.Forever[T].Do and the like);
 //   - the call carries no idempotency key the way its provider takes one: Stripe's
 //     Params.IdempotencyKey or SetIdempotencyKey, an Idempotency-Key header set with
 //     option.WithHeader or on the *http.Request, resend's SendEmailOptions, an SNS
-//     MessageDeduplicationId, and so on;
-//   - the function is an entry point: nobody in its package calls it, it is used as a
-//     value (a handler given to a mux), it has an HTTP handler's parameters, or it is in
-//     package main.
+//     MessageDeduplicationId, and so on. Where the key cannot be seen (the params come
+//     from the caller or a helper) the call is given the benefit of the doubt.
 //
 // A retry of such a call repeats the effect: the customer is charged twice, the email goes
 // out twice. Fix it by declaring how long the promise lasts (//once:provider derives the
 // provider's key from the row; //once:forever records the outcome), or by passing a key
 // derived from a stable id.
 //
-// An exported function of a library package that performs an effect but is not called in
-// its package is judged where it is called: a fact carries "this function sends an email
-// through (*sesv2.Client).SendEmail" to the packages that import it, so a handler declared
-// with //once: that calls it is not reported, and one that is not is reported at the call.
+// The finding is made in the function that makes the call, except for an exported
+// function of a library package: that one is judged where it is called. A fact carries
+// "this function sends an email through (*sesv2.Client).SendEmail" to the packages that
+// import it, so a handler declared with //once: that calls it is not reported, and one
+// that is not is reported at its call, however many packages down the effect is.
 //
 //	func (s *Server) handleRefund(w http.ResponseWriter, r *http.Request) {
 //		...

@@ -75,10 +75,18 @@ func run(pass *analysis.Pass, facts *analysis.Analyzer) (any, error) {
 func requestDiag(at token.Pos, what string, site *effects.Site) analysis.Diagnostic {
 	return analysis.Diagnostic{
 		Pos: at,
-		Message: fmt.Sprintf("%s lasts one request, but %s reaches %s: the next request (a retry, a second tab) %s again; declare a longer promise (provider, forever, open or episode)",
-			what, site.Name, site.Via, site.What),
+		Message: fmt.Sprintf("%s lasts one request, but %s: the next request (a retry, a second tab) %s again; declare a longer promise (provider, forever, open or episode)",
+			what, reaches(site), site.What),
 		Related: []analysis.RelatedInformation{{Pos: site.Call.Pos(), Message: "the effect"}},
 	}
+}
+
+// reaches says what the site calls: "it calls X", or "it calls F, which reaches X".
+func reaches(site *effects.Site) string {
+	if site.Name == site.Via {
+		return "it calls " + site.Name
+	}
+	return "it calls " + site.Name + ", which reaches " + site.Via
 }
 
 // checkTableInsert reports inserts into the declared table without the derived clause.

@@ -38,7 +38,7 @@ func (s *Store) EnqueueReport(ctx context.Context, tx pgx.Tx, submission int64) 
 // Summary memoizes a paid model call for the request only: the next request pays again.
 //
 //once:request key=orgID
-func (s *Store) Summary(ctx context.Context, orgID int64) (string, error) { // want `the //once:request promise on Summary lasts one request, but \(openai.Client\).Chat.Completions.New reaches \(openai.Client\).Chat.Completions.New: the next request \(a retry, a second tab\) runs \(and bills\) the completion again`
+func (s *Store) Summary(ctx context.Context, orgID int64) (string, error) { // want `the //once:request promise on Summary lasts one request, but it calls \(openai.Client\).Chat.Completions.New: the next request \(a retry, a second tab\) runs \(and bills\) the completion again`
 	c, err := s.ai.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: openai.ChatModelGPT4o})
 	if err != nil {
 		return "", err
@@ -57,7 +57,7 @@ func (s *Store) Plan(ctx context.Context, orgID int64) (string, error) {
 
 // Upgrade charges inside a request-scoped guard.
 func (s *Store) Upgrade(ctx context.Context, orgID int64) error {
-	_, _, err := once.Request[string]{Name: "runs.upgrade"}.Do(ctx, fmt.Sprint(orgID), func(ctx context.Context) (string, error) { // want `once.Request guard lasts one request, but \(\*stripe.Client\).V1Charges.Create reaches`
+	_, _, err := once.Request[string]{Name: "runs.upgrade"}.Do(ctx, fmt.Sprint(orgID), func(ctx context.Context) (string, error) { // want `once.Request guard lasts one request, but it calls \(\*stripe.Client\).V1Charges.Create`
 		c, err := s.sc.V1Charges.Create(ctx, &stripe.ChargeCreateParams{Amount: stripe.Int64(900)})
 		if err != nil {
 			return "", err
