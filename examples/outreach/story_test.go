@@ -198,17 +198,13 @@ func TestStory(t *testing.T) {
 		"1 changes",
 		"plan team (the truth: team)",
 	}
-	got := map[string][]string{"outreach": make([]string, len(scenes)), "naive": make([]string, len(scenes))}
-	t.Run("scenes", func(t *testing.T) {
-		for name, results := range got {
-			for i, sc := range scenes {
-				t.Run(fmt.Sprintf("%s/%d", name, i+1), func(t *testing.T) {
-					t.Parallel()
-					results[i] = sc.run(newSubject(t, name, sc.hold, sc.holdN))
-				})
-			}
+	// One scene after another, each on a fresh world: the output is the table alone.
+	got := map[string][]string{}
+	for _, name := range []string{"outreach", "naive"} {
+		for _, sc := range scenes {
+			got[name] = append(got[name], sc.run(newSubject(t, name, sc.hold, sc.holdN)))
 		}
-	})
+	}
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "\nwhat happened\tpromise\toutreach\tnaive")
