@@ -237,7 +237,7 @@ func TestVerify_PassesThenNamesWhatIsMissingOrInvalid(t *testing.T) {
 			t.Fatalf("%s: %v: %s", f, err, out)
 		}
 	}
-	code, stdout, stderr := oncegen(t, mod, "verify", "-db", db.URL)
+	code, stdout, stderr := oncegen(t, mod, "verify", db.URL, "./...")
 	if code != 0 {
 		t.Fatalf("verify after the migrations: exit %d\n%s%s", code, stdout, stderr)
 	}

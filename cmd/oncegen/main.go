@@ -6,7 +6,7 @@
 //
 //	oncegen [-check] [-migrations DIR -format sql|goose|migrate|atlas] [-tags TAGS] [packages]
 //	oncegen inventory [-format md|json] [packages]
-//	oncegen verify -db DSN [packages]
+//	oncegen verify -db DSN [packages]   (or: oncegen verify DSN [packages])
 //
 // Packages default to ./... . A module pins the tool in its go.mod with
 //

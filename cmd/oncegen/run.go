@@ -223,11 +223,16 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return exitInput
 	}
+	patterns := fs.Args()
+	if len(patterns) > 0 && (strings.HasPrefix(patterns[0], "postgres://") || strings.HasPrefix(patterns[0], "postgresql://")) {
+		// oncegen verify DSN [packages], as well as -db DSN.
+		*dsn, patterns = patterns[0], patterns[1:]
+	}
 	if *dsn == "" {
 		fmt.Fprintln(stderr, "oncegen verify: give the database with -db DSN")
 		return exitInput
 	}
-	res, err := load("", *tags, fs.Args())
+	res, err := load("", *tags, patterns)
 	if err != nil {
 		return report(stderr, err)
 	}
