@@ -153,3 +153,15 @@ func lookup(ctx context.Context, c *stripe.Client, id string) error {
 	_, err := c.V1Charges.Retrieve(ctx, id, nil)
 	return err
 }
+
+// seedSandbox fills the sandbox account with test charges.
+//
+//oncelint:ignore ONCE001 sandbox fixtures: duplicates are wanted, and nothing is billed
+func seedSandbox(ctx context.Context, c *stripe.Client) error {
+	for _, amount := range []int64{100, 200, 300} {
+		if _, err := c.V1Charges.Create(ctx, &stripe.ChargeCreateParams{Amount: stripe.Int64(amount)}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
