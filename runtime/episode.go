@@ -54,16 +54,8 @@ func (g Episode[T]) Do(ctx context.Context, db DB, key string, fn func(context.C
 		return zero, Outcome{}, fmt.Errorf("once: episode guard %s: fire: %w", g.Name, err)
 	}
 	out := Outcome{Status: Ran, Handle: strconv.FormatInt(firing, 10)}
-	v, err := callSettled(ctx, fn, func(sctx context.Context) { g.unfire(sctx, db, key, firing) })
-	if err != nil {
-		sctx, cancel := settleContext(ctx)
-		defer cancel()
-		if rerr := g.unfire(sctx, db, key, firing); rerr != nil {
-			return v, out, errors.Join(err, rerr)
-		}
-		return v, out, err
-	}
-	return v, out, nil
+	v, err := callUndoing(ctx, fn, func(sctx context.Context, _ error) error { return g.unfire(sctx, db, key, firing) })
+	return v, out, err
 }
 
 // unfire rearms the latch if it still holds firing.

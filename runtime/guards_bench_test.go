@@ -234,14 +234,6 @@ func BenchmarkTransaction(b *testing.B) {
 	compare(b, [2]string{"bare", "guard"}, [2]benchOp{bare, guard})
 }
 
-// reserveBareSQL is the guard's reservation statement, written out.
-const reserveBareSQL = `INSERT INTO once.counters AS c (name, key, used, cap)
-SELECT $1::text, $2::text, $3::bigint, $4::bigint WHERE $3::bigint <= $4::bigint
-ON CONFLICT (name, key) DO UPDATE
-SET used = c.used + EXCLUDED.used, cap = EXCLUDED.cap, updated_at = clock_timestamp()
-WHERE c.used + EXCLUDED.used <= EXCLUDED.cap
-RETURNING used`
-
 func BenchmarkStatement(b *testing.B) {
 	pool := benchPool(b)
 	ctx := context.Background()
@@ -250,7 +242,7 @@ func BenchmarkStatement(b *testing.B) {
 	bare := func(b *testing.B, keys *benchKeys) func() error {
 		return func() error {
 			var used int64
-			return pool.QueryRow(ctx, reserveBareSQL, "ideas.Generate", key(keys), int64(1), int64(1000)).Scan(&used)
+			return pool.QueryRow(ctx, once.ReserveSQL, "ideas.Generate", key(keys), int64(1), int64(1000)).Scan(&used)
 		}
 	}
 	g := once.Statement[int]{Name: "ideas.Generate", Cap: 1000}
@@ -260,12 +252,6 @@ func BenchmarkStatement(b *testing.B) {
 	compare(b, [2]string{"bare", "guard"}, [2]benchOp{bare, guard})
 }
 
-const fireBareSQL = `INSERT INTO once.latches AS l (name, key, fired_at, firings)
-VALUES ($1, $2, clock_timestamp(), 1)
-ON CONFLICT (name, key) DO UPDATE SET fired_at = clock_timestamp(), firings = l.firings + 1
-WHERE l.fired_at IS NULL
-RETURNING firings`
-
 func BenchmarkEpisode(b *testing.B) {
 	pool := benchPool(b)
 	ctx := context.Background()
@@ -274,7 +260,7 @@ func BenchmarkEpisode(b *testing.B) {
 	fire := func(key func(*benchKeys) string) [2]benchOp {
 		bare := func(b *testing.B, keys *benchKeys) func() error {
 			return func() error {
-				rows, err := pool.Query(ctx, fireBareSQL, "alerts.Credit", key(keys))
+				rows, err := pool.Query(ctx, once.FireSQL, "alerts.Credit", key(keys))
 				if err != nil {
 					return err
 				}
@@ -294,10 +280,6 @@ func BenchmarkEpisode(b *testing.B) {
 	}
 	compare(b, [2]string{"bare-duplicate", "guard-duplicate"}, fire(func(*benchKeys) string { return "fired" }))
 }
-
-const claimBareSQL = `INSERT INTO once.open_claims (name, key, token) VALUES ($1, $2, $3)
-ON CONFLICT (name, key) WHERE state = 'open' DO NOTHING
-RETURNING id`
 
 // claimCTESQL is the other way to close a stale claim "at every claim" in one statement:
 // the close runs first, on every claim, fresh key or not. The benchmark compares it with the
@@ -321,7 +303,7 @@ func BenchmarkOpen(b *testing.B) {
 	claim := func(key func(*benchKeys) string) [2]benchOp {
 		bare := func(b *testing.B, keys *benchKeys) func() error {
 			return func() error {
-				rows, err := pool.Query(ctx, claimBareSQL, "research.Start", key(keys), token)
+				rows, err := pool.Query(ctx, once.ClaimSQL, "research.Start", key(keys), token)
 				if err != nil {
 					return err
 				}
@@ -354,17 +336,6 @@ func BenchmarkOpen(b *testing.B) {
 	compare(b, [2]string{"bare-duplicate", "guard-duplicate"}, claim(func(*benchKeys) string { return "open" }))
 }
 
-const acquireBareSQL = `INSERT INTO once.leases AS l (name, key, holder, fence, acquired_at, expires_at)
-VALUES ($1, $2, $3, 1, clock_timestamp(), clock_timestamp() + $4::bigint * interval '1 microsecond')
-ON CONFLICT (name, key) DO UPDATE
-SET holder = EXCLUDED.holder, fence = l.fence + 1, acquired_at = EXCLUDED.acquired_at,
-	expires_at = EXCLUDED.expires_at, released_at = NULL, released_by = NULL
-WHERE l.released_at IS NOT NULL OR l.expires_at <= clock_timestamp()
-RETURNING fence, expires_at`
-
-const releaseBareSQL = `UPDATE once.leases SET released_at = clock_timestamp(), released_by = 'holder'
-WHERE name = $1 AND key = $2 AND holder = $3 AND released_at IS NULL`
-
 func BenchmarkLease(b *testing.B) {
 	pool := benchPool(b)
 	ctx := context.Background()
@@ -376,10 +347,10 @@ func BenchmarkLease(b *testing.B) {
 		return func() error {
 			var fence int64
 			var expires time.Time
-			if err := pool.QueryRow(ctx, acquireBareSQL, "ideas.Lock", key, token, ttl).Scan(&fence, &expires); err != nil {
+			if err := pool.QueryRow(ctx, once.AcquireSQL, "ideas.Lock", key, token, ttl).Scan(&fence, &expires); err != nil {
 				return err
 			}
-			_, err := pool.Exec(ctx, releaseBareSQL, "ideas.Lock", key, token)
+			_, err := pool.Exec(ctx, once.ReleaseSQL, "ideas.Lock", key, token)
 			return err
 		}
 	}

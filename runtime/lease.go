@@ -54,6 +54,10 @@ SET holder = EXCLUDED.holder, fence = l.fence + 1, acquired_at = EXCLUDED.acquir
 WHERE l.released_at IS NOT NULL OR l.expires_at <= clock_timestamp()
 RETURNING fence, expires_at`
 
+// releaseSQL gives a lease up, only for its holder and only once.
+const releaseSQL = `UPDATE once.leases SET released_at = clock_timestamp(), released_by = 'holder'
+WHERE name = $1 AND key = $2 AND holder = $3 AND released_at IS NULL`
+
 // Acquire takes the lease on key for TTL. If another holder has it, it tries again until Wait
 // has passed (not at all when Wait is zero) and then returns an error wrapping ErrBusy.
 func (g Lease[T]) Acquire(ctx context.Context, db DB, key string) (*Held, error) {
@@ -137,8 +141,7 @@ func (h *Held) Release(ctx context.Context, db DB) error {
 	if err := h.check(ctx, db); err != nil {
 		return err
 	}
-	tag, err := db.Exec(ctx, `UPDATE once.leases SET released_at = clock_timestamp(), released_by = 'holder'
-WHERE name = $1 AND key = $2 AND holder = $3 AND released_at IS NULL`, h.Name, h.Key, h.Token)
+	tag, err := db.Exec(ctx, releaseSQL, h.Name, h.Key, h.Token)
 	if err != nil {
 		return fmt.Errorf("once: lease guard %s: release: %w", h.Name, err)
 	}

@@ -128,21 +128,15 @@ func (g Open[T]) Do(ctx context.Context, db DB, key string, fn func(context.Cont
 	if err != nil || c == nil {
 		return zero, out, err
 	}
-	v, err := callSettled(context.WithValue(ctx, claimKey, c), fn, func(sctx context.Context) {
-		c.Fail(sctx, db, "the function panicked")
+	v, err := callUndoing(context.WithValue(ctx, claimKey, c), fn, func(sctx context.Context, ferr error) error {
+		return c.Fail(sctx, db, ferr.Error())
 	})
-	sctx, cancel := settleContext(ctx)
-	defer cancel()
 	if err != nil {
-		if ferr := c.Fail(sctx, db, err.Error()); ferr != nil {
-			return v, out, errors.Join(err, ferr)
-		}
 		return v, out, err
 	}
-	if ferr := c.Finish(sctx, db); ferr != nil {
-		return v, out, ferr
-	}
-	return v, out, nil
+	sctx, cancel := settleContext(ctx)
+	defer cancel()
+	return v, out, c.Finish(sctx, db)
 }
 
 func (g Open[T]) stale() (time.Duration, error) {

@@ -2,6 +2,7 @@ package once
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -31,5 +32,24 @@ func callSettled[T any](ctx context.Context, fn func(context.Context) (T, error)
 	}()
 	v, err := fn(ctx)
 	returned = true
+	return v, err
+}
+
+// errPanicked is what undo is told when the function panicked instead of returning.
+var errPanicked = errors.New("the function panicked")
+
+// callUndoing runs fn and, if fn returns an error or panics, runs undo on a settle context
+// with that error (errPanicked for a panic): the refund, rearm or failure that says the work
+// was not delivered. undo's own error is joined to fn's.
+func callUndoing[T any](ctx context.Context, fn func(context.Context) (T, error), undo func(context.Context, error) error) (T, error) {
+	v, err := callSettled(ctx, fn, func(sctx context.Context) { undo(sctx, errPanicked) })
+	if err == nil {
+		return v, nil
+	}
+	sctx, cancel := settleContext(ctx)
+	defer cancel()
+	if uerr := undo(sctx, err); uerr != nil {
+		return v, errors.Join(err, uerr)
+	}
 	return v, err
 }

@@ -99,16 +99,8 @@ func (g Statement[T]) Do(ctx context.Context, db DB, key string, n int64, fn fun
 		return zero, Outcome{Status: Refused, Count: used}, nil
 	}
 	out := Outcome{Status: Ran, Count: used}
-	v, err := callSettled(ctx, fn, func(sctx context.Context) { g.Refund(sctx, db, key, n) })
-	if err != nil {
-		sctx, cancel := settleContext(ctx)
-		defer cancel()
-		if rerr := g.Refund(sctx, db, key, n); rerr != nil {
-			return v, out, errors.Join(err, rerr)
-		}
-		return v, out, err
-	}
-	return v, out, nil
+	v, err := callUndoing(ctx, fn, func(sctx context.Context, _ error) error { return g.Refund(sctx, db, key, n) })
+	return v, out, err
 }
 
 func (g Statement[T]) check(ctx context.Context, db DB, key string, n int64) error {

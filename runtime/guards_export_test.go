@@ -1,0 +1,11 @@
+package once
+
+// The statements the guards send, for the benchmarks' bare side: the same text, so that a
+// comparison measures only what a guard adds around its SQL.
+const (
+	ReserveSQL = reserveSQL
+	FireSQL    = fireSQL
+	ClaimSQL   = claimSQL
+	AcquireSQL = acquireSQL
+	ReleaseSQL = releaseSQL
+)
