@@ -41,7 +41,7 @@ func newSubject(t *testing.T, name, hold string, n int) *subject {
 	e.brand = fixture.SeedBrand(t, e.db, "acme", "free", start.Add(-24*time.Hour))
 	var hooks naive.Hooks
 	if hold != "" {
-		b := fixture.NewBarrier(n, 20*time.Second)
+		b := fixture.NewBarrier(n, time.Minute)
 		hooks.Checked = func(what string) {
 			if what == hold {
 				b.Wait()

@@ -55,7 +55,7 @@ func setup(t *testing.T, hold string, n int) *env {
 	e.brand = fixture.SeedBrand(t, e.db, "acme", "free", start.Add(-24*time.Hour))
 	var hooks naive.Hooks
 	if hold != "" {
-		b := fixture.NewBarrier(n, 20*time.Second)
+		b := fixture.NewBarrier(n, time.Minute)
 		hooks.Checked = func(what string) {
 			if what == hold && !b.Wait() {
 				t.Errorf("only %d of %d requests reached the %s check", b.Arrived(), n, hold)
