@@ -87,8 +87,8 @@ type Worker struct {
 // Worker returns a worker for the app's queue.
 func (a *App) Worker() *Worker { return &Worker{app: a} }
 
-// ClaimedJob is a job a worker holds.
-type ClaimedJob struct {
+// claimedJob is a job a worker holds.
+type claimedJob struct {
 	ID        int64
 	Kind      string
 	DedupeKey string
@@ -101,7 +101,7 @@ type ClaimedJob struct {
 func (w *Worker) Step(ctx context.Context) (bool, error) {
 	a := w.app
 	now := a.now()
-	var j ClaimedJob
+	var j claimedJob
 	err := a.db.QueryRow(ctx, `
 		UPDATE jobs SET status = 'running', attempts = attempts + 1, updated_at = now()
 		WHERE id = (SELECT id FROM jobs WHERE status = 'pending' AND run_after <= $1
@@ -139,7 +139,7 @@ func (w *Worker) Step(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
-func (w *Worker) run(ctx context.Context, j ClaimedJob) error {
+func (w *Worker) run(ctx context.Context, j claimedJob) error {
 	a := w.app
 	switch j.Kind {
 	case JobSendOutreach:
