@@ -33,7 +33,10 @@ func (s Status) String() string {
 type Outcome struct {
 	Status Status
 	// Handle names the claim the call ran under or ran into: for InFlight, the open claim a
-	// caller can redirect to; for Ran, the claim this call holds.
+	// caller can redirect to; for Ran, the claim this call holds. By kind: open and forever,
+	// the claim's row id; episode, the firing's number (once.latches.firings); transaction,
+	// the advisory lock's number (LockID); provider, the provider key. Request, statement
+	// and lease leave it empty (statement reports Count, lease Fence).
 	Handle string
 	// Count is a counter's value after the call (statement): units used against the cap.
 	Count int64
