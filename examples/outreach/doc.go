@@ -29,4 +29,4 @@
 // the tests run the same storms against both and count what lasts.
 package outreach
 
-//go:generate go run github.com/oncekit/once/cmd/oncegen -migrations migrations -format migrate .
+//go:generate go tool oncegen -migrations migrations -format migrate .

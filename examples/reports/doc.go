@@ -21,5 +21,5 @@
 //
 // The package naive holds the same app written the way such apps first go wrong.
 //
-//go:generate go run ../../cmd/oncegen -migrations migrations -format migrate .
+//go:generate go tool oncegen -migrations migrations -format migrate .
 package reports
