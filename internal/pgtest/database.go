@@ -2,6 +2,7 @@ package pgtest
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"net/url"
 	"os"
@@ -33,9 +34,32 @@ var (
 // Main prepares a server, runs the tests and removes the server again. It returns the exit
 // code for os.Exit. A server that cannot be had does not stop the tests that need none: New
 // and NewDatabase report the reason in the tests that do.
+//
+// Runnable examples cannot skip, and those of this module need a database to print their
+// output; so where there is plainly no server to be had (no ONCE_TEST_DATABASE_URL, no
+// PostgreSQL binaries) and CI is not true, Main leaves the examples out, unless -run was given,
+// and says so.
 func Main(m *testing.M) int {
 	defer shutdown()
+	if reason := plainlyAbsent(); reason != nil && os.Getenv("CI") != "true" {
+		if f := flag.Lookup("test.run"); f != nil && f.Value.String() == "" {
+			flag.Set("test.run", "^(Test|Fuzz)")
+			fmt.Fprintf(os.Stderr, "pgtest: %v; runnable examples are left out\n", reason)
+		}
+	}
 	return m.Run()
+}
+
+// plainlyAbsent reports, without starting anything, why no server can be had, or nil.
+func plainlyAbsent() error {
+	if os.Getenv(EnvURL) != "" {
+		return nil
+	}
+	if _, err := findBinDir(); err != nil {
+		return err
+	}
+	_, err := serverUser()
+	return err
 }
 
 // ensure starts (or finds) the server the first time a test asks for a database, so test
