@@ -28,6 +28,7 @@ var (
 	own      *cluster // the cluster Main started, if any
 	adminURL string   // superuser URL of a maintenance database on the server in use
 	absent   error    // why there is no server, when there is none
+	prepared []string // prepared databases made on a shared server, dropped at the end
 	counter  atomic.Int64
 )
 
@@ -102,7 +103,9 @@ func shutdown() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if conn, err := pgx.Connect(ctx, adminURL); err == nil {
-			conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{template()}.Sanitize())
+			for _, name := range append(prepared, template()) {
+				conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
+			}
 			conn.Close(ctx)
 		}
 	}
@@ -163,23 +166,44 @@ type Database struct {
 // server it skips t, or fails it under CI=true.
 func NewDatabase(t testing.TB) *Database {
 	t.Helper()
+	requireServer(t)
+	return copyDatabase(t, template())
+}
+
+// requireServer skips t, or fails it under CI=true, when there is no server.
+func requireServer(t testing.TB) {
+	t.Helper()
 	if err := ensure(); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("pgtest: %v (CI=true: a missing database fails the build)", err)
 		}
 		t.Skipf("pgtest: skipped, %v", err)
 	}
+}
+
+// copyDatabase creates a database for t as a copy of from, dropped when t ends.
+func copyDatabase(t testing.TB, from string) *Database {
+	t.Helper()
 	name := fmt.Sprintf("once_t_%d_%d", os.Getpid(), counter.Add(1))
+	if err := createDatabase(name, from); err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	t.Cleanup(func() { dropDatabase(t, name) })
+	return &Database{Name: name, URL: withDatabase(adminURL, name)}
+}
+
+// createDatabase copies the database from as name.
+func createDatabase(name, from string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	conn, err := pgx.Connect(ctx, adminURL)
 	if err != nil {
-		t.Fatalf("pgtest: connecting to %s: %v", redact(adminURL), err)
+		return fmt.Errorf("connecting to %s: %w", redact(adminURL), err)
 	}
 	defer conn.Close(ctx)
-	create := "CREATE DATABASE " + pgx.Identifier{name}.Sanitize() + " TEMPLATE " + pgx.Identifier{template()}.Sanitize()
+	create := "CREATE DATABASE " + pgx.Identifier{name}.Sanitize() + " TEMPLATE " + pgx.Identifier{from}.Sanitize()
 	if own != nil {
-		// Copying files beats WAL-logging them for a near-empty template on a cluster with
+		// Copying files beats WAL-logging them for a small template on a cluster with
 		// fsync off.
 		create += " STRATEGY FILE_COPY"
 	}
@@ -192,10 +216,71 @@ func NewDatabase(t testing.TB) *Database {
 		time.Sleep(time.Duration(5+attempt) * time.Millisecond)
 	}
 	if err != nil {
-		t.Fatalf("pgtest: creating database %s: %v", name, err)
+		return fmt.Errorf("creating database %s: %w", name, err)
 	}
-	t.Cleanup(func() { dropDatabase(t, name) })
-	return &Database{Name: name, URL: withDatabase(adminURL, name)}
+	return nil
+}
+
+// Prepared is a database set up once per test binary (migrations applied, fixtures loaded)
+// that tests get copies of: each test pays for a file copy, not for the setup.
+type Prepared struct {
+	name  string
+	setup func(ctx context.Context, url string) error
+	once  sync.Once
+	db    string // the set-up database the copies are made from
+	err   error
+}
+
+// Prepare declares a prepared database: setup runs on a fresh, empty database the first time
+// a test asks for a copy, and must close its connections before it returns. name tells
+// prepared databases apart (lower-case letters, digits, underscores).
+func Prepare(name string, setup func(ctx context.Context, url string) error) *Prepared {
+	return &Prepared{name: name, setup: setup}
+}
+
+// NewDatabase returns a copy of the prepared database for t, dropped when t ends. A setup
+// that failed fails every test that asks.
+func (p *Prepared) NewDatabase(t testing.TB) *Database {
+	t.Helper()
+	requireServer(t)
+	p.once.Do(p.build)
+	if p.err != nil {
+		t.Fatalf("pgtest: preparing database %q: %v", p.name, p.err)
+	}
+	return copyDatabase(t, p.db)
+}
+
+// New returns a pool of up to 16 connections to a copy of the prepared database.
+func (p *Prepared) New(t testing.TB) *pgxpool.Pool {
+	t.Helper()
+	return p.NewDatabase(t).Pool(t, 16)
+}
+
+func (p *Prepared) build() {
+	p.db = fmt.Sprintf("%s_%s", template(), p.name)
+	if err := createDatabase(p.db, template()); err != nil {
+		p.err = err
+		return
+	}
+	mu.Lock()
+	prepared = append(prepared, p.db)
+	mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := p.setup(ctx, withDatabase(adminURL, p.db)); err != nil {
+		p.err = err
+		return
+	}
+	// A copy needs a template nobody is connected to: end what setup left open.
+	conn, err := pgx.Connect(ctx, adminURL)
+	if err != nil {
+		p.err = err
+		return
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", p.db); err != nil {
+		p.err = fmt.Errorf("closing setup's connections: %w", err)
+	}
 }
 
 func dropDatabase(t testing.TB, name string) {

@@ -5,6 +5,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/oncekit/once/internal/pgtest"
 )
 
@@ -53,5 +55,34 @@ func TestNewDatabase_IsDroppedWhenTheTestEnds(t *testing.T) {
 	}
 	if n != 0 {
 		t.Fatalf("database %s still exists after its test ended", name)
+	}
+}
+
+var withMarks = pgtest.Prepare("marks", func(ctx context.Context, url string) error {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, "CREATE TABLE marks (id int PRIMARY KEY); INSERT INTO marks VALUES (1), (2)")
+	return err
+})
+
+func TestPrepared_EachTestGetsItsOwnCopyOfTheSetUpDatabase(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	a, b := withMarks.New(t), withMarks.New(t)
+	if _, err := a.Exec(ctx, "INSERT INTO marks VALUES (3)"); err != nil {
+		t.Fatal(err)
+	}
+	var na, nb int
+	if err := a.QueryRow(ctx, "SELECT count(*) FROM marks").Scan(&na); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.QueryRow(ctx, "SELECT count(*) FROM marks").Scan(&nb); err != nil {
+		t.Fatal(err)
+	}
+	if na != 3 || nb != 2 {
+		t.Fatalf("rows = %d and %d, want 3 in the copy written to and 2 in the other", na, nb)
 	}
 }
