@@ -1,22 +1,59 @@
-# The two commands of the README's quick start: `make demo` runs the main job, `make test`
-# runs every test. .ci/run calls `make test`.
+# The two commands of the README's quick start:
+#
+#   make demo   the main job: generate and check the examples' guards and migrations, show
+#               their promises side by side, lint the naive twins (their findings are the
+#               stories' bugs), and run the four stories end to end against a throwaway
+#               PostgreSQL, printing the effects counted
+#   make test   every test; .ci/run calls exactly this
+#
+# Nothing needs installing by hand beyond Go and PostgreSQL's server binaries: the tests start
+# their own throwaway cluster (internal/pgtest), and oncegen/oncelint run as the module's tools.
 
 GO ?= go
 
 # Packages whose tests fire goroutines at one key run under the race detector.
-RACE_PKGS := ./runtime/... ./internal/pgtest/...
+RACE_PKGS := ./runtime/... ./internal/pgtest/... ./internal/fakeprovider/... ./examples/...
 
-.PHONY: test lint unit race
-test: lint unit race
+# Modules of their own: the migration tools' tests and golangci-lint's plugin keep their
+# dependencies out of the main go.mod.
+NESTED := internal/migratetest plugin
+
+.PHONY: demo test lint unit race nested
+
+demo:
+	@echo "== oncegen: the examples' wrappers and migrations, regenerated and checked"
+	$(GO) generate ./examples/...
+	$(GO) tool oncegen -check ./examples/...
+	@echo
+	@echo "== oncegen inventory: the outreach app's promises, shortest to longest"
+	@$(GO) tool oncegen inventory ./examples/outreach
+	@echo
+	@echo "== oncelint on the naive twins: each finding is one of the stories' bugs"
+	@$(GO) tool oncelint ./examples/ideas/naive ./examples/reports/naive ./examples/outreach/naive ./examples/paidactions/naive; \
+	  rc=$$?; if [ $$rc -ne 3 ]; then echo "oncelint exited $$rc, want 3 (findings)"; exit 1; fi
+	@echo
+	@echo "== the four stories against a throwaway PostgreSQL: lasting effects, counted"
+	@$(GO) test -count=1 -v -run '^TestStory$$' ./examples/... | \
+	  grep -v -e '^=== ' -e '^PASS$$' -e '^ok ' -e '^?' -e '^--- PASS'
+
+test: lint unit race nested
 
 lint:
-	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v /testdata/)); \
+	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v -e '^testdata/' -e '/testdata/')); \
 	  if [ -n "$$out" ]; then echo "not gofmt'ed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) tool oncegen -check ./...
+	$(GO) build -o bin/oncelint ./cmd/oncelint
+	$(GO) vet -vettool=$(CURDIR)/bin/oncelint $$($(GO) list ./... | grep -v /naive)
 
 unit:
-	@pkgs=$$($(GO) list ./... | grep -v -e /runtime -e /internal/pgtest); \
-	  if [ -n "$$pkgs" ]; then echo "$(GO) test -count=1 <other packages>"; $(GO) test -count=1 $$pkgs; fi
+	$(GO) test -count=1 $$($(GO) list ./... | grep -v -e /runtime -e /internal/pgtest -e /internal/fakeprovider -e /examples/)
 
 race:
 	$(GO) test -count=1 -race $(RACE_PKGS)
+
+nested:
+	@set -e; for m in $(NESTED); do \
+	  echo "(cd $$m && $(GO) vet ./... && $(GO) test -count=1 ./...)"; \
+	  (cd $$m && $(GO) vet ./... && $(GO) test -count=1 ./...); \
+	done
