@@ -10,11 +10,14 @@
 // # Key expressions
 //
 // Each key= expression is type-checked in the scope of the function it guards (its
-// parameters and receiver, and the package's own names). Its type must be one once.EncodeKey
-// encodes: a string, integer or bool, a [16]byte UUID, a time.Time, a once.KeyPart or an
+// parameters and receiver, and the package's own names), by directive.CheckTypes, the check
+// oncelint's ONCE000 makes too. Its type must be one once.EncodeKey encodes: a string,
+// integer or bool, a [16]byte UUID, a time.Time, a once.KeyPart or an
 // encoding.TextMarshaler, a named type of one of those, or a pointer to one. A call of
 // time.Now, time.Since or time.Until, of math/rand, math/rand/v2 or crypto/rand, or of a
-// constructor in a UUID/ULID package is refused: a retry must produce the same key.
+// constructor in a UUID/ULID package is refused: a retry must produce the same key. A
+// fingerprint= expression must have a type encoding/json encodes, or the runtime would
+// refuse every call.
 //
 // # Wrappers
 //

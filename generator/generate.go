@@ -101,11 +101,6 @@ func Generate(pkgs []*packages.Package) (*Result, error) {
 		}
 		// Validation is sequential: go/types is not promised safe for concurrent use.
 		c := &checker{fset: pkg.Fset, pkg: pkg.Types, info: pkg.TypesInfo}
-		for _, e := range pkg.Errors {
-			if e.Kind == packages.TypeError {
-				c.typeErrs = append(c.typeErrs, e.Error())
-			}
-		}
 		j := &job{pkg: pkg, out: filepath.Join(dir, FileName)}
 		for _, f := range sortedFiles(pkg) {
 			ds, derrs := directive.ParseFile(pkg.Fset, f)

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"golang.org/x/tools/go/packages"
+
+	"github.com/oncekit/once/internal/directive"
 )
 
 // Header is the first line of every file oncegen writes; a file starting with it is oncegen's
@@ -24,7 +26,7 @@ const FileName = "once_gen.go"
 // RuntimePath is the import path of the runtime the wrappers call.
 const RuntimePath = "github.com/oncekit/once/runtime"
 
-const pgxPath = "github.com/jackc/pgx/v5"
+const pgxPath = directive.PgxPath
 
 // LoadConfig says which packages to load, and how.
 type LoadConfig struct {

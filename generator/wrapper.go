@@ -166,9 +166,9 @@ func localNames(p *plan) names {
 	for _, pr := range p.params {
 		taken[pr.name] = true
 	}
-	for _, list := range [][]keyExpr{p.keys, p.fprint, exprs(p.scope, p.capX, p.nX)} {
+	for _, list := range [][]directive.TypedExpr{p.keys, p.fprint, exprs(p.scope, p.capX, p.nX)} {
 		for _, k := range list {
-			ast.Inspect(k.expr, func(n ast.Node) bool {
+			ast.Inspect(k.AST, func(n ast.Node) bool {
 				if id, ok := n.(*ast.Ident); ok {
 					taken[id.Name] = true
 				}
@@ -187,8 +187,8 @@ func localNames(p *plan) names {
 	return n
 }
 
-func exprs(xs ...*keyExpr) []keyExpr {
-	var out []keyExpr
+func exprs(xs ...*directive.TypedExpr) []directive.TypedExpr {
+	var out []directive.TypedExpr
 	for _, x := range xs {
 		if x != nil {
 			out = append(out, *x)
@@ -248,7 +248,7 @@ func wrapperCode(p *plan) (jen.Code, error) {
 		}
 		body = append(body, jen.List(jen.Id(n.key), jen.Id(n.err)).Op(":=").Qual(RuntimePath, "EncodeKey").Call(parts...), fail(wrapErr))
 		if p.scope != nil {
-			parts, err := keyParts([]keyExpr{*p.scope})
+			parts, err := keyParts([]directive.TypedExpr{*p.scope})
 			if err != nil {
 				return nil, err
 			}
@@ -362,10 +362,10 @@ func rearmCode(p *plan) (jen.Code, error) {
 	return fn.Id(directive.RearmName(p.fn.Name())).Params(params...).Params(jen.Bool(), jen.Error()).Block(body...), nil
 }
 
-func keyParts(keys []keyExpr) ([]jen.Code, error) {
+func keyParts(keys []directive.TypedExpr) ([]jen.Code, error) {
 	parts := make([]jen.Code, len(keys))
 	for i, k := range keys {
-		c, err := exprCode(k.expr, k.info)
+		c, err := exprCode(k.AST, k.Info)
 		if err != nil {
 			return nil, err
 		}
@@ -375,7 +375,7 @@ func keyParts(keys []keyExpr) ([]jen.Code, error) {
 }
 
 // fingerprintCode is the input a forever key must match: the one expression, or a list.
-func fingerprintCode(fp []keyExpr) (jen.Code, error) {
+func fingerprintCode(fp []directive.TypedExpr) (jen.Code, error) {
 	parts, err := keyParts(fp)
 	if err != nil {
 		return nil, err
@@ -386,11 +386,11 @@ func fingerprintCode(fp []keyExpr) (jen.Code, error) {
 	return jen.Index().Any().Values(parts...), nil
 }
 
-func intCode(v directive.IntOrExpr, x *keyExpr) jen.Code {
+func intCode(v directive.IntOrExpr, x *directive.TypedExpr) jen.Code {
 	if v.IsLit || x == nil {
 		return jen.Id(strconv.FormatInt(v.Lit, 10))
 	}
-	c, _ := exprCode(x.expr, x.info) // checked when the plan was made
+	c, _ := exprCode(x.AST, x.Info) // checked when the plan was made
 	return jen.Int64().Parens(c)
 }
 

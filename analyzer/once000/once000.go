@@ -8,6 +8,7 @@ import (
 	"github.com/oncekit/once/analyzer/internal/effects"
 	"github.com/oncekit/once/analyzer/internal/ignore"
 	"github.com/oncekit/once/analyzer/internal/passdoc"
+	"github.com/oncekit/once/internal/directive"
 )
 
 //go:embed doc.go
@@ -39,6 +40,14 @@ func run(pass *analysis.Pass, facts *analysis.Analyzer) (any, error) {
 	defer rep.Finish()
 	for _, e := range res.DirectiveErrors {
 		rep.Report(analysis.Diagnostic{Pos: e.Pos, Message: e.Msg})
+	}
+	// The well-formed directives are checked against the package's types, by the same
+	// function oncegen uses: a key that does not type-check reads the same from both.
+	for _, d := range res.Directives {
+		_, errs := directive.CheckTypes(pass.Fset, pass.Pkg, pass.TypesInfo, d)
+		for _, e := range errs {
+			rep.Report(analysis.Diagnostic{Pos: e.Pos, Message: e.Msg})
+		}
 	}
 	for _, ig := range res.Ignores.List {
 		if ig.Problem != "" {
