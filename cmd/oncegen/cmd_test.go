@@ -208,6 +208,58 @@ func Charge(ctx context.Context, tx pgx.Tx, order string) error { return nil }
 	}
 }
 
+// A rename accepted with -allow-rename is recorded in the snapshot, so later runs do not
+// report it again; a table= guard's rename is never reported, since its promise lives on
+// the table's rows and index, which the new name leaves as they are.
+func TestMigrations_AcceptedRenameIsRecordedAndTableGuardsKeepTheirRows(t *testing.T) {
+	t.Parallel()
+	mod := newModule(t, map[string]string{"app/app.go": appSrc})
+	migs := filepath.Join(mod, "migrations")
+	snapshot := filepath.Join(migs, "oncegen.snapshot.json")
+	if code, _, stderr := oncegen(t, mod, "-migrations", "migrations"); code != 0 {
+		t.Fatalf("oncegen: %s", stderr)
+	}
+	files := len(filesWith(t, migs, ""))
+
+	renamed := strings.ReplaceAll(appSrc, "Welcome", "Greet")
+	os.WriteFile(filepath.Join(mod, "app", "app.go"), []byte(renamed), 0o644)
+	if code, _, _ := oncegen(t, mod, "-migrations", "migrations"); code != 2 {
+		t.Fatalf("rename without -allow-rename: exit %d, want 2", code)
+	}
+	code, stdout, stderr := oncegen(t, mod, "-check", "-migrations", "migrations", "-allow-rename")
+	if code != 1 || !strings.Contains(stdout, `+      "name": "app.Greet",`) || !strings.Contains(stdout, `-      "name": "app.Welcome",`) {
+		t.Fatalf("-check -allow-rename: exit %d, want 1 with the snapshot's diff\n%s%s", code, stdout, stderr)
+	}
+	if code, _, stderr := oncegen(t, mod, "-migrations", "migrations", "-allow-rename"); code != 0 {
+		t.Fatalf("-allow-rename: exit %d: %s", code, stderr)
+	}
+	snap, _ := os.ReadFile(snapshot)
+	if !strings.Contains(string(snap), `"name": "app.Greet"`) || strings.Contains(string(snap), `"name": "app.Welcome"`) {
+		t.Fatalf("the snapshot does not record the rename:\n%s", snap)
+	}
+	if got := len(filesWith(t, migs, "")); got != files {
+		t.Errorf("%d files in migrations, want %d: a rename needs no migration", got, files)
+	}
+	for _, args := range [][]string{{"-migrations", "migrations"}, {"-check", "-migrations", "migrations"}} {
+		if code, stdout, stderr := oncegen(t, mod, args...); code != 0 {
+			t.Fatalf("oncegen %v after an accepted rename: exit %d\n%s%s", args, code, stdout, stderr)
+		}
+	}
+
+	// The table= guard renamed: same kind, same columns, no report, no migration.
+	os.WriteFile(filepath.Join(mod, "app", "app.go"), []byte(strings.ReplaceAll(renamed, "Enqueue", "Queue")), 0o644)
+	if code, _, stderr := oncegen(t, mod, "-migrations", "migrations"); code != 0 {
+		t.Fatalf("a table= guard renamed: exit %d: %s", code, stderr)
+	}
+	snap, _ = os.ReadFile(snapshot)
+	if !strings.Contains(string(snap), `"name": "app.Queue"`) || !strings.Contains(string(snap), `"table": "jobs"`) {
+		t.Fatalf("the snapshot does not record the table= guard's new name:\n%s", snap)
+	}
+	if got := len(filesWith(t, migs, "")); got != files {
+		t.Errorf("%d files in migrations, want %d", got, files)
+	}
+}
+
 func names(paths []string) []string {
 	out := make([]string, len(paths))
 	for i, p := range paths {

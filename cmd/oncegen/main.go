@@ -30,7 +30,12 @@
 // With -migrations, oncegen compares the declarations with the snapshot kept in DIR
 // (oncegen.snapshot.json) and writes a new migration holding only the difference, with its
 // down part; each CREATE UNIQUE INDEX CONCURRENTLY gets a file of its own, outside any
-// transaction.
+// transaction. A guard that vanished while another of the same kind and key appeared looks
+// renamed, which would start its stored history afresh: oncegen refuses it and asks for
+// name=, unless -allow-rename accepts it. Either way the snapshot records the guards as they
+// now are (rewritten alone when no migration is due), so an accepted rename is reported
+// once. A table= guard is never taken for a rename: its promise lives on the table's rows
+// and index, which a new name leaves as they are.
 //
 // -check writes nothing: it prints a unified diff for each generated file that is stale,
 // missing or orphaned (and, with -migrations, the migration that is due) and exits 1.

@@ -100,7 +100,7 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 	check := fs.Bool("check", false, "write nothing; print a diff and exit 1 when a generated file or migration is due")
 	migrations := fs.String("migrations", "", "directory of migrations to bring up to date with the declarations")
 	format := fs.String("format", "sql", "migration format: "+strings.Join(generator.Formats, ", "))
-	allowRename := fs.Bool("allow-rename", false, "accept a guard that looks renamed (same kind and key), starting its history afresh")
+	allowRename := fs.Bool("allow-rename", false, "accept a guard that looks renamed (same kind and key), starting its history afresh, and record it in the snapshot")
 	tags := fs.String("tags", "", "build tags for loading packages")
 	verbose := fs.Bool("v", false, "list the files written")
 	fs.Usage = func() {
