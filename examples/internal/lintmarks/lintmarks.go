@@ -1,0 +1,70 @@
+// Package lintmarks checks oncelint's findings on an example against the ones its source
+// announces. A naive twin marks each bug oncelint must report with a comment at the end of
+// the line, naming the code and saying why:
+//
+//	resp, err := http.Post(url, "application/json", body) // ONCE001: no key, a retry pays again
+//
+// Check runs oncelint over the whole example and wants exactly the marked findings: each
+// mark found on its line with its code, and nothing anywhere else, so the app itself (which
+// carries no marks) lints clean. Moving a line of naive code moves its mark with it.
+package lintmarks
+
+import (
+	"cmp"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/oncekit/once/internal/linttest"
+)
+
+// markRE is a mark: "// ONCEnnn: " followed by the reason.
+var markRE = regexp.MustCompile(`// (ONCE\d{3}): \S`)
+
+// Marked returns the findings announced in the Go files under dir (tests aside), in
+// linttest's order: by file, line, then code.
+func Marked(dir string) ([]linttest.Finding, error) {
+	var want []linttest.Finding
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for i, line := range strings.Split(string(src), "\n") {
+			for _, m := range markRE.FindAllStringSubmatch(line, -1) {
+				want = append(want, linttest.Finding{Code: m[1], File: filepath.Base(path), Line: i + 1})
+			}
+		}
+		return nil
+	})
+	slices.SortFunc(want, func(a, b linttest.Finding) int {
+		return cmp.Or(strings.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), strings.Compare(a.Code, b.Code))
+	})
+	return want, err
+}
+
+// Check runs oncelint over dir/... and fails t unless its findings are exactly the ones
+// marked in dir's source. It returns the findings, with their messages, for the caller to
+// check how many there are and what they say.
+func Check(t testing.TB, dir string) []linttest.Finding {
+	t.Helper()
+	want, err := Marked(dir)
+	if err != nil {
+		t.Fatalf("lintmarks: reading the marks: %v", err)
+	}
+	got := linttest.Run(t, dir, "./...")
+	for _, f := range got {
+		t.Logf("%s: %s", f, f.Message)
+	}
+	if g, w := linttest.Strings(got), linttest.Strings(want); !slices.Equal(g, w) {
+		t.Errorf("oncelint's findings:\n got %q\nwant %q (the lines marked // ONCEnnn: in the source)", g, w)
+	}
+	return got
+}
