@@ -33,8 +33,11 @@ type FollowUp struct {
 	// delivery of this follow-up (derived from the operation and the action), so a delivery
 	// repeated after a lost answer is deduplicated by a provider that honours keys.
 	ProviderKey string
-	// Attempt is 1 for the first delivery, more for retries.
+	// Attempt is 1 for the first delivery, more for retries. (ReviveFollowUp starts the
+	// count again.) For a dead follow-up (ListDeadFollowUps), the deliveries tried.
 	Attempt int
+	// LastError is the error of the last failed delivery, "" for none.
+	LastError string
 }
 
 // followUp is an enqueued follow-up, checked and encoded, waiting for the settle.
@@ -125,13 +128,27 @@ WHERE f.id IN (
 	ORDER BY due_at, id LIMIT $1
 	FOR UPDATE SKIP LOCKED
 )
-RETURNING f.id, f.operation_id, f.operation, f.scope, f.action, f.payload, f.provider_key, f.attempts`
+RETURNING ` + followUpSelect
+
+// followUpSelect are the columns scanFollowUps reads.
+const followUpSelect = `f.id, f.operation_id, f.operation, f.scope, f.action, f.payload, f.provider_key, f.attempts,
+	coalesce(f.last_error, '')`
 
 // The outcome of a delivery is recorded only by the drain that took the follow-up (its
 // attempts count is the proof): a drain that held it too long and lost it to another
 // changes nothing.
-const followUpDeliveredSQL = `UPDATE once.followups SET state = 'delivered', delivered_at = clock_timestamp(), last_error = NULL
-WHERE id = $1 AND attempts = $2 AND state = 'pending'`
+//
+// A follow-up delivered after its operation was deleted (expired, reaped or claimed anew
+// while the follow-up was still owed) is deleted rather than marked delivered: ReapExpired
+// deletes delivered follow-ups with their operation, and this one's is gone already. The
+// update reads the delete's result and so changes nothing when the delete took the row.
+const followUpDeliveredSQL = `WITH orphan AS (
+	DELETE FROM once.followups f WHERE f.id = $1 AND f.attempts = $2 AND f.state = 'pending'
+		AND NOT EXISTS (SELECT 1 FROM once.operations o WHERE o.id = f.operation_id)
+	RETURNING 1
+)
+UPDATE once.followups SET state = 'delivered', delivered_at = clock_timestamp(), last_error = NULL
+WHERE id = $1 AND attempts = $2 AND state = 'pending' AND NOT EXISTS (SELECT 1 FROM orphan)`
 
 const followUpFailedSQL = `UPDATE once.followups
 SET last_error = $3, due_at = clock_timestamp() + $4::bigint * interval '1 microsecond',
@@ -201,22 +218,89 @@ func takeFollowUps(ctx context.Context, db DB, batch int, actions []string, hold
 		return nil, fmt.Errorf("once: drain: taking follow-ups: %w", err)
 	}
 	defer rows.Close()
-	var taken []FollowUp
+	taken, err := scanFollowUps(rows)
+	if err != nil {
+		return nil, fmt.Errorf("once: drain: taking follow-ups: %w", err)
+	}
+	return taken, nil
+}
+
+// scanFollowUps reads rows of followUpSelect, and closes rows.
+func scanFollowUps(rows pgx.Rows) ([]FollowUp, error) {
+	defer rows.Close()
+	var list []FollowUp
 	for rows.Next() {
 		var f FollowUp
 		var payload []byte
-		if err := rows.Scan(&f.ID, &f.OperationID, &f.Operation, &f.Scope, &f.Action, &payload, &f.ProviderKey, &f.Attempt); err != nil {
-			return nil, fmt.Errorf("once: drain: reading follow-ups: %w", err)
+		if err := rows.Scan(&f.ID, &f.OperationID, &f.Operation, &f.Scope, &f.Action, &payload, &f.ProviderKey, &f.Attempt,
+			&f.LastError); err != nil {
+			return nil, err
 		}
 		if payload != nil {
 			f.Payload = json.RawMessage(payload)
 		}
-		taken = append(taken, f)
+		list = append(list, f)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("once: drain: taking follow-ups: %w", err)
+	return list, rows.Err()
+}
+
+// ErrNoFollowUp: no follow-up has that id.
+var ErrNoFollowUp = errors.New("once: no such follow-up")
+
+// ErrNotDead: a follow-up an operator asked to revive is not dead (it is pending, or was
+// delivered). Nothing was changed.
+var ErrNotDead = errors.New("once: follow-up is not dead")
+
+// ListDeadFollowUps lists the follow-ups that failed their last allowed delivery, oldest
+// first, with the error of that delivery (LastError), for an operator to mend what failed
+// and revive them (ReviveFollowUp). action "" lists every action's; limit 0 means 100.
+func ListDeadFollowUps(ctx context.Context, db DB, action string, limit int) ([]FollowUp, error) {
+	limit, err := checkList(ctx, db, limit)
+	if err != nil {
+		return nil, err
 	}
-	return taken, nil
+	rows, err := db.Query(ctx, `SELECT `+followUpSelect+`
+FROM once.followups f WHERE f.state = 'dead' AND ($1 = '' OR f.action = $1)
+ORDER BY f.created_at, f.id LIMIT $2`, action, limit)
+	if err != nil {
+		return nil, fmt.Errorf("once: listing dead follow-ups: %w", err)
+	}
+	list, err := scanFollowUps(rows)
+	if err != nil {
+		return nil, fmt.Errorf("once: listing dead follow-ups: %w", err)
+	}
+	return list, nil
+}
+
+// ReviveFollowUp gives a dead follow-up another round of deliveries: it is pending again,
+// due now, with its attempt count started again (a drain's MaxAttempts applies anew), its
+// last error kept until a delivery succeeds. Use it once what made the deliveries fail is
+// mended (an address corrected, a provider back). The follow-up keeps its provider key, so a
+// provider that honours keys still does its effect at most once. A follow-up that is not dead
+// is left as it is: ErrNotDead.
+func ReviveFollowUp(ctx context.Context, db DB, id int64) error {
+	if err := checkContext(ctx); err != nil {
+		return err
+	}
+	if err := checkDB(db); err != nil {
+		return err
+	}
+	var was string
+	err := db.QueryRow(ctx, `WITH target AS (SELECT id, state FROM once.followups WHERE id = $1 FOR UPDATE),
+revived AS (
+	UPDATE once.followups f SET state = 'pending', attempts = 0, due_at = clock_timestamp()
+	FROM target WHERE f.id = target.id AND target.state = 'dead'
+)
+SELECT target.state FROM target`, id).Scan(&was)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return fmt.Errorf("%w: %d", ErrNoFollowUp, id)
+	case err != nil:
+		return fmt.Errorf("once: reviving follow-up %d: %w", id, err)
+	case was != "dead":
+		return fmt.Errorf("%w: follow-up %d is %s", ErrNotDead, id, was)
+	}
+	return nil
 }
 
 // deliver delivers one follow-up and records how it went. A panic in the delivery function

@@ -213,3 +213,122 @@ func TestFollowUp_OnlyEnqueuedWithARecordedOutcome(t *testing.T) {
 		t.Fatalf("follow-ups enqueued for %q, want only done and failed", keys)
 	}
 }
+
+// A follow-up that died (its mailbox was full on every delivery) is listed for an operator,
+// who mends the cause and revives it: the next drain delivers it, once, with the same
+// provider key, and MaxAttempts applies anew. The paid operation does not run again.
+func TestReviveFollowUp_DeliversADeadFollowUpOnce(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 4)
+	ctx := context.Background()
+	p := fakeprovider.New(t)
+	g := once.Operation[string]{Name: "reports.Generate"}
+	runs := 0
+	if _, _, err := g.Do(ctx, pool, once.OperationRef{Account: "acct-a", Reference: "ref-1"}, generateReport(p, &runs)); err != nil {
+		t.Fatal(err)
+	}
+	d := once.Drain{Deliver: map[string]func(context.Context, once.FollowUp) error{"email-owner": sendEmail(p, true)},
+		Backoff: time.Millisecond, MaxAttempts: 2}
+	p.FailNext(2, 552) // mailbox full, before anything is sent
+	for range 2 {
+		if _, err := d.Run(ctx, pool); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	dead, err := once.ListDeadFollowUps(ctx, pool, "", 0)
+	if err != nil || len(dead) != 1 || dead[0].Attempt != 2 || dead[0].LastError != "email provider answered 552" {
+		t.Fatalf("ListDeadFollowUps = %+v, %v; want the email, dead after 2 attempts with its error", dead, err)
+	}
+	if res, _ := d.Run(ctx, pool); res.Delivered != 0 {
+		t.Fatalf("a dead follow-up was delivered without an operator: %+v", res)
+	}
+	if err := once.ReviveFollowUp(ctx, pool, dead[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := once.ReviveFollowUp(ctx, pool, dead[0].ID); !errors.Is(err, once.ErrNotDead) {
+		t.Fatalf("reviving a pending follow-up: %v, want ErrNotDead", err)
+	}
+	p.FailNext(1, 552) // one more failure is within the new round's allowance
+	for range 2 {
+		if _, err := d.Run(ctx, pool); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := p.EffectsAt("/v1/emails"); got != 1 || runs != 1 {
+		t.Fatalf("%d emails, %d runs of the operation; want 1 and 1", got, runs)
+	}
+	if list, _ := once.ListDeadFollowUps(ctx, pool, "", 0); len(list) != 0 {
+		t.Fatalf("still dead: %+v", list)
+	}
+	if err := once.ReviveFollowUp(ctx, pool, dead[0].ID); !errors.Is(err, once.ErrNotDead) {
+		t.Fatalf("reviving a delivered follow-up: %v, want ErrNotDead", err)
+	}
+	if err := once.ReviveFollowUp(ctx, pool, 1<<40); !errors.Is(err, once.ErrNoFollowUp) {
+		t.Fatalf("reviving an unknown id: %v, want ErrNoFollowUp", err)
+	}
+}
+
+// Delivered follow-ups go with their operation when it expires (reaped, or forgotten by a
+// new claim of its key); those still owed stay until delivered, and one delivered after its
+// operation went is deleted then. The ledger stays throughout.
+func TestReapExpired_DeletesDeliveredFollowUpsWithTheirOperation(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 4)
+	ctx := context.Background()
+	g := once.Forever[int]{Name: "reports.Generate", Retain: time.Hour}
+	for _, key := range []string{"delivered", "owed", "forgotten"} {
+		_, _, err := g.Do(ctx, pool, key, func(ctx context.Context) (int, error) {
+			a, _ := once.AttemptFrom(ctx)
+			return 1, errors.Join(a.FollowUp("email-"+key, nil), a.Record(once.LedgerEntry{Kind: "usage", Unit: "report", Quantity: 1}))
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	ok := func(context.Context, once.FollowUp) error { return nil }
+	deliver := func(actions ...string) {
+		t.Helper()
+		d := once.Drain{Deliver: map[string]func(context.Context, once.FollowUp) error{}}
+		for _, a := range actions {
+			d.Deliver[a] = ok
+		}
+		if res, err := d.Run(ctx, pool); err != nil || res.Delivered != len(actions) {
+			t.Fatalf("drain %v: %+v %v", actions, res, err)
+		}
+	}
+	deliver("email-delivered", "email-forgotten")
+	if _, err := pool.Exec(ctx, `UPDATE once.operations SET expires_at = clock_timestamp() - interval '1 second'`); err != nil {
+		t.Fatal(err)
+	}
+	// A new claim of an expired key forgets the old operation and its delivered follow-ups.
+	if _, out, err := g.Do(ctx, pool, "forgotten", func(context.Context) (int, error) { return 2, nil }); err != nil || out.Status != once.Ran {
+		t.Fatalf("new claim of an expired key: %+v %v", out, err)
+	}
+	if n, err := once.ReapExpired(ctx, pool, 0); err != nil || n != 2 {
+		t.Fatalf("ReapExpired = %d, %v; want the 2 expired operations", n, err)
+	}
+	followups := func() (states []string) {
+		t.Helper()
+		rows, err := pool.Query(ctx, `SELECT action || ':' || state FROM once.followups ORDER BY action`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var s string
+			rows.Scan(&s)
+			states = append(states, s)
+		}
+		return states
+	}
+	if got := followups(); len(got) != 1 || got[0] != "email-owed:pending" {
+		t.Fatalf("follow-ups %q after reaping, want only the owed one", got)
+	}
+	deliver("email-owed")
+	var left, ledger int
+	pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM once.followups), (SELECT count(*) FROM once.ledger)`).Scan(&left, &ledger)
+	if left != 0 || ledger != 3 {
+		t.Fatalf("%d follow-ups and %d ledger entries left, want 0 and 3", left, ledger)
+	}
+}

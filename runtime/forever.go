@@ -64,6 +64,17 @@ type Forever[T any] struct {
 	RepeatSafe bool
 	// MaxResult is the most bytes of JSON result recorded; zero means DefaultMaxResult.
 	MaxResult int
+	// Heartbeat, when true and the call's DB is a *pgxpool.Pool, shows the attempt's life
+	// every Stale/3 while the function runs, on a connection of its own from the pool, so a
+	// long effect is not taken for a dead holder's. If a heartbeat finds the claim lost (it
+	// was taken over or marked uncertain after the heartbeats could not reach the database
+	// for Stale), the function's context is cancelled with a cause wrapping ErrNotOwner.
+	//
+	// On a pgx.Tx or a *pgx.Conn, which two goroutines cannot use at once, there is no
+	// automatic heartbeat. Inside a transaction none is needed: the claim is not visible
+	// until the transaction commits, and other callers of the key wait for it rather than
+	// judge it stale. On a single connection, call Attempt.Heartbeat between steps.
+	Heartbeat bool
 }
 
 // Ref names one forever operation: a key, in a scope, optionally with the input it stands
@@ -110,6 +121,24 @@ func Terminal(err error) error {
 	return terminalError{err}
 }
 
+// Rejected marks err as a refusal of the call's input before anything was done (the input
+// failed validation, the caller lacks a permission): a Forever guard records nothing, and
+// the key is left as if it had never been used, so a corrected call with the same key, and
+// its new input, runs as new work. This is how Stripe treats a request that failed
+// validation: no result is saved, because nothing began.
+//
+// It is only for failures before any effect. The claim is withdrawn (its row deleted) only
+// on the key's first attempt with no checkpoint recorded; after an earlier attempt that may
+// have done part of the work (a retryable failure, a dead holder's claim), or after a
+// checkpoint, the claim is released instead, as for a retryable failure, and keeps its
+// input. Ledger entries and follow-ups are not written. Rejected(nil) is nil.
+func Rejected(err error) error {
+	if err == nil {
+		return nil
+	}
+	return rejectedError{err}
+}
+
 // Uncertain marks err as an unknown outcome: the effect may or may not have happened (the
 // provider accepted the request, then the connection failed, and the provider cannot
 // dedupe). A Forever guard records the operation uncertain and refuses it (ErrUncertain)
@@ -127,6 +156,11 @@ type terminalError struct{ err error }
 func (e terminalError) Error() string { return e.err.Error() }
 func (e terminalError) Unwrap() error { return e.err }
 
+type rejectedError struct{ err error }
+
+func (e rejectedError) Error() string { return e.err.Error() }
+func (e rejectedError) Unwrap() error { return e.err }
+
 type uncertainError struct{ err error }
 
 func (e uncertainError) Error() string        { return e.err.Error() }
@@ -140,6 +174,8 @@ const (
 	opFailed    = "failed"
 	opReleased  = "released"
 	opUncertain = "uncertain"
+	// opWithdrawn is not stored: a withdrawn claim's row is deleted (see Rejected).
+	opWithdrawn = "withdrawn"
 )
 
 // The claim is the insert: ON CONFLICT DO NOTHING leaves an existing row alone, and the
@@ -173,21 +209,34 @@ RETURNING attempts, provider_ref::text, coalesce(recovery_point, '')`
 
 // foreverAbandonSQL marks a stale open claim uncertain: its holder stopped showing life, and
 // nothing says whether its effect happened.
-const foreverAbandonSQL = `UPDATE once.operations SET state = 'uncertain', settled_at = clock_timestamp(), error = $3
+const foreverAbandonSQL = `UPDATE once.operations SET state = 'uncertain', settled_at = clock_timestamp(), error = $3,
+	retain = $5::bigint * interval '1 microsecond'
 WHERE id = $1 AND token = $2 AND state = 'open'
 	AND alive_at < clock_timestamp() - $4::bigint * interval '1 microsecond'`
 
 // foreverForgetSQL deletes an expired row so the key can be claimed as new work (with a new
-// id, so its ledger entries and follow-ups are its own).
-const foreverForgetSQL = `DELETE FROM once.operations
-WHERE id = $1 AND token = $2 AND expires_at IS NOT NULL AND expires_at <= clock_timestamp()`
+// id, so its ledger entries and follow-ups are its own), and with it the follow-ups it
+// enqueued that are delivered (see reapSQL).
+const foreverForgetSQL = `WITH op AS (
+	DELETE FROM once.operations
+	WHERE id = $1 AND token = $2 AND expires_at IS NOT NULL AND expires_at <= clock_timestamp()
+	RETURNING id
+)
+DELETE FROM once.followups f USING op WHERE f.operation_id = op.id AND f.state = 'delivered'`
+
+// foreverWithdrawSQL deletes a rejected attempt's claim (see Rejected), only while it is the
+// key's first attempt and has recorded no checkpoint: then nothing of the operation can
+// exist beyond its row.
+const foreverWithdrawSQL = `DELETE FROM once.operations
+WHERE id = $1 AND token = $2 AND state = 'open' AND attempts = 1 AND recovery_point IS NULL`
 
 // foreverSettleSQL records an attempt's outcome. It is conditional on the attempt's token;
 // an uncertain row is accepted too, because a holder that was marked uncertain for showing
 // no life, and then returned, knows the outcome the mark was guessing at. The clock is read
-// once, so a settled outcome expires exactly Retain after settled_at.
+// once, so a settled outcome expires exactly Retain after settled_at. The retention is
+// recorded in every state, so an uncertain operation resolved later is kept as long.
 const foreverSettleSQL = `UPDATE once.operations SET state = $3, result = $4, error = $5,
-	settled_at = t.now, alive_at = t.now,
+	settled_at = t.now, alive_at = t.now, retain = $6::bigint * interval '1 microsecond',
 	expires_at = CASE WHEN $3 <> 'uncertain' THEN t.now + $6::bigint * interval '1 microsecond' END
 FROM (SELECT clock_timestamp() AS now) t
 WHERE id = $1 AND token = $2 AND state IN ('open', 'uncertain')`
@@ -197,7 +246,7 @@ WHERE id = $1 AND token = $2 AND state IN ('open', 'uncertain')`
 // still owns the claim (the inserts read from the update's RETURNING).
 const foreverSettleWithSQL = `WITH op AS (
 	UPDATE once.operations SET state = $3, result = $4, error = $5,
-		settled_at = t.now, alive_at = t.now,
+		settled_at = t.now, alive_at = t.now, retain = $6::bigint * interval '1 microsecond',
 		expires_at = CASE WHEN $3 <> 'uncertain' THEN t.now + $6::bigint * interval '1 microsecond' END
 	FROM (SELECT clock_timestamp() AS now) t
 	WHERE id = $1 AND token = $2 AND state IN ('open', 'uncertain')
@@ -241,9 +290,20 @@ func (g Forever[T]) Do(ctx context.Context, db DB, key string, fn func(context.C
 // The outcome is recorded even when ctx was cancelled while fn ran. If fn panics, the claim
 // is released (RepeatSafe) or marked uncertain, and the panic goes on.
 func (g Forever[T]) DoRef(ctx context.Context, db DB, ref Ref, fn func(context.Context) (T, error)) (T, Outcome, error) {
+	if err := checkCall(ctx, db, g.Name, ref.Key); err != nil {
+		var zero T
+		return zero, Outcome{}, err
+	}
+	return doCall(ctx, db, g.call(kindForever, ref, ref.Key), fn)
+}
+
+// doCall claims p's key and runs fn under the claim, or answers from the row it ran into.
+func doCall[T any](ctx context.Context, db DB, p *foreverCall, fn func(context.Context) (T, error)) (T, Outcome, error) {
 	var zero T
-	p, err := g.prepare(ctx, db, ref, fn)
-	if err != nil {
+	if err := p.check(fn == nil); err != nil {
+		return zero, Outcome{}, err
+	}
+	if err := checkResultType[T](p); err != nil {
 		return zero, Outcome{}, err
 	}
 	a, row, err := p.claim(ctx, db)
@@ -256,48 +316,73 @@ func (g Forever[T]) DoRef(ctx context.Context, db DB, ref Ref, fn func(context.C
 	return runAttempt(ctx, p, a, fn)
 }
 
+// How a call names itself in errors: by what the caller used.
+const (
+	kindForever   = "forever guard" // Forever.Do, DoRef, and the wrappers oncegen writes
+	kindOperation = "operation"     // Operation.Do, and oncehttp
+)
+
 // foreverCall is one call of a Forever guard, validated.
 type foreverCall struct {
-	kind        string // "forever" or "operation", for messages
-	name        string
-	ref         Ref
+	kind string // kindForever or kindOperation
+	name string
+	ref  Ref
+	// shownKey is the key as the caller wrote it, for messages: an Operation's reference
+	// before it was encoded.
+	shownKey    string
 	fingerprint []byte
 	retain      time.Duration
 	stale       time.Duration
 	repeatSafe  bool
+	heartbeat   bool
 	maxResult   int
 }
 
-func (g Forever[T]) prepare(ctx context.Context, db DB, ref Ref, fn func(context.Context) (T, error)) (*foreverCall, error) {
-	if err := checkCall(ctx, db, g.Name, ref.Key); err != nil {
-		return nil, err
+func (g Forever[T]) call(kind string, ref Ref, shownKey string) *foreverCall {
+	return &foreverCall{kind: kind, name: g.Name, ref: ref, shownKey: shownKey, retain: g.Retain, stale: g.Stale,
+		repeatSafe: g.RepeatSafe, heartbeat: g.Heartbeat, maxResult: g.MaxResult}
+}
+
+// what names the call in errors: "forever guard billing.Charge", "operation reports.generate".
+func (p *foreverCall) what() string { return p.kind + " " + p.name }
+
+// label names the key in errors: `key "order/42"`, `reference "r-1"`.
+func (p *foreverCall) label() string {
+	if p.kind == kindOperation {
+		return fmt.Sprintf("reference %q", p.shownKey)
 	}
-	p := &foreverCall{kind: "forever", name: g.Name, ref: ref, retain: g.Retain, stale: g.Stale,
-		repeatSafe: g.RepeatSafe, maxResult: g.MaxResult}
-	if err := p.check(fn == nil); err != nil {
-		return nil, err
+	return fmt.Sprintf("key %q", p.shownKey)
+}
+
+// retainMicros is the retention as the statements take it: microseconds, nil for ever.
+func (p *foreverCall) retainMicros() *int64 {
+	if p.retain <= 0 {
+		return nil
 	}
-	if err := checkResultType[T](p); err != nil {
-		return nil, err
-	}
-	return p, nil
+	us := micros(p.retain)
+	return &us
+}
+
+// invalid returns an ErrInvalid error naming the call.
+func (p *foreverCall) invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: %s: %s", ErrInvalid, p.what(), fmt.Sprintf(format, args...))
 }
 
 // check validates the call's settings and fingerprints its input, before anything is sent.
 func (p *foreverCall) check(nilFunc bool) error {
 	switch {
 	case nilFunc:
-		return invalid(p.kind, p.name, "nil function")
+		return p.invalid("nil function")
 	case len(p.ref.Scope) > MaxKeyLen:
-		return invalid(p.kind, p.name, "scope is %d bytes, over the %d-byte limit", len(p.ref.Scope), MaxKeyLen)
+		return p.invalid("scope is %d bytes, over the %d-byte limit", len(p.ref.Scope), MaxKeyLen)
 	case !utf8.ValidString(p.ref.Scope) || strings.ContainsRune(p.ref.Scope, 0):
-		return invalid(p.kind, p.name, "scope is not valid UTF-8 text")
+		return p.invalid("scope is not valid UTF-8 text")
 	case p.retain < 0:
-		return invalid(p.kind, p.name, "negative retention %v", p.retain)
+		return p.invalid("negative retention %v", p.retain)
 	case p.stale < 0:
-		return invalid(p.kind, p.name, "negative stale window %v", p.stale)
+		return p.invalid("negative stale window %v", p.stale)
 	case p.maxResult < 0:
-		return invalid(p.kind, p.name, "negative MaxResult %d", p.maxResult)
+		return p.invalid("negative MaxResult %d", p.maxResult)
 	}
 	if p.stale == 0 {
 		p.stale = DefaultStale
@@ -308,7 +393,7 @@ func (p *foreverCall) check(nilFunc bool) error {
 	if p.ref.Input != nil {
 		fp, err := Fingerprint(p.ref.Input)
 		if err != nil {
-			return fmt.Errorf("%s guard %s: %w", p.kind, p.name, err)
+			return fmt.Errorf("%s: %w", p.what(), err)
 		}
 		p.fingerprint = fp
 	}
@@ -325,7 +410,7 @@ func checkResultType[T any](p *foreverCall) error {
 	t := reflect.TypeFor[T]()
 	if ok, known := resultTypes.Load(t); known {
 		if !ok.(bool) {
-			return invalid(p.kind, p.name, "result type %s cannot be recorded as JSON", t)
+			return p.invalid("result type %s cannot be recorded as JSON", t)
 		}
 		return nil
 	}
@@ -335,7 +420,7 @@ func checkResultType[T any](p *foreverCall) error {
 	ok := !errors.As(err, &unsupported)
 	resultTypes.Store(t, ok)
 	if !ok {
-		return invalid(p.kind, p.name, "result type %s cannot be recorded as JSON: %v", t, err)
+		return p.invalid("result type %s cannot be recorded as JSON: %v", t, err)
 	}
 	return nil
 }
@@ -378,8 +463,8 @@ func (p *foreverCall) claim(ctx context.Context, db DB) (*Attempt, *operationRow
 			continue
 		}
 		if p.fingerprint != nil && row.fingerprint != nil && !bytes.Equal(p.fingerprint, row.fingerprint) {
-			return nil, nil, fmt.Errorf("%w: %s guard %s: key %q (operation %d) was first used with another input",
-				ErrMismatch, p.kind, p.name, p.ref.Key, row.id)
+			return nil, nil, fmt.Errorf("%w: %s: %s (operation %d) was first used with another input",
+				ErrMismatch, p.what(), p.label(), row.id)
 		}
 		switch {
 		case row.state == opReleased || (row.state == opOpen && row.stale && p.repeatSafe):
@@ -390,7 +475,7 @@ func (p *foreverCall) claim(ctx context.Context, db DB) (*Attempt, *operationRow
 			continue // another caller took it over first: read again
 		case row.state == opOpen && row.stale:
 			reason := fmt.Sprintf("attempt %d showed no life for %v: its effect may or may not have happened", row.attempts, p.stale)
-			tag, err := db.Exec(ctx, foreverAbandonSQL, row.id, row.token, reason, micros(p.stale))
+			tag, err := db.Exec(ctx, foreverAbandonSQL, row.id, row.token, reason, micros(p.stale), p.retainMicros())
 			if err != nil {
 				return nil, nil, p.errorf(err, "marking operation %d uncertain", row.id)
 			}
@@ -401,7 +486,7 @@ func (p *foreverCall) claim(ctx context.Context, db DB) (*Attempt, *operationRow
 		}
 		return nil, row, nil
 	}
-	return nil, nil, fmt.Errorf("once: %s guard %s: key %q kept changing during %d attempts to claim it", p.kind, p.name, p.ref.Key, foreverRounds)
+	return nil, nil, fmt.Errorf("once: %s: %s kept changing during %d attempts to claim it", p.what(), p.label(), foreverRounds)
 }
 
 // batcher is the part of pgx that sends several statements in one round trip. Every DB pgx
@@ -492,7 +577,7 @@ func (p *foreverCall) newAttempt(db DB, id int64, token string, number int, prov
 }
 
 func (p *foreverCall) errorf(err error, format string, args ...any) error {
-	return fmt.Errorf("once: %s guard %s: key %q: %s: %w", p.kind, p.name, p.ref.Key, fmt.Sprintf(format, args...), err)
+	return fmt.Errorf("once: %s: %s: %s: %w", p.what(), p.label(), fmt.Sprintf(format, args...), err)
 }
 
 // replay answers a call from the row it ran into.
@@ -508,22 +593,22 @@ func replay[T any](p *foreverCall, row *operationRow) (T, Outcome, error) {
 	case opDone:
 		if row.result == nil {
 			if row.errText != nil { // recorded without its result (see ErrResultTooLarge)
-				return zero, out, fmt.Errorf("%w: %s guard %s: operation %s: %s", ErrResultTooLarge, p.kind, p.name, handle, text)
+				return zero, out, fmt.Errorf("%w: %s: operation %s: %s", ErrResultTooLarge, p.what(), handle, text)
 			}
 			return zero, out, nil
 		}
 		var v T
 		if err := json.Unmarshal(row.result, &v); err != nil {
-			return zero, out, fmt.Errorf("once: %s guard %s: operation %s: recorded result cannot be read as %s: %w",
-				p.kind, p.name, handle, reflect.TypeFor[T](), err)
+			return zero, out, fmt.Errorf("once: %s: operation %s: recorded result cannot be read as %s: %w",
+				p.what(), handle, reflect.TypeFor[T](), err)
 		}
 		return v, out, nil
 	case opFailed:
 		return zero, out, &Failure{Name: p.name, Handle: handle, Message: text}
 	case opUncertain:
-		return zero, out, fmt.Errorf("%w: %s guard %s: operation %s needs an operator's resolution: %s", ErrUncertain, p.kind, p.name, handle, text)
+		return zero, out, fmt.Errorf("%w: %s: operation %s needs an operator's resolution: %s", ErrUncertain, p.what(), handle, text)
 	default: // open and alive
-		return zero, Outcome{Status: InFlight, Handle: handle}, fmt.Errorf("%w: %s guard %s: operation %s (attempt %d) is running", ErrInFlight, p.kind, p.name, handle, row.attempts)
+		return zero, Outcome{Status: InFlight, Handle: handle}, fmt.Errorf("%w: %s: operation %s (attempt %d) is running", ErrInFlight, p.what(), handle, row.attempts)
 	}
 }
 
@@ -533,19 +618,26 @@ func runAttempt[T any](ctx context.Context, p *foreverCall, a *Attempt, fn func(
 	// The function's context carries the attempt and the operation's provider key, the same
 	// for every attempt, for an effect that passes it on (ProviderKeyFrom).
 	actx := context.WithValue(WithProviderKey(ctx, a.ProviderKey(p.name)), attemptContextKey{}, a)
+	// The heartbeat stops before the attempt settles, so that it never reads the settled
+	// row as a lost claim.
+	actx, stopHeartbeat := a.heartbeatWhileRunning(actx)
+	defer stopHeartbeat()
 	v, err := callSettled(actx, fn, func(sctx context.Context) {
+		stopHeartbeat()
 		state := opUncertain
 		if p.repeatSafe {
 			state = opReleased
 		}
 		a.settle(sctx, state, nil, "the function panicked")
 	})
+	stopHeartbeat()
 	sctx, cancel := settleContext(ctx)
 	defer cancel()
 
 	state, result, text := opDone, []byte(nil), ""
 	var tooLarge error
 	var term terminalError
+	var rejected rejectedError
 	switch uerr := a.uncertainty(); {
 	case uerr != nil || errors.Is(err, ErrUncertain):
 		if uerr == nil {
@@ -556,14 +648,16 @@ func runAttempt[T any](ctx context.Context, p *foreverCall, a *Attempt, fn func(
 		enc, merr := json.Marshal(v)
 		switch {
 		case merr != nil:
-			tooLarge = fmt.Errorf("once: %s guard %s: operation %d: result cannot be encoded (recorded done without it): %w", p.kind, p.name, a.id, merr)
+			tooLarge = fmt.Errorf("once: %s: operation %d: result cannot be encoded (recorded done without it): %w", p.what(), a.id, merr)
 			text = "result could not be encoded: " + merr.Error()
 		case len(enc) > p.maxResult:
 			text = fmt.Sprintf("result of %d bytes is over the %d-byte limit and was not recorded; record the work in your own table and return its id", len(enc), p.maxResult)
-			tooLarge = fmt.Errorf("%w: %s guard %s: operation %d: %s", ErrResultTooLarge, p.kind, p.name, a.id, text)
+			tooLarge = fmt.Errorf("%w: %s: operation %d: %s", ErrResultTooLarge, p.what(), a.id, text)
 		default:
 			result = enc
 		}
+	case errors.As(err, &rejected):
+		state, text = opWithdrawn, err.Error()
 	case errors.As(err, &term):
 		state, text = opFailed, err.Error()
 	default:
@@ -579,18 +673,25 @@ func runAttempt[T any](ctx context.Context, p *foreverCall, a *Attempt, fn func(
 }
 
 // settle records the attempt's outcome, with its ledger entries and follow-ups when it is
-// done or failed (a released or uncertain attempt delivered nothing that can be counted).
+// done or failed (a released or uncertain attempt delivered nothing that can be counted). A
+// withdrawn attempt's claim is deleted, or released when it cannot be (see Rejected).
 func (a *Attempt) settle(ctx context.Context, state string, result []byte, text string) error {
 	p := a.call
+	if state == opWithdrawn {
+		tag, err := a.db.Exec(ctx, foreverWithdrawSQL, a.id, a.token)
+		if err != nil {
+			return p.errorf(err, "withdrawing the claim of operation %d", a.id)
+		}
+		if tag.RowsAffected() == 1 {
+			return nil
+		}
+		state = opReleased // a later attempt, or a checkpoint recorded: keep the row
+	}
 	var errText *string
 	if text != "" {
 		errText = &text
 	}
-	var retain *int64
-	if p.retain > 0 {
-		us := micros(p.retain)
-		retain = &us
-	}
+	retain := p.retainMicros()
 	a.mu.Lock()
 	ledger, followups := a.ledger, a.followups
 	a.mu.Unlock()
@@ -610,8 +711,8 @@ func (a *Attempt) settle(ctx context.Context, state string, result []byte, text 
 		return p.errorf(err, "recording operation %d as %s", a.id, state)
 	}
 	if n == 0 {
-		return fmt.Errorf("%w: %s guard %s: operation %d was taken over or resolved while attempt %d ran; its outcome (%s) was not recorded",
-			ErrNotOwner, p.kind, p.name, a.id, a.number, state)
+		return fmt.Errorf("%w: %s: operation %d was taken over or resolved while attempt %d ran; its outcome (%s) was not recorded",
+			ErrNotOwner, p.what(), a.id, a.number, state)
 	}
 	return nil
 }

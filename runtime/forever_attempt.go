@@ -3,9 +3,13 @@ package once
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // Attempt is one run of a forever operation's function: the claim it holds, and what it
@@ -91,4 +95,47 @@ func (a *Attempt) uncertainty() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.uncertain
+}
+
+// heartbeatWhileRunning starts the attempt's automatic heartbeat (Forever.Heartbeat) when its
+// guard asks for one and its DB is a pool, which several goroutines may use at once. It
+// returns the function's context, cancelled with the cause if a heartbeat finds the claim
+// lost, and a stop function, safe to call more than once, that returns when the heartbeat
+// has stopped.
+//
+// The heartbeat lasts as long as the function runs, not as long as the caller's context: a
+// function still running after its caller gave up holds the claim all the same.
+func (a *Attempt) heartbeatWhileRunning(ctx context.Context) (context.Context, func()) {
+	if _, pool := a.db.(*pgxpool.Pool); !a.call.heartbeat || !pool {
+		return ctx, func() {}
+	}
+	fctx, cancelFn := context.WithCancelCause(ctx)
+	bctx, cancelBeat := context.WithCancel(context.WithoutCancel(ctx))
+	every := max(a.call.stale/3, time.Millisecond)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-bctx.Done():
+				return
+			case <-tick.C:
+			}
+			// A failed heartbeat is tried again at the next tick: only a lost claim stops
+			// it, and tells the function.
+			if err := a.Heartbeat(bctx); errors.Is(err, ErrNotOwner) {
+				cancelFn(err)
+				return
+			}
+		}
+	})
+	var stopped sync.Once
+	return fctx, func() {
+		stopped.Do(func() {
+			cancelBeat()
+			wg.Wait()
+			cancelFn(context.Canceled)
+		})
+	}
 }

@@ -2,7 +2,10 @@ package once
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // DefaultOperationRetain is how long an Operation remembers a reference when its Retain is
@@ -22,16 +25,25 @@ const MaxReferenceLen = 255
 //
 // The account must come from authentication, never from the request body: a key a caller
 // can point at another account's operation would replay that account's result to it.
+//
+// An operation is stored as a Forever guard's would be, with the account and the reference
+// each encoded as a one-part key (EncodeKey): Ref{Scope: Key(account), Key: Key(reference)}.
+// That is what a wrapper oncegen writes for //once:forever scope=account key=reference
+// passes, so an Operation, the oncehttp middleware and a generated guard of the same name
+// meet on the same row, and once.ledger and once.followups hold one scope per account
+// however it was reached. Accounts and references without '/' or '%' are stored as they
+// are.
 type Operation[T any] struct {
 	// Name names the operation ("reports.generate"); references are per Name and account.
 	Name string
 	// Retain is how long a settled operation's reference is remembered; zero means
 	// DefaultOperationRetain. After it, a retry with the same reference runs as new work.
 	Retain time.Duration
-	// Stale, RepeatSafe and MaxResult are as for Forever.
+	// Stale, RepeatSafe, MaxResult and Heartbeat are as for Forever.
 	Stale      time.Duration
 	RepeatSafe bool
 	MaxResult  int
+	Heartbeat  bool
 }
 
 // OperationRef is what names one intention of one account.
@@ -40,7 +52,7 @@ type OperationRef struct {
 	Account string
 	// Reference is the client's name for the intention: the same on every retry of it, a
 	// new one for a deliberate new run (Regenerate). At most MaxReferenceLen bytes of
-	// printable ASCII.
+	// printable ASCII, and at most MaxKeyLen once encoded ('/' and '%' take three bytes).
 	Reference string
 	// Input is what the intention asks for (the request's parameters). It is fingerprinted:
 	// the reference reused with a different input is refused with ErrMismatch. Nil skips the
@@ -52,7 +64,8 @@ type OperationRef struct {
 // attempt it runs under (for provider keys, ledger entries, follow-ups and checkpoints).
 func (op Operation[T]) Do(ctx context.Context, db DB, ref OperationRef, fn func(context.Context, *Attempt) (T, error)) (T, Outcome, error) {
 	var zero T
-	if err := op.checkRef(ref); err != nil {
+	stored, err := op.storedRef(ctx, db, ref)
+	if err != nil {
 		return zero, Outcome{}, err
 	}
 	var inner func(context.Context) (T, error)
@@ -62,17 +75,18 @@ func (op Operation[T]) Do(ctx context.Context, db DB, ref OperationRef, fn func(
 			return fn(ctx, a)
 		}
 	}
-	return op.forever().DoRef(ctx, db, Ref{Scope: ref.Account, Key: ref.Reference, Input: ref.Input}, inner)
+	return doCall(ctx, db, op.forever().call(kindOperation, stored, ref.Reference), inner)
 }
 
 // Lookup returns the record of the operation that account started under reference, for a
 // status endpoint ("still running", "done, here is the result"). Another account's
 // operation with the same reference is not found: ErrNoOperation.
 func (op Operation[T]) Lookup(ctx context.Context, db DB, account, reference string) (OperationRecord, error) {
-	if err := op.checkRef(OperationRef{Account: account, Reference: reference}); err != nil {
+	stored, err := op.storedRef(ctx, db, OperationRef{Account: account, Reference: reference})
+	if err != nil {
 		return OperationRecord{}, err
 	}
-	return LookupOperation(ctx, db, op.Name, account, reference)
+	return LookupOperation(ctx, db, op.Name, stored.Scope, stored.Key)
 }
 
 func (op Operation[T]) forever() Forever[T] {
@@ -80,25 +94,46 @@ func (op Operation[T]) forever() Forever[T] {
 	if retain == 0 {
 		retain = DefaultOperationRetain
 	}
-	return Forever[T]{Name: op.Name, Retain: retain, Stale: op.Stale, RepeatSafe: op.RepeatSafe, MaxResult: op.MaxResult}
+	return Forever[T]{Name: op.Name, Retain: retain, Stale: op.Stale, RepeatSafe: op.RepeatSafe,
+		MaxResult: op.MaxResult, Heartbeat: op.Heartbeat}
 }
 
-func (op Operation[T]) checkRef(ref OperationRef) error {
+// storedRef checks the call and ref, and returns ref as stored: account and reference
+// encoded as one-part keys.
+func (op Operation[T]) storedRef(ctx context.Context, db DB, ref OperationRef) (Ref, error) {
 	if err := checkName(op.Name); err != nil {
-		return err
+		return Ref{}, err
+	}
+	invalid := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s %s: %s", ErrInvalid, kindOperation, op.Name, fmt.Sprintf(format, args...))
 	}
 	switch {
+	case ctx == nil:
+		return Ref{}, invalid("nil context")
+	case ctx.Err() != nil:
+		return Ref{}, fmt.Errorf("%w: %s %s: context already ended: %w", ErrInvalid, kindOperation, op.Name, ctx.Err())
+	case nilDB(db) != "":
+		return Ref{}, invalid("%s", nilDB(db))
 	case ref.Account == "":
-		return invalid("operation", op.Name, "empty account (an operation reference is always scoped to the authenticated account)")
+		return Ref{}, invalid("empty account (an operation reference is always scoped to the authenticated account)")
 	case ref.Reference == "":
-		return invalid("operation", op.Name, "empty reference")
+		return Ref{}, invalid("empty reference")
 	case len(ref.Reference) > MaxReferenceLen:
-		return invalid("operation", op.Name, "reference is %d bytes, over the %d-byte limit", len(ref.Reference), MaxReferenceLen)
+		return Ref{}, invalid("reference is %d bytes, over the %d-byte limit", len(ref.Reference), MaxReferenceLen)
 	}
 	for i := 0; i < len(ref.Reference); i++ {
 		if c := ref.Reference[i]; c < ' ' || c > '~' {
-			return invalid("operation", op.Name, "reference holds byte %#x at %d: only printable ASCII is accepted", c, i)
+			return Ref{}, invalid("reference holds byte %#x at %d: only printable ASCII is accepted", c, i)
 		}
 	}
-	return nil
+	stored := Ref{Scope: Key(ref.Account), Key: Key(ref.Reference), Input: ref.Input}
+	switch {
+	case len(stored.Key) > MaxKeyLen:
+		return Ref{}, invalid("reference is %d bytes once encoded ('/' and '%%' take three), over the %d-byte limit", len(stored.Key), MaxKeyLen)
+	case len(stored.Scope) > MaxKeyLen:
+		return Ref{}, invalid("account is %d bytes once encoded ('/' and '%%' take three), over the %d-byte limit", len(stored.Scope), MaxKeyLen)
+	case !utf8.ValidString(ref.Account) || strings.ContainsRune(ref.Account, 0):
+		return Ref{}, invalid("account is not valid UTF-8 text")
+	}
+	return stored, nil
 }

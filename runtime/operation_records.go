@@ -21,7 +21,8 @@ var ErrNotUncertain = errors.New("once: operation is not uncertain")
 type OperationRecord struct {
 	// ID is the operation's id (Outcome.Handle as a number).
 	ID int64
-	// Name, Scope and Key identify it.
+	// Name, Scope and Key identify it, as stored: key text as EncodeKey writes it (an
+	// Operation's account and reference are encoded, see Operation).
 	Name, Scope, Key string
 	// State is "open", "done", "failed", "released" or "uncertain" (see Forever).
 	State string
@@ -40,17 +41,20 @@ type OperationRecord struct {
 	SettledAt time.Time
 	// ExpiresAt is when it is forgotten, zero for never.
 	ExpiresAt time.Time
+	// Retain is how long its guard keeps a settled outcome, zero for ever.
+	Retain time.Duration
 }
 
 const operationColumns = `id, name, scope, key, state, attempts, result, coalesce(error, ''), coalesce(recovery_point, ''),
-	claimed_at, alive_at, settled_at, expires_at`
+	claimed_at, alive_at, settled_at, expires_at, (extract(epoch FROM retain) * 1000000)::bigint`
 
 func scanOperationRecord(row pgx.Row) (OperationRecord, error) {
 	var r OperationRecord
 	var settled, expires *time.Time
 	var result []byte
+	var retain *int64
 	err := row.Scan(&r.ID, &r.Name, &r.Scope, &r.Key, &r.State, &r.Attempts, &result, &r.Error, &r.RecoveryPoint,
-		&r.ClaimedAt, &r.AliveAt, &settled, &expires)
+		&r.ClaimedAt, &r.AliveAt, &settled, &expires, &retain)
 	if err != nil {
 		return r, err
 	}
@@ -63,11 +67,14 @@ func scanOperationRecord(row pgx.Row) (OperationRecord, error) {
 	if expires != nil {
 		r.ExpiresAt = *expires
 	}
+	if retain != nil {
+		r.Retain = time.Duration(*retain) * time.Microsecond
+	}
 	return r, nil
 }
 
-// LookupOperation returns the record of the operation name, scope and key, or an error
-// wrapping ErrNoOperation. An expired record is still returned (until it is reaped or
+// LookupOperation returns the record of the operation name, scope and key (as stored: for an
+// Operation, use Operation.Lookup, which encodes them), or an error wrapping ErrNoOperation. An expired record is still returned (until it is reaped or
 // claimed anew); its ExpiresAt says so.
 func LookupOperation(ctx context.Context, db DB, name, scope, key string) (OperationRecord, error) {
 	if err := checkCall(ctx, db, name, key); err != nil {
@@ -84,21 +91,31 @@ FROM once.operations WHERE name = $1 AND scope = $2 AND key = $3`, name, scope, 
 	return r, nil
 }
 
+// checkList checks the arguments of an operator's list and returns the limit to use: 100
+// for 0.
+func checkList(ctx context.Context, db DB, limit int) (int, error) {
+	if err := checkContext(ctx); err != nil {
+		return 0, err
+	}
+	if err := checkDB(db); err != nil {
+		return 0, err
+	}
+	if limit < 0 {
+		return 0, fmt.Errorf("%w: negative limit %d", ErrInvalid, limit)
+	}
+	if limit == 0 {
+		limit = 100
+	}
+	return limit, nil
+}
+
 // ListUncertain lists the operations whose outcome is unknown, oldest first, for an operator
 // to reconcile with the provider and resolve (ResolveDone, ResolveFailed, ResolveRetry).
 // name "" lists every guard's; limit 0 means 100.
 func ListUncertain(ctx context.Context, db DB, name string, limit int) ([]OperationRecord, error) {
-	if err := checkContext(ctx); err != nil {
+	limit, err := checkList(ctx, db, limit)
+	if err != nil {
 		return nil, err
-	}
-	if err := checkDB(db); err != nil {
-		return nil, err
-	}
-	if limit < 0 {
-		return nil, fmt.Errorf("%w: negative limit %d", ErrInvalid, limit)
-	}
-	if limit == 0 {
-		limit = 100
 	}
 	rows, err := db.Query(ctx, `SELECT `+operationColumns+`
 FROM once.operations WHERE state = 'uncertain' AND ($1 = '' OR name = $1)
@@ -123,7 +140,11 @@ ORDER BY settled_at, id LIMIT $2`, name, limit)
 
 // ResolveDone records an uncertain operation as done, with result (encoded as JSON; nil for
 // none): the operator found that the effect happened. Later calls of its key get result.
-// The record is kept until deleted by hand (a resolution carries no retention).
+//
+// A resolution is kept as long as the guard keeps an outcome (its Retain, recorded with the
+// operation when it was marked uncertain), counted from the resolution; then the key is
+// forgotten and ReapExpired deletes the row. An operation whose guard keeps outcomes for ever
+// is kept for ever.
 func ResolveDone(ctx context.Context, db DB, id int64, result any) error {
 	var enc []byte
 	if result != nil {
@@ -138,7 +159,7 @@ func ResolveDone(ctx context.Context, db DB, id int64, result any) error {
 
 // ResolveFailed records an uncertain operation as a terminal failure with message: the
 // operator found that the effect did not happen and must not be tried again. Later calls of
-// its key get a *Failure.
+// its key get a *Failure. It is kept as ResolveDone says.
 func ResolveFailed(ctx context.Context, db DB, id int64, message string) error {
 	if message == "" {
 		return fmt.Errorf("%w: operation %d: empty failure message", ErrInvalid, id)
@@ -147,7 +168,8 @@ func ResolveFailed(ctx context.Context, db DB, id int64, message string) error {
 }
 
 // ResolveRetry releases an uncertain operation: the operator found that the effect did not
-// happen (or that a repeat is harmless), and the next call of its key runs it again.
+// happen (or that a repeat is harmless), and the next call of its key runs it again. A key
+// that is never called again is forgotten after the guard's Retain, as ResolveDone says.
 func ResolveRetry(ctx context.Context, db DB, id int64) error {
 	return resolve(ctx, db, id, opReleased, nil, nil)
 }
@@ -164,8 +186,9 @@ func resolve(ctx context.Context, db DB, id int64, state string, result []byte, 
 resolved AS (
 	UPDATE once.operations o SET state = $2, result = $3,
 		error = CASE WHEN $2 = 'done' THEN NULL ELSE coalesce($4, o.error || ' (released by an operator)') END,
-		settled_at = clock_timestamp(), expires_at = NULL
-	FROM target WHERE o.id = target.id AND target.state = 'uncertain'
+		settled_at = t.now, expires_at = t.now + o.retain
+	FROM target, (SELECT clock_timestamp() AS now) t
+	WHERE o.id = target.id AND target.state = 'uncertain'
 	RETURNING o.id
 )
 SELECT target.state FROM target`, id, state, result, message).Scan(&was)

@@ -17,6 +17,7 @@ CREATE TABLE IF NOT EXISTS once.operations (
 	alive_at       timestamptz NOT NULL DEFAULT clock_timestamp(),
 	settled_at     timestamptz NULL,
 	expires_at     timestamptz NULL,
+	retain         interval    NULL,
 	CONSTRAINT operations_state CHECK (state IN ('open', 'done', 'failed', 'released', 'uncertain')),
 	CONSTRAINT operations_settled CHECK ((state = 'open') = (settled_at IS NULL)),
 	-- Only a settled outcome is forgotten: an open claim has a holder, an uncertain one awaits
@@ -24,6 +25,9 @@ CREATE TABLE IF NOT EXISTS once.operations (
 	CONSTRAINT operations_expiry CHECK (expires_at IS NULL OR state IN ('done', 'failed', 'released')),
 	CONSTRAINT operations_name_scope_key_once_forever UNIQUE (name, scope, key)
 );
+-- A table made before retain existed gets it here: the schema only grows, and is applied again
+-- by every newer runtime.
+ALTER TABLE once.operations ADD COLUMN IF NOT EXISTS retain interval NULL;
 CREATE INDEX IF NOT EXISTS operations_expires_at ON once.operations (expires_at) WHERE expires_at IS NOT NULL;
 CREATE INDEX IF NOT EXISTS operations_attention ON once.operations (name, settled_at) WHERE state = 'uncertain';
 COMMENT ON TABLE once.operations IS 'once forever guards and operation references: one row per guard name, scope (account) and key. The insert is the claim; the state column says where the promise stands.';
@@ -33,3 +37,4 @@ COMMENT ON COLUMN once.operations.token IS 'proof of the current attempt: settle
 COMMENT ON COLUMN once.operations.fingerprint IS 'sha256 of the canonical JSON of the input the key was first used with; a reuse with another input is refused.';
 COMMENT ON COLUMN once.operations.provider_ref IS 'stable across attempts, new for a new operation: the root of the idempotency keys sent to providers and of follow-ups.';
 COMMENT ON COLUMN once.operations.expires_at IS 'when a settled outcome is forgotten (NULL = kept for ever); after it a retry runs as new, and the reaper deletes the row.';
+COMMENT ON COLUMN once.operations.retain IS 'how long the guard keeps a settled outcome (NULL = for ever), recorded at every settle, so an operator''s resolution of an uncertain operation is kept as long as the guard would have kept it.';

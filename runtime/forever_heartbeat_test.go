@@ -1,0 +1,141 @@
+package once_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	once "github.com/oncekit/once/runtime"
+)
+
+// A repeat-safe effect that runs longer than Stale: with Heartbeat, a caller arriving after
+// Stale finds it alive (in flight) and the effect happens once. The negative control has no
+// heartbeat: the caller takes the living holder for dead, takes its claim over and does the
+// effect a second time, and the first holder's outcome is refused.
+func TestForever_HeartbeatKeepsALongEffectItsClaim(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 6)
+	const stale = 2 * time.Second
+	for _, heartbeat := range []bool{true, false} {
+		name := map[bool]string{true: "heartbeat", false: "negative control: no heartbeat"}[heartbeat]
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			g := once.Forever[int]{Name: "reports.Render", Stale: stale, RepeatSafe: true, Heartbeat: heartbeat}
+			key := name
+			var wg sync.WaitGroup
+			var firstErr error
+			wg.Go(func() {
+				_, _, firstErr = g.Do(ctx, pool, key, func(ctx context.Context) (int, error) {
+					time.Sleep(2*stale + stale/2) // a long render, with no checkpoint on the way
+					return 1, effect(ctx, pool, "render", key, 1)
+				})
+			})
+			time.Sleep(stale + stale/2)
+			_, out, err := g.Do(ctx, pool, key, func(ctx context.Context) (int, error) {
+				return 2, effect(ctx, pool, "render", key, 2)
+			})
+			wg.Wait()
+			n := effects(t, pool, "render", key)
+			switch {
+			case heartbeat && (!errors.Is(err, once.ErrInFlight) || firstErr != nil || n != 1):
+				t.Fatalf("second caller: %+v %v; first: %v; %d renders; want in flight and one render", out, err, firstErr, n)
+			case !heartbeat && (out.Status != once.Ran || !errors.Is(firstErr, once.ErrNotOwner) || n != 2):
+				t.Fatalf("second caller: %+v %v; first: %v; %d renders; want a takeover and two renders", out, err, firstErr, n)
+			}
+		})
+	}
+}
+
+// A heartbeat that finds its claim gone (here, taken by someone else while the database was
+// unreachable for Stale) cancels the function's context, with a cause wrapping ErrNotOwner,
+// so the function stops working for a claim it no longer holds. The negative control has no
+// heartbeat: nothing tells the function.
+func TestForever_HeartbeatLosingTheClaimCancelsTheFunction(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 4)
+	for _, heartbeat := range []bool{true, false} {
+		t.Run(map[bool]string{true: "heartbeat", false: "negative control: no heartbeat"}[heartbeat], func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			g := once.Forever[int]{Name: "reports.Render", Stale: 300 * time.Millisecond, Heartbeat: heartbeat}
+			errNeverTold := errors.New("the function was never told")
+			var fnErr error
+			_, out, err := g.Do(ctx, pool, t.Name(), func(ctx context.Context) (int, error) {
+				a, _ := once.AttemptFrom(ctx)
+				if _, err := pool.Exec(ctx, `UPDATE once.operations SET token = 'another holder' WHERE id = $1`, a.ID()); err != nil {
+					return 0, err
+				}
+				select {
+				case <-ctx.Done():
+					fnErr = context.Cause(ctx)
+				case <-time.After(3 * time.Second):
+					fnErr = errNeverTold
+				}
+				return 0, fnErr
+			})
+			if out.Status != once.Ran || !errors.Is(err, once.ErrNotOwner) {
+				t.Fatalf("%+v %v, want Ran, and the outcome refused (ErrNotOwner)", out, err)
+			}
+			if heartbeat != errors.Is(fnErr, once.ErrNotOwner) || heartbeat == errors.Is(fnErr, errNeverTold) {
+				t.Fatalf("the function ended with %v", fnErr)
+			}
+		})
+	}
+}
+
+// Only a pool is used by the heartbeat: there alive_at moves while the function runs. In a
+// transaction or on one connection, which two goroutines cannot share, there is none, and the
+// function's own statements on that DB run undisturbed.
+func TestForever_HeartbeatOnlyOnAPool(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 4)
+	ctx := context.Background()
+	const stale = 300 * time.Millisecond
+	g := once.Forever[bool]{Name: "reports.Render", Stale: stale, Heartbeat: true}
+	// fn works on db for a few heartbeat intervals, then reports whether its claim showed
+	// life meanwhile.
+	fn := func(db once.DB) func(ctx context.Context) (bool, error) {
+		return func(ctx context.Context) (bool, error) {
+			a, _ := once.AttemptFrom(ctx)
+			for range 6 {
+				if _, err := db.Exec(ctx, `SELECT pg_sleep(0.05)`); err != nil {
+					return false, err
+				}
+				time.Sleep(stale / 6)
+			}
+			var moved bool
+			err := db.QueryRow(ctx, `SELECT alive_at > claimed_at FROM once.operations WHERE id = $1`, a.ID()).Scan(&moved)
+			return moved, err
+		}
+	}
+	if moved, _, err := g.Do(ctx, pool, "pool", fn(pool)); err != nil || !moved {
+		t.Fatalf("on a pool: showed life %v, %v; want the heartbeat's", moved, err)
+	}
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if moved, _, err := g.Do(ctx, tx, "tx", fn(tx)); err != nil || moved {
+		t.Fatalf("in a transaction: showed life %v, %v; want no heartbeat and no error", moved, err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	var one once.DB = conn.Conn()
+	if _, ok := one.(*pgx.Conn); !ok {
+		t.Fatalf("%T is not a single connection", one)
+	}
+	if moved, _, err := g.Do(ctx, one, "conn", fn(one)); err != nil || moved {
+		t.Fatalf("on one connection: showed life %v, %v; want no heartbeat and no error", moved, err)
+	}
+}
