@@ -2,10 +2,12 @@
 // door of a paid product, where a second click, a second tab, a reconnecting phone or an
 // integration's retry must not make the work happen twice.
 //
-// Each request that carries a key is an operation of once's runtime (a Forever guard over
-// once.operations), keyed by the key and scoped to the account the application's Account
-// function authenticates, never to anything in the request body. The handler runs at most
-// once per account and key:
+// Each request that carries a key is an operation of once's runtime (once.Operation, over
+// once.operations), its reference the key, scoped to the account the application's Account
+// function authenticates, never to anything in the request body. It is stored as every
+// Operation is (see once.Operation), so a status endpoint can find it with Operation.Lookup
+// and the ledger entries its handler records carry the same scope as any other guard's for
+// that account. The handler runs at most once per account and key:
 //
 //   - the first request runs the handler; its response (status, chosen headers, body) is
 //     recorded and sent;
@@ -22,14 +24,29 @@
 //
 // What the handler's response means for a retry:
 //
-//   - 2xx, 3xx and 4xx (except 408, 425 and 429) are recorded and replayed: the request was
-//     answered, and asking again must get the same answer;
-//   - 5xx, 408, 425 and 429 release the key: the work did not happen (or will be done again
-//     safely), so a retry runs the handler again;
+//   - 2xx, 3xx and the other 4xx (a declined payment, 402; a conflict with the resource's
+//     state, 409) are recorded and replayed: the request was carried out, or refused on a
+//     decision about the state it found, and asking again must get the same answer;
+//   - a refusal of the request itself, before anything was done, is not recorded: by
+//     default 400, 401, 403, 404, 405, 413, 415 and 422 (DefaultUnrecorded; see
+//     Config.Unrecorded), or any response whose handler called DontRecord. The key is left
+//     as if it had never been used, so the client can correct the request and send it again
+//     with the same key, as Stripe documents for a request that failed validation. Replaying
+//     such an answer would only hold the client's mistake against it for a day; recording
+//     the corrected request's fingerprint under a fresh claim is what lets it through;
+//   - 5xx, 408, 425 and 429 release the key: the work did not happen, or will be done again
+//     safely, so a retry of the same request runs the handler again (the key keeps its
+//     request: a different one is refused with 422, as the first may have done part of the
+//     work);
 //   - a handler that cannot know whether its effect happened (a provider took the request
 //     and the connection failed) calls once.AttemptFrom(r.Context()).Uncertain(err): the
 //     operation is recorded uncertain and later requests get 409 until an operator resolves
 //     it (once.ListUncertain).
+//
+// A response not recorded must mean nothing was done: the handler answers 4xx before its
+// first effect. A key whose earlier attempt may have done work (a released key's retry, or
+// an attempt that recorded a checkpoint) is released rather than forgotten, whatever the
+// status (see once.Rejected).
 //
 // The handler finds the operation in its request's context (once.AttemptFrom): its provider
 // keys (Attempt.ProviderKey), ledger entries (Attempt.Record), follow-ups (Attempt.FollowUp)
@@ -56,6 +73,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	once "github.com/oncekit/once/runtime"
@@ -75,6 +93,16 @@ const (
 // DefaultReplayHeaders are the response headers recorded and replayed when
 // Config.ReplayHeaders is nil.
 var DefaultReplayHeaders = []string{"Content-Type", "Content-Language", "Content-Location", "Location", "Link"}
+
+// DefaultUnrecorded are the statuses not recorded when Config.Unrecorded is nil: the
+// answers that refuse the request as it was sent, before anything is done (see the package
+// doc). 400 Bad Request, 401 Unauthorized, 403 Forbidden, 404 Not Found, 405 Method Not
+// Allowed, 413 Content Too Large, 415 Unsupported Media Type, 422 Unprocessable Content.
+var DefaultUnrecorded = []int{
+	http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound,
+	http.StatusMethodNotAllowed, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType,
+	http.StatusUnprocessableEntity,
+}
 
 // Config configures the middleware. DB and Account are required.
 type Config struct {
@@ -101,6 +129,14 @@ type Config struct {
 	// RepeatSafe says the handler's effects may be repeated after a process died mid-request
 	// (they carry provider keys, or are checkpointed); see once.Forever.
 	RepeatSafe bool
+	// Heartbeat keeps a long request's key from being taken for a dead process's while the
+	// handler runs, when DB is a *pgxpool.Pool; see once.Forever.
+	Heartbeat bool
+	// Unrecorded are the 4xx statuses whose responses are not recorded: the key is left
+	// unused, and a corrected request with the same key runs (see the package doc). Nil
+	// means DefaultUnrecorded; an empty slice records every 4xx but 408, 425 and 429. A
+	// handler can also leave one response unrecorded with DontRecord.
+	Unrecorded []int
 	// Wait, when positive, makes a request that finds its key in flight wait up to Wait for
 	// the first request to finish, and answer with its response, instead of 409 at once.
 	Wait time.Duration
@@ -145,7 +181,17 @@ func New(cfg Config) (func(http.Handler) http.Handler, error) {
 	case cfg.Retain < 0 || cfg.Stale < 0 || cfg.Wait < 0 || cfg.MaxBody < 0 || cfg.MaxResponse < 0:
 		return nil, errors.New("oncehttp: Config.Retain, Stale, Wait, MaxBody and MaxResponse must not be negative")
 	}
-	m := &middleware{cfg: cfg, methods: map[string]bool{}, replay: map[string]bool{}}
+	m := &middleware{cfg: cfg, methods: map[string]bool{}, replay: map[string]bool{}, unrecorded: map[int]bool{}}
+	unrecorded := cfg.Unrecorded
+	if unrecorded == nil {
+		unrecorded = DefaultUnrecorded
+	}
+	for _, s := range unrecorded {
+		if s < 400 || s > 499 {
+			return nil, fmt.Errorf("oncehttp: Config.Unrecorded holds %d: only a 4xx status can refuse a request before anything was done", s)
+		}
+		m.unrecorded[s] = true
+	}
 	if m.cfg.Name == "" {
 		m.cfg.Name = DefaultName
 	}
@@ -172,11 +218,12 @@ func New(cfg Config) (func(http.Handler) http.Handler, error) {
 	for _, h := range headers {
 		m.replay[http.CanonicalHeaderKey(h)] = true
 	}
-	m.guard = once.Forever[recorded]{
+	m.op = once.Operation[recorded]{
 		Name:       m.cfg.Name,
 		Retain:     m.cfg.Retain,
 		Stale:      m.cfg.Stale,
 		RepeatSafe: m.cfg.RepeatSafe,
+		Heartbeat:  m.cfg.Heartbeat,
 		// The body is stored base64-encoded inside the JSON record, with the headers.
 		MaxResult: m.cfg.MaxResponse/3*4 + 8<<10,
 	}
@@ -196,10 +243,11 @@ func checkName(name string) error {
 }
 
 type middleware struct {
-	cfg     Config
-	methods map[string]bool
-	replay  map[string]bool
-	guard   once.Forever[recorded]
+	cfg        Config
+	methods    map[string]bool
+	replay     map[string]bool
+	unrecorded map[int]bool
+	op         once.Operation[recorded]
 }
 
 type handler struct {
@@ -209,6 +257,10 @@ type handler struct {
 
 // errRetryable releases the key: the handler's answer says the work did not happen.
 var errRetryable = errors.New("oncehttp: the response allows a retry")
+
+// errUnrecorded withdraws the claim (once.Rejected): the handler refused the request before
+// doing anything.
+var errUnrecorded = errors.New("oncehttp: the response is not recorded")
 
 // ServeHTTP answers r from its key's record, or runs the next handler under a new claim.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -235,6 +287,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err == nil && m.cfg.ValidateKey != nil {
 		err = m.cfg.ValidateKey(key)
 	}
+	if err == nil && len(once.Key(key)) > once.MaxKeyLen {
+		// Stored encoded (see once.Operation), where '/' and '%' take three bytes each.
+		err = fmt.Errorf("the Idempotency-Key holds too many '/' and '%%' characters (each is stored as three bytes, and the limit is %d)", once.MaxKeyLen)
+	}
 	if err != nil {
 		writeProblem(w, http.StatusBadRequest, ProblemKeyMalformed, "Malformed Idempotency-Key", err.Error())
 		return
@@ -258,7 +314,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("the body is over the %d-byte limit", m.cfg.MaxBody))
 		return
 	}
-	ref := once.Ref{Scope: account, Key: key, Input: requestInput(r, body)}
+	ref := once.OperationRef{Account: account, Reference: key, Input: requestInput(r, body)}
 
 	var deadline time.Time
 	if m.cfg.Wait > 0 {
@@ -267,18 +323,18 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	pause := 10 * time.Millisecond
 	for {
 		var rec *recorder
-		resp, out, err := m.guard.DoRef(r.Context(), m.cfg.DB, ref, func(ctx context.Context) (recorded, error) {
+		resp, out, err := m.op.Do(r.Context(), m.cfg.DB, ref, func(ctx context.Context, _ *once.Attempt) (recorded, error) {
 			rec = newRecorder()
-			req := r.WithContext(ctx)
+			req := r.WithContext(context.WithValue(ctx, recorderKey{}, rec))
 			req.Body = io.NopCloser(bytes.NewReader(body))
 			h.next.ServeHTTP(rec, req)
-			return rec.result(m.replay)
+			return rec.result(m)
 		})
 		switch {
 		case out.Status == once.Ran:
-			// Whatever was recorded (done, released, uncertain; or a failed settle), the
-			// handler's own response is what this request gets.
-			if err != nil && !errors.Is(err, errRetryable) {
+			// Whatever was recorded (done, released, uncertain, nothing; or a failed
+			// settle), the handler's own response is what this request gets.
+			if err != nil && !errors.Is(err, errRetryable) && !errors.Is(err, errUnrecorded) {
 				m.logf("oncehttp: %s %s: key %q of %q: the response was sent but its outcome: %v", r.Method, r.URL.Path, key, account, err)
 			}
 			rec.send(w)
@@ -356,6 +412,24 @@ type recorder struct {
 	header http.Header
 	status int
 	body   bytes.Buffer
+	// dontRecord is set by DontRecord, perhaps from another goroutine of the handler's.
+	dontRecord atomic.Bool
+}
+
+// recorderKey is the context key of the recorder a request's handler writes to.
+type recorderKey struct{}
+
+// DontRecord tells the middleware not to record the response to r, whatever its status: the
+// handler refused the request before doing anything (a check Config.Unrecorded's statuses do
+// not cover, such as a 409 for a precondition the client can change). The key is left as if
+// it had never been used (see once.Rejected), and a corrected request with the same key runs.
+// It reports whether r came through the middleware; if not, it does nothing.
+func DontRecord(r *http.Request) bool {
+	rec, ok := r.Context().Value(recorderKey{}).(*recorder)
+	if ok {
+		rec.dontRecord.Store(true)
+	}
+	return ok
 }
 
 func newRecorder() *recorder { return &recorder{header: http.Header{}} }
@@ -379,13 +453,13 @@ func (rec *recorder) Write(p []byte) (int, error) {
 }
 
 // result classifies the response (see the package doc) and returns it as recorded.
-func (rec *recorder) result(replay map[string]bool) (recorded, error) {
+func (rec *recorder) result(m *middleware) (recorded, error) {
 	if rec.status == 0 {
 		rec.status = http.StatusOK
 	}
 	resp := recorded{Status: rec.status, Body: rec.body.Bytes()}
 	for k, vs := range rec.header {
-		if replay[k] {
+		if m.replay[k] {
 			if resp.Header == nil {
 				resp.Header = http.Header{}
 			}
@@ -393,6 +467,8 @@ func (rec *recorder) result(replay map[string]bool) (recorded, error) {
 		}
 	}
 	switch s := rec.status; {
+	case rec.dontRecord.Load() || m.unrecorded[s]:
+		return resp, once.Rejected(fmt.Errorf("%w: status %d", errUnrecorded, s))
 	case s >= 500 || s == http.StatusRequestTimeout || s == http.StatusTooEarly || s == http.StatusTooManyRequests:
 		return resp, fmt.Errorf("%w: status %d", errRetryable, s)
 	}

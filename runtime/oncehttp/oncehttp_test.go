@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -533,26 +534,180 @@ func TestMiddleware_RefusesBadRequestsBeforeAnyWork(t *testing.T) {
 	}
 }
 
-func TestMiddleware_HandlerErrorsDecideWhatIsReplayed(t *testing.T) {
+// A request the handler refuses before doing anything (its 400) is not recorded: the
+// client corrects it and sends it again under the same key, and it runs. The negative
+// control records every 4xx (Unrecorded: []int{}): the 400 is then replayed, and the
+// corrected request is refused as a reused key.
+func TestMiddleware_ValidationFailureIsNotRecorded(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	t.Run("default", func(t *testing.T) {
+		t.Parallel()
+		f := newFixture(t, fixtureOptions{})
+		if r := f.post(t, "acct-a", `"ref-1"`, `{}`); r.status != http.StatusBadRequest {
+			t.Fatalf("%d %s, want the handler's 400", r.status, r.body)
+		}
+		var ops int
+		f.pool.QueryRow(ctx, `SELECT count(*) FROM once.operations`).Scan(&ops)
+		if ops != 0 {
+			t.Fatalf("%d operations after a refused request, want none", ops)
+		}
+		first := f.post(t, "acct-a", `"ref-1"`, q3)
+		if first.status != http.StatusCreated || first.header.Get("Idempotent-Replayed") != "" {
+			t.Fatalf("corrected request: %d %v %s, want it to run", first.status, first.header, first.body)
+		}
+		again := f.post(t, "acct-a", `"ref-1"`, q3)
+		if again.header.Get("Idempotent-Replayed") != "true" || again.body != first.body {
+			t.Fatalf("repeat of the corrected request: %d %v, want its replay", again.status, again.header)
+		}
+		if got := f.counts(t); got != (counts{1, 1, 1}) {
+			t.Fatalf("%+v, want 1 of each", got)
+		}
+	})
+	t.Run("every 4xx recorded", func(t *testing.T) {
+		t.Parallel()
+		f := newFixture(t, fixtureOptions{configure: func(cfg *oncehttp.Config) { cfg.Unrecorded = []int{} }})
+		if r := f.post(t, "acct-a", `"ref-1"`, `{}`); r.status != http.StatusBadRequest {
+			t.Fatalf("%d %s, want the handler's 400", r.status, r.body)
+		}
+		if r := f.post(t, "acct-a", `"ref-1"`, `{}`); r.status != http.StatusBadRequest || r.header.Get("Idempotent-Replayed") != "true" {
+			t.Fatalf("repeat of a recorded 400: %d %v, want it replayed", r.status, r.header)
+		}
+		if r := f.post(t, "acct-a", `"ref-1"`, q3); r.status != http.StatusUnprocessableEntity || r.problemType(t) != oncehttp.ProblemMismatch {
+			t.Fatalf("corrected request under a recorded 400: %d %s, want 422", r.status, r.body)
+		}
+		if got := f.counts(t); got != (counts{}) {
+			t.Fatalf("%+v, want nothing done", got)
+		}
+	})
+}
+
+// A 5xx releases the key: the provider failed before doing anything, and a retry of the same
+// request runs. The key keeps its request: the first attempt may have done part of the work,
+// so a different request under it is refused.
+func TestMiddleware_ServerErrorReleasesTheKey(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, fixtureOptions{})
-	// A 400 is an answer: recorded and replayed, even when the body is then fixed.
-	if r := f.post(t, "acct-a", `"ref-bad"`, `{}`); r.status != http.StatusBadRequest {
-		t.Fatalf("%d %s", r.status, r.body)
-	}
-	if r := f.post(t, "acct-a", `"ref-bad"`, `{}`); r.status != http.StatusBadRequest || r.header.Get("Idempotent-Replayed") != "true" {
-		t.Fatalf("repeat of a 400: %d %v, want it replayed", r.status, r.header)
-	}
-	// A 5xx is not: the provider failed before doing anything, and the retry runs.
 	f.app.model.FailNext(1, http.StatusServiceUnavailable)
 	if r := f.post(t, "acct-a", `"ref-2"`, q3); r.status != http.StatusBadGateway {
 		t.Fatalf("%d %s", r.status, r.body)
+	}
+	other := `{"source": "q4.csv"}`
+	if r := f.post(t, "acct-a", `"ref-2"`, other); r.status != http.StatusUnprocessableEntity {
+		t.Fatalf("another request under a released key: %d %s, want 422", r.status, r.body)
 	}
 	if r := f.post(t, "acct-a", `"ref-2"`, q3); r.status != http.StatusCreated || r.header.Get("Idempotent-Replayed") != "" {
 		t.Fatalf("retry after a 502: %d %v, want a new run", r.status, r.header)
 	}
 	if got := f.counts(t); got != (counts{1, 1, 1}) {
 		t.Fatalf("%+v, want 1 of each", got)
+	}
+}
+
+// A handler that refuses a request with a status Unrecorded does not hold (a 409 on a
+// condition the client can change) leaves it unrecorded with DontRecord. The negative control
+// is the same handler without the call: its 409 is recorded and replayed, and the request
+// never runs under that key.
+func TestMiddleware_DontRecordLeavesTheKeyUnused(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.New(t)
+	ctx := context.Background()
+	if err := once.Migrate(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	for _, dontRecord := range []bool{true, false} {
+		t.Run(map[bool]string{true: "DontRecord", false: "negative control"}[dontRecord], func(t *testing.T) {
+			t.Parallel()
+			var locked atomic.Bool
+			var orders atomic.Int64
+			mw, err := oncehttp.New(oncehttp.Config{DB: pool, Account: bearer, Name: "orders." + strconv.FormatBool(dontRecord)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := httptest.NewServer(mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if locked.Load() {
+					if dontRecord && !oncehttp.DontRecord(r) {
+						t.Error("DontRecord: the request did not come through the middleware")
+					}
+					http.Error(w, "the cart is locked while it is being edited", http.StatusConflict)
+					return
+				}
+				orders.Add(1)
+				w.WriteHeader(http.StatusCreated)
+			})))
+			t.Cleanup(srv.Close)
+			post := func() response {
+				req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(`{"cart": 7}`))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Authorization", "Bearer acct-a")
+				req.Header.Set("Idempotency-Key", `"order-1"`)
+				resp, err := srv.Client().Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer resp.Body.Close()
+				return response{status: resp.StatusCode, header: resp.Header}
+			}
+			locked.Store(true)
+			if r := post(); r.status != http.StatusConflict {
+				t.Fatalf("locked: %d, want 409", r.status)
+			}
+			locked.Store(false)
+			r := post()
+			switch {
+			case dontRecord && (r.status != http.StatusCreated || r.header.Get("Idempotent-Replayed") != "" || orders.Load() != 1):
+				t.Fatalf("after the lock: %d %v with %d orders, want the order placed", r.status, r.header, orders.Load())
+			case !dontRecord && (r.status != http.StatusConflict || r.header.Get("Idempotent-Replayed") != "true" || orders.Load() != 0):
+				t.Fatalf("negative control after the lock: %d %v with %d orders, want the 409 replayed", r.status, r.header, orders.Load())
+			}
+		})
+	}
+	if oncehttp.DontRecord(httptest.NewRequest(http.MethodPost, "/", nil)) {
+		t.Error("DontRecord reported a request that never met the middleware")
+	}
+}
+
+// The middleware stores its operations as once.Operation does, and as a wrapper oncegen
+// writes for "//once:forever scope=account key=reference" passes them to DoRef: account and
+// key encoded by once.Key. So for an account holding '/' and '%' (which the encoding
+// escapes) all three meet on one row, and the ledger's scope is the encoded account. The
+// negative control is the raw strings, as the middleware once stored them: another row.
+func TestMiddleware_ScopeAgreesWithOperationsAndGeneratedGuards(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, fixtureOptions{})
+	ctx := context.Background()
+	const account, key = "team/a%b", "ref/1%"
+	first := f.post(t, account, `"`+key+`"`, q3)
+	if first.status != http.StatusCreated {
+		t.Fatalf("%d %s", first.status, first.body)
+	}
+	ran := false
+	fn := func(context.Context) (json.RawMessage, error) { ran = true; return nil, nil }
+	generated := once.Forever[json.RawMessage]{Name: "reports.generate"}
+	rec, out, err := generated.DoRef(ctx, f.pool, once.Ref{Scope: once.Key(account), Key: once.Key(key)}, fn)
+	if err != nil || ran || out.Status != once.Duplicate || !strings.Contains(string(rec), `"status":201`) {
+		t.Fatalf("generated-style DoRef: %s %+v %v (ran: %v), want the middleware's recorded response", rec, out, err, ran)
+	}
+	op := once.Operation[json.RawMessage]{Name: "reports.generate"}
+	looked, err := op.Lookup(ctx, f.pool, account, key)
+	if err != nil || looked.State != "done" || strconv.FormatInt(looked.ID, 10) != out.Handle {
+		t.Fatalf("Operation.Lookup: %+v %v, want operation %s", looked, err, out.Handle)
+	}
+	var scope string
+	if err := f.pool.QueryRow(ctx, `SELECT scope FROM once.ledger`).Scan(&scope); err != nil || scope != once.Key(account) {
+		t.Fatalf("ledger scope %q (%v), want %q", scope, err, once.Key(account))
+	}
+	if _, out, err := generated.DoRef(ctx, f.pool, once.Ref{Scope: account, Key: key}, fn); err != nil || !ran || out.Status != once.Ran {
+		t.Fatalf("raw strings: %+v %v (ran: %v), want another operation", out, err, ran)
+	}
+}
+
+func TestNew_RefusesAnUnrecordedStatusOutside4xx(t *testing.T) {
+	t.Parallel()
+	for _, s := range []int{200, 500, 399} {
+		if _, err := oncehttp.New(oncehttp.Config{DB: &pgxpool.Pool{}, Account: bearer, Unrecorded: []int{400, s}}); err == nil {
+			t.Errorf("Unrecorded %d accepted", s)
+		}
 	}
 }
 
