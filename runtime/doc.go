@@ -8,4 +8,68 @@
 // Every state a promise can be in lives in SQL, in the tables of Schema, so an operator can
 // read what is open, done, failed, stale or uncertain with psql. On the common path a claim
 // is one statement: the insert is the check.
+//
+// # Which type keeps which promise
+//
+//	promise                              type         where its state lives
+//	once per request                     Request      the request's context (WithRequestScope)
+//	once per decision made from a read   Transaction  an advisory lock, for one transaction
+//	once per count (n against a cap)     Statement    once.counters
+//	once per episode, until rearmed      Episode      once.latches
+//	once while the work is open          Open         once.open_claims
+//	once for ever, or for Retain         Forever      once.operations
+//	one customer intention, by reference Operation    once.operations, scoped to the account
+//	once at the far end                  Provider     the provider (its idempotency key)
+//	one holder at a time                 Lease        once.leases
+//	any of these on the caller's rows    Table        the caller's table and unique index
+//
+// The Idempotency-Key front door of an HTTP API is the sub-package oncehttp, built on
+// Operation.
+//
+// # Forever guards and operations
+//
+// A Forever guard claims a key by inserting its row; the first caller runs the function and
+// every later one gets the recorded outcome. Keys, scopes and operation references are
+// stored as key text, as EncodeKey writes it: Operation and oncehttp encode the account and
+// reference they are given exactly as a generated wrapper encodes its scope= and key=
+// expressions, so all three meet on one row and one scope per account.
+//
+// The function's error decides what is recorded: nil records the result; Terminal records a
+// failure replayed to every retry; Rejected records nothing (the input was refused before
+// any work, and a corrected call may use the key); Uncertain records that nobody knows
+// whether the effect happened; any other error releases the key for a retry. While it runs,
+// the function finds its Attempt in its context (AttemptFrom; an Operation passes it), which
+// derives provider keys (Attempt.ProviderKey), gathers ledger entries (Attempt.Record) and
+// follow-ups (Attempt.FollowUp) written with the outcome, records recovery points (Step,
+// Attempt.Checkpoint) and shows life (Attempt.Heartbeat, or Forever.Heartbeat on a pool).
+//
+// # What an operator reads
+//
+//	once.operations   a row per forever key or operation: open (alive_at), done, failed,
+//	                  released, uncertain. ListUncertain, then ResolveDone, ResolveFailed or
+//	                  ResolveRetry; LookupOperation; expires_at, then ReapExpired.
+//	once.checkpoints  the recovery points of operations; deleted with their operation.
+//	once.ledger       usage and cost, one entry per operation, kind and unit; kept for good.
+//	once.followups    pending, delivered or dead. Drain.Run delivers; ListDeadFollowUps,
+//	                  then ReviveFollowUp; delivered ones are deleted with their operation.
+//	once.open_claims  open, done, failed or stale claims of Open guards (SweepStale).
+//	once.counters     units used against each Statement guard's cap.
+//	once.latches      each Episode guard's latch and how many episodes fired.
+//	once.leases       each Lease's holder, fence and expiry (ForceRelease).
+//
+// A deployment runs Drain.Run continuously (or every few seconds), and ReapExpired and
+// SweepStale from a scheduled job.
+//
+// # Provider keys and net/http's own retries
+//
+// A provider key (ProviderKey, Attempt.ProviderKey, ProviderKeyFrom) makes a provider that
+// honours it do the work once however often it is asked. Know that Go's http.Transport asks
+// again by itself: a POST that carries an Idempotency-Key (or X-Idempotency-Key) header is
+// taken to be safe to replay, and when the kept-alive connection it was sent on breaks
+// before the answer arrives, the Transport sends it again on another connection, without
+// the caller seeing the first failure. With a provider that deduplicates, that is harmless.
+// It hides a lost answer, though: code (or a test) that must see the failure (to record an
+// operation uncertain when the provider cannot deduplicate, or to prove that path) sets the
+// request's GetBody to nil after http.NewRequest, which makes the request not replayable, or
+// sends it on a client with keep-alives disabled.
 package once

@@ -78,7 +78,10 @@ type Forever[T any] struct {
 }
 
 // Ref names one forever operation: a key, in a scope, optionally with the input it stands
-// for.
+// for. Scope and Key are stored as they are given, and are meant to be key text, as
+// EncodeKey writes it: generated wrappers pass EncodeKey of their scope= and key=
+// expressions, and Operation and oncehttp store Key(account) and Key(reference). A call by
+// hand that should meet those encodes the same way.
 type Ref struct {
 	// Scope is the tenant or account the key belongs to ("" for none). The same key in two
 	// scopes is two operations, and neither can read the other's outcome.

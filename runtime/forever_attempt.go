@@ -59,10 +59,12 @@ func (a *Attempt) Number() int { return a.number }
 // Name returns the guard's (the operation's) name.
 func (a *Attempt) Name() string { return a.call.name }
 
-// Scope returns the scope (account) of the operation's key.
+// Scope returns the scope of the operation's key, as stored: for an Operation, its account
+// encoded by EncodeKey (the account itself unless it holds '/' or '%').
 func (a *Attempt) Scope() string { return a.call.ref.Scope }
 
-// Key returns the operation's key.
+// Key returns the operation's key, as stored: for an Operation, its reference encoded by
+// EncodeKey (the reference itself unless it holds '/' or '%').
 func (a *Attempt) Key() string { return a.call.ref.Key }
 
 // RecoveryPoint returns the last checkpoint an earlier attempt recorded, or "" when this
@@ -73,7 +75,9 @@ func (a *Attempt) RecoveryPoint() string { return a.recoveryPoint }
 // operation (ProviderKey(step, ref), ref being a random id the operation got when it was
 // first claimed). Every attempt at the operation gets the same key for the same step, so a
 // provider that dedupes does the work once however many attempts it takes; an operation
-// claimed anew after its retention window gets new keys, as it is new work.
+// claimed anew after its retention window gets new keys, as it is new work. Sent as an
+// Idempotency-Key header through net/http, it makes the request one the Transport resends
+// by itself after a broken connection (see the package doc).
 func (a *Attempt) ProviderKey(step string) string { return ProviderKey(step, a.providerRef) }
 
 // Uncertain marks the attempt's outcome unknown, whatever the function then returns: the

@@ -31,9 +31,9 @@
 //     default 400, 401, 403, 404, 405, 413, 415 and 422 (DefaultUnrecorded; see
 //     Config.Unrecorded), or any response whose handler called DontRecord. The key is left
 //     as if it had never been used, so the client can correct the request and send it again
-//     with the same key, as Stripe documents for a request that failed validation. Replaying
-//     such an answer would only hold the client's mistake against it for a day; recording
-//     the corrected request's fingerprint under a fresh claim is what lets it through;
+//     with the same key, as Stripe documents for a request that failed validation. Recorded,
+//     such an answer would hold the client's mistake against it for the retention window:
+//     replayed to the same request, and the corrected one refused as a reused key (422);
 //   - 5xx, 408, 425 and 429 release the key: the work did not happen, or will be done again
 //     safely, so a retry of the same request runs the handler again (the key keeps its
 //     request: a different one is refused with 422, as the first may have done part of the
@@ -56,6 +56,9 @@
 // and asks again finds it recorded. The middleware is for answers, not streams.
 //
 // Keys are kept for Config.Retain (a day by default); a retry after that runs as new work.
+// Retries come from net/http itself too: a Go client's Transport resends a request that
+// carries an Idempotency-Key when its kept-alive connection breaks before the answer (see
+// the runtime's package doc); the middleware answers such a resend as any other retry.
 // The IETF draft "The Idempotency-Key HTTP Header Field" and Stripe's idempotent requests
 // describe the protocol.
 package oncehttp
