@@ -1,54 +1,156 @@
 package generator
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
+	"bytes"
 	"fmt"
 	"go/format"
-	"os"
-	"path/filepath"
-	"runtime"
+	"strings"
 )
 
-// CacheEnv names the environment variable that turns the format cache off (=off).
-const CacheEnv = "ONCEGEN_CACHE"
-
-// gofmt formats generated source. Formatting is most of oncegen's own work and a pure
-// function of its input, so results are kept in the user's cache directory (as linters
-// do), keyed by a hash of the unformatted source and the Go release whose go/format made
-// them: a run that generates what it generated before formats nothing. The cache is a
-// convenience; any failure to use it falls back to formatting.
+// gofmt formats a generated file once: jennifer renders it unformatted (NoFormat), its
+// imports are grouped as goimports groups them, and go/format does the rest. Nothing is
+// kept between runs: a cold run formats every file, and a warm one does the same work.
 func gofmt(src []byte) ([]byte, error) {
-	path := cachePath(src)
-	if path != "" {
-		if b, err := os.ReadFile(path); err == nil && IsGenerated(b) {
-			return b, nil
-		}
-	}
-	out, err := format.Source(src)
+	out, err := format.Source(groupImports(src))
 	if err != nil {
 		return nil, fmt.Errorf("formatting generated code: %w\n%s", err, src)
-	}
-	if path != "" {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
-			writeFileAtomic(path, out) // best effort: a failed write only costs the next run time
-		}
 	}
 	return out, nil
 }
 
-// cachePath is where the formatted form of src is kept, or "" without a cache.
-func cachePath(src []byte) string {
-	if os.Getenv(CacheEnv) == "off" {
-		return ""
+// groupImports splits the import block jennifer renders (one block, sorted by path) into
+// the standard library's packages first and then the others, separated by a blank line,
+// as goimports writes them; gofmt keeps the groups and sorts within each.
+func groupImports(src []byte) []byte {
+	const open, close = "\nimport (\n", "\n)\n"
+	start := bytes.Index(src, []byte(open))
+	if start < 0 {
+		return src // one import, or none
 	}
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		return ""
+	body := start + len(open)
+	end := bytes.Index(src[body:], []byte(close))
+	if end < 0 {
+		return src
 	}
-	h := sha256.New()
-	fmt.Fprintf(h, "oncegen gofmt v1\x00%s\x00", runtime.Version())
-	h.Write(src)
-	sum := hex.EncodeToString(h.Sum(nil))
-	return filepath.Join(dir, "oncegen", sum[:2], sum)
+	var std, other []string
+	for _, line := range strings.Split(string(src[body:body+end]), "\n") {
+		if isStdImport(line) {
+			std = append(std, line)
+		} else {
+			other = append(other, line)
+		}
+	}
+	if len(std) == 0 || len(other) == 0 {
+		return src
+	}
+	var b bytes.Buffer
+	b.Grow(len(src) + 1)
+	b.Write(src[:body])
+	b.WriteString(strings.Join(std, "\n"))
+	b.WriteString("\n\n")
+	b.WriteString(strings.Join(other, "\n"))
+	b.Write(src[body+end:])
+	return b.Bytes()
+}
+
+// isStdImport reports an import spec line ("path" or name "path") of a standard library
+// package: as goimports tells them, one whose path's first element has no dot.
+func isStdImport(line string) bool {
+	i := strings.IndexByte(line, '"')
+	if i < 0 {
+		return false
+	}
+	path := strings.Trim(line[i:], "\"")
+	first, _, _ := strings.Cut(path, "/")
+	return !strings.Contains(first, ".")
+}
+
+// docWidth is how long a generated doc comment's lines grow, in bytes, "// " included.
+const docWidth = 98
+
+// docLines wraps text into // lines of at most docWidth bytes (a longer word stands alone),
+// in the form gofmt leaves as it is: one paragraph, every line "// " and words. A line never
+// starts with a word gofmt would read as a list marker or a heading (-, +, *, •, #, 1., 2)
+// and the like), which could come from a key expression: such a word stays on the line
+// before.
+func docLines(text string) []string {
+	var lines []string
+	var line strings.Builder
+	for _, w := range strings.Fields(text) {
+		if line.Len() > 0 && line.Len()+1+len(w) > docWidth && !marksLine(w) {
+			lines = append(lines, line.String())
+			line.Reset()
+		}
+		if line.Len() == 0 {
+			line.WriteString("//")
+		}
+		line.WriteByte(' ')
+		line.WriteString(w)
+	}
+	if line.Len() > 0 {
+		lines = append(lines, line.String())
+	}
+	return lines
+}
+
+// marksLine reports a word that, at the start of a comment line, gofmt reads as more than
+// text: a list marker (-, +, *, •, or digits followed by . or )), or a heading's #.
+func marksLine(w string) bool {
+	switch {
+	case strings.HasPrefix(w, "-"), strings.HasPrefix(w, "+"), strings.HasPrefix(w, "*"),
+		strings.HasPrefix(w, "•"), strings.HasPrefix(w, "#"):
+		return true
+	}
+	i := 0
+	for i < len(w) && w[i] >= '0' && w[i] <= '9' {
+		i++
+	}
+	return i > 0 && (i == len(w) || w[i] == '.' || w[i] == ')')
+}
+
+// spliceDocs puts each top-level declaration's doc comment back above it in src, a
+// formatted file: the declarations are the lines at column 0 starting with func, var,
+// const or type, in the order they were rendered (no literal the generator writes spans
+// lines, so no such line is inside one).
+func spliceDocs(src []byte, docs [][]string) ([]byte, error) {
+	var b bytes.Buffer
+	size := len(src)
+	for _, d := range docs {
+		for _, l := range d {
+			size += len(l) + 1
+		}
+	}
+	b.Grow(size)
+	next := 0
+	for rest := src; len(rest) > 0; {
+		line := rest
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			line = rest[:i+1]
+		}
+		rest = rest[len(line):]
+		if isDeclLine(line) {
+			if next == len(docs) {
+				return nil, fmt.Errorf("generated code: more declarations than doc comments")
+			}
+			for _, l := range docs[next] {
+				b.WriteString(l)
+				b.WriteByte('\n')
+			}
+			next++
+		}
+		b.Write(line)
+	}
+	if next != len(docs) {
+		return nil, fmt.Errorf("generated code: %d declarations for %d doc comments", next, len(docs))
+	}
+	return b.Bytes(), nil
+}
+
+func isDeclLine(line []byte) bool {
+	for _, kw := range []string{"func ", "var ", "const ", "type "} {
+		if bytes.HasPrefix(line, []byte(kw)) {
+			return true
+		}
+	}
+	return false
 }

@@ -3,6 +3,7 @@ package generator_test
 import (
 	"bytes"
 	"flag"
+	"go/format"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -75,6 +76,10 @@ func TestGolden_WrappersMatchAndCompile(t *testing.T) {
 		golden(t, path, src)
 		if !bytes.HasPrefix(src, []byte(generator.Header+"\n")) {
 			t.Errorf("%s does not start with the header", path)
+		}
+		// Formatted: gofmt changes nothing, doc comments (written outside it) included.
+		if formatted, err := format.Source(src); err != nil || !bytes.Equal(formatted, src) {
+			t.Errorf("%s is not gofmt'ed (%v):\n%s", path, err, generator.UnifiedDiff("generated", "gofmt", src, formatted))
 		}
 	}
 	// The golden Go compiles, and vet finds nothing in it.

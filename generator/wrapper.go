@@ -39,45 +39,57 @@ func render(pkg *packages.Package, plans []*plan) ([]byte, error) {
 		}
 	}
 
-	f.Comment("Compile-time guards: each breaks the build when the function it names no longer")
-	f.Comment("has the signature its wrapper was generated from. Run go generate again.")
+	// Doc comments are kept out of jennifer and gofmt: docs holds each top-level
+	// declaration's, in order, and they are put back once the code is formatted (see
+	// spliceDocs): formatting them is a fifth of gofmt's work, and they are written in the
+	// form gofmt would leave as it is.
+	var docs [][]string
+	decl := func(doc []string, code jen.Code) {
+		f.Line()
+		f.Add(code)
+		docs = append(docs, doc)
+	}
+
 	defs := make([]jen.Code, len(plans))
 	for i, p := range plans {
 		defs[i] = jen.Id("_").Add(funcTypeCode(p)).Op("=").Add(funcValueCode(p))
 	}
-	f.Var().Defs(defs...)
+	decl([]string{
+		"// Compile-time guards: each breaks the build when the function it names no longer",
+		"// has the signature its wrapper was generated from. Run go generate again.",
+	}, jen.Var().Defs(defs...))
 
 	for _, p := range plans {
 		if p.g.HasTable() {
-			f.Line()
-			comment(f, fmt.Sprintf("%s is the ON CONFLICT clause %s's INSERT into %s must use: it matches the unique index %s text for text, so the insert is the check.",
-				directive.ConflictName(p.fn.Name()), p.fn.Name(), p.g.Table, p.g.IndexName()))
-			f.Const().Id(directive.ConflictName(p.fn.Name())).Op("=").Lit(p.g.ConflictClause())
+			decl(docLines(fmt.Sprintf("%s is the ON CONFLICT clause %s's INSERT into %s must use: it matches the unique index %s text for text, so the insert is the check.",
+				directive.ConflictName(p.fn.Name()), p.fn.Name(), p.g.Table, p.g.IndexName())),
+				jen.Const().Id(directive.ConflictName(p.fn.Name())).Op("=").Lit(p.g.ConflictClause()))
 		}
-		f.Line()
 		code, err := wrapperCode(p)
 		if err != nil {
 			return nil, err
 		}
-		comment(f, wrapperDoc(p))
-		f.Add(code)
+		decl(docLines(wrapperDoc(p)), code)
 		if p.g.Kind == directive.Episode && !p.g.HasTable() {
-			f.Line()
 			code, err := rearmCode(p)
 			if err != nil {
 				return nil, err
 			}
-			comment(f, fmt.Sprintf("%s rearms the episode of %s for a key: the next call of %s fires again. It reports whether the latch was set.",
-				directive.RearmName(p.fn.Name()), p.fn.Name(), directive.WrapperName(p.fn.Name())))
-			f.Add(code)
+			decl(docLines(fmt.Sprintf("%s rearms the episode of %s for a key: the next call of %s fires again. It reports whether the latch was set.",
+				directive.RearmName(p.fn.Name()), p.fn.Name(), directive.WrapperName(p.fn.Name()))), code)
 		}
 	}
-	f.NoFormat = true // gofmt formats it, through its cache
+	// Rendered unformatted: gofmt groups the imports first, then formats the file once.
+	f.NoFormat = true
 	var buf bytes.Buffer
 	if err := f.Render(&buf); err != nil {
 		return nil, fmt.Errorf("rendering %s: %w", pkg.PkgPath, err)
 	}
-	return gofmt(buf.Bytes())
+	src, err := gofmt(buf.Bytes())
+	if err != nil {
+		return nil, err
+	}
+	return spliceDocs(src, docs)
 }
 
 // importNames maps every package reachable from pkg to its name, so jennifer writes
@@ -98,24 +110,6 @@ func importNames(pkg *types.Package) map[string]string {
 	}
 	walk(pkg)
 	return names
-}
-
-// comment writes text as // lines of at most ~95 columns.
-func comment(f *jen.File, text string) {
-	line := ""
-	for _, w := range strings.Fields(text) {
-		if line != "" && len(line)+1+len(w) > 95 {
-			f.Comment(line)
-			line = ""
-		}
-		if line != "" {
-			line += " "
-		}
-		line += w
-	}
-	if line != "" {
-		f.Comment(line)
-	}
 }
 
 // funcTypeCode is the type of the wrapped function: func(ctx, params...) results, with
@@ -282,7 +276,9 @@ func wrapperCode(p *plan) (jen.Code, error) {
 	} else {
 		closureBody = jen.Return(call)
 	}
-	closure := jen.Func().Params(closureParams...).Params(resultType(p), jen.Error()).Block(closureBody)
+	// The closure's body is written on its line, as gofmt keeps a short one: gofmt then
+	// need not measure a multi-line right-hand side (most of its time on a large file).
+	closure := jen.Func().Params(closureParams...).Params(resultType(p), jen.Error()).Custom(jen.Options{Open: "{", Close: "}"}, closureBody)
 
 	guard, err := guardValue(p)
 	if err != nil {
@@ -317,8 +313,7 @@ func wrapperCode(p *plan) (jen.Code, error) {
 	if p.g.Kind == directive.Statement && !p.g.HasTable() {
 		doArgs = append(doArgs, intCode(p.g.N, p.nX))
 	}
-	// The closure gets a name of its own: the call then fits on one line, and gofmt need
-	// not measure a multi-line argument list (most of its time on a large file).
+	// The closure gets a name of its own, so the guard's call reads on one line.
 	body = append(body, jen.Id(n.fn).Op(":=").Add(closure))
 	doArgs = append(doArgs, jen.Id(n.fn))
 	do := jen.Add(guard).Dot(method).Call(doArgs...)

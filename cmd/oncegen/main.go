@@ -43,11 +43,6 @@
 // verify connects to DSN and lists each constraint the loaded packages rely on that the
 // database lacks, holds INVALID or holds in another form, and exits 1 if there is any.
 //
-// Formatting the generated files is most of oncegen's own work; its results are kept in
-// the user's cache directory (oncegen/ under os.UserCacheDir), keyed by a hash of the
-// unformatted source and the Go release, so a run that changes nothing formats nothing.
-// ONCEGEN_CACHE=off turns the cache off.
-//
 // Exit codes:
 //
 //	0  done; with -check, everything is up to date; for verify, nothing is missing

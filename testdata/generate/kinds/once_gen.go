@@ -5,9 +5,10 @@ package kinds
 import (
 	"context"
 	fmtpkg "fmt"
+	timepkg "time"
+
 	"github.com/jackc/pgx/v5"
 	once "github.com/oncekit/once/runtime"
-	timepkg "time"
 )
 
 // Compile-time guards: each breaks the build when the function it names no longer
@@ -34,9 +35,7 @@ func SummaryOnce(ctx context.Context, u User) (string, once.Outcome, error) {
 		var zero string
 		return zero, once.Outcome{}, fmtpkg.Errorf("guard kinds.Summary: %w", err)
 	}
-	fn := func(ctx context.Context) (string, error) {
-		return Summary(ctx, u)
-	}
+	fn := func(ctx context.Context) (string, error) { return Summary(ctx, u) }
 	return once.Request[string]{Name: "kinds.Summary"}.Do(ctx, key, fn)
 }
 
@@ -65,9 +64,7 @@ func GenerateOnce(ctx context.Context, db once.DB, org string, day Day, limit in
 		var zero []string
 		return zero, once.Outcome{}, fmtpkg.Errorf("guard ideas:daily: %w", err)
 	}
-	fn := func(ctx context.Context) ([]string, error) {
-		return Generate(ctx, org, day, limit, ideas...)
-	}
+	fn := func(ctx context.Context) ([]string, error) { return Generate(ctx, org, day, limit, ideas...) }
 	return once.Statement[[]string]{Name: "ideas:daily", Cap: int64(limit)}.Do(ctx, db, key, int64(len(ideas)), fn)
 }
 
@@ -79,9 +76,7 @@ func AlertOnce(ctx context.Context, db once.DB, m Mailer, source string) (once.O
 	if err != nil {
 		return once.Outcome{}, fmtpkg.Errorf("guard kinds.Alert: %w", err)
 	}
-	fn := func(ctx context.Context) (struct{}, error) {
-		return struct{}{}, Alert(ctx, m, source)
-	}
+	fn := func(ctx context.Context) (struct{}, error) { return struct{}{}, Alert(ctx, m, source) }
 	_, out, err := once.Episode[struct{}]{Name: "kinds.Alert"}.Do(ctx, db, key, fn)
 	return out, err
 }
@@ -106,9 +101,7 @@ func StartRunOnce(ctx context.Context, db once.DB, org int64) (int64, once.Outco
 		var zero int64
 		return zero, once.Outcome{}, fmtpkg.Errorf("guard kinds.StartRun: %w", err)
 	}
-	fn := func(ctx context.Context) (int64, error) {
-		return StartRun(ctx, org)
-	}
+	fn := func(ctx context.Context) (int64, error) { return StartRun(ctx, org) }
 	return once.Open[int64]{Name: "kinds.StartRun", Stale: 45 * timepkg.Minute}.Do(ctx, db, key, fn)
 }
 
@@ -126,9 +119,7 @@ func (b *Billing) ChargeOnce(ctx context.Context, db once.DB, order Order) (Rece
 		var zero Receipt
 		return zero, once.Outcome{}, fmtpkg.Errorf("guard kinds.Billing.Charge: %w", err)
 	}
-	fn := func(ctx context.Context) (Receipt, error) {
-		return b.Charge(ctx, order)
-	}
+	fn := func(ctx context.Context) (Receipt, error) { return b.Charge(ctx, order) }
 	return once.Forever[Receipt]{Name: "kinds.Billing.Charge", Retain: 720 * timepkg.Hour, RepeatSafe: true}.DoRef(ctx, db, once.Ref{Scope: scope, Key: key, Input: []any{order.Amount, order.Currency}}, fn)
 }
 
@@ -140,9 +131,7 @@ func (b Billing) WelcomeOnce(ctx context.Context, db once.DB, m Mailer, u User) 
 	if err != nil {
 		return once.Outcome{}, fmtpkg.Errorf("guard kinds.Billing.Welcome: %w", err)
 	}
-	fn := func(ctx context.Context) (struct{}, error) {
-		return struct{}{}, b.Welcome(ctx, m, u)
-	}
+	fn := func(ctx context.Context) (struct{}, error) { return struct{}{}, b.Welcome(ctx, m, u) }
 	_, out, err := once.Forever[struct{}]{Name: "kinds.Billing.Welcome"}.Do(ctx, db, key, fn)
 	return out, err
 }
@@ -156,9 +145,7 @@ func SendReplyOnce(ctx context.Context, m Mailer, reply int64) (once.Outcome, er
 	if err != nil {
 		return once.Outcome{}, fmtpkg.Errorf("guard kinds.SendReply: %w", err)
 	}
-	fn := func(ctx context.Context) (struct{}, error) {
-		return struct{}{}, SendReply(ctx, m, reply)
-	}
+	fn := func(ctx context.Context) (struct{}, error) { return struct{}{}, SendReply(ctx, m, reply) }
 	_, out, err := once.Provider[struct{}]{Prefix: "answer", TTL: 24 * timepkg.Hour}.Do(ctx, key, fn)
 	return out, err
 }
@@ -171,9 +158,7 @@ func ReconcileOnce(ctx context.Context, db2 once.DB, db *Billing, key string, at
 	if err != nil {
 		return once.Outcome{}, fmtpkg.Errorf("guard kinds.Reconcile: %w", err)
 	}
-	fn := func(ctx context.Context) (struct{}, error) {
-		return struct{}{}, Reconcile(ctx, db, key, at, p4)
-	}
+	fn := func(ctx context.Context) (struct{}, error) { return struct{}{}, Reconcile(ctx, db, key, at, p4) }
 	_, out, err := once.Lease[struct{}]{Name: "kinds.Reconcile", TTL: 10 * timepkg.Second, Wait: 500 * timepkg.Millisecond}.Do(ctx, db2, key2, fn)
 	return out, err
 }
@@ -187,9 +172,7 @@ func RemindOnce(ctx context.Context, db once.DB, fmt string, time timepkg.Time) 
 	if err != nil {
 		return once.Outcome{}, fmtpkg.Errorf("guard kinds.Remind: %w", err)
 	}
-	fn := func(ctx context.Context) (struct{}, error) {
-		return struct{}{}, Remind(ctx, fmt, time)
-	}
+	fn := func(ctx context.Context) (struct{}, error) { return struct{}{}, Remind(ctx, fmt, time) }
 	_, out, err := once.Open[struct{}]{Name: "kinds.Remind", Stale: 5 * timepkg.Minute}.Do(ctx, db, key, fn)
 	return out, err
 }

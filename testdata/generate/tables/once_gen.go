@@ -4,6 +4,7 @@ package tables
 
 import (
 	"context"
+
 	"github.com/jackc/pgx/v5"
 	once "github.com/oncekit/once/runtime"
 )
@@ -27,9 +28,7 @@ const EnqueueJobConflict = "ON CONFLICT (dedupe_key) WHERE status IN ('pending',
 // transaction; when EnqueueJob's INSERT .. EnqueueJobConflict returns no row, it rolls the
 // transaction back and reports the work in flight, without error.
 func EnqueueJobOnce(ctx context.Context, db once.DB, job Job) (int64, once.Outcome, error) {
-	fn := func(ctx context.Context, tx pgx.Tx) (int64, error) {
-		return EnqueueJob(ctx, tx, job)
-	}
+	fn := func(ctx context.Context, tx pgx.Tx) (int64, error) { return EnqueueJob(ctx, tx, job) }
 	return once.Table[int64]{Name: "tables.EnqueueJob", OnConflict: once.InFlight}.Do(ctx, db, fn)
 }
 
@@ -59,9 +58,7 @@ const FireAlertConflict = "ON CONFLICT (rule_id) DO UPDATE SET fired_at = clock_
 // when FireAlert's INSERT .. FireAlertConflict returns no row, it rolls the transaction back and
 // reports a duplicate (the latch is set), without error.
 func FireAlertOnce(ctx context.Context, db once.DB, rule string) (once.Outcome, error) {
-	fn := func(ctx context.Context, tx pgx.Tx) (struct{}, error) {
-		return struct{}{}, FireAlert(ctx, tx, rule)
-	}
+	fn := func(ctx context.Context, tx pgx.Tx) (struct{}, error) { return struct{}{}, FireAlert(ctx, tx, rule) }
 	_, out, err := once.Table[struct{}]{Name: "tables.FireAlert", OnConflict: once.Duplicate}.Do(ctx, db, fn)
 	return out, err
 }
@@ -75,9 +72,7 @@ const UseQuotaConflict = "ON CONFLICT (org_id, day) DO UPDATE SET used = quota.u
 // transaction; when UseQuota's INSERT .. UseQuotaConflict returns no row, it rolls the
 // transaction back and reports a refusal (the cap is reached), without error.
 func UseQuotaOnce(ctx context.Context, db once.DB, org int64, day string, n int64) (int64, once.Outcome, error) {
-	fn := func(ctx context.Context, tx pgx.Tx) (int64, error) {
-		return UseQuota(ctx, tx, org, day, n)
-	}
+	fn := func(ctx context.Context, tx pgx.Tx) (int64, error) { return UseQuota(ctx, tx, org, day, n) }
 	return once.Table[int64]{Name: "tables.UseQuota", OnConflict: once.Refused}.Do(ctx, db, fn)
 }
 

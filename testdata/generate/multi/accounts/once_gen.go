@@ -5,8 +5,9 @@ package accounts
 import (
 	"context"
 	"fmt"
-	once "github.com/oncekit/once/runtime"
 	"time"
+
+	once "github.com/oncekit/once/runtime"
 )
 
 // Compile-time guards: each breaks the build when the function it names no longer
@@ -25,9 +26,7 @@ func OpenOnce(ctx context.Context, db once.DB, acct Account) (Account, once.Outc
 		var zero Account
 		return zero, once.Outcome{}, fmt.Errorf("guard accounts.Open: %w", err)
 	}
-	fn := func(ctx context.Context) (Account, error) {
-		return Open(ctx, acct)
-	}
+	fn := func(ctx context.Context) (Account, error) { return Open(ctx, acct) }
 	return once.Forever[Account]{Name: "accounts.Open"}.Do(ctx, db, key, fn)
 }
 
@@ -40,9 +39,7 @@ func InviteOnce(ctx context.Context, db once.DB, acct *Account) (once.Outcome, e
 	if err != nil {
 		return once.Outcome{}, fmt.Errorf("guard accounts.Invite: %w", err)
 	}
-	fn := func(ctx context.Context) (struct{}, error) {
-		return struct{}{}, Invite(ctx, acct)
-	}
+	fn := func(ctx context.Context) (struct{}, error) { return struct{}{}, Invite(ctx, acct) }
 	_, out, err := once.Open[struct{}]{Name: "accounts.Invite", Stale: 20 * time.Minute}.Do(ctx, db, key, fn)
 	return out, err
 }

@@ -5,6 +5,7 @@ package billing
 import (
 	"context"
 	"fmt"
+
 	"github.com/jackc/pgx/v5"
 	once "github.com/oncekit/once/runtime"
 	"github.com/oncekit/once/testdata/generate/multi/accounts"
@@ -26,9 +27,7 @@ func InvoiceOnce(ctx context.Context, db once.DB, a accounts.Account, month int,
 		var zero map[string][]accounts.ID
 		return zero, once.Outcome{}, fmt.Errorf("guard billing.Invoice: %w", err)
 	}
-	fn := func(ctx context.Context) (map[string][]accounts.ID, error) {
-		return Invoice(ctx, a, month, batch)
-	}
+	fn := func(ctx context.Context) (map[string][]accounts.ID, error) { return Invoice(ctx, a, month, batch) }
 	return once.Forever[map[string][]accounts.ID]{Name: "billing.Invoice"}.Do(ctx, db, key, fn)
 }
 
@@ -40,9 +39,7 @@ func NotifyOnce(ctx context.Context, a *accounts.Account, extra ...string) (once
 	if err != nil {
 		return once.Outcome{}, fmt.Errorf("guard billing.Notify: %w", err)
 	}
-	fn := func(ctx context.Context) (struct{}, error) {
-		return struct{}{}, Notify(ctx, a, extra...)
-	}
+	fn := func(ctx context.Context) (struct{}, error) { return struct{}{}, Notify(ctx, a, extra...) }
 	_, out, err := once.Provider[struct{}]{Prefix: "notify"}.Do(ctx, key, fn)
 	return out, err
 }
