@@ -34,6 +34,15 @@ func (*UnstableFact) AFact() {}
 
 func (f *UnstableFact) String() string { return "unstable(" + f.Source + ")" }
 
+// PackageFact marks a package that exports UnstableFact or KeyParamFact facts, so an
+// importer knows to look for them.
+type PackageFact struct{}
+
+// AFact marks PackageFact as a fact.
+func (*PackageFact) AFact() {}
+
+func (*PackageFact) String() string { return "once002" }
+
 // Analyzer reports unstable idempotency keys, with the built-in catalogue.
 var Analyzer = New(effects.Analyzer)
 
@@ -44,17 +53,25 @@ func New(facts *analysis.Analyzer) *analysis.Analyzer {
 		Doc:       passdoc.Extract(doc, "once002"),
 		URL:       "https://pkg.go.dev/github.com/oncekit/once/analyzer/once002",
 		Requires:  []*analysis.Analyzer{facts},
-		FactTypes: []analysis.Fact{new(UnstableFact)},
+		FactTypes: []analysis.Fact{new(UnstableFact), new(KeyParamFact), new(PackageFact)},
 		Run:       func(pass *analysis.Pass) (any, error) { return run(pass, facts) },
 	}
 }
 
 type checker struct {
-	pass     *analysis.Pass
-	cat      *catalog.Catalog
-	funcs    map[*types.Func]*ast.FuncDecl
-	unstable map[*types.Func]string // in-package functions returning unstable values
-	visiting map[types.Object]bool
+	pass      *analysis.Pass
+	cat       *catalog.Catalog
+	funcs     map[*types.Func]*ast.FuncDecl
+	unstable  map[*types.Func]string // in-package functions returning unstable values
+	keyParams map[*types.Func][]int  // in-package functions passing parameters on as keys
+	visiting  map[types.Object]bool
+}
+
+// sink is an expression handed over as an idempotency key.
+type sink struct {
+	expr ast.Expr
+	// via names the function whose key parameter the expression is passed to, or "".
+	via string
 }
 
 func run(pass *analysis.Pass, facts *analysis.Analyzer) (any, error) {
@@ -62,8 +79,11 @@ func run(pass *analysis.Pass, facts *analysis.Analyzer) (any, error) {
 	rep := ignore.NewReporter(pass, res.Ignores, Code)
 	defer rep.Finish()
 	c := &checker{pass: pass, cat: res.Catalog, funcs: map[*types.Func]*ast.FuncDecl{},
-		unstable: map[*types.Func]string{}, visiting: map[types.Object]bool{}}
-	if !c.relevant() {
+		unstable: map[*types.Func]string{}, keyParams: map[*types.Func][]int{}, visiting: map[types.Object]bool{}}
+	relevant := c.relevant()
+	// A package with no unstable source reports nothing, but one with effects may still
+	// pass a parameter on as a key, which its importers need to know.
+	if !relevant && res.Fast {
 		return nil, nil
 	}
 	for _, f := range pass.Files {
@@ -75,17 +95,24 @@ func run(pass *analysis.Pass, facts *analysis.Analyzer) (any, error) {
 			}
 		}
 	}
-	c.findUnstableFuncs()
+	if relevant {
+		c.findUnstableFuncs()
+	}
 	fields, setters, headers := c.cat.KeyFields()
+	c.findKeyParams(fields, setters, headers)
+	c.exportFacts()
+	if !relevant {
+		return nil, nil
+	}
 	for _, f := range pass.Files {
 		for _, decl := range f.Decls {
 			fd, ok := decl.(*ast.FuncDecl)
 			if !ok || fd.Body == nil {
 				continue
 			}
-			for _, sink := range c.sinks(fd.Body, fields, setters, headers) {
-				if src, pos := c.trace(fd.Body, sink); src != "" {
-					rep.Report(diagnostic(sink, src, pos))
+			for _, sk := range c.sinks(fd.Body, fields, setters, headers) {
+				if src, pos := c.trace(fd.Body, sk.expr); src != "" {
+					rep.Report(diagnostic(sk, src, pos))
 				}
 			}
 		}
@@ -97,23 +124,27 @@ func run(pass *analysis.Pass, facts *analysis.Analyzer) (any, error) {
 // package whose functions return one cannot build an unstable key.
 func (c *checker) relevant() bool {
 	for _, imp := range c.pass.Pkg.Imports() {
-		if c.cat.HasUnstable(imp.Path()) || c.pass.ImportPackageFact(imp, new(UnstableFact)) {
+		if c.cat.HasUnstable(imp.Path()) || c.pass.ImportPackageFact(imp, new(PackageFact)) {
 			return true
 		}
 	}
 	return false
 }
 
-func diagnostic(sink ast.Expr, src string, pos token.Pos) analysis.Diagnostic {
+func diagnostic(sk sink, src string, pos token.Pos) analysis.Diagnostic {
 	what := "comes from " + src + ": a retry makes a new key"
 	if strings.Contains(src, "time.") {
 		what = "is derived from " + src + ": a retry makes a different key"
 	}
-	d := analysis.Diagnostic{
-		Pos: sink.Pos(), End: sink.End(),
-		Message: fmt.Sprintf("idempotency key %s, so the provider does the work again; derive it from a stable id (the row's ID) or a timestamp the row holds, or persist the key on the row before the call", what),
+	key := "idempotency key"
+	if sk.via != "" {
+		key += " passed to " + sk.via
 	}
-	if pos.IsValid() && (pos < sink.Pos() || pos >= sink.End()) {
+	d := analysis.Diagnostic{
+		Pos: sk.expr.Pos(), End: sk.expr.End(),
+		Message: fmt.Sprintf("%s %s, so the provider does the work again; derive it from a stable id (the row's ID) or a timestamp the row holds, or persist the key on the row before the call", key, what),
+	}
+	if pos.IsValid() && (pos < sk.expr.Pos() || pos >= sk.expr.End()) {
 		d.Related = []analysis.RelatedInformation{{Pos: pos, Message: "the key is made here"}}
 	}
 	return d
@@ -145,24 +176,47 @@ func (c *checker) findUnstableFuncs() {
 			})
 		}
 	}
+}
+
+// exportFacts exports the unstable results and key parameters of the package's functions
+// (those of test files aside), and marks the package when there are any.
+func (c *checker) exportFacts() {
+	any := false
 	for obj, src := range c.unstable {
-		if !strings.HasSuffix(c.pass.Fset.File(obj.Pos()).Name(), "_test.go") {
+		if !c.inTest(obj) {
 			c.pass.ExportObjectFact(obj, &UnstableFact{Source: src})
+			any = true
 		}
 	}
-	if len(c.unstable) > 0 {
-		c.pass.ExportPackageFact(&UnstableFact{Source: "package"})
+	// Only other packages need the key parameters, and they can call only exported names.
+	for obj, params := range c.keyParams {
+		if len(params) > 0 && obj.Exported() && c.pass.Pkg.Name() != "main" && !c.inTest(obj) {
+			f := &KeyParamFact{Params: params}
+			for _, i := range params {
+				f.Names = append(f.Names, obj.Signature().Params().At(i).Name())
+			}
+			c.pass.ExportObjectFact(obj, f)
+			any = true
+		}
+	}
+	if any {
+		c.pass.ExportPackageFact(new(PackageFact))
 	}
 }
 
-// keyLikeResult reports a function whose first result could become a key: text, bytes,
-// a 16-byte id, or a time.
+func (c *checker) inTest(obj types.Object) bool {
+	return strings.HasSuffix(c.pass.Fset.File(obj.Pos()).Name(), "_test.go")
+}
+
+// keyLikeResult reports a function whose first result could become a key.
 func keyLikeResult(fn *types.Func) bool {
 	res := fn.Signature().Results()
-	if res.Len() == 0 {
-		return false
-	}
-	t := res.At(0).Type()
+	return res.Len() > 0 && keyLike(res.At(0).Type())
+}
+
+// keyLike reports a type whose values could become a key: text, bytes, an integer, a
+// 16-byte id, or a time.
+func keyLike(t types.Type) bool {
 	if types.TypeString(t, nil) == "time.Time" {
 		return true
 	}
@@ -179,21 +233,23 @@ func keyLikeResult(fn *types.Func) bool {
 	return false
 }
 
-// sinks returns the expressions in body handed over as idempotency keys.
-func (c *checker) sinks(body *ast.BlockStmt, fields, setters, headers map[string]bool) []ast.Expr {
+// sinks returns the expressions in body handed over as idempotency keys: to a provider's
+// key field, setter or header, to the runtime, or to a parameter of a function that
+// passes it on as one.
+func (c *checker) sinks(body *ast.BlockStmt, fields, setters, headers map[string]bool) []sink {
 	info := c.pass.TypesInfo
-	var out []ast.Expr
+	var out []sink
 	ast.Inspect(body, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.KeyValueExpr:
 			if id, ok := n.Key.(*ast.Ident); ok && fields[id.Name] {
-				out = append(out, n.Value)
+				out = append(out, sink{expr: n.Value})
 			}
 		case *ast.AssignStmt:
 			if len(n.Lhs) == len(n.Rhs) {
 				for i, lhs := range n.Lhs {
 					if sel, ok := ast.Unparen(lhs).(*ast.SelectorExpr); ok && fields[sel.Sel.Name] {
-						out = append(out, n.Rhs[i])
+						out = append(out, sink{expr: n.Rhs[i]})
 					}
 				}
 			}
@@ -208,11 +264,19 @@ func (c *checker) sinks(body *ast.BlockStmt, fields, setters, headers map[string
 			}
 			switch {
 			case setters[name] && len(n.Args) == 1:
-				out = append(out, n.Args[0])
+				out = append(out, sink{expr: n.Args[0]})
 			case (name == "WithHeader" || name == "WithHeaderAdd" || name == "Set" || name == "Add") && len(n.Args) == 2 && headerName(info, n.Args[0], headers):
-				out = append(out, n.Args[1])
+				out = append(out, sink{expr: n.Args[1]})
 			case fn != nil && fn.Pkg() != nil && fn.Pkg().Path() == effects.RuntimePath:
-				out = append(out, runtimeKeys(fn, n)...)
+				for _, e := range runtimeKeys(fn, n) {
+					out = append(out, sink{expr: e})
+				}
+			case fn != nil:
+				for _, i := range c.keyParamsOf(fn) {
+					if i < len(n.Args) {
+						out = append(out, sink{expr: n.Args[i], via: effects.FuncName(fn.Origin())})
+					}
+				}
 			}
 		}
 		return true

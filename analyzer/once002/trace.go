@@ -20,6 +20,10 @@ func (c *checker) trace(body *ast.BlockStmt, e ast.Expr) (string, token.Pos) {
 		return c.trace(body, x.X)
 	case *ast.StarExpr:
 		return c.trace(body, x.X)
+	case *ast.SliceExpr: // hex.EncodeToString(b[:])
+		return c.trace(body, x.X)
+	case *ast.IndexExpr:
+		return c.trace(body, x.X)
 	case *ast.BinaryExpr:
 		if src, pos := c.trace(body, x.X); src != "" {
 			return src, pos
@@ -45,6 +49,10 @@ func (c *checker) trace(body *ast.BlockStmt, e ast.Expr) (string, token.Pos) {
 	case *ast.SelectorExpr:
 		if sel, ok := info.Selections[x]; ok && sel.Kind() == types.FieldVal {
 			return c.traceField(body, x)
+		}
+		// A package's random source: crypto/rand.Reader.
+		if v, ok := info.Uses[x.Sel].(*types.Var); ok && v.Pkg() != nil && c.cat.IsUnstable(v.Pkg().Path()+"."+v.Name(), v.Pkg().Path()) {
+			return v.Pkg().Name() + "." + v.Name(), x.Pos()
 		}
 	}
 	return "", token.NoPos
@@ -141,6 +149,17 @@ func (c *checker) traceVar(body *ast.BlockStmt, v *types.Var) (string, token.Pos
 					scanned = true
 				case fn != nil && fn.Pkg() != nil && src == "" && c.cat.IsUnstable(fn.FullName(), fn.Pkg().Path()):
 					src, pos = effects.FuncName(fn), n.Pos() // rand.Read(buf)
+				case src == "" && writable(info, arg):
+					// A call filling the buffer from a random source: io.ReadFull(rand.Reader,
+					// buf), rand.Reader.Read(buf), hex.Encode(dst, random).
+					if sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr); ok && info.Selections[sel] != nil {
+						src, pos = c.trace(body, sel.X)
+					}
+					for _, other := range n.Args {
+						if src == "" && other != arg {
+							src, pos = c.trace(body, other)
+						}
+					}
 				}
 			}
 		}
@@ -152,14 +171,37 @@ func (c *checker) traceVar(body *ast.BlockStmt, v *types.Var) (string, token.Pos
 	return src, pos
 }
 
-// refersTo reports whether e is v or &v.
+// refersTo reports whether e is v, &v or a slice of v (v[:]).
 func refersTo(info *types.Info, e ast.Expr, v *types.Var) bool {
 	e = ast.Unparen(e)
 	if u, ok := e.(*ast.UnaryExpr); ok && u.Op == token.AND {
 		e = ast.Unparen(u.X)
 	}
+	if s, ok := e.(*ast.SliceExpr); ok {
+		e = ast.Unparen(s.X)
+	}
 	id, ok := e.(*ast.Ident)
 	return ok && info.Uses[id] == v
+}
+
+// writable reports whether a call can write through the argument e: it is an address, a
+// slice expression, or of slice or pointer type. A string or a number passed by value
+// (log.Printf("%s", key, time.Now())) is only read.
+func writable(info *types.Info, e ast.Expr) bool {
+	e = ast.Unparen(e)
+	if u, ok := e.(*ast.UnaryExpr); ok && u.Op == token.AND {
+		return true
+	}
+	if _, ok := e.(*ast.SliceExpr); ok {
+		return true
+	}
+	if t := info.TypeOf(e); t != nil {
+		switch t.Underlying().(type) {
+		case *types.Slice, *types.Pointer:
+			return true
+		}
+	}
+	return false
 }
 
 // dbWrites name the calls that persist a value: database writes and repository saves.
@@ -172,9 +214,11 @@ func (c *checker) traceField(body *ast.BlockStmt, read *ast.SelectorExpr) (strin
 	info := c.pass.TypesInfo
 	field := info.Selections[read].Obj()
 	root := rootVar(info, read.X)
-	if root == nil {
+	if root == nil || c.visiting[field] {
 		return "", token.NoPos
 	}
+	c.visiting[field] = true
+	defer delete(c.visiting, field)
 	var src string
 	var pos, assigned token.Pos
 	persisted := false

@@ -1,4 +1,4 @@
-// Package ids makes identifiers for the shop's requests. // want package:"unstable\\(package\\)"
+// Package ids makes identifiers for the shop's requests. // want package:"once002"
 package ids
 
 import "github.com/oklog/ulid/v2"

@@ -1,4 +1,4 @@
-// Package jobs queues jobs and memoizes per-request work.
+// Package jobs queues jobs and memoizes per-request work. // want package:"once002"
 package jobs
 
 import (
@@ -56,7 +56,7 @@ func (s *Store) Plan(ctx context.Context, orgID int64) (string, error) {
 }
 
 // Upgrade charges inside a request-scoped guard.
-func (s *Store) Upgrade(ctx context.Context, orgID int64) error {
+func (s *Store) Upgrade(ctx context.Context, orgID int64) error { // want Upgrade:"keyParam\\(orgID\\)"
 	_, _, err := once.Request[string]{Name: "runs.upgrade"}.Do(ctx, fmt.Sprint(orgID), func(ctx context.Context) (string, error) { // want `once.Request guard lasts one request, but it calls \(\*stripe.Client\).V1Charges.Create`
 		c, err := s.sc.V1Charges.Create(ctx, &stripe.ChargeCreateParams{Amount: stripe.Int64(900)})
 		if err != nil {

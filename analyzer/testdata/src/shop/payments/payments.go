@@ -1,4 +1,4 @@
-// Package payments charges and refunds orders and renews subscriptions. // want package:"unstable\\(package\\)"
+// Package payments charges and refunds orders and renews subscriptions. // want package:"once002"
 package payments
 
 import (
@@ -21,6 +21,7 @@ import (
 	once "github.com/oncekit/once/runtime"
 
 	"shop/ids"
+	"shop/partner"
 )
 
 type Order struct {
@@ -39,10 +40,11 @@ type Subscription struct {
 }
 
 type Service struct {
-	db     *pgxpool.Pool
-	stripe *stripe.Client
-	ai     openai.Client
-	http   *http.Client
+	db      *pgxpool.Pool
+	stripe  *stripe.Client
+	ai      openai.Client
+	http    *http.Client
+	partner *partner.Client
 }
 
 // Refund makes a new key on every call: a retry after a timeout refunds twice.
@@ -122,7 +124,7 @@ func (s *Service) Renew(ctx context.Context, sub Subscription) error {
 }
 
 // Invoice keys by the billing period the caller passes in.
-func (s *Service) Invoice(ctx context.Context, customer string, period time.Time) error {
+func (s *Service) Invoice(ctx context.Context, customer string, period time.Time) error { // want Invoice:"keyParam\\(customer, period\\)"
 	params := &stripe.ChargeParams{Customer: stripe.String(customer)}
 	params.SetIdempotencyKey(customer + "/" + period.Format("2006-01"))
 	_, err := charge.New(params)
@@ -180,4 +182,33 @@ func (s *Service) Step(ctx context.Context, o Order) error {
 	params.SetIdempotencyKey(ids.OrderKey(o.ID, "capture"))
 	_, err := charge.New(params)
 	return err
+}
+
+// Fulfil hands the order to the partner under a fresh UUID: a retry after a timeout ships
+// the order twice.
+func (s *Service) Fulfil(ctx context.Context, o Order) error {
+	return s.partner.Post(ctx, "/v1/orders", uuid.NewString(), []byte(o.ID)) // want `idempotency key passed to \(\*partner.Client\).Post comes from uuid.NewString`
+}
+
+// Replace names the replacement shipment by the time of the click.
+func (s *Service) Replace(ctx context.Context, o Order) error {
+	step := "replacement-" + time.Now().Format(time.RFC3339)
+	return s.partner.Ship(ctx, o.ID, step) // want `idempotency key passed to \(\*partner.Client\).Ship is derived from time.Now`
+}
+
+// FulfilFirst names the shipment by the order: the same on every retry.
+func (s *Service) FulfilFirst(ctx context.Context, o Order) error {
+	return s.partner.Ship(ctx, o.ID, "first")
+}
+
+// Bill sends the invoice for the period the caller names, which a scheduler passes as
+// the start of the month: stable, as a parameter.
+func (s *Service) Bill(ctx context.Context, o Order, period time.Time) error { // want Bill:"keyParam\\(period\\)"
+	return s.Invoice(ctx, o.CustomerID, period)
+}
+
+// BillNow bills the period of the server's clock: a retry after the month turns bills
+// the next month as well.
+func (s *Service) BillNow(ctx context.Context, o Order) error {
+	return s.Invoice(ctx, o.CustomerID, time.Now()) // want `idempotency key passed to \(\*payments.Service\).Invoice is derived from time.Now`
 }
