@@ -23,4 +23,4 @@
 // (StaleAfter, defined once) closes runs that no process is working on any more.
 package ideas
 
-//go:generate go tool oncegen -migrations migrations .
+//go:generate go tool oncegen -migrations migrations -format migrate .

@@ -8,11 +8,12 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/oncekit/once/examples/internal/migrated"
+	"github.com/oncekit/once/examples/internal/storm"
 	"github.com/oncekit/once/internal/fakeprovider"
 	"github.com/oncekit/once/internal/pgtest"
 )
@@ -43,17 +44,19 @@ type env struct {
 	client *http.Client
 }
 
+// migratedDB is the app's database as every test starts from it: migrated, with the
+// organisation. Each test gets a copy.
+var migratedDB = migrated.Database("ideas", func(ctx context.Context, db *pgxpool.Pool) error {
+	if err := Migrate(ctx, db); err != nil {
+		return err
+	}
+	return CreateOrganisation(ctx, db, org, "Acme")
+})
+
 func setup(t *testing.T, opts ...fakeprovider.Option) *env {
 	t.Helper()
-	ctx := context.Background()
-	d := pgtest.NewDatabase(t)
+	d := migratedDB.NewDatabase(t)
 	db := d.Pool(t, 16)
-	if err := Migrate(ctx, db); err != nil {
-		t.Fatal(err)
-	}
-	if err := CreateOrganisation(ctx, db, org, "Acme"); err != nil {
-		t.Fatal(err)
-	}
 	api := fakeprovider.New(t, opts...)
 	model := &Model{BaseURL: api.URL}
 	e := &env{t: t, url: d.URL, db: db, api: api, app: New(db, model), worker: NewWorker(db, model)}
@@ -78,38 +81,28 @@ func (e *env) post(path string, form url.Values) (int, string) {
 	return resp.StatusCode, resp.Header.Get("Location")
 }
 
-// storm fires n copies of the same form post at once, released together by a barrier, and
-// returns the Location each was redirected to (with its status, if not 303).
+// storm fires n copies of the same form post at once, and returns the Location each was
+// redirected to (with its status, if not 303).
 func (e *env) storm(n int, path string, form url.Values) []string {
 	e.t.Helper()
-	return storm(e.t, e.client, e.srv.URL+path, n, form)
+	return storm.Collect(n, func(int) string { return postForm(e.t, e.client, e.srv.URL+path, form) })
 }
 
-// storm fires n copies of a form post to target at once and returns where each was sent.
-func storm(t *testing.T, client *http.Client, target string, n int, form url.Values) []string {
-	t.Helper()
-	release := make(chan struct{})
-	got := make([]string, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			<-release
-			resp, err := client.Post(target, "application/x-www-form-urlencoded", strings.NewReader(form.Encode()))
-			if err != nil {
-				t.Errorf("POST %s: %v", target, err)
-				return
-			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			got[i] = resp.Header.Get("Location")
-			if resp.StatusCode != http.StatusSeeOther {
-				got[i] = http.StatusText(resp.StatusCode) + " " + got[i]
-			}
-		})
+// postForm sends a form post and returns where it was redirected, with the status in front
+// if it was not a 303.
+func postForm(t *testing.T, client *http.Client, target string, form url.Values) string {
+	resp, err := client.Post(target, "application/x-www-form-urlencoded", strings.NewReader(form.Encode()))
+	if err != nil {
+		t.Errorf("POST %s: %v", target, err)
+		return ""
 	}
-	close(release)
-	wg.Wait()
-	return got
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	loc := resp.Header.Get("Location")
+	if resp.StatusCode != http.StatusSeeOther {
+		loc = http.StatusText(resp.StatusCode) + " " + loc
+	}
+	return loc
 }
 
 // drain steps the worker until no job is due, and returns the jobs it took.

@@ -5,9 +5,10 @@ package ideas
 import (
 	"context"
 	"fmt"
+	"time"
+
 	"github.com/jackc/pgx/v5"
 	once "github.com/oncekit/once/runtime"
-	"time"
 )
 
 // Compile-time guards: each breaks the build when the function it names no longer
@@ -31,9 +32,7 @@ func (a *App) RefineOnce(ctx context.Context, db once.DB, idea int64, revision i
 		var zero Idea
 		return zero, once.Outcome{}, fmt.Errorf("guard ideas.App.Refine: %w", err)
 	}
-	fn := func(ctx context.Context) (Idea, error) {
-		return a.Refine(ctx, idea, revision, note)
-	}
+	fn := func(ctx context.Context) (Idea, error) { return a.Refine(ctx, idea, revision, note) }
 	return once.Forever[Idea]{Name: "ideas.App.Refine"}.DoRef(ctx, db, once.Ref{Key: key, Input: note}, fn)
 }
 
@@ -46,9 +45,7 @@ func (m *Model) ResearchOnce(ctx context.Context, run Run) (Findings, once.Outco
 		var zero Findings
 		return zero, once.Outcome{}, fmt.Errorf("guard ideas.Model.Research: %w", err)
 	}
-	fn := func(ctx context.Context) (Findings, error) {
-		return m.Research(ctx, run)
-	}
+	fn := func(ctx context.Context) (Findings, error) { return m.Research(ctx, run) }
 	return once.Provider[Findings]{Prefix: "research", TTL: 24 * time.Hour}.Do(ctx, key, fn)
 }
 
@@ -61,9 +58,7 @@ func (m *Model) IdeateOnce(ctx context.Context, run Run, f Findings) ([]string, 
 		var zero []string
 		return zero, once.Outcome{}, fmt.Errorf("guard ideas.Model.Ideate: %w", err)
 	}
-	fn := func(ctx context.Context) ([]string, error) {
-		return m.Ideate(ctx, run, f)
-	}
+	fn := func(ctx context.Context) ([]string, error) { return m.Ideate(ctx, run, f) }
 	return once.Provider[[]string]{Prefix: "ideate", TTL: 24 * time.Hour}.Do(ctx, key, fn)
 }
 
@@ -76,9 +71,7 @@ func (a *App) StartGenerationOnce(ctx context.Context, db once.DB, org int64) (S
 		var zero Start
 		return zero, once.Outcome{}, fmt.Errorf("guard ideas.generate: %w", err)
 	}
-	fn := func(ctx context.Context) (Start, error) {
-		return a.StartGeneration(ctx, org)
-	}
+	fn := func(ctx context.Context) (Start, error) { return a.StartGeneration(ctx, org) }
 	return once.Lease[Start]{Name: "ideas.generate", TTL: 10 * time.Second}.Do(ctx, db, key, fn)
 }
 
@@ -91,9 +84,7 @@ const insertRunConflict = "ON CONFLICT (org_id) WHERE status IN ('queued', 'rese
 // when insertRun's INSERT .. insertRunConflict returns no row, it rolls the transaction back and
 // reports the work in flight, without error.
 func insertRunOnce(ctx context.Context, db once.DB, org int64) (int64, once.Outcome, error) {
-	fn := func(ctx context.Context, tx pgx.Tx) (int64, error) {
-		return insertRun(ctx, tx, org)
-	}
+	fn := func(ctx context.Context, tx pgx.Tx) (int64, error) { return insertRun(ctx, tx, org) }
 	return once.Table[int64]{Name: "ideas.insertRun", OnConflict: once.InFlight}.Do(ctx, db, fn)
 }
 
@@ -106,9 +97,7 @@ const enqueueRunConflict = "ON CONFLICT (run_id) DO NOTHING"
 // when enqueueRun's INSERT .. enqueueRunConflict returns no row, it rolls the transaction back
 // and reports a duplicate, without error.
 func enqueueRunOnce(ctx context.Context, db once.DB, run int64) (once.Outcome, error) {
-	fn := func(ctx context.Context, tx pgx.Tx) (struct{}, error) {
-		return struct{}{}, enqueueRun(ctx, tx, run)
-	}
+	fn := func(ctx context.Context, tx pgx.Tx) (struct{}, error) { return struct{}{}, enqueueRun(ctx, tx, run) }
 	_, out, err := once.Table[struct{}]{Name: "ideas.enqueueRun", OnConflict: once.Duplicate}.Do(ctx, db, fn)
 	return out, err
 }
@@ -122,8 +111,6 @@ func (w *Worker) researchTodayOnce(ctx context.Context, db once.DB, run Run) (Fi
 		var zero Findings
 		return zero, once.Outcome{}, fmt.Errorf("guard ideas.research-daily: %w", err)
 	}
-	fn := func(ctx context.Context) (Findings, error) {
-		return w.researchToday(ctx, run)
-	}
+	fn := func(ctx context.Context) (Findings, error) { return w.researchToday(ctx, run) }
 	return once.Statement[Findings]{Name: "ideas.research-daily", Cap: int64(DailyResearchCap)}.Do(ctx, db, key, 1, fn)
 }

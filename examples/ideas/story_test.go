@@ -2,19 +2,19 @@ package ideas
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/oncekit/once/examples/ideas/naive"
+	"github.com/oncekit/once/examples/internal/migrated"
+	"github.com/oncekit/once/examples/internal/storm"
+	"github.com/oncekit/once/examples/internal/tally"
 	"github.com/oncekit/once/internal/fakeprovider"
-	"github.com/oncekit/once/internal/pgtest"
 	once "github.com/oncekit/once/runtime"
 )
 
@@ -26,33 +26,38 @@ type naiveEnv struct {
 	worker *naive.Worker
 	db     *pgxpool.Pool
 	url    string
-	count  func(sql string) int
 }
+
+// naiveDB is the naive twin's database as every story starts from it.
+var naiveDB = migrated.Database("ideas_naive", func(ctx context.Context, db *pgxpool.Pool) error {
+	if err := naive.Migrate(ctx, db); err != nil {
+		return err
+	}
+	return naive.CreateOrganisation(ctx, db, org, "Acme")
+})
 
 func setupNaive(t *testing.T) *naiveEnv {
 	t.Helper()
-	ctx := context.Background()
-	db := pgtest.New(t)
-	if err := naive.Migrate(ctx, db); err != nil {
-		t.Fatal(err)
-	}
-	if err := naive.CreateOrganisation(ctx, db, org, "Acme"); err != nil {
-		t.Fatal(err)
-	}
+	db := naiveDB.New(t)
 	api := fakeprovider.New(t)
 	n := &naiveEnv{t: t, db: db, api: api, app: naive.New(db), worker: naive.NewWorker(db, api.URL)}
 	srv := httptest.NewServer(n.app.Handler())
 	t.Cleanup(srv.Close)
 	n.url = srv.URL
-	n.count = func(sql string) int {
-		var c int
-		if err := db.QueryRow(ctx, sql).Scan(&c); err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
 	return n
 }
+
+func (n *naiveEnv) count(sql string) int {
+	n.t.Helper()
+	var c int
+	if err := n.db.QueryRow(context.Background(), sql).Scan(&c); err != nil {
+		n.t.Fatal(err)
+	}
+	return c
+}
+
+// press presses the naive twin's button once and returns where it was sent.
+func (n *naiveEnv) press() string { return postForm(n.t, noRedirects, n.url+"/orgs/1/runs", nil) }
 
 func (n *naiveEnv) drain() {
 	for range 200 {
@@ -69,72 +74,53 @@ func (n *naiveEnv) drain() {
 
 var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
-// TestStory runs the story end to end against the app and its naive twin, side by side,
-// and prints what each paid for (go test -run TestStory -v). Every number is also asserted.
+// TestStory runs the story end to end against the app and its naive twin, one scene after
+// another, each on fresh databases, and prints what each paid for (go test -run
+// '^TestStory$' -v). Every number in the table is asserted as it is entered.
 func TestStory(t *testing.T) {
 	t.Parallel()
-	var table strings.Builder
-	row := func(what string, app, naive any) { fmt.Fprintf(&table, "  %-44s %12v %12v\n", what, app, naive) }
-	fmt.Fprintf(&table, "  %-44s %12s %12s\n", "", "app", "naive")
-	check := func(what string, got, want int) {
-		if got != want {
-			t.Errorf("%s: %d, want %d", what, got, want)
-		}
-	}
+	tab := tally.New(t, "ideas: never paying twice (lasting effects, counted)", "ideas", "naive")
+	defer tab.Print()
 
 	// 1. Thirty-two presses at once. The naive twin's presses are all held between their
 	// in-flight check and their insert until every one has checked.
 	const presses = 32
 	a, n := setup(t), setupNaive(t)
-	storm(t, a.client, a.srv.URL+"/orgs/1/runs", presses, nil)
+	a.storm(presses, "/orgs/1/runs", nil)
 	a.drain()
-	var held atomic.Int32
-	all := make(chan struct{})
-	n.app.BeforeInsert = func() {
-		if held.Add(1) == presses {
-			close(all)
-		}
-		<-all
-	}
-	storm(t, noRedirects, n.url+"/orgs/1/runs", presses, nil)
+	n.app.BeforeInsert = storm.Hold(t, presses)
+	storm.Run(presses, func(int) { n.press() })
 	n.drain()
-	fmt.Fprintf(&table, "%d presses of the button at once\n", presses)
-	row("runs created", a.runs(), n.count(`SELECT count(*) FROM runs`))
-	row("jobs queued", a.jobs(), n.count(`SELECT count(*) FROM jobs`))
-	row("research paid for", a.api.EffectsAt("/v1/research"), n.api.EffectsAt("/v1/research"))
-	row("ideas paid for", a.api.EffectsAt("/v1/ideas"), n.api.EffectsAt("/v1/ideas"))
-	check("app runs", a.runs(), 1)
-	check("app research", a.api.EffectsAt("/v1/research"), 1)
-	check("naive runs", n.count(`SELECT count(*) FROM runs`), presses)
-	check("naive research", n.api.EffectsAt("/v1/research"), presses)
+	tab.Scene("32 presses of the button at once")
+	tab.Row("runs created", tally.Is(a.runs(), 1), tally.Is(n.count(`SELECT count(*) FROM runs`), presses))
+	tab.Row("jobs queued", tally.Is(a.jobs(), 1), tally.Is(n.count(`SELECT count(*) FROM jobs`), presses))
+	tab.Row("research paid for", tally.Is(a.api.EffectsAt("/v1/research"), 1), tally.Is(n.api.EffectsAt("/v1/research"), presses))
+	tab.Row("ideas paid for", tally.Is(a.api.EffectsAt("/v1/ideas"), 1), tally.Is(n.api.EffectsAt("/v1/ideas"), presses))
 
 	// 2. The research API did the work and the answer was lost; the job is retried.
 	a, n = setup(t), setupNaive(t)
 	a.press()
 	a.api.DropAfterAccept(1)
 	a.drain()
-	storm(t, noRedirects, n.url+"/orgs/1/runs", 1, nil)
+	n.press()
 	n.api.DropAfterAccept(1)
 	n.drain()
-	fmt.Fprintf(&table, "the research answer lost, the job retried\n")
-	row("research paid for", a.api.EffectsAt("/v1/research"), n.api.EffectsAt("/v1/research"))
-	row("answers replayed by the provider", a.api.Replays(), n.api.Replays())
-	check("app research after a lost answer", a.api.EffectsAt("/v1/research"), 1)
-	check("naive research after a lost answer", n.api.EffectsAt("/v1/research"), 2)
+	tab.Scene("the research answer lost, the job retried")
+	tab.Row("research paid for", tally.Is(a.api.EffectsAt("/v1/research"), 1), tally.Is(n.api.EffectsAt("/v1/research"), 2))
+	tab.Row("answers replayed by the provider", tally.Is(a.api.Replays(), 1), tally.Is(n.api.Replays(), 0))
 
-	// 3. The lock held from outside (another instance is starting a run right now).
+	// 3. The lock held from outside (another instance is starting a run right now). The
+	// naive twin has no lock to hold.
 	a = setup(t)
 	heldLease, err := once.Lease[struct{}]{Name: "ideas.generate", TTL: 10 * time.Second}.Acquire(context.Background(), a.db, once.Key(int64(org)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, loc := a.press()
-	fmt.Fprintf(&table, "a press while another instance holds the lock\n")
-	row("runs created, jobs queued", fmt.Sprintf("%d, %d", a.runs(), a.jobs()), "no lock")
-	check("app runs under a held lock", a.runs()+a.jobs(), 0)
-	if loc != "/orgs/1?notice=starting" {
-		t.Errorf("press under a held lock went to %q, want the landing page", loc)
-	}
+	tab.Scene("a press while another instance holds the lock")
+	tab.Row("runs created", tally.Is(a.runs(), 0), tally.None())
+	tab.Row("jobs queued", tally.Is(a.jobs(), 0), tally.None())
+	tab.Row("sent to the landing page", tally.Is(loc == "/orgs/1?notice=starting", true), tally.None())
 	heldLease.Release(context.Background(), a.db)
 
 	// 4. The provider is down; the queue gives up on the job.
@@ -145,29 +131,23 @@ func TestStory(t *testing.T) {
 	a.drain()
 	appUsed := a.usage().Used
 	next, _ := a.press()
-	storm(t, noRedirects, n.url+"/orgs/1/runs", 1, nil)
+	naiveFirst := n.press()
+	if !strings.HasPrefix(naiveFirst, "/runs/") {
+		t.Fatalf("the naive twin's first press went to %q, want a run", naiveFirst)
+	}
 	n.api.FailNext(3, http.StatusServiceUnavailable)
 	n.drain()
 	naiveUsed, err := naive.CountUsage(context.Background(), n.db, org)
 	if err != nil {
 		t.Fatal(err)
 	}
-	naiveNext := storm(t, noRedirects, n.url+"/orgs/1/runs", 1, nil)[0]
-	fmt.Fprintf(&table, "the provider down until the queue gives up\n")
+	naiveNext := n.press()
 	var naiveStatus string
-	if err := n.db.QueryRow(context.Background(), `SELECT status FROM runs WHERE id = 1`).Scan(&naiveStatus); err != nil {
+	if err := n.db.QueryRow(context.Background(), `SELECT status FROM runs`).Scan(&naiveStatus); err != nil {
 		t.Fatal(err)
 	}
-	row("the abandoned run says", a.status(first), naiveStatus)
-	row("allowance it spends", appUsed, naiveUsed)
-	row("the next press starts a new run", next != first, naiveNext != "/runs/1")
-	check("app: the abandoned run's allowance", appUsed, 0)
-	check("naive: the abandoned run's allowance", naiveUsed, 1)
-	if a.status(first) != StatusFailed || next == first || naiveStatus != "researching" || naiveNext != "/runs/1" {
-		t.Errorf("abandoned run: app %s, next press to %d; naive next press to %s", a.status(first), next, naiveNext)
-	}
-
-	if testing.Verbose() {
-		fmt.Printf("\nNever paying twice, counted (lasting effects, not HTTP answers):\n%s\n", table.String())
-	}
+	tab.Scene("the provider down until the queue gives up")
+	tab.Row("the abandoned run says", tally.Is(a.status(first), StatusFailed), tally.Is(naiveStatus, "researching"))
+	tab.Row("allowance it spends", tally.Is(appUsed, 0), tally.Is(naiveUsed, 1))
+	tab.Row("the next press starts a new run", tally.Is(next != first, true), tally.Is(naiveNext != naiveFirst, false))
 }

@@ -1,8 +1,4 @@
-BEGIN;
-
 DROP TABLE ideas;
 DROP TABLE jobs;
 DROP TABLE runs;
 DROP TABLE organisations;
-
-COMMIT;

@@ -1,7 +1,5 @@
 -- The ideas app's own tables. The constraints its promises rely on (the one open run per
 -- organisation, the one job per run) are in the migrations oncegen writes after this one.
-BEGIN;
-
 CREATE TABLE organisations (
 	id   bigint PRIMARY KEY,
 	name text   NOT NULL
@@ -46,5 +44,3 @@ CREATE TABLE ideas (
 	revision int    NOT NULL DEFAULT 0,
 	UNIQUE (run_id, position)
 );
-
-COMMIT;

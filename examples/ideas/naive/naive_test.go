@@ -8,11 +8,12 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/oncekit/once/examples/internal/migrated"
+	"github.com/oncekit/once/examples/internal/storm"
 	"github.com/oncekit/once/internal/fakeprovider"
 	"github.com/oncekit/once/internal/pgtest"
 )
@@ -29,15 +30,18 @@ type env struct {
 	client *http.Client
 }
 
+// migratedDB is the naive twin's database as every test starts from it: its tables, and
+// the organisation.
+var migratedDB = migrated.Database("naive", func(ctx context.Context, db *pgxpool.Pool) error {
+	if err := Migrate(ctx, db); err != nil {
+		return err
+	}
+	return CreateOrganisation(ctx, db, 1, "Acme")
+})
+
 func setup(t *testing.T) *env {
 	t.Helper()
-	db := pgtest.New(t)
-	if err := Migrate(context.Background(), db); err != nil {
-		t.Fatal(err)
-	}
-	if err := CreateOrganisation(context.Background(), db, 1, "Acme"); err != nil {
-		t.Fatal(err)
-	}
+	db := migratedDB.New(t)
 	api := fakeprovider.New(t)
 	e := &env{t: t, db: db, api: api, app: New(db), worker: NewWorker(db, api.URL)}
 	e.srv = httptest.NewServer(e.app.Handler())
@@ -46,11 +50,14 @@ func setup(t *testing.T) *env {
 	return e
 }
 
+// press presses the button once and returns where it was redirected. It runs in storm
+// goroutines too, so a failed request is an error, not a Fatal.
 func (e *env) press() string {
 	e.t.Helper()
 	resp, err := e.client.Post(e.srv.URL+"/orgs/1/runs", "", nil)
 	if err != nil {
-		e.t.Fatal(err)
+		e.t.Error(err)
+		return ""
 	}
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
@@ -82,32 +89,10 @@ func (e *env) count(sql string, args ...any) int {
 
 // holdAtInsert makes the next n presses wait between their in-flight check and their
 // insert until all n have checked: the double click whose requests arrive together.
-func (e *env) holdAtInsert(n int) {
-	var checked atomic.Int32
-	all := make(chan struct{})
-	e.app.BeforeInsert = func() {
-		if checked.Add(1) == int32(n) {
-			close(all)
-		}
-		<-all
-	}
-}
+func (e *env) holdAtInsert(n int) { e.app.BeforeInsert = storm.Hold(e.t, n) }
 
-// Storm fires n presses of the button at once and returns where each was redirected.
-func (e *env) storm(n int) []string {
-	release := make(chan struct{})
-	locs := make([]string, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			<-release
-			locs[i] = e.press()
-		})
-	}
-	close(release)
-	wg.Wait()
-	return locs
-}
+// storm fires n presses of the button at once and returns where each was redirected.
+func (e *env) storm(n int) []string { return storm.Collect(n, func(int) string { return e.press() }) }
 
 // The same storm the real app turns into one run: here every press passes the in-flight
 // check before any inserts, so each one inserts a run and queues a job, and the worker pays

@@ -126,5 +126,5 @@ func (tb *Table) String() string {
 // Print writes the table to the test's output: shown by go test -v, and with the failures
 // when a count was not the one expected.
 func (tb *Table) Print() {
-	fmt.Fprintf(tb.t.Output(), "\n%s\n", tb.String())
+	fmt.Fprintf(tb.t.Output(), "%s\n", tb.String())
 }

@@ -1,11 +1,11 @@
 // Command ideas runs the ideas example app: its HTTP server and workers, on the PostgreSQL
-// database named by DATABASE_URL, spending on the paid API at MODEL_API_URL.
+// database named by DATABASE_URL, spending on the paid API at MODEL_URL.
 //
 // Usage:
 //
-//	DATABASE_URL=postgres://... [MODEL_API_URL=http://...] ideas [-addr 127.0.0.1:8080] [-workers 2]
+//	DATABASE_URL=postgres://... [MODEL_URL=http://...] ideas [-addr 127.0.0.1:8080] [-workers 2]
 //
-// Without MODEL_API_URL it starts a local fake of the paid API on loopback, and when it stops
+// Without MODEL_URL it starts a local fake of the paid API on loopback, and when it stops
 // it logs how many effects the fake performed, so the app can be tried with nothing but
 // PostgreSQL. It applies its migrations at start and creates organisation 1 if missing.
 package main
@@ -70,7 +70,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, logw io
 		return err
 	}
 
-	api := getenv("MODEL_API_URL")
+	api := getenv("MODEL_URL")
 	if api == "" {
 		fake := fakeprovider.Start()
 		defer func() {
@@ -79,7 +79,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, logw io
 				fake.Effects(), fake.EffectsAt("/v1/research"), fake.EffectsAt("/v1/ideas"), fake.EffectsAt("/v1/refine"))
 		}()
 		api = fake.URL
-		logger.Printf("MODEL_API_URL is not set: spending on a local fake at %s", api)
+		logger.Printf("MODEL_URL is not set: spending on a local fake at %s", api)
 	}
 	model := &ideas.Model{BaseURL: api, HTTP: &http.Client{Timeout: time.Minute}}
 

@@ -1,18 +1,23 @@
-// Package lintmarks checks oncelint's findings on an example against the ones its source
-// announces. A naive twin marks each bug oncelint must report with a comment at the end of
-// the line, naming the code and saying why:
+// Package toolcheck checks an example with the project's own tools, run as a user runs
+// them: oncegen's generated files are what the declarations produce today, the migrated
+// database holds every constraint the guards rely on, and oncelint finds exactly the bugs
+// the naive twin is written to have.
+//
+// A naive twin marks each bug oncelint must report with a comment at the end of the line,
+// naming the code and saying why:
 //
 //	resp, err := http.Post(url, "application/json", body) // ONCE001: no key, a retry pays again
 //
-// Check runs oncelint over the whole example and wants exactly the marked findings: each
-// mark found on its line with its code, and nothing anywhere else, so the app itself (which
+// Lint runs oncelint over the whole example and wants exactly the marked findings: each mark
+// found on its line with its code, and nothing anywhere else, so the app itself (which
 // carries no marks) lints clean. Moving a line of naive code moves its mark with it.
-package lintmarks
+package toolcheck
 
 import (
 	"cmp"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -50,14 +55,14 @@ func Marked(dir string) ([]linttest.Finding, error) {
 	return want, err
 }
 
-// Check runs oncelint over dir/... and fails t unless its findings are exactly the ones
+// Lint runs oncelint over dir/... and fails t unless its findings are exactly the ones
 // marked in dir's source. It returns the findings, with their messages, for the caller to
 // check how many there are and what they say.
-func Check(t testing.TB, dir string) []linttest.Finding {
+func Lint(t testing.TB, dir string) []linttest.Finding {
 	t.Helper()
 	want, err := Marked(dir)
 	if err != nil {
-		t.Fatalf("lintmarks: reading the marks: %v", err)
+		t.Fatalf("toolcheck: reading the marks: %v", err)
 	}
 	got := linttest.Run(t, dir, "./...")
 	for _, f := range got {
@@ -67,4 +72,16 @@ func Check(t testing.TB, dir string) []linttest.Finding {
 		t.Errorf("oncelint's findings:\n got %q\nwant %q (the lines marked // ONCEnnn: in the source)", g, w)
 	}
 	return got
+}
+
+// Oncegen runs the module's oncegen (go tool oncegen args...) in dir, and fails t with its
+// output unless it exits 0: -check when a generated file is stale, verify when a constraint
+// is missing.
+func Oncegen(t testing.TB, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("go", append([]string{"tool", "oncegen"}, args...)...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("oncegen %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
 }

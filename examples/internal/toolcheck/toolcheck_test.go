@@ -1,17 +1,17 @@
-package lintmarks_test
+package toolcheck_test
 
 import (
 	"fmt"
 	"strings"
 	"testing"
 
-	"github.com/oncekit/once/examples/internal/lintmarks"
+	"github.com/oncekit/once/examples/internal/toolcheck"
 	"github.com/oncekit/once/internal/linttest"
 )
 
 func TestMarked_ReadsEachMarkWithItsLine(t *testing.T) {
 	t.Parallel()
-	got, err := lintmarks.Marked("testdata/marked")
+	got, err := toolcheck.Marked("testdata/marked")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -20,9 +20,9 @@ func TestMarked_ReadsEachMarkWithItsLine(t *testing.T) {
 	}
 }
 
-func TestCheck_MarkedFindingsPass(t *testing.T) {
+func TestLint_MarkedFindingsPass(t *testing.T) {
 	t.Parallel()
-	found := lintmarks.Check(t, "testdata/marked")
+	found := toolcheck.Lint(t, "testdata/marked")
 	if len(found) != 1 || !strings.Contains(found[0].Message, "Post") {
 		t.Fatalf("findings %+v, want the one unkeyed POST", found)
 	}
@@ -40,11 +40,23 @@ func (r *recorder) Errorf(format string, args ...any) {
 
 // A mark left on the wrong line fails the check: the finding oncelint reports is not where
 // the source says it is.
-func TestCheck_AMarkOnTheWrongLineFails(t *testing.T) {
+func TestLint_AMarkOnTheWrongLineFails(t *testing.T) {
 	t.Parallel()
 	r := &recorder{T: t}
-	lintmarks.Check(r, "testdata/moved")
+	toolcheck.Lint(r, "testdata/moved")
 	if len(r.errors) != 1 || !strings.Contains(r.errors[0], `got ["moved.go:18: ONCE001"]`) || !strings.Contains(r.errors[0], `want ["moved.go:17: ONCE001"]`) {
 		t.Fatalf("failures %q, want one naming both lines", r.errors)
+	}
+}
+
+// Oncegen passes when the command exits 0, and fails the test with the command's output
+// when it does not.
+func TestOncegen_FailsWithTheCommandsOutput(t *testing.T) {
+	t.Parallel()
+	toolcheck.Oncegen(t, "testdata/marked", "-check", ".")
+	r := &recorder{T: t}
+	toolcheck.Oncegen(r, "testdata/marked", "verify")
+	if len(r.errors) != 1 || !strings.Contains(r.errors[0], "give the database with -db DSN") {
+		t.Fatalf("failures %q, want oncegen's complaint", r.errors)
 	}
 }
