@@ -496,9 +496,9 @@ func wrapperDoc(p *plan) string {
 	}
 	head := fmt.Sprintf("%s calls %s under %s %s promise (%s), guard %q", w, f, article, d.Kind, d.Kind.Promise(), d.Name)
 	if d.HasTable() {
-		return head + fmt.Sprintf(", on the rows of %s keyed by %s. It runs %s in a transaction; when %s's INSERT .. %s returns no row, it rolls the transaction back and reports %s, without error.",
+		return head + fmt.Sprintf(", on the rows of %s keyed by %s. It runs %s in a transaction; when %s returns once.ErrConflict (its INSERT .. %s returned no row: see once.InsertConflict), it rolls the transaction back and reports %s, without error.",
 			d.Table, strings.Join(d.Columns, ", "), f, f, directive.ConflictName(f),
-			map[directive.Kind]string{directive.Forever: "a duplicate", directive.Episode: "a duplicate (the latch is set)", directive.Open: "the work in flight", directive.Statement: "a refusal (the cap is reached)"}[d.Kind])
+			map[directive.Kind]string{directive.Forever: "a duplicate", directive.Episode: "a duplicate (the latch is set)", directive.Open: "the work in flight (with the handle once.Conflict names)", directive.Statement: "a refusal (the cap is reached)"}[d.Kind])
 	}
 	head += ", keyed by " + (&Guard{Directive: d}).KeyText() + ". "
 	switch d.Kind {

@@ -8,11 +8,54 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
+// ErrConflict is what the function of a table= guard returns when its INSERT .. ON CONFLICT
+// .. RETURNING returned no row: another row holds the promise. Table.Do answers it with
+// Outcome{Status: OnConflict} and no error; it never reaches the guard's caller. Return it
+// with InsertConflict, or with Conflict to name the row that holds the promise.
+var ErrConflict = errors.New("once: the insert's conflict clause let no row through")
+
+// ConflictError is ErrConflict naming the row that holds the promise (errors.Is(err,
+// ErrConflict) holds for it).
+type ConflictError struct {
+	// Handle names the row, as Table.Do reports it in Outcome.Handle.
+	Handle string
+}
+
+// Error says that the insert met the row named by Handle.
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("%v (held by %s)", ErrConflict, e.Handle)
+}
+
+// Is makes errors.Is(err, ErrConflict) true.
+func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
+
+// Conflict returns ErrConflict naming the row that holds the promise, for Table.Do to report
+// in Outcome.Handle. The open form's function uses it to name the open row, so a duplicate
+// caller can redirect to the work in flight: after its INSERT .. ON CONFLICT returned no row,
+// a SELECT of the open row by its key, in the same transaction, sees it (the insert waited for
+// that row's transaction to commit).
+func Conflict(handle string) error { return &ConflictError{Handle: handle} }
+
+// InsertConflict turns the error of the scan of an INSERT .. ON CONFLICT .. RETURNING into
+// the table guard's signal: pgx.ErrNoRows (the conflict clause let no row through) becomes
+// ErrConflict; nil and any other error are returned as they are. It belongs on the insert's
+// scan only, so that a SELECT finding nothing elsewhere in the function stays an error:
+//
+//	err := tx.QueryRow(ctx, `INSERT INTO jobs (dedupe_key) VALUES ($1) `+EnqueueConflict+` RETURNING id`, key).Scan(&id)
+//	return id, once.InsertConflict(err)
+func InsertConflict(err error) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ErrConflict
+	}
+	return err
+}
+
 // Table is the guard of the table= forms, where the promise lives on the caller's own rows:
 // the function does the insert itself, with an INSERT .. ON CONFLICT .. RETURNING whose
 // conflict clause oncegen generates to match the table's unique index. The insert is the
-// check: a row back means this call holds the promise; no row (pgx.ErrNoRows from the
-// RETURNING scan) means another call already does.
+// check: a row back means this call holds the promise; no row means another call already
+// does, which the function reports by returning ErrConflict (see InsertConflict and
+// Conflict).
 type Table[T any] struct {
 	// Name identifies the guard in errors.
 	Name string
@@ -21,11 +64,13 @@ type Table[T any] struct {
 	OnConflict Status
 }
 
-// Do begins a transaction on db and runs fn with it. If fn returns pgx.ErrNoRows (its
-// INSERT .. ON CONFLICT returned no row), the transaction is rolled back, so nothing fn did
-// before the insert lasts, and Do returns Outcome{Status: OnConflict} and a nil error. If fn
-// returns another error (or panics), the transaction is rolled back and the error returned as
-// it is. Otherwise the transaction is committed: Outcome{Status: Ran}.
+// Do begins a transaction on db and runs fn with it. If fn returns ErrConflict, the
+// transaction is rolled back, so nothing fn did before the insert lasts, and Do returns
+// Outcome{Status: OnConflict, Handle: the ConflictError's handle, if any} and a nil error.
+// If fn returns another error (or panics), the transaction is rolled back and the error
+// returned; pgx.ErrNoRows among them, since a SELECT finding nothing is not a conflict: the
+// error then says to mark the insert's own no-row with InsertConflict. Otherwise the
+// transaction is committed: Outcome{Status: Ran}.
 //
 // When db is itself a pgx.Tx, Begin makes a savepoint: the row lasts only if the caller's
 // transaction commits.
@@ -54,11 +99,19 @@ func (g Table[T]) Do(ctx context.Context, db DB, fn func(context.Context, pgx.Tx
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) // after a commit, a no-op
 	v, err := fn(ctx, tx)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if errors.Is(err, ErrConflict) {
 		if rerr := tx.Rollback(ctx); rerr != nil {
 			return zero, Outcome{}, fmt.Errorf("once: table guard %s: rollback: %w", g.Name, rerr)
 		}
-		return zero, Outcome{Status: g.OnConflict}, nil
+		out := Outcome{Status: g.OnConflict}
+		var ce *ConflictError
+		if errors.As(err, &ce) {
+			out.Handle = ce.Handle
+		}
+		return zero, out, nil
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return zero, Outcome{}, fmt.Errorf("once: table guard %s: %w (if the INSERT .. ON CONFLICT returned no row, return once.InsertConflict(err) from it: any other no-row is an error)", g.Name, err)
 	}
 	if err != nil {
 		return zero, Outcome{}, err

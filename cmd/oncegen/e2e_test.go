@@ -14,8 +14,12 @@ type stormResult struct {
 	Effects    int64  `json:"effects"`
 	Ran        int64  `json:"ran"`
 	Errors     int64  `json:"errors"`
+	Redirected int64  `json:"redirected"`
 	FirstError string `json:"first_error"`
 }
+
+// stormCallers is how many calls the storm program fires at once per kind.
+const stormCallers = 16
 
 var stormKinds = []string{"request", "transaction", "statement", "episode", "open", "forever", "provider", "lease",
 	"table-open", "table-forever", "table-episode", "table-statement"}
@@ -44,12 +48,15 @@ func TestGeneratedWrappers_StormOfDuplicatesMakesExactlyOneEffect(t *testing.T) 
 		case r.Errors != 0:
 			t.Errorf("%s: %d calls failed, first: %s", kind, r.Errors, r.FirstError)
 		case r.Effects != 1:
-			t.Errorf("%s: %d effects from %d concurrent calls, want exactly 1", kind, r.Effects, 16)
+			t.Errorf("%s: %d effects from %d concurrent calls, want exactly 1", kind, r.Effects, stormCallers)
 		case kind != "provider" && kind != "transaction" && r.Ran != 1:
 			// Provider and transaction guards run every call: the provider keeps the promise
 			// by its key; the transaction serialises the decisions, so only the first finds
 			// nothing decided.
 			t.Errorf("%s: %d calls report Ran, want 1", kind, r.Ran)
+		case (kind == "open" || kind == "table-open") && r.Redirected != stormCallers-1:
+			// The winner holds its work open until the others return: each is sent to it.
+			t.Errorf("%s: %d calls redirected to the open work with its handle, want %d", kind, r.Redirected, stormCallers-1)
 		}
 	}
 

@@ -5,8 +5,10 @@ package app
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -120,27 +122,35 @@ func Charge(ctx context.Context, order string) error {
 //once:lease key=shard ttl=30s
 func Reconcile(ctx context.Context, shard string) error { return effect(ctx, "lease", shard) }
 
-// EnqueueJob queues a job unless one with the same key is pending or running.
+// EnqueueJob queues a job unless one with the same key is pending or running; then it
+// names that job, so the caller is sent to it.
 //
 //once:open table=jobs columns=dedupe_key status=status open=pending,running
 func EnqueueJob(ctx context.Context, tx pgx.Tx, key string) (int64, error) {
 	var id int64
 	err := tx.QueryRow(ctx, "INSERT INTO jobs (dedupe_key, status) VALUES ($1, 'pending') "+Conflicts["jobs"]+" RETURNING id", key).Scan(&id)
-	return id, err
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return id, err
+	}
+	var open int64
+	if err := tx.QueryRow(ctx, "SELECT id FROM jobs WHERE dedupe_key = $1 AND status IN ('pending', 'running')", key).Scan(&open); err != nil {
+		return 0, err
+	}
+	return 0, once.Conflict(strconv.FormatInt(open, 10))
 }
 
 // RecordCharge records an org's charge for a day once for ever, a NULL day included.
 //
 //once:forever table=billing.charges columns=org_id,day nulls=notdistinct
 func RecordCharge(ctx context.Context, tx pgx.Tx, org int64, day *string) error {
-	return tx.QueryRow(ctx, "INSERT INTO billing.charges (org_id, day) VALUES ($1, $2) "+Conflicts["charges"]+" RETURNING org_id", org, day).Scan(new(int64))
+	return once.InsertConflict(tx.QueryRow(ctx, "INSERT INTO billing.charges (org_id, day) VALUES ($1, $2) "+Conflicts["charges"]+" RETURNING org_id", org, day).Scan(new(int64)))
 }
 
 // FireAlert fires a rule's alert once per episode.
 //
 //once:episode table=alerts columns=rule_id latch=fired_at
 func FireAlert(ctx context.Context, tx pgx.Tx, rule string) error {
-	return tx.QueryRow(ctx, "INSERT INTO alerts (rule_id) VALUES ($1) "+Conflicts["alerts"]+" RETURNING rule_id", rule).Scan(new(string))
+	return once.InsertConflict(tx.QueryRow(ctx, "INSERT INTO alerts (rule_id) VALUES ($1) "+Conflicts["alerts"]+" RETURNING rule_id", rule).Scan(new(string)))
 }
 
 // UseQuota spends n units of an org's daily quota of 100.
@@ -149,5 +159,5 @@ func FireAlert(ctx context.Context, tx pgx.Tx, rule string) error {
 func UseQuota(ctx context.Context, tx pgx.Tx, org int64, day string, n int64) (int64, error) {
 	var used int64
 	err := tx.QueryRow(ctx, "INSERT INTO quota (org_id, day, used) VALUES ($1, $2, $3) "+Conflicts["quota"]+" RETURNING used", org, day, n).Scan(&used)
-	return used, err
+	return used, once.InsertConflict(err)
 }

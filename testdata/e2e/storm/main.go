@@ -20,8 +20,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	once "github.com/oncekit/once/runtime"
 	"example.com/e2e/app"
+	once "github.com/oncekit/once/runtime"
 )
 
 const callers = 16
@@ -31,6 +31,8 @@ type Result struct {
 	Effects int64 `json:"effects"`
 	Ran     int64 `json:"ran"`
 	Errors  int64 `json:"errors"`
+	// Redirected counts the calls told another's work is in flight, with its handle.
+	Redirected int64 `json:"redirected"`
 	// FirstError is one error a call returned, if any did.
 	FirstError string `json:"first_error,omitempty"`
 }
@@ -208,6 +210,9 @@ func main() {
 				mu.Lock()
 				if out.Status == once.Ran {
 					res.Ran++
+				}
+				if out.Status == once.InFlight && out.Handle != "" {
+					res.Redirected++
 				}
 				if err != nil && !errors.Is(err, once.ErrBusy) && !errors.Is(err, once.ErrInFlight) {
 					res.Errors++

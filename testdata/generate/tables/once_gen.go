@@ -25,8 +25,9 @@ const EnqueueJobConflict = "ON CONFLICT (dedupe_key) WHERE status IN ('pending',
 
 // EnqueueJobOnce calls EnqueueJob under an open promise (once while the work is open), guard
 // "tables.EnqueueJob", on the rows of jobs keyed by dedupe_key. It runs EnqueueJob in a
-// transaction; when EnqueueJob's INSERT .. EnqueueJobConflict returns no row, it rolls the
-// transaction back and reports the work in flight, without error.
+// transaction; when EnqueueJob returns once.ErrConflict (its INSERT .. EnqueueJobConflict
+// returned no row: see once.InsertConflict), it rolls the transaction back and reports the work
+// in flight (with the handle once.Conflict names), without error.
 func EnqueueJobOnce(ctx context.Context, db once.DB, job Job) (int64, once.Outcome, error) {
 	fn := func(ctx context.Context, tx pgx.Tx) (int64, error) { return EnqueueJob(ctx, tx, job) }
 	return once.Table[int64]{Name: "tables.EnqueueJob", OnConflict: once.InFlight}.Do(ctx, db, fn)
@@ -39,8 +40,9 @@ const RecordChargeConflict = "ON CONFLICT (org_id, day) DO NOTHING"
 
 // RecordChargeOnce calls RecordCharge under a forever promise (once for ever), guard
 // "tables.charge", on the rows of billing.charges keyed by org_id, day. It runs RecordCharge in a
-// transaction; when RecordCharge's INSERT .. RecordChargeConflict returns no row, it rolls the
-// transaction back and reports a duplicate, without error.
+// transaction; when RecordCharge returns once.ErrConflict (its INSERT .. RecordChargeConflict
+// returned no row: see once.InsertConflict), it rolls the transaction back and reports a
+// duplicate, without error.
 func RecordChargeOnce(ctx context.Context, db once.DB, org int64, day string) (once.Outcome, error) {
 	fn := func(ctx context.Context, tx pgx.Tx) (struct{}, error) {
 		return struct{}{}, RecordCharge(ctx, tx, org, day)
@@ -55,8 +57,9 @@ const FireAlertConflict = "ON CONFLICT (rule_id) DO UPDATE SET fired_at = clock_
 
 // FireAlertOnce calls FireAlert under an episode promise (once per episode, until rearmed), guard
 // "tables.FireAlert", on the rows of alerts keyed by rule_id. It runs FireAlert in a transaction;
-// when FireAlert's INSERT .. FireAlertConflict returns no row, it rolls the transaction back and
-// reports a duplicate (the latch is set), without error.
+// when FireAlert returns once.ErrConflict (its INSERT .. FireAlertConflict returned no row: see
+// once.InsertConflict), it rolls the transaction back and reports a duplicate (the latch is set),
+// without error.
 func FireAlertOnce(ctx context.Context, db once.DB, rule string) (once.Outcome, error) {
 	fn := func(ctx context.Context, tx pgx.Tx) (struct{}, error) { return struct{}{}, FireAlert(ctx, tx, rule) }
 	_, out, err := once.Table[struct{}]{Name: "tables.FireAlert", OnConflict: once.Duplicate}.Do(ctx, db, fn)
@@ -69,8 +72,9 @@ const UseQuotaConflict = "ON CONFLICT (org_id, day) DO UPDATE SET used = quota.u
 
 // UseQuotaOnce calls UseQuota under a statement promise (once per unit of a counter's cap), guard
 // "tables.UseQuota", on the rows of quota keyed by org_id, day. It runs UseQuota in a
-// transaction; when UseQuota's INSERT .. UseQuotaConflict returns no row, it rolls the
-// transaction back and reports a refusal (the cap is reached), without error.
+// transaction; when UseQuota returns once.ErrConflict (its INSERT .. UseQuotaConflict returned no
+// row: see once.InsertConflict), it rolls the transaction back and reports a refusal (the cap is
+// reached), without error.
 func UseQuotaOnce(ctx context.Context, db once.DB, org int64, day string, n int64) (int64, once.Outcome, error) {
 	fn := func(ctx context.Context, tx pgx.Tx) (int64, error) { return UseQuota(ctx, tx, org, day, n) }
 	return once.Table[int64]{Name: "tables.UseQuota", OnConflict: once.Refused}.Do(ctx, db, fn)
@@ -85,8 +89,9 @@ const RecordPreferenceConflict = "ON CONFLICT (organisation_identifier, notifica
 // RecordPreferenceOnce calls RecordPreference under a forever promise (once for ever), guard
 // "tables.RecordPreference", on the rows of customer_notification_preferences_history keyed by
 // organisation_identifier, notification_channel_name. It runs RecordPreference in a transaction;
-// when RecordPreference's INSERT .. RecordPreferenceConflict returns no row, it rolls the
-// transaction back and reports a duplicate, without error.
+// when RecordPreference returns once.ErrConflict (its INSERT .. RecordPreferenceConflict returned
+// no row: see once.InsertConflict), it rolls the transaction back and reports a duplicate,
+// without error.
 func RecordPreferenceOnce(ctx context.Context, db once.DB, org int64, channel string) (once.Outcome, error) {
 	fn := func(ctx context.Context, tx pgx.Tx) (struct{}, error) {
 		return struct{}{}, RecordPreference(ctx, tx, org, channel)
