@@ -47,8 +47,20 @@ var shop = []string{
 	"shop/welcome", "shop/signup",
 	// ONCE005: counting open runs and then inserting is reported, also under FOR UPDATE
 	// of the runs themselves; a parent row lock, an advisory lock, a serializable
-	// transaction, a transaction promise and an ON CONFLICT insert are not.
+	// transaction, a transaction promise and an ON CONFLICT insert are not. ONCE003: a
+	// package-level map and a sync.Map field used as the lock around an insert (direct,
+	// and through a helper) are reported; the same set in front of an ON CONFLICT claim,
+	// a cache of rows the insert itself checks, and a map of times that throttles are
+	// not.
 	"shop/runs",
+	// ONCE005 across helpers: a look-up (findByKey, store.FindAction) deciding an insert
+	// made by another helper (create, store.CreateAction), in the package and through
+	// facts, is reported; so is a read of the month's spend deciding an upsert that adds
+	// to it with no WHERE. A claim by ON CONFLICT, a parent row lock taken by a helper, a
+	// read that only supplies values, a look-up deciding an insert into another table, a
+	// conditional upsert, an upsert that sets rather than adds, and a counter nothing is
+	// decided from are not.
+	"shop/store", "shop/actions",
 	// ONCE006: a request promise or guard around a paid model call or a charge is
 	// reported, one around a read is not; a table= insert without the declared clause is
 	// reported, one through the generated constant is not.

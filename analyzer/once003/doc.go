@@ -24,6 +24,16 @@
 // //once:episode for an alert that rearms), and keep the set only as a cache in front of
 // it if the saved database round trip matters.
 //
+// The guarded effect may also be an insert (SQL in Exec or Query of pgx, database/sql,
+// sqlx or once.DB, sent by the function or by a helper it calls): the in-process lock of
+// "check the set, add to it, insert the run row, delete from it" keeps two clicks on one
+// replica apart, and none on two. That is reported when the set only holds membership (a
+// sync.Map, a set type, a map to bool or struct{}), the insert has no ON CONFLICT and its
+// table is not declared with //once: ... table=, and the function sends no claim of its
+// own before the insert: an insert with ON CONFLICT, an advisory lock, a row locked FOR
+// UPDATE, an update, a serializable transaction. With one of those the set is a cache in
+// front of a real claim, and a map of times or counts (a throttle) claims nothing.
+//
 // Not reported: a set in a function that holds a real promise (a //once: directive, a
 // caller that does, a runtime guard's closure, or an effect call carrying a stable
 // idempotency key): there it is a cache. A map written only after the effect, with no

@@ -37,6 +37,10 @@ func run(pass *analysis.Pass, facts *analysis.Analyzer) (any, error) {
 	rep := ignore.NewReporter(pass, res.Ignores, Code)
 	defer rep.Finish()
 	for _, g := range res.LocalGuards {
+		if g.Insert != nil {
+			rep.Report(insertDiag(g))
+			continue
+		}
 		rep.Report(analysis.Diagnostic{
 			Pos: g.Check.Pos(),
 			End: g.Check.End(),
@@ -49,6 +53,25 @@ func run(pass *analysis.Pass, facts *analysis.Analyzer) (any, error) {
 		})
 	}
 	return nil, nil
+}
+
+// insertDiag reports a set standing as the lock around an insert.
+func insertDiag(g *effects.LocalGuard) analysis.Diagnostic {
+	table := g.Insert.Stmt.Table
+	insert := "the insert into " + table
+	if g.Insert.Via != nil {
+		insert += " by " + effects.FuncName(g.Insert.Via)
+	}
+	return analysis.Diagnostic{
+		Pos: g.Check.Pos(),
+		End: g.Check.End(),
+		Message: fmt.Sprintf("%s is checked then written as the lock around %s, but it lasts one process: a second replica, or this one after a restart, never saw it, and both insert; make the insert the check (INSERT .. ON CONFLICT on a unique index, declared with //once:open or //once:forever table=%s) and keep the %s only as a cache in front of it",
+			g.Set, insert, table, setNoun(g.Set)),
+		Related: []analysis.RelatedInformation{
+			{Pos: g.Write, Message: "written here"},
+			{Pos: g.Insert.Call.Pos(), Message: "the insert it guards"},
+		},
+	}
 }
 
 func setNoun(set string) string {

@@ -20,6 +20,29 @@
 //     and no //once: ... table=T declaration in the package puts a unique index on the
 //     table.
 //
+// The read decides the insert when an if or a switch between them tests what the read
+// returned: the row found or not (err == nil, errors.Is(err, pgx.ErrNoRows), rows.Next()),
+// a count, a flag, followed through the variables the read assigns or scans into. The
+// bare error check (if err != nil { return err }) decides nothing: a read that only
+// supplies values for the insert (the account of the action being copied) is not a check.
+//
+// The read and the insert may each be made by a helper: a look-up that reads the table
+// and returns what it found (findByKey(ctx, db, key) (Action, bool, error)), an insert
+// made by another (create(ctx, db, a)), in the package or in another one (the store
+// package's FindAction and CreateAction, whose SQL travels as a fact). A helper that takes
+// a lock (an advisory lock, a parent row FOR UPDATE) serialises what follows it as the
+// lock itself would, and a helper that both reads and inserts into a table is judged in
+// itself, not again where it is called.
+//
+// The same race hides behind an upsert that adds to the row with no condition: read the
+// month's spend, decide there is room, then INSERT .. ON CONFLICT .. DO UPDATE SET used =
+// spend.used + excluded.used. The conflict clause makes the insert safe but not the
+// decision: two calls both read room for one more, and both add. ONCE005 reports such an
+// upsert when a read of its table decides it, and says to let the statement decide (DO
+// UPDATE .. WHERE used + n <= cap, which //once:statement generates). An upsert with that
+// WHERE, or one that sets columns from the new values rather than adding to the old
+// (SET plan = excluded.plan), is not reported.
+//
 // SQL is read from constant strings passed to the query methods of database/sql, pgx,
 // sqlx and once.DB (Exec, Query, QueryRow, Get, Select, ...); SQL built at run time is not
 // judged.

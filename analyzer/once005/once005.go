@@ -3,9 +3,6 @@ package once005
 import (
 	_ "embed"
 	"fmt"
-	"go/ast"
-	"go/types"
-	"strings"
 
 	"golang.org/x/tools/go/analysis"
 
@@ -39,111 +36,82 @@ func run(pass *analysis.Pass, facts *analysis.Analyzer) (any, error) {
 	res := pass.ResultOf[facts].(*effects.Result)
 	rep := ignore.NewReporter(pass, res.Ignores, Code)
 	defer rep.Finish()
-	declared := map[string]bool{}
-	for _, d := range res.Directives {
-		if d.HasTable() {
-			declared[d.Table] = true
-		}
+	if res.Fast {
+		return nil, nil
 	}
-	for _, f := range pass.Files {
-		if !mentionsInsert(f) || strings.HasSuffix(pass.Fset.File(f.Pos()).Name(), "_test.go") {
+	for _, fn := range res.Funcs {
+		if fn.Test || fn.Covered || fn.Serializable || len(fn.SQL) < 2 {
 			continue
 		}
-		for _, decl := range f.Decls {
-			fd, ok := decl.(*ast.FuncDecl)
-			if !ok || fd.Body == nil {
-				continue
-			}
-			if obj, ok := pass.TypesInfo.Defs[fd.Name].(*types.Func); ok {
-				if fn := res.ByObj[obj]; fn != nil && fn.Covered {
-					continue
-				}
-			}
-			check(pass, rep, fd.Body, declared)
-		}
+		check(pass, rep, res, fn)
 	}
 	return nil, nil
 }
 
-// mentionsInsert is the fast path: a file with no string holding INSERT has nothing to
-// check.
-func mentionsInsert(f *ast.File) bool {
-	found := false
-	ast.Inspect(f, func(n ast.Node) bool {
-		if lit, ok := n.(*ast.BasicLit); ok && strings.Contains(strings.ToLower(lit.Value), "insert") {
-			found = true
-		}
-		return !found
-	})
-	return found
-}
-
-func check(pass *analysis.Pass, rep *ignore.Reporter, body *ast.BlockStmt, declared map[string]bool) {
-	calls := sqltext.Calls(pass.TypesInfo, body)
-	if len(calls) < 2 || sqltext.Serializable(pass.TypesInfo, body) {
-		return
-	}
-	var ifs []*ast.IfStmt
-	ast.Inspect(body, func(n ast.Node) bool {
-		if s, ok := n.(*ast.IfStmt); ok {
-			ifs = append(ifs, s)
-		}
-		return true
-	})
-	for i, ins := range calls {
+// check reports the inserts of fn that a read of the same table decides with nothing to
+// serialise the two: plain inserts, and upserts that add to the row with no condition.
+func check(pass *analysis.Pass, rep *ignore.Reporter, res *effects.Result, fn *effects.Func) {
+	ops := fn.SQL
+	for i, ins := range ops {
 		st := ins.Stmt
-		if st.Kind != sqltext.Insert || st.OnConflict || isDeclared(declared, st.Table) {
+		if ins.Guarded || st.Kind != sqltext.Insert || res.Declared(st.Table) {
 			continue
 		}
-		var read *sqltext.Call
+		upsert := st.Upsert && st.Accumulates && !st.UpdateWhere
+		if st.OnConflict && !upsert {
+			continue
+		}
+		var read *effects.SQLOp
 		locked := false
-		for j := range calls[:i] {
-			prev := calls[j].Stmt
+		for j := range ops[:i] {
+			prev := &ops[j]
+			if prev.Call == ins.Call || prev.Guarded {
+				continue
+			}
 			switch {
-			case prev.Kind == sqltext.Lock:
+			case prev.Stmt.Kind == sqltext.Lock:
 				locked = true
-			case prev.Kind == sqltext.Read && prev.RowLock && !readsTable(prev, st.Table):
+			case prev.Stmt.Kind == sqltext.Read && prev.Stmt.RowLock && !readsTable(prev.Stmt, st.Table):
 				locked = true // a parent row held FOR UPDATE serialises the children
-			case prev.Kind == sqltext.Read && readsTable(prev, st.Table) && read == nil:
-				read = &calls[j]
+			case prev.Stmt.Kind == sqltext.Read && readsTable(prev.Stmt, st.Table) && read == nil &&
+				decides(pass.TypesInfo, fn.Decl.Body, prev.Call, ins.Call):
+				read = prev
 			}
 		}
-		if locked || read == nil || !decidedBetween(ifs, read.Call, ins.Call) {
+		if locked || read == nil {
 			continue
 		}
-		rep.Report(analysis.Diagnostic{
-			Pos: ins.Call.Pos(),
-			End: ins.Call.End(),
-			Message: fmt.Sprintf("insert into %s is decided by a read of %s with no lock, no ON CONFLICT and no declared constraint: two calls can both read before either inserts, and both insert; make the insert the check (INSERT .. ON CONFLICT on a unique index, declared with //once:... table=%s) or declare //once:transaction",
-				st.Table, st.Table, st.Table),
-			Related: []analysis.RelatedInformation{{Pos: read.Call.Pos(), Message: "the read that decides it"}},
-		})
+		rep.Report(diagnostic(&ops[i], read, upsert))
 	}
+}
+
+func diagnostic(ins, read *effects.SQLOp, upsert bool) analysis.Diagnostic {
+	table := ins.Stmt.Table
+	insert, by := "insert into "+table, ""
+	if upsert {
+		insert = "upsert into " + table
+	}
+	if ins.Via != nil {
+		insert += " by " + effects.FuncName(ins.Via)
+	}
+	if read.Via != nil {
+		by = " by " + effects.FuncName(read.Via)
+	}
+	d := analysis.Diagnostic{Pos: ins.Call.Pos(), End: ins.Call.End()}
+	if upsert {
+		d.Message = fmt.Sprintf("%s adds to the row with no condition (DO UPDATE without WHERE), and a read of %s%s decides it: two calls can both read room under the limit and both add; make the statement decide (DO UPDATE .. WHERE the new total is within the limit, RETURNING, no row back is the refusal) or declare //once:statement",
+			insert, table, by)
+	} else {
+		d.Message = fmt.Sprintf("%s is decided by a read of %s%s with no lock, no ON CONFLICT and no declared constraint: two calls can both read before either inserts, and both insert; make the insert the check (INSERT .. ON CONFLICT on a unique index, declared with //once:... table=%s) or declare //once:transaction",
+			insert, table, by, table)
+	}
+	d.Related = []analysis.RelatedInformation{{Pos: read.Call.Pos(), Message: "the read that decides it"}}
+	return d
 }
 
 func readsTable(s sqltext.Stmt, table string) bool {
 	for _, t := range s.Tables {
 		if sqltext.SameTable(t, table) {
-			return true
-		}
-	}
-	return false
-}
-
-func isDeclared(declared map[string]bool, table string) bool {
-	for t := range declared {
-		if sqltext.SameTable(t, table) {
-			return true
-		}
-	}
-	return false
-}
-
-// decidedBetween reports an if statement after the read that holds the insert or comes
-// before it: the read's answer decides whether to insert.
-func decidedBetween(ifs []*ast.IfStmt, read, insert ast.Node) bool {
-	for _, s := range ifs {
-		if s.Pos() > read.End() && s.Pos() < insert.Pos() {
 			return true
 		}
 	}

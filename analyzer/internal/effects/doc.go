@@ -23,9 +23,17 @@
 // Closures passed to a guard of the runtime package (once.Forever[T].Do and the like)
 // run under that guard's promise.
 //
+// # SQL
+//
+// The analysis also reads the SQL each function sends (constant statements given to
+// query methods), itself and through the functions it calls, and summarises it for
+// callers in a SQLFact: the tables a function reads and returns what it found, the inserts
+// and updates it makes, the locks it takes. ONCE005 sees a look-up in one helper decide
+// an insert made by another with it, and ONCE003 the insert a per-process set guards.
+//
 // # Fast path
 //
-// A package that imports no package named in the catalogue, no package that exports an
-// effect or guard fact, and holds no //once: directive, has nothing to report: Run returns
-// at once, before walking any function body.
+// A package that imports no package named in the catalogue, no package that exports a
+// fact, holds no //once: directive and no string that may be SQL, has nothing to report:
+// Run returns at once, before walking any function body.
 package effects

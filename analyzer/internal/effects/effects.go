@@ -17,6 +17,7 @@ import (
 
 	"github.com/oncekit/once/analyzer/catalog"
 	"github.com/oncekit/once/analyzer/internal/ignore"
+	"github.com/oncekit/once/analyzer/internal/sqltext"
 	"github.com/oncekit/once/internal/directive"
 )
 
@@ -81,6 +82,8 @@ type Result struct {
 	LocalGuards []*LocalGuard
 	// Ignores are the //oncelint:ignore comments of the package.
 	Ignores *ignore.Index
+	// Tables are the tables //once: ... table= directives of the package declare.
+	Tables []string
 }
 
 // Func is one declared function or method of the package.
@@ -104,10 +107,16 @@ type Func struct {
 	Reports bool
 	// ValueRef: the function is used as a value in the package (a handler, a callback).
 	ValueRef bool
+	// SQL are the statements the function sends, itself or through the functions it
+	// calls, in source order. Serializable: it asks for a serializable transaction.
+	SQL          []SQLOp
+	Serializable bool
 
 	callers []*edge // in-package calls of this function (outside test files)
 	calls   []*edge // in-package calls this function makes
 	via     *Site   // the first unguarded site, naming the effect at the bottom
+
+	sqlSummary []sqltext.Stmt // what callers see of its SQL (SQLFact)
 }
 
 // edge is one static call between two functions of the package.
@@ -166,7 +175,10 @@ type LocalGuard struct {
 	Set   string    // the set as messages name it: "package-level map sent"
 	Check ast.Node  // the check
 	Write token.Pos // the write
-	Site  *Site     // the first effect after the check
+	// Site is the first effect after the check; or, where there is none, Insert is the
+	// first insert after it.
+	Site   *Site
+	Insert *SQLOp
 }
 
 // catalogFlag is the repeatable -catalog flag.
@@ -221,7 +233,7 @@ func NewAnalyzer(catalogs []string) *analysis.Analyzer {
 		ResultType: reflect.TypeFor[*Result](),
 		// Malformed directives are worth reporting in a package that does not compile.
 		RunDespiteErrors: true,
-		FactTypes:        []analysis.Fact{new(EffectFact), new(GuardedFact), new(PackageFact)},
+		FactTypes:        []analysis.Fact{new(EffectFact), new(GuardedFact), new(SQLFact), new(PackageFact)},
 	}
 	a.Flags.Var(cf, "catalog", "extra provider catalogue `file`s (comma-separated or repeated), relative to the module root")
 	return a
@@ -318,7 +330,7 @@ func run(pass *analysis.Pass, files []string) (any, error) {
 		return nil, fmt.Errorf("oncelint: %w", err)
 	}
 	res := &Result{Catalog: cat, ByObj: map[*types.Func]*Func{}, Ignores: ignore.Parse(pass.Fset, pass.Files)}
-	if fastPath(pass, cat) {
+	if fastPath(pass, cat) && !mentionsSQL(pass.Files) {
 		res.Fast = true
 		return res, nil
 	}
@@ -333,13 +345,15 @@ func run(pass *analysis.Pass, files []string) (any, error) {
 	s := &scanner{pass: pass, cat: cat, res: res}
 	s.collect()
 	s.propagate()
+	s.collectSQL()
 	s.findLocalGuards()
 	s.exportFacts()
 	return res, nil
 }
 
-// fastPath reports a package with nothing to check: it imports no catalogued package, no
-// package with facts, not the runtime, and holds no directive.
+// fastPath reports a package with no effect to check: it imports no catalogued package,
+// no package with facts, not the runtime, and holds no directive. (Run still walks one
+// that holds SQL, for ONCE003 and ONCE005.)
 func fastPath(pass *analysis.Pass, cat *catalog.Catalog) bool {
 	for _, imp := range pass.Pkg.Imports() {
 		if cat.HasEffects(imp.Path()) || imp.Path() == RuntimePath || pass.ImportPackageFact(imp, new(PackageFact)) {

@@ -4,6 +4,8 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+
+	"github.com/oncekit/once/analyzer/internal/sqltext"
 )
 
 // setOp is one read or write of a long-lived set.
@@ -25,6 +27,15 @@ var (
 // findLocalGuards finds, in each function not covered by a promise, a long-lived map or
 // set that is checked (in a condition or an assignment) before an unguarded effect and
 // written in the same function: a guard that lasts one process.
+//
+// Where no effect follows the check, an insert can be what the set guards: the in-process
+// lock around "insert a run row" (check the set, add to it, insert, delete from it). The
+// set must then be a set (sync.Map, a set type, or a map to bool or struct{}: a map of
+// times or counts throttles or counts, it does not claim), the insert a plain one into a
+// table no directive declares, and the function must send no statement that is a claim
+// of its own before the insert (an insert with ON CONFLICT, a lock, a row locked FOR
+// UPDATE, an update, a serializable transaction): with one the set is only a cache in
+// front of it.
 func (s *scanner) findLocalGuards() {
 	for _, fn := range s.res.Funcs {
 		if fn.Test || fn.Covered || fn.Directive != nil {
@@ -36,7 +47,8 @@ func (s *scanner) findLocalGuards() {
 				sites = append(sites, site)
 			}
 		}
-		if len(sites) == 0 {
+		inserts := s.guardableInserts(fn)
+		if len(sites) == 0 && len(inserts) == 0 {
 			continue
 		}
 		ops := s.setOps(fn)
@@ -57,19 +69,69 @@ func (s *scanner) findLocalGuards() {
 			if !write.IsValid() {
 				continue
 			}
-			var first *Site
+			g := &LocalGuard{Func: fn, Set: c.name, Check: c.node, Write: write}
 			for _, site := range sites {
-				if site.Call.Pos() > c.node.Pos() && (first == nil || site.Call.Pos() < first.Call.Pos()) {
-					first = site
+				if site.Call.Pos() > c.node.Pos() && (g.Site == nil || site.Call.Pos() < g.Site.Call.Pos()) {
+					g.Site = site
 				}
 			}
-			if first == nil {
+			if g.Site == nil && isSet(c.obj.Type()) {
+				for _, op := range inserts {
+					if op.Call.Pos() > c.node.Pos() {
+						g.Insert = op
+						break
+					}
+				}
+			}
+			if g.Site == nil && g.Insert == nil {
 				continue
 			}
-			s.res.LocalGuards = append(s.res.LocalGuards, &LocalGuard{Func: fn, Set: c.name, Check: c.node, Write: write, Site: first})
+			s.res.LocalGuards = append(s.res.LocalGuards, g)
 			break
 		}
 	}
+}
+
+// guardableInserts returns fn's plain inserts that no claim of fn's own precedes.
+func (s *scanner) guardableInserts(fn *Func) []*SQLOp {
+	if fn.Serializable {
+		return nil
+	}
+	var out []*SQLOp
+	for i := range fn.SQL {
+		op := &fn.SQL[i]
+		if op.Guarded {
+			continue
+		}
+		st := op.Stmt
+		switch {
+		case st.Kind == sqltext.Lock, st.Kind == sqltext.Update, st.Kind == sqltext.Read && st.RowLock,
+			st.Kind == sqltext.Insert && st.OnConflict:
+			return out // a claim: what follows is guarded by it
+		case st.Kind == sqltext.Insert && !s.res.Declared(st.Table):
+			out = append(out, op)
+		}
+	}
+	return out
+}
+
+// isSet reports a type that holds membership only: sync.Map, a set type, or a map whose
+// values are bool or struct{}.
+func isSet(t types.Type) bool {
+	if isSyncMap(t) || isSetType(t) {
+		return true
+	}
+	m, ok := t.Underlying().(*types.Map)
+	if !ok {
+		return false
+	}
+	switch e := m.Elem().Underlying().(type) {
+	case *types.Basic:
+		return e.Kind() == types.Bool
+	case *types.Struct:
+		return e.NumFields() == 0
+	}
+	return false
 }
 
 // setOps lists the reads and writes of long-lived sets in fn, in source order. A read

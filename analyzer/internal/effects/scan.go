@@ -363,6 +363,12 @@ func (s *scanner) exportFacts() {
 			s.pass.ExportObjectFact(fn.Obj, &EffectFact{Via: fn.via.Via, Effect: fn.via.What, Class: fn.via.Class})
 			any = true
 		}
+		// Any method with an exported name can be called from elsewhere, through a value
+		// an exported function returns.
+		if len(fn.sqlSummary) > 0 && fn.Obj.Exported() {
+			s.pass.ExportObjectFact(fn.Obj, &SQLFact{Stmts: fn.sqlSummary})
+			any = true
+		}
 	}
 	if any {
 		s.pass.ExportPackageFact(new(PackageFact))

@@ -21,18 +21,25 @@ const (
 	Read
 	Insert
 	Lock
+	Update
 )
 
 // Stmt is what oncelint reads from one SQL statement.
 type Stmt struct {
 	Kind Kind
-	// Tables are the tables a read selects from; Table the table an insert writes.
+	// Tables are the tables a read selects from; Table the table an insert or an update
+	// writes.
 	Tables []string
 	Table  string
 	// RowLock: a read that locks the rows it finds (FOR UPDATE, FOR SHARE, ...).
 	RowLock bool
 	// OnConflict: an insert with an ON CONFLICT clause.
 	OnConflict bool
+	// Upsert: the conflict clause is DO UPDATE. UpdateWhere: the DO UPDATE has a WHERE,
+	// so it can refuse (the statement promise's used + n <= cap). Accumulates: it sets a
+	// column from the row's own value (used = used + n, balance = balance - amount), so
+	// the row it leaves depends on how many calls got there.
+	Upsert, UpdateWhere, Accumulates bool
 	// Text is the statement as written.
 	Text string
 }
@@ -42,6 +49,10 @@ var (
 	literals  = regexp.MustCompile(`'(?:[^']|'')*'`)
 	fromRE    = regexp.MustCompile(`\b(?:from|join)\s+((?:"?[a-z_][a-z0-9_$]*"?\.)?"?[a-z_][a-z0-9_$]*"?)`)
 	insertRE  = regexp.MustCompile(`\binsert\s+into\s+((?:"?[a-z_][a-z0-9_$]*"?\.)?"?[a-z_][a-z0-9_$]*"?)`)
+	updateRE  = regexp.MustCompile(`^update\s+(?:only\s+)?((?:"?[a-z_][a-z0-9_$]*"?\.)?"?[a-z_][a-z0-9_$]*"?)`)
+	doUpdate  = regexp.MustCompile(`\bon\s+conflict\b.*?\bdo\s+update\s+set\b(.*)$`)
+	setEnd    = regexp.MustCompile(`\b(?:where|returning)\b`)
+	nameRE    = regexp.MustCompile(`(?:"?([a-z_][a-z0-9_$]*)"?\.)?"?([a-z_][a-z0-9_$]*)"?`)
 	rowLockRE = regexp.MustCompile(`\bfor\s+(?:no\s+key\s+update|update|key\s+share|share)\b`)
 	lockRE    = regexp.MustCompile(`\bpg_(?:try_)?advisory_(?:xact_)?lock(?:_shared)?\b|\block\s+(?:table\s+)?[a-z_"]|\bisolation\s+level\s+serializable\b`)
 	spaces    = regexp.MustCompile(`\s+`)
@@ -59,6 +70,15 @@ func Parse(sql string) Stmt {
 		s.Kind = Insert
 		s.Table = unquote(insertRE.FindStringSubmatch(low)[1])
 		s.OnConflict = strings.Contains(low, "on conflict")
+		if m := doUpdate.FindStringSubmatch(spaces.ReplaceAllString(low, " ")); m != nil {
+			s.Upsert = true
+			set := m[1]
+			if loc := setEnd.FindStringIndex(set); loc != nil {
+				s.UpdateWhere = set[loc[0]:loc[1]] == "where"
+				set = set[:loc[0]]
+			}
+			s.Accumulates = accumulates(set)
+		}
 	case lockRE.MatchString(low):
 		s.Kind = Lock
 	case strings.HasPrefix(low, "select") || strings.HasPrefix(low, "with"):
@@ -67,8 +87,50 @@ func Parse(sql string) Stmt {
 			s.Tables = append(s.Tables, unquote(m[1]))
 		}
 		s.RowLock = rowLockRE.MatchString(low)
+	case updateRE.MatchString(low):
+		s.Kind = Update
+		s.Table = unquote(updateRE.FindStringSubmatch(low)[1])
 	}
 	return s
+}
+
+// accumulates reports whether a SET list assigns a column an expression of its own
+// current value and an operator (+, - or ||): "used = b.used + excluded.used" does,
+// "name = excluded.name" and "seen = greatest(t.seen, excluded.seen)" do not.
+func accumulates(set string) bool {
+	for _, item := range splitTop(set) {
+		col, expr, ok := strings.Cut(item, "=")
+		col = unquote(strings.TrimSpace(col))
+		if !ok || strings.ContainsAny(col, "(.") || !strings.ContainsAny(expr, "+-|") {
+			continue
+		}
+		for _, m := range nameRE.FindAllStringSubmatch(expr, -1) {
+			if m[2] == col && m[1] != "excluded" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// splitTop splits a list at the commas outside parentheses.
+func splitTop(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i, r := range s {
+		switch r {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ',':
+			if depth == 0 {
+				out = append(out, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(out, s[start:])
 }
 
 func unquote(name string) string { return strings.ReplaceAll(name, `"`, "") }
@@ -104,33 +166,38 @@ type Call struct {
 func Calls(info *types.Info, body *ast.BlockStmt) []Call {
 	var out []Call
 	ast.Inspect(body, func(n ast.Node) bool {
-		call, ok := n.(*ast.CallExpr)
-		if !ok {
-			return true
-		}
-		name := ""
-		switch f := ast.Unparen(call.Fun).(type) {
-		case *ast.SelectorExpr:
-			name = f.Sel.Name
-		case *ast.Ident:
-			name = f.Name
-		}
-		if !queryMethods[name] {
-			return true
-		}
-		for _, arg := range call.Args {
-			tv, ok := info.Types[arg]
-			if !ok || tv.Value == nil || tv.Value.Kind() != constant.String {
-				continue
-			}
-			if st := Parse(constant.StringVal(tv.Value)); st.Kind != Other {
+		if call, ok := n.(*ast.CallExpr); ok {
+			if st, ok := Sent(info, call); ok {
 				out = append(out, Call{Call: call, Stmt: st})
 			}
-			break
 		}
 		return true
 	})
 	return out
+}
+
+// Sent returns the statement call sends, if it is a query method given a constant
+// statement oncelint recognises.
+func Sent(info *types.Info, call *ast.CallExpr) (Stmt, bool) {
+	name := ""
+	switch f := ast.Unparen(call.Fun).(type) {
+	case *ast.SelectorExpr:
+		name = f.Sel.Name
+	case *ast.Ident:
+		name = f.Name
+	}
+	if !queryMethods[name] {
+		return Stmt{}, false
+	}
+	for _, arg := range call.Args {
+		tv, ok := info.Types[arg]
+		if !ok || tv.Value == nil || tv.Value.Kind() != constant.String {
+			continue
+		}
+		st := Parse(constant.StringVal(tv.Value))
+		return st, st.Kind != Other
+	}
+	return Stmt{}, false
 }
 
 // Serializable reports whether body asks for a serializable transaction through

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -13,7 +15,8 @@ import (
 var ErrBusy = errors.New("runs: a run is already going")
 
 type Store struct {
-	db *pgxpool.Pool
+	db       *pgxpool.Pool
+	queueing sync.Map
 }
 
 // StartRun counts the open runs, then inserts: two clicks both count zero.
@@ -124,4 +127,106 @@ func (s *Store) Subscribe(ctx context.Context, email string) (bool, error) {
 	}
 	tag, err := s.db.Exec(ctx, `INSERT INTO subscribers (email) VALUES ($1) ON CONFLICT (email) DO NOTHING`, email)
 	return tag.RowsAffected() == 1, err
+}
+
+var (
+	startMu sync.Mutex
+	// starting holds the organisations whose run this process is starting.
+	starting = map[int64]bool{}
+)
+
+// StartRunInProcess takes a set in memory as its lock: a second replica has a set of its
+// own, and both insert.
+func (s *Store) StartRunInProcess(ctx context.Context, orgID int64) (int64, error) {
+	startMu.Lock()
+	if starting[orgID] { // want `package-level map starting is checked then written as the lock around the insert into runs, but it lasts one process: a second replica, or this one after a restart, never saw it, and both insert`
+		startMu.Unlock()
+		return 0, ErrBusy
+	}
+	starting[orgID] = true
+	startMu.Unlock()
+	defer func() {
+		startMu.Lock()
+		delete(starting, orgID)
+		startMu.Unlock()
+	}()
+	var id int64
+	err := s.db.QueryRow(ctx, `INSERT INTO runs (org_id, status) VALUES ($1, 'queued') RETURNING id`, orgID).Scan(&id)
+	return id, err
+}
+
+// Queue keeps the runs it is queueing in a sync.Map on the store and inserts through a
+// helper: the same lock of one process.
+func (s *Store) Queue(ctx context.Context, runID int64) error {
+	if _, busy := s.queueing.LoadOrStore(runID, struct{}{}); busy { // want `sync.Map field s.queueing is checked then written as the lock around the insert into jobs by \(\*runs.Store\).insertJob`
+		return nil
+	}
+	defer s.queueing.Delete(runID)
+	return s.insertJob(ctx, runID)
+}
+
+func (s *Store) insertJob(ctx context.Context, runID int64) error {
+	_, err := s.db.Exec(ctx, `INSERT INTO jobs (run_id) VALUES ($1)`, runID)
+	return err
+}
+
+// StartRunClaimed keeps the set in front of a claim under the partial unique index: the
+// set only spares the database a statement it would refuse.
+func (s *Store) StartRunClaimed(ctx context.Context, orgID int64) (int64, error) {
+	startMu.Lock()
+	if starting[orgID] {
+		startMu.Unlock()
+		return 0, ErrBusy
+	}
+	starting[orgID] = true
+	startMu.Unlock()
+	defer func() {
+		startMu.Lock()
+		delete(starting, orgID)
+		startMu.Unlock()
+	}()
+	var id int64
+	err := s.db.QueryRow(ctx, `INSERT INTO runs (org_id, status) VALUES ($1, 'queued')
+		ON CONFLICT (org_id) WHERE status IN ('queued', 'running') DO NOTHING RETURNING id`, orgID).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, ErrBusy
+	}
+	if err != nil {
+		return 0, err
+	}
+	return id, s.insertJob(ctx, id)
+}
+
+// known caches the organisations whose settings row exists.
+var known sync.Map
+
+// EnsureSettings creates the organisation's settings row once; the insert is the check,
+// and the map spares the statement after the first call.
+func (s *Store) EnsureSettings(ctx context.Context, orgID int64) error {
+	if _, ok := known.Load(orgID); ok {
+		return nil
+	}
+	if _, err := s.db.Exec(ctx, `INSERT INTO org_settings (org_id) VALUES ($1) ON CONFLICT (org_id) DO NOTHING`, orgID); err != nil {
+		return err
+	}
+	known.Store(orgID, true)
+	return nil
+}
+
+// lastAudit throttles the audit trail to a row a minute per organisation: a map of times
+// that counts nothing as done.
+var lastAudit = map[int64]time.Time{}
+
+// AuditStart writes an audit row unless one was written in the last minute.
+func (s *Store) AuditStart(ctx context.Context, orgID int64) error {
+	startMu.Lock()
+	last, ok := lastAudit[orgID]
+	if ok && time.Since(last) < time.Minute {
+		startMu.Unlock()
+		return nil
+	}
+	lastAudit[orgID] = time.Now()
+	startMu.Unlock()
+	_, err := s.db.Exec(ctx, `INSERT INTO run_audit (org_id) VALUES ($1)`, orgID)
+	return err
 }

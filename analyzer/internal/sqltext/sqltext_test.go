@@ -1,0 +1,67 @@
+package sqltext_test
+
+import (
+	"testing"
+
+	"github.com/oncekit/once/analyzer/internal/sqltext"
+)
+
+// An upsert is read for what decides its outcome: whether it can refuse (a WHERE on the
+// DO UPDATE) and whether the row it leaves depends on how many calls got there (a column
+// set from its own value).
+func TestParse_Upserts(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		sql                              string
+		upsert, updateWhere, accumulates bool
+	}{
+		{`INSERT INTO spend (account_id, used) VALUES ($1, $2)
+			ON CONFLICT (account_id) DO UPDATE SET used = spend.used + excluded.used`, true, false, true},
+		{`insert into spend as s (account_id, used) values ($1, $2)
+			on conflict (account_id) do update set used = s.used + excluded.used
+			where s.used + excluded.used <= $3 returning used`, true, true, true},
+		{`INSERT INTO counters (k, n) VALUES ($1, 1) ON CONFLICT (k) DO UPDATE SET n = n + 1 RETURNING n`, true, false, true},
+		{`INSERT INTO wallets (id, balance) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET balance = wallets.balance - $2`, true, false, true},
+		{`INSERT INTO tags (id, list) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET list = tags.list || excluded.list`, true, false, true},
+		{`INSERT INTO settings (id, plan) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET plan = excluded.plan, updated_at = now()`, true, false, false},
+		{`INSERT INTO seen (id, at) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET at = greatest(seen.at, excluded.at)`, true, false, false},
+		{`INSERT INTO runs (org_id) VALUES ($1) ON CONFLICT (org_id) WHERE status = 'open' DO NOTHING`, false, false, false},
+		{`INSERT INTO notes (id, body) VALUES ($1, 'a + b') ON CONFLICT (id) DO UPDATE SET body = excluded.body -- body = body + 1`, true, false, false},
+	} {
+		st := sqltext.Parse(tc.sql)
+		if st.Kind != sqltext.Insert || !st.OnConflict {
+			t.Errorf("%s: kind %v, on conflict %v; want an insert with ON CONFLICT", tc.sql, st.Kind, st.OnConflict)
+			continue
+		}
+		if st.Upsert != tc.upsert || st.UpdateWhere != tc.updateWhere || st.Accumulates != tc.accumulates {
+			t.Errorf("%s:\n upsert %v, update where %v, accumulates %v; want %v, %v, %v",
+				tc.sql, st.Upsert, st.UpdateWhere, st.Accumulates, tc.upsert, tc.updateWhere, tc.accumulates)
+		}
+	}
+}
+
+// Each kind of statement is told apart, with the table it writes or reads.
+func TestParse_Kinds(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		sql   string
+		kind  sqltext.Kind
+		table string
+	}{
+		{`SELECT id FROM runs WHERE org_id = $1`, sqltext.Read, "runs"},
+		{`WITH open AS (SELECT id FROM runs) SELECT count(*) FROM open`, sqltext.Read, "runs"},
+		{`INSERT INTO "public"."runs" (org_id) VALUES ($1)`, sqltext.Insert, "public.runs"},
+		{`UPDATE jobs SET state = 'running' WHERE id = (SELECT id FROM jobs WHERE state = 'queued' FOR UPDATE SKIP LOCKED LIMIT 1)`, sqltext.Update, "jobs"},
+		{`SELECT pg_advisory_xact_lock($1)`, sqltext.Lock, ""},
+		{`DELETE FROM runs WHERE id = $1`, sqltext.Other, ""},
+	} {
+		st := sqltext.Parse(tc.sql)
+		table := st.Table
+		if st.Kind == sqltext.Read {
+			table = st.Tables[0]
+		}
+		if st.Kind != tc.kind || table != tc.table {
+			t.Errorf("%s: kind %v, table %q; want %v, %q", tc.sql, st.Kind, table, tc.kind, tc.table)
+		}
+	}
+}
