@@ -81,8 +81,9 @@ const insertRunConflict = "ON CONFLICT (org_id) WHERE status IN ('queued', 'rese
 
 // insertRunOnce calls insertRun under an open promise (once while the work is open), guard
 // "ideas.insertRun", on the rows of runs keyed by org_id. It runs insertRun in a transaction;
-// when insertRun's INSERT .. insertRunConflict returns no row, it rolls the transaction back and
-// reports the work in flight, without error.
+// when insertRun returns once.ErrConflict (its INSERT .. insertRunConflict returned no row: see
+// once.InsertConflict), it rolls the transaction back and reports the work in flight (with the
+// handle once.Conflict names), without error.
 func insertRunOnce(ctx context.Context, db once.DB, org int64) (int64, once.Outcome, error) {
 	fn := func(ctx context.Context, tx pgx.Tx) (int64, error) { return insertRun(ctx, tx, org) }
 	return once.Table[int64]{Name: "ideas.insertRun", OnConflict: once.InFlight}.Do(ctx, db, fn)
@@ -94,8 +95,8 @@ const enqueueRunConflict = "ON CONFLICT (run_id) DO NOTHING"
 
 // enqueueRunOnce calls enqueueRun under a forever promise (once for ever), guard
 // "ideas.enqueueRun", on the rows of jobs keyed by run_id. It runs enqueueRun in a transaction;
-// when enqueueRun's INSERT .. enqueueRunConflict returns no row, it rolls the transaction back
-// and reports a duplicate, without error.
+// when enqueueRun returns once.ErrConflict (its INSERT .. enqueueRunConflict returned no row: see
+// once.InsertConflict), it rolls the transaction back and reports a duplicate, without error.
 func enqueueRunOnce(ctx context.Context, db once.DB, run int64) (once.Outcome, error) {
 	fn := func(ctx context.Context, tx pgx.Tx) (struct{}, error) { return struct{}{}, enqueueRun(ctx, tx, run) }
 	_, out, err := once.Table[struct{}]{Name: "ideas.enqueueRun", OnConflict: once.Duplicate}.Do(ctx, db, fn)

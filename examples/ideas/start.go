@@ -128,7 +128,7 @@ func insertRun(ctx context.Context, tx pgx.Tx, org int64) (int64, error) {
 	var id int64
 	err := tx.QueryRow(ctx, `INSERT INTO runs (org_id, status) VALUES ($1, 'queued') `+
 		insertRunConflict+` RETURNING id`, org).Scan(&id)
-	return id, err
+	return id, once.InsertConflict(err)
 }
 
 // enqueueRun queues the job that carries run out: one job per run, for ever, in the
@@ -136,5 +136,5 @@ func insertRun(ctx context.Context, tx pgx.Tx, org int64) (int64, error) {
 //
 //once:forever table=jobs columns=run_id
 func enqueueRun(ctx context.Context, tx pgx.Tx, run int64) error {
-	return tx.QueryRow(ctx, `INSERT INTO jobs (run_id) VALUES ($1) `+enqueueRunConflict+` RETURNING run_id`, run).Scan(new(int64))
+	return once.InsertConflict(tx.QueryRow(ctx, `INSERT INTO jobs (run_id) VALUES ($1) `+enqueueRunConflict+` RETURNING run_id`, run).Scan(new(int64)))
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	once "github.com/oncekit/once/runtime"
 )
 
 // Inbound is a message the email provider delivered to one of the app's reply addresses.
@@ -40,7 +42,7 @@ func RecordInbound(ctx context.Context, tx pgx.Tx, in Inbound) (int64, error) {
 		VALUES ($1, (SELECT id FROM outreach_threads WHERE token = $2), $3, $4, $5) `+RecordInboundConflict+` RETURNING id`,
 		in.MessageID, in.token(), in.From, in.Text, in.ReceivedAt).Scan(&id)
 	if err != nil {
-		return 0, err
+		return 0, once.InsertConflict(err)
 	}
 	_, _, err = EnqueueJobOnce(ctx, tx, Job{Kind: JobNotifyReply, DedupeKey: "reply:" + strconv.FormatInt(id, 10), Payload: jobRef{ID: id}, RunAfter: in.ReceivedAt})
 	return id, err

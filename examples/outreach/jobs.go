@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	once "github.com/oncekit/once/runtime"
 )
 
 // The kinds of job the worker runs.
@@ -44,7 +46,7 @@ func EnqueueJob(ctx context.Context, tx pgx.Tx, job Job) (int64, error) {
 	var id int64
 	err = tx.QueryRow(ctx, `INSERT INTO jobs (kind, dedupe_key, payload, run_after) VALUES ($1, $2, $3, $4) `+
 		EnqueueJobConflict+` RETURNING id`, job.Kind, job.DedupeKey, payload, job.RunAfter).Scan(&id)
-	return id, err
+	return id, once.InsertConflict(err)
 }
 
 // openJob returns the id of the pending or running job with key, for a caller whose

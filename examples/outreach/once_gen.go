@@ -5,9 +5,10 @@ package outreach
 import (
 	"context"
 	"fmt"
+	"time"
+
 	"github.com/jackc/pgx/v5"
 	once "github.com/oncekit/once/runtime"
-	"time"
 )
 
 // Compile-time guards: each breaks the build when the function it names no longer
@@ -41,9 +42,7 @@ func (a *App) SyncCustomerOnce(ctx context.Context, db once.DB, customerID strin
 		var zero Subscription
 		return zero, once.Outcome{}, fmt.Errorf("guard outreach.billing-customer: %w", err)
 	}
-	fn := func(ctx context.Context, tx pgx.Tx) (Subscription, error) {
-		return a.SyncCustomer(ctx, tx, customerID)
-	}
+	fn := func(ctx context.Context, tx pgx.Tx) (Subscription, error) { return a.SyncCustomer(ctx, tx, customerID) }
 	return once.Transaction[Subscription]{Name: "outreach.billing-customer"}.Do(ctx, db, key, fn)
 }
 
@@ -57,9 +56,7 @@ func (a *App) RequestPlanChangeOnce(ctx context.Context, sub Subscription, plan 
 		var zero string
 		return zero, once.Outcome{}, fmt.Errorf("guard outreach.App.RequestPlanChange: %w", err)
 	}
-	fn := func(ctx context.Context) (string, error) {
-		return a.RequestPlanChange(ctx, sub, plan)
-	}
+	fn := func(ctx context.Context) (string, error) { return a.RequestPlanChange(ctx, sub, plan) }
 	return once.Provider[string]{Prefix: "plan-change", TTL: 24 * time.Hour}.Do(ctx, key, fn)
 }
 
@@ -72,9 +69,7 @@ func (a *App) SendDigestsOnce(ctx context.Context, db once.DB, day Day) (int, on
 		var zero int
 		return zero, once.Outcome{}, fmt.Errorf("guard outreach.App.SendDigests: %w", err)
 	}
-	fn := func(ctx context.Context) (int, error) {
-		return a.SendDigests(ctx, day)
-	}
+	fn := func(ctx context.Context) (int, error) { return a.SendDigests(ctx, day) }
 	return once.Lease[int]{Name: "outreach.App.SendDigests", TTL: time.Minute}.Do(ctx, db, key, fn)
 }
 
@@ -86,9 +81,7 @@ func (a *App) SendDigestOnce(ctx context.Context, db once.DB, d Digest) (once.Ou
 	if err != nil {
 		return once.Outcome{}, fmt.Errorf("guard outreach.App.SendDigest: %w", err)
 	}
-	fn := func(ctx context.Context) (struct{}, error) {
-		return struct{}{}, a.SendDigest(ctx, d)
-	}
+	fn := func(ctx context.Context) (struct{}, error) { return struct{}{}, a.SendDigest(ctx, d) }
 	_, out, err := once.Forever[struct{}]{Name: "outreach.App.SendDigest", Retain: 720 * time.Hour, RepeatSafe: true}.Do(ctx, db, key, fn)
 	return out, err
 }
@@ -103,9 +96,7 @@ func (a *App) SendOutreachOnce(ctx context.Context, m OutreachMessage) (string, 
 		var zero string
 		return zero, once.Outcome{}, fmt.Errorf("guard outreach.App.SendOutreach: %w", err)
 	}
-	fn := func(ctx context.Context) (string, error) {
-		return a.SendOutreach(ctx, m)
-	}
+	fn := func(ctx context.Context) (string, error) { return a.SendOutreach(ctx, m) }
 	return once.Provider[string]{Prefix: "outreach", TTL: 24 * time.Hour}.Do(ctx, key, fn)
 }
 
@@ -118,9 +109,7 @@ func (a *App) NotifyReplyOnce(ctx context.Context, n ReplyNotice) (once.Outcome,
 	if err != nil {
 		return once.Outcome{}, fmt.Errorf("guard outreach.App.NotifyReply: %w", err)
 	}
-	fn := func(ctx context.Context) (struct{}, error) {
-		return struct{}{}, a.NotifyReply(ctx, n)
-	}
+	fn := func(ctx context.Context) (struct{}, error) { return struct{}{}, a.NotifyReply(ctx, n) }
 	_, out, err := once.Provider[struct{}]{Prefix: "answer", TTL: 24 * time.Hour}.Do(ctx, key, fn)
 	return out, err
 }
@@ -132,12 +121,11 @@ const RecordInboundConflict = "ON CONFLICT (provider_message_id) DO NOTHING"
 
 // RecordInboundOnce calls RecordInbound under a forever promise (once for ever), guard
 // "outreach.RecordInbound", on the rows of inbound_emails keyed by provider_message_id. It runs
-// RecordInbound in a transaction; when RecordInbound's INSERT .. RecordInboundConflict returns no
-// row, it rolls the transaction back and reports a duplicate, without error.
+// RecordInbound in a transaction; when RecordInbound returns once.ErrConflict (its INSERT ..
+// RecordInboundConflict returned no row: see once.InsertConflict), it rolls the transaction back
+// and reports a duplicate, without error.
 func RecordInboundOnce(ctx context.Context, db once.DB, in Inbound) (int64, once.Outcome, error) {
-	fn := func(ctx context.Context, tx pgx.Tx) (int64, error) {
-		return RecordInbound(ctx, tx, in)
-	}
+	fn := func(ctx context.Context, tx pgx.Tx) (int64, error) { return RecordInbound(ctx, tx, in) }
 	return once.Table[int64]{Name: "outreach.RecordInbound", OnConflict: once.Duplicate}.Do(ctx, db, fn)
 }
 
@@ -147,12 +135,11 @@ const EnqueueJobConflict = "ON CONFLICT (dedupe_key) WHERE status IN ('pending',
 
 // EnqueueJobOnce calls EnqueueJob under an open promise (once while the work is open), guard
 // "outreach.EnqueueJob", on the rows of jobs keyed by dedupe_key. It runs EnqueueJob in a
-// transaction; when EnqueueJob's INSERT .. EnqueueJobConflict returns no row, it rolls the
-// transaction back and reports the work in flight, without error.
+// transaction; when EnqueueJob returns once.ErrConflict (its INSERT .. EnqueueJobConflict
+// returned no row: see once.InsertConflict), it rolls the transaction back and reports the work
+// in flight (with the handle once.Conflict names), without error.
 func EnqueueJobOnce(ctx context.Context, db once.DB, job Job) (int64, once.Outcome, error) {
-	fn := func(ctx context.Context, tx pgx.Tx) (int64, error) {
-		return EnqueueJob(ctx, tx, job)
-	}
+	fn := func(ctx context.Context, tx pgx.Tx) (int64, error) { return EnqueueJob(ctx, tx, job) }
 	return once.Table[int64]{Name: "outreach.EnqueueJob", OnConflict: once.InFlight}.Do(ctx, db, fn)
 }
 
@@ -163,12 +150,11 @@ const UseSourceConflict = "ON CONFLICT (provider, day) DO UPDATE SET requests_us
 
 // UseSourceOnce calls UseSource under a statement promise (once per unit of a counter's cap),
 // guard "outreach.UseSource", on the rows of provider_days keyed by provider, day. It runs
-// UseSource in a transaction; when UseSource's INSERT .. UseSourceConflict returns no row, it
-// rolls the transaction back and reports a refusal (the cap is reached), without error.
+// UseSource in a transaction; when UseSource returns once.ErrConflict (its INSERT ..
+// UseSourceConflict returned no row: see once.InsertConflict), it rolls the transaction back and
+// reports a refusal (the cap is reached), without error.
 func UseSourceOnce(ctx context.Context, db once.DB, provider string, day Day) (int64, once.Outcome, error) {
-	fn := func(ctx context.Context, tx pgx.Tx) (int64, error) {
-		return UseSource(ctx, tx, provider, day)
-	}
+	fn := func(ctx context.Context, tx pgx.Tx) (int64, error) { return UseSource(ctx, tx, provider, day) }
 	return once.Table[int64]{Name: "outreach.UseSource", OnConflict: once.Refused}.Do(ctx, db, fn)
 }
 
@@ -182,9 +168,7 @@ func (a *App) SearchPlacesOnce(ctx context.Context, jobID int64, city string) (s
 		var zero string
 		return zero, once.Outcome{}, fmt.Errorf("guard outreach.App.SearchPlaces: %w", err)
 	}
-	fn := func(ctx context.Context) (string, error) {
-		return a.SearchPlaces(ctx, jobID, city)
-	}
+	fn := func(ctx context.Context) (string, error) { return a.SearchPlaces(ctx, jobID, city) }
 	return once.Provider[string]{Prefix: "place-import", TTL: 2 * time.Hour}.Do(ctx, key, fn)
 }
 
@@ -195,9 +179,10 @@ const FireBlockedAlertConflict = "ON CONFLICT (provider) DO UPDATE SET block_not
 
 // FireBlockedAlertOnce calls FireBlockedAlert under an episode promise (once per episode, until
 // rearmed), guard "outreach.App.FireBlockedAlert", on the rows of provider_state keyed by
-// provider. It runs FireBlockedAlert in a transaction; when FireBlockedAlert's INSERT ..
-// FireBlockedAlertConflict returns no row, it rolls the transaction back and reports a duplicate
-// (the latch is set), without error.
+// provider. It runs FireBlockedAlert in a transaction; when FireBlockedAlert returns
+// once.ErrConflict (its INSERT .. FireBlockedAlertConflict returned no row: see
+// once.InsertConflict), it rolls the transaction back and reports a duplicate (the latch is set),
+// without error.
 func (a *App) FireBlockedAlertOnce(ctx context.Context, db once.DB, provider string, cause string) (once.Outcome, error) {
 	fn := func(ctx context.Context, tx pgx.Tx) (struct{}, error) {
 		return struct{}{}, a.FireBlockedAlert(ctx, tx, provider, cause)
@@ -213,8 +198,8 @@ const SuppressConflict = "ON CONFLICT (address_hash) DO NOTHING"
 
 // SuppressOnce calls Suppress under a forever promise (once for ever), guard "outreach.Suppress",
 // on the rows of suppressions keyed by address_hash. It runs Suppress in a transaction; when
-// Suppress's INSERT .. SuppressConflict returns no row, it rolls the transaction back and reports
-// a duplicate, without error.
+// Suppress returns once.ErrConflict (its INSERT .. SuppressConflict returned no row: see
+// once.InsertConflict), it rolls the transaction back and reports a duplicate, without error.
 func SuppressOnce(ctx context.Context, db once.DB, addressHash string, at time.Time) (once.Outcome, error) {
 	fn := func(ctx context.Context, tx pgx.Tx) (struct{}, error) {
 		return struct{}{}, Suppress(ctx, tx, addressHash, at)
@@ -245,12 +230,11 @@ const InsertThreadConflict = "ON CONFLICT (campaign_id, creator_id) DO NOTHING"
 
 // InsertThreadOnce calls InsertThread under a forever promise (once for ever), guard
 // "outreach.InsertThread", on the rows of outreach_threads keyed by campaign_id, creator_id. It
-// runs InsertThread in a transaction; when InsertThread's INSERT .. InsertThreadConflict returns
-// no row, it rolls the transaction back and reports a duplicate, without error.
+// runs InsertThread in a transaction; when InsertThread returns once.ErrConflict (its INSERT ..
+// InsertThreadConflict returned no row: see once.InsertConflict), it rolls the transaction back
+// and reports a duplicate, without error.
 func InsertThreadOnce(ctx context.Context, db once.DB, t NewThread) (int64, once.Outcome, error) {
-	fn := func(ctx context.Context, tx pgx.Tx) (int64, error) {
-		return InsertThread(ctx, tx, t)
-	}
+	fn := func(ctx context.Context, tx pgx.Tx) (int64, error) { return InsertThread(ctx, tx, t) }
 	return once.Table[int64]{Name: "outreach.InsertThread", OnConflict: once.Duplicate}.Do(ctx, db, fn)
 }
 
@@ -263,9 +247,7 @@ func (a *App) NotifyLimitReachedOnce(ctx context.Context, db once.DB, user User)
 	if err != nil {
 		return once.Outcome{}, fmt.Errorf("guard outreach.App.NotifyLimitReached: %w", err)
 	}
-	fn := func(ctx context.Context) (struct{}, error) {
-		return struct{}{}, a.NotifyLimitReached(ctx, user)
-	}
+	fn := func(ctx context.Context) (struct{}, error) { return struct{}{}, a.NotifyLimitReached(ctx, user) }
 	_, out, err := once.Episode[struct{}]{Name: "outreach.App.NotifyLimitReached"}.Do(ctx, db, key, fn)
 	return out, err
 }
@@ -289,8 +271,6 @@ func (a *App) CurrentUserOnce(ctx context.Context, token string) (User, once.Out
 		var zero User
 		return zero, once.Outcome{}, fmt.Errorf("guard outreach.App.CurrentUser: %w", err)
 	}
-	fn := func(ctx context.Context) (User, error) {
-		return a.CurrentUser(ctx, token)
-	}
+	fn := func(ctx context.Context) (User, error) { return a.CurrentUser(ctx, token) }
 	return once.Request[User]{Name: "outreach.App.CurrentUser"}.Do(ctx, key, fn)
 }

@@ -34,7 +34,7 @@ func UseSource(ctx context.Context, tx pgx.Tx, provider string, day Day) (int64,
 	var used int64
 	err := tx.QueryRow(ctx, `INSERT INTO provider_days (provider, day, requests_used) VALUES ($1, $2, 1) `+
 		UseSourceConflict+` RETURNING requests_used`, provider, string(day)).Scan(&used)
-	return used, err
+	return used, once.InsertConflict(err)
 }
 
 // SearchPlaces asks the paid source for the creators in a city. The key is derived from
@@ -62,7 +62,7 @@ func (a *App) SearchPlaces(ctx context.Context, jobID int64, city string) (strin
 func (a *App) FireBlockedAlert(ctx context.Context, tx pgx.Tx, provider, cause string) error {
 	if err := tx.QueryRow(ctx, `INSERT INTO provider_state (provider) VALUES ($1) `+
 		FireBlockedAlertConflict+` RETURNING provider`, provider).Scan(new(string)); err != nil {
-		return err
+		return once.InsertConflict(err)
 	}
 	_, err := a.mail.send(ctx, Email{
 		To:      a.cfg.Operator,

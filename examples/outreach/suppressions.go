@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	once "github.com/oncekit/once/runtime"
 )
 
 // Suppress records that an address, by its hash, asked not to be written to. One row per
@@ -15,8 +17,8 @@ import (
 //
 //once:forever table=suppressions columns=address_hash
 func Suppress(ctx context.Context, tx pgx.Tx, addressHash string, at time.Time) error {
-	return tx.QueryRow(ctx, `INSERT INTO suppressions (address_hash, created_at) VALUES ($1, $2) `+
-		SuppressConflict+` RETURNING address_hash`, addressHash, at).Scan(new(string))
+	return once.InsertConflict(tx.QueryRow(ctx, `INSERT INTO suppressions (address_hash, created_at) VALUES ($1, $2) `+
+		SuppressConflict+` RETURNING address_hash`, addressHash, at).Scan(new(string)))
 }
 
 // unsubscribe suppresses the creator a link names; ok is false for a token that names no

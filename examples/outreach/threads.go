@@ -109,7 +109,7 @@ func InsertThread(ctx context.Context, tx pgx.Tx, t NewThread) (int64, error) {
 	err := tx.QueryRow(ctx, `INSERT INTO outreach_threads (campaign_id, creator_id, user_id, token, created_at)
 		VALUES ($1, $2, $3, $4, $5) `+InsertThreadConflict+` RETURNING id`,
 		t.CampaignID, t.CreatorID, t.UserID, t.Token, t.CreatedAt).Scan(&id)
-	return id, err
+	return id, once.InsertConflict(err)
 }
 
 // NotifyLimitReached tells the user their plan's conversations for the month are used up.

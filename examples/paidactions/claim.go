@@ -58,7 +58,7 @@ func ClaimAction(ctx context.Context, tx pgx.Tx, account, key string, a PaidActi
 	(account_id, action_key, job_id, action, candidate_id, inputs_version, instruction)
 VALUES ($1, $2, $3, $4, $5, $6, $7) `+ClaimActionConflict+` RETURNING transaction_id::text`,
 		account, key, a.JobID, a.Action, a.CandidateID, a.RenderInputsVersion, a.Instruction).Scan(&id)
-	return id, err
+	return id, once.InsertConflict(err)
 }
 
 // Claim claims the paid action for account, after the checks that stop a bad click from

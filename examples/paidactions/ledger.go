@@ -27,10 +27,10 @@ type Spend struct {
 //
 //once:forever table=cost_ledger columns=transaction_id
 func RecordSpend(ctx context.Context, tx pgx.Tx, s Spend) error {
-	return tx.QueryRow(ctx, `INSERT INTO cost_ledger
+	return once.InsertConflict(tx.QueryRow(ctx, `INSERT INTO cost_ledger
 	(transaction_id, account_id, provider, amount_usd_micros, provider_job_id, provider_requests)
 VALUES ($1, $2, $3, $4, $5, $6) `+RecordSpendConflict+` RETURNING id`,
-		s.TransactionID, s.Account, s.Provider, s.AmountUSDMicros, s.ProviderJobID, s.ProviderRequests).Scan(new(int64))
+		s.TransactionID, s.Account, s.Provider, s.AmountUSDMicros, s.ProviderJobID, s.ProviderRequests).Scan(new(int64)))
 }
 
 // AttachResult surfaces the provider's result as a new candidate of the job, owned by the
@@ -43,7 +43,7 @@ func AttachResult(ctx context.Context, tx pgx.Tx, t Transaction, providerJobID s
 	err := tx.QueryRow(ctx, `INSERT INTO candidates (job_id, transaction_id, kind, parent_id, inputs_version, provider_job_id)
 VALUES ($1, $2, $3, $4, $5, $6) `+AttachResultConflict+` RETURNING id`,
 		t.JobID, t.ID, t.Action.resultKind(), t.CandidateID, t.RenderInputsVersion, providerJobID).Scan(&id)
-	return id, err
+	return id, once.InsertConflict(err)
 }
 
 // settle attaches the provider's result to the transaction, records its spend and marks it

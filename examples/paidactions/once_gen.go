@@ -5,9 +5,10 @@ package paidactions
 import (
 	"context"
 	"fmt"
+	"time"
+
 	"github.com/jackc/pgx/v5"
 	once "github.com/oncekit/once/runtime"
-	"time"
 )
 
 // Compile-time guards: each breaks the build when the function it names no longer
@@ -27,12 +28,11 @@ const ClaimActionConflict = "ON CONFLICT (account_id, action_key) DO NOTHING"
 
 // ClaimActionOnce calls ClaimAction under a forever promise (once for ever), guard
 // "paidactions.ClaimAction", on the rows of paid_actions keyed by account_id, action_key. It runs
-// ClaimAction in a transaction; when ClaimAction's INSERT .. ClaimActionConflict returns no row,
-// it rolls the transaction back and reports a duplicate, without error.
+// ClaimAction in a transaction; when ClaimAction returns once.ErrConflict (its INSERT ..
+// ClaimActionConflict returned no row: see once.InsertConflict), it rolls the transaction back
+// and reports a duplicate, without error.
 func ClaimActionOnce(ctx context.Context, db once.DB, account string, key string, a PaidAction) (string, once.Outcome, error) {
-	fn := func(ctx context.Context, tx pgx.Tx) (string, error) {
-		return ClaimAction(ctx, tx, account, key, a)
-	}
+	fn := func(ctx context.Context, tx pgx.Tx) (string, error) { return ClaimAction(ctx, tx, account, key, a) }
 	return once.Table[string]{Name: "paidactions.ClaimAction", OnConflict: once.Duplicate}.Do(ctx, db, fn)
 }
 
@@ -43,12 +43,11 @@ const RecordSpendConflict = "ON CONFLICT (transaction_id) DO NOTHING"
 
 // RecordSpendOnce calls RecordSpend under a forever promise (once for ever), guard
 // "paidactions.RecordSpend", on the rows of cost_ledger keyed by transaction_id. It runs
-// RecordSpend in a transaction; when RecordSpend's INSERT .. RecordSpendConflict returns no row,
-// it rolls the transaction back and reports a duplicate, without error.
+// RecordSpend in a transaction; when RecordSpend returns once.ErrConflict (its INSERT ..
+// RecordSpendConflict returned no row: see once.InsertConflict), it rolls the transaction back
+// and reports a duplicate, without error.
 func RecordSpendOnce(ctx context.Context, db once.DB, s Spend) (once.Outcome, error) {
-	fn := func(ctx context.Context, tx pgx.Tx) (struct{}, error) {
-		return struct{}{}, RecordSpend(ctx, tx, s)
-	}
+	fn := func(ctx context.Context, tx pgx.Tx) (struct{}, error) { return struct{}{}, RecordSpend(ctx, tx, s) }
 	_, out, err := once.Table[struct{}]{Name: "paidactions.RecordSpend", OnConflict: once.Duplicate}.Do(ctx, db, fn)
 	return out, err
 }
@@ -60,12 +59,11 @@ const AttachResultConflict = "ON CONFLICT (transaction_id) DO NOTHING"
 
 // AttachResultOnce calls AttachResult under a forever promise (once for ever), guard
 // "paidactions.AttachResult", on the rows of candidates keyed by transaction_id. It runs
-// AttachResult in a transaction; when AttachResult's INSERT .. AttachResultConflict returns no
-// row, it rolls the transaction back and reports a duplicate, without error.
+// AttachResult in a transaction; when AttachResult returns once.ErrConflict (its INSERT ..
+// AttachResultConflict returned no row: see once.InsertConflict), it rolls the transaction back
+// and reports a duplicate, without error.
 func AttachResultOnce(ctx context.Context, db once.DB, t Transaction, providerJobID string) (int64, once.Outcome, error) {
-	fn := func(ctx context.Context, tx pgx.Tx) (int64, error) {
-		return AttachResult(ctx, tx, t, providerJobID)
-	}
+	fn := func(ctx context.Context, tx pgx.Tx) (int64, error) { return AttachResult(ctx, tx, t, providerJobID) }
 	return once.Table[int64]{Name: "paidactions.AttachResult", OnConflict: once.Duplicate}.Do(ctx, db, fn)
 }
 
@@ -79,9 +77,7 @@ func (c *Client) DispatchOnce(ctx context.Context, req DispatchRequest) (Dispatc
 		var zero DispatchResult
 		return zero, once.Outcome{}, fmt.Errorf("guard paidactions.Client.Dispatch: %w", err)
 	}
-	fn := func(ctx context.Context) (DispatchResult, error) {
-		return c.Dispatch(ctx, req)
-	}
+	fn := func(ctx context.Context) (DispatchResult, error) { return c.Dispatch(ctx, req) }
 	return once.Provider[DispatchResult]{Prefix: "paidaction", TTL: 24 * time.Hour}.Do(ctx, key, fn)
 }
 
@@ -95,8 +91,6 @@ func SaveRenderInputsOnce(ctx context.Context, db once.DB, jobID int64, in Rende
 		var zero int
 		return zero, once.Outcome{}, fmt.Errorf("guard paidactions.SaveRenderInputs: %w", err)
 	}
-	fn := func(ctx context.Context, tx pgx.Tx) (int, error) {
-		return SaveRenderInputs(ctx, tx, jobID, in)
-	}
+	fn := func(ctx context.Context, tx pgx.Tx) (int, error) { return SaveRenderInputs(ctx, tx, jobID, in) }
 	return once.Transaction[int]{Name: "paidactions.SaveRenderInputs", LockTimeout: 5 * time.Second}.Do(ctx, db, key, fn)
 }

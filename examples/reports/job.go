@@ -29,7 +29,7 @@ func insertJob(ctx context.Context, tx pgx.Tx, job Job) (int64, error) {
 	err = tx.QueryRow(ctx, `INSERT INTO report_jobs (account_id, submission_id, operation_id, reference, input, replaces)
 VALUES ($1, $2, $3, $4, $5, nullif($6::bigint, 0)) `+insertJobConflict+` RETURNING id`,
 		job.Account, job.Submission, job.Operation, job.Reference, input, job.Replaces).Scan(&id)
-	return id, err
+	return id, once.InsertConflict(err)
 }
 
 // enqueue records job once for its operation and returns its id: the new job's, or the one

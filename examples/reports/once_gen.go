@@ -5,9 +5,10 @@ package reports
 import (
 	"context"
 	"fmt"
+	"time"
+
 	"github.com/jackc/pgx/v5"
 	once "github.com/oncekit/once/runtime"
-	"time"
 )
 
 // Compile-time guards: each breaks the build when the function it names no longer
@@ -28,9 +29,7 @@ func (app *App) lookupAccountOnce(ctx context.Context, token string) (Account, o
 		var zero Account
 		return zero, once.Outcome{}, fmt.Errorf("guard reports.App.lookupAccount: %w", err)
 	}
-	fn := func(ctx context.Context) (Account, error) {
-		return app.lookupAccount(ctx, token)
-	}
+	fn := func(ctx context.Context) (Account, error) { return app.lookupAccount(ctx, token) }
 	return once.Request[Account]{Name: "reports.App.lookupAccount"}.Do(ctx, key, fn)
 }
 
@@ -41,12 +40,11 @@ const insertJobConflict = "ON CONFLICT (operation_id) DO NOTHING"
 
 // insertJobOnce calls insertJob under a forever promise (once for ever), guard
 // "reports.insertJob", on the rows of report_jobs keyed by operation_id. It runs insertJob in a
-// transaction; when insertJob's INSERT .. insertJobConflict returns no row, it rolls the
-// transaction back and reports a duplicate, without error.
+// transaction; when insertJob returns once.ErrConflict (its INSERT .. insertJobConflict returned
+// no row: see once.InsertConflict), it rolls the transaction back and reports a duplicate,
+// without error.
 func insertJobOnce(ctx context.Context, db once.DB, job Job) (int64, once.Outcome, error) {
-	fn := func(ctx context.Context, tx pgx.Tx) (int64, error) {
-		return insertJob(ctx, tx, job)
-	}
+	fn := func(ctx context.Context, tx pgx.Tx) (int64, error) { return insertJob(ctx, tx, job) }
 	return once.Table[int64]{Name: "reports.insertJob", OnConflict: once.Duplicate}.Do(ctx, db, fn)
 }
 
@@ -64,9 +62,7 @@ func (app *App) GenerateReportOnce(ctx context.Context, db once.DB, job Job) (Re
 		var zero Receipt
 		return zero, once.Outcome{}, fmt.Errorf("guard reports.generate: %w", err)
 	}
-	fn := func(ctx context.Context) (Receipt, error) {
-		return app.GenerateReport(ctx, job)
-	}
+	fn := func(ctx context.Context) (Receipt, error) { return app.GenerateReport(ctx, job) }
 	return once.Forever[Receipt]{Name: "reports.generate", Retain: 720 * time.Hour, RepeatSafe: true}.DoRef(ctx, db, once.Ref{Scope: scope, Key: key}, fn)
 }
 
@@ -76,11 +72,10 @@ const insertReportConflict = "ON CONFLICT (job_id) DO NOTHING"
 
 // insertReportOnce calls insertReport under a forever promise (once for ever), guard
 // "reports.insertReport", on the rows of reports keyed by job_id. It runs insertReport in a
-// transaction; when insertReport's INSERT .. insertReportConflict returns no row, it rolls the
-// transaction back and reports a duplicate, without error.
+// transaction; when insertReport returns once.ErrConflict (its INSERT .. insertReportConflict
+// returned no row: see once.InsertConflict), it rolls the transaction back and reports a
+// duplicate, without error.
 func insertReportOnce(ctx context.Context, db once.DB, r Report) (int64, once.Outcome, error) {
-	fn := func(ctx context.Context, tx pgx.Tx) (int64, error) {
-		return insertReport(ctx, tx, r)
-	}
+	fn := func(ctx context.Context, tx pgx.Tx) (int64, error) { return insertReport(ctx, tx, r) }
 	return once.Table[int64]{Name: "reports.insertReport", OnConflict: once.Duplicate}.Do(ctx, db, fn)
 }

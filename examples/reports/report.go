@@ -218,5 +218,5 @@ func insertReport(ctx context.Context, tx pgx.Tx, r Report) (int64, error) {
 	err := tx.QueryRow(ctx, `INSERT INTO reports (account_id, job_id, submission_id, replaces, body, model_call)
 VALUES ($1, $2, $3, nullif($4::bigint, 0), $5, $6) `+insertReportConflict+` RETURNING id`,
 		r.Account, r.Job, r.Submission, r.Replaces, r.Body, r.ModelCall).Scan(&id)
-	return id, err
+	return id, once.InsertConflict(err)
 }
