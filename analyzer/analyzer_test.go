@@ -61,9 +61,10 @@ var shop = []string{
 	// conditional upsert, an upsert that sets rather than adds, and a counter nothing is
 	// decided from are not.
 	"shop/store", "shop/actions",
-	// ONCE006: a request promise or guard around a paid model call or a charge is
-	// reported, one around a read is not; a table= insert without the declared clause is
-	// reported, one through the generated constant is not.
+	// ONCE006: a request promise or guard around a paid model call, a charge or an email
+	// (http.Post, called in the guard or through a helper) is reported, one around a
+	// read is not; a table= insert without the declared clause is reported, one through
+	// the generated constant is not.
 	"shop/jobs",
 }
 

@@ -12,6 +12,14 @@
 //
 //	analyzers := analyzer.New(analyzer.Config{Catalogs: []string{"oncelint.json"}})
 //
+// There is no NewAnalyzer returning a single configured analyzer, and no single Analyzer
+// variable: a check alone is not a configuration. The checks require one shared effects
+// analyzer, which holds the catalogue and exports the facts they all read, so a
+// configuration is the set of checks built around one such analyzer; an analyzer built
+// on its own would read a different catalogue, or run the shared analysis twice. Each
+// check package still exports its Analyzer (with the built-in catalogue) for drivers
+// that want one check.
+//
 // Findings carry their code as the diagnostic's category and at the end of the message.
 // //oncelint:ignore ONCE00N reason, in a function's doc comment or above a statement,
 // silences one code there; the reason is required, and an ignore that silences nothing is

@@ -17,7 +17,17 @@
 // The value is followed through local variables, concatenation, fmt.Sprintf, strconv,
 // conversions, method calls (uuid.New().String(), time.Now().Format(...)) and helpers:
 // a function whose result comes from such a source carries a fact, so a helper in
-// another package that returns uuid.NewString() is recognised.
+// another package that returns uuid.NewString() is recognised. A buffer filled from a
+// random source (rand.Read(b[:]), io.ReadFull(rand.Reader, buf)) and then hex- or
+// base64-encoded is random too.
+//
+// A key may be handed over by a helper: Post(ctx, path, key, body) sets the header from
+// its parameter key. Such a function carries a fact naming the parameters it passes on
+// as a key (found through locals, Sprintf and concatenation, and through the helpers it
+// calls in turn), so the argument a caller gives there, in this package or another, is
+// checked as the key it becomes: p.Post(ctx, "/v1/orders", uuid.NewString(), body) is
+// reported at the argument. Only whole parameters of a type a key is made of count (text,
+// numbers, bytes, an id, a time); a field of a struct parameter does not.
 //
 // Not reported:
 //

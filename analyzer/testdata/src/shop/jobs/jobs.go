@@ -2,8 +2,11 @@
 package jobs
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -14,9 +17,10 @@ import (
 )
 
 type Store struct {
-	db *pgxpool.Pool
-	ai openai.Client
-	sc *stripe.Client
+	db      *pgxpool.Pool
+	ai      openai.Client
+	sc      *stripe.Client
+	mailURL string
 }
 
 // EnqueueJob queues a job while no job with its key is open.
@@ -65,4 +69,34 @@ func (s *Store) Upgrade(ctx context.Context, orgID int64) error { // want Upgrad
 		return c.ID, nil
 	})
 	return err
+}
+
+// LimitReached tells the user once per request that the month's runs are used up: the
+// next refused request emails again.
+func (s *Store) LimitReached(ctx context.Context, orgID int64, email string) error {
+	_, _, err := once.Request[struct{}]{Name: "jobs.limit"}.Do(ctx, "limit", func(ctx context.Context) (struct{}, error) { // want `^once.Request guard lasts one request, but it calls http.Post: the next request \(a retry, a second tab\) sends the POST again`
+		body, _ := json.Marshal(map[string]string{"to": email, "subject": "This month's runs are used up"})
+		resp, err := http.Post(s.mailURL+"/v1/emails", "application/json", bytes.NewReader(body))
+		if err != nil {
+			return struct{}{}, err
+		}
+		return struct{}{}, resp.Body.Close()
+	})
+	return err
+}
+
+// Welcome memoizes the welcome email for the request, through a helper.
+//
+//once:request key=orgID
+func (s *Store) Welcome(ctx context.Context, orgID int64, email string) error { // want `^the //once:request promise on Welcome lasts one request, but it calls \(\*jobs.Store\).mail, which reaches http.Post: the next request`
+	return s.mail(email, "Welcome")
+}
+
+func (s *Store) mail(to, subject string) error {
+	body, _ := json.Marshal(map[string]string{"to": to, "subject": subject})
+	resp, err := http.Post(s.mailURL+"/v1/emails", "application/json", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	return resp.Body.Close()
 }
