@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"golang.org/x/tools/go/analysis/analysistest"
+	"golang.org/x/tools/go/packages"
 
 	"github.com/oncekit/once/analyzer/once000"
 	"github.com/oncekit/once/generator"
@@ -66,51 +67,55 @@ func (quiet) Errorf(string, ...any) {}
 
 // A key, scope or fingerprint that does not type-check, and a signature the guard cannot
 // wrap, read the same from oncelint as from oncegen: the same file:line:col, the same words.
-// Both run on oncegen's golden bad inputs.
+// Both run on oncegen's golden bad inputs, each loaded once.
 func TestONCE000_TypeErrorsSameLineAsOncegen(t *testing.T) {
 	t.Parallel()
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cases := []string{
+	var patterns []string
+	for _, name := range []string{
 		"key_clock", "key_random", "key_undefined", "key_unencodable", "key_literal",
 		"fingerprint_unencodable", "signature_undefined", "no_context", "bad_results", "transaction_without_tx",
+	} {
+		patterns = append(patterns, "./testdata/generate/bad/"+name)
 	}
-	for _, name := range cases {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			pattern := "./testdata/generate/bad/" + name
-			pkgs, err := generator.Load(generator.LoadConfig{Dir: root, Patterns: []string{pattern}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = generator.Generate(pkgs)
-			var errs generator.Errors
-			if !errors.As(err, &errs) {
-				t.Fatalf("oncegen: %v, want directive errors", err)
-			}
-			want := map[string]bool{}
-			for _, e := range errs {
-				want[e.Error()] = true
-			}
 
-			got := map[string]bool{}
-			for _, r := range analysistest.Run(quiet{}, root, once000.Analyzer, pattern) {
-				for _, d := range r.Diagnostics {
-					got[r.Pass.Fset.Position(d.Pos).String()+": "+d.Message] = true
-				}
-			}
-			for line := range want {
-				if !got[line] {
-					t.Errorf("oncegen printed %q; oncelint did not", line)
-				}
-			}
-			for line := range got {
-				if !want[line] {
-					t.Errorf("oncelint printed %q; oncegen did not", line)
-				}
-			}
-		})
+	pkgs, err := generator.Load(generator.LoadConfig{Dir: root, Patterns: patterns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{}
+	for _, pkg := range pkgs {
+		// One package at a time: together, their guards would share names.
+		_, err := generator.Generate([]*packages.Package{pkg})
+		var errs generator.Errors
+		if !errors.As(err, &errs) {
+			t.Fatalf("oncegen %s: %v, want directive errors", pkg.PkgPath, err)
+		}
+		for _, e := range errs {
+			want[e.Error()] = true
+		}
+	}
+
+	got := map[string]bool{}
+	for _, r := range analysistest.Run(quiet{}, root, once000.Analyzer, patterns...) {
+		for _, d := range r.Diagnostics {
+			got[r.Pass.Fset.Position(d.Pos).String()+": "+d.Message] = true
+		}
+	}
+	if len(want) < len(patterns) {
+		t.Fatalf("oncegen found %d mistakes in %d bad packages", len(want), len(patterns))
+	}
+	for line := range want {
+		if !got[line] {
+			t.Errorf("oncegen printed %q; oncelint did not", line)
+		}
+	}
+	for line := range got {
+		if !want[line] {
+			t.Errorf("oncelint printed %q; oncegen did not", line)
+		}
 	}
 }
