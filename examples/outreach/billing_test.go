@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oncekit/once/examples/internal/storm"
 	"github.com/oncekit/once/examples/outreach/internal/fakebilling"
-	"github.com/oncekit/once/examples/outreach/internal/fixture"
 )
 
 // event is a billing webhook event; its object may carry a plan and status, which the app
@@ -44,7 +44,7 @@ func TestBillingWebhook_AnyDeliveryOrderEndsAtTheTruth(t *testing.T) {
 		events = append(events, event(typ, e.brand.CustomerID, plans[i%len(plans)]))
 	}
 	codes := make([]int, len(events))
-	fixture.Storm(len(events), func(i int) {
+	storm.Run(len(events), func(i int) {
 		url := e.url
 		if i%2 == 1 {
 			url = second
@@ -98,7 +98,7 @@ func TestPlanChange_OneChangePerSubscriptionState(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
 	codes := make([]int, 32)
-	fixture.Storm(32, func(i int) { codes[i], _ = e.do("POST", e.url, "/billing/plan", map[string]string{"plan": "pro"}) })
+	storm.Run(32, func(i int) { codes[i], _ = e.do("POST", e.url, "/billing/plan", map[string]string{"plan": "pro"}) })
 	if got := statuses(codes); got[http.StatusAccepted]+got[http.StatusConflict] != 32 || got[http.StatusAccepted] == 0 {
 		t.Errorf("answers: %v, want 202 (and 409 while the first was in flight)", got)
 	}

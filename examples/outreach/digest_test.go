@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oncekit/once/examples/internal/migrations"
+	"github.com/oncekit/once/examples/internal/storm"
 	"github.com/oncekit/once/examples/outreach"
 	"github.com/oncekit/once/examples/outreach/internal/fixture"
 )
@@ -35,7 +37,7 @@ func TestDigest_TickStormSendsOneDigestPerUserPerDay(t *testing.T) {
 	b, _ := e.instance()
 	workers := []*outreach.Worker{e.app.Worker(), b.Worker()}
 	sent := make([]int, 32)
-	fixture.Storm(32, func(i int) {
+	storm.Run(32, func(i int) {
 		n, err := workers[i%2].Tick(ctx)
 		if err != nil {
 			t.Error(err)
@@ -66,7 +68,7 @@ func TestDigest_TickStormSendsOneDigestPerUserPerDay(t *testing.T) {
 func TestMigrations_DownAndUpAgain(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
-	ms, err := outreach.LoadMigrations()
+	ms, err := migrations.Files(outreach.Migrations())
 	if err != nil {
 		t.Fatal(err)
 	}

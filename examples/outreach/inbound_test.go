@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oncekit/once/examples/internal/storm"
 	"github.com/oncekit/once/examples/outreach/internal/fixture"
 )
 
@@ -54,16 +55,16 @@ func TestInbound_RedeliveryStormRecordsOnceNotifiesOnce(t *testing.T) {
 	_, second := e.instance()
 
 	msg := map[string]string{"message_id": "msg_001", "to": "reply+" + token + "@replies.outreach.test", "from": "creator1@creators.test", "text": "Yes, send samples!"}
-	codes := make([]int, storm)
-	fixture.Storm(storm, func(i int) {
+	codes := make([]int, duplicates)
+	storm.Run(duplicates, func(i int) {
 		url := e.url
 		if i%2 == 1 {
 			url = second
 		}
 		codes[i], _ = post(t, url+"/webhooks/inbound", msg)
 	})
-	if got := statuses(codes); got[http.StatusNoContent] != storm {
-		t.Errorf("answers: %v, want %d 204", got, storm)
+	if got := statuses(codes); got[http.StatusNoContent] != duplicates {
+		t.Errorf("answers: %v, want %d 204", got, duplicates)
 	}
 	if n := e.count(`SELECT count(*) FROM inbound_emails`); n != 1 {
 		t.Errorf("%d inbound rows, want 1", n)
@@ -71,7 +72,7 @@ func TestInbound_RedeliveryStormRecordsOnceNotifiesOnce(t *testing.T) {
 	if n := e.count(`SELECT count(*) FROM jobs WHERE kind = 'notify_reply'`); n != 1 {
 		t.Errorf("%d notification jobs, want 1", n)
 	}
-	fixture.Storm(8, func(int) { e.drain() })
+	storm.Run(8, func(int) { e.drain() })
 	if got := emails(t, e.mail)["reply"]; got != 1 {
 		t.Errorf("reply notifications at the provider: %d, want 1", got)
 	}
@@ -97,10 +98,10 @@ func TestLinks_UnsubscribeOnceAndUnknownTokensAnswerAPage(t *testing.T) {
 		t.Fatalf("the conversation's page: %d %s", resp.StatusCode, page)
 	}
 
-	codes := make([]int, storm)
-	fixture.Storm(storm, func(i int) { codes[i], _ = post(t, e.url+"/o/"+token+"/unsubscribe", nil) })
-	if got := statuses(codes); got[http.StatusOK] != storm {
-		t.Errorf("answers: %v, want %d 200", got, storm)
+	codes := make([]int, duplicates)
+	storm.Run(duplicates, func(i int) { codes[i], _ = post(t, e.url+"/o/"+token+"/unsubscribe", nil) })
+	if got := statuses(codes); got[http.StatusOK] != duplicates {
+		t.Errorf("answers: %v, want %d 200", got, duplicates)
 	}
 	if n := e.count(`SELECT count(*) FROM suppressions`); n != 1 {
 		t.Errorf("%d suppressions, want 1", n)

@@ -12,15 +12,18 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/oncekit/once/examples/internal/migrated"
 	"github.com/oncekit/once/examples/outreach"
 	"github.com/oncekit/once/examples/outreach/internal/fakebilling"
 	"github.com/oncekit/once/examples/outreach/internal/fixture"
 	"github.com/oncekit/once/internal/fakeprovider"
-	"github.com/oncekit/once/internal/pgtest"
 )
 
 // start is when every test's clock starts: a Monday morning early in a month.
 var start = time.Date(2025, 3, 3, 9, 0, 0, 0, time.UTC)
+
+// migratedDB is the app's database as every test starts from it: migrated, empty.
+var migratedDB = migrated.Database("outreach", outreach.Migrate)
 
 // env is one test's world: a fresh database, the fake providers, a clock, a brand with a
 // campaign, and the app serving HTTP on loopback.
@@ -41,14 +44,11 @@ func setup(t *testing.T) *env {
 	t.Helper()
 	e := &env{
 		t:       t,
-		db:      pgtest.New(t),
+		db:      migratedDB.New(t),
 		mail:    fakeprovider.New(t),
 		source:  fakeprovider.New(t),
 		billing: fakebilling.New(t),
 		clock:   fixture.NewClock(start),
-	}
-	if err := outreach.Migrate(context.Background(), e.db); err != nil {
-		t.Fatal(err)
 	}
 	e.brand = fixture.SeedBrand(t, e.db, "acme", "free", start.Add(-24*time.Hour))
 	e.billing.Set(fakebilling.State{Customer: e.brand.CustomerID, Plan: "free", Status: "active", UpdatedAt: start.Add(-24 * time.Hour)})

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oncekit/once/examples/internal/storm"
 	"github.com/oncekit/once/examples/outreach"
-	"github.com/oncekit/once/examples/outreach/internal/fixture"
 )
 
 // importCity queues an import and returns its job id.
@@ -28,11 +28,11 @@ func (e *env) importCity(url, city string) (code int, job int64) {
 func TestImport_OnceWhileOpenThenAgain(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
-	jobs := make([]int64, storm)
-	codes := make([]int, storm)
-	fixture.Storm(storm, func(i int) { codes[i], jobs[i] = e.importCity(e.url, "Lisbon") })
-	if got := statuses(codes); got[http.StatusAccepted] != 1 || got[http.StatusOK] != storm-1 {
-		t.Errorf("answers: %v, want one 202 and %d 200 naming the queued job", got, storm-1)
+	jobs := make([]int64, duplicates)
+	codes := make([]int, duplicates)
+	storm.Run(duplicates, func(i int) { codes[i], jobs[i] = e.importCity(e.url, "Lisbon") })
+	if got := statuses(codes); got[http.StatusAccepted] != 1 || got[http.StatusOK] != duplicates-1 {
+		t.Errorf("answers: %v, want one 202 and %d 200 naming the queued job", got, duplicates-1)
 	}
 	for i, j := range jobs {
 		if j != jobs[0] || j == 0 {
@@ -72,7 +72,7 @@ func TestSourceBudget_WorkerStormSpendsExactlyTheCap(t *testing.T) {
 		}
 	}
 	w := e.app.Worker()
-	fixture.Storm(n, func(int) {
+	storm.Run(n, func(int) {
 		if _, err := w.Drain(context.Background()); err != nil {
 			t.Error(err)
 		}
@@ -116,7 +116,7 @@ func TestBlockedSource_NineDayOutageAlertsOncePerEpisode(t *testing.T) {
 			e.importCity(e.url, fmt.Sprintf("day %d city %d", day, i))
 		}
 		w := e.app.Worker()
-		fixture.Storm(imports, func(int) { w.Drain(context.Background()) })
+		storm.Run(imports, func(int) { w.Drain(context.Background()) })
 		if got := emails(t, e.mail)["blocked"]; got != 1 {
 			t.Fatalf("day %d: %d blocked alerts, want 1 for the whole outage", day, got)
 		}
@@ -149,15 +149,15 @@ func TestBlockedSource_NineDayOutageAlertsOncePerEpisode(t *testing.T) {
 func TestHealthHint_SavesRoundTripsNotTheGuarantee(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
-	for i := range storm {
+	for i := range duplicates {
 		e.importCity(e.url, fmt.Sprintf("city %d", i))
 	}
 	e.drain()
-	if n := e.source.Effects(); n != storm {
-		t.Fatalf("%d searches, want %d", n, storm)
+	if n := e.source.Effects(); n != duplicates {
+		t.Fatalf("%d searches, want %d", n, duplicates)
 	}
 	if n := e.app.Stats.Rearms.Load(); n != 1 {
-		t.Errorf("%d rearm statements for %d searches that worked one after another, want 1", n, storm)
+		t.Errorf("%d rearm statements for %d searches that worked one after another, want 1", n, duplicates)
 	}
 
 	// Instance B sees the source fail, and alerts. Instance A, whose memory says the source

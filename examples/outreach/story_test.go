@@ -5,16 +5,16 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
-	"text/tabwriter"
 	"time"
 
+	"github.com/oncekit/once/examples/internal/migrated"
+	"github.com/oncekit/once/examples/internal/storm"
+	"github.com/oncekit/once/examples/internal/tally"
 	"github.com/oncekit/once/examples/outreach/internal/fakebilling"
 	"github.com/oncekit/once/examples/outreach/internal/fixture"
 	"github.com/oncekit/once/examples/outreach/naive"
 	"github.com/oncekit/once/internal/fakeprovider"
-	"github.com/oncekit/once/internal/pgtest"
 )
 
 // subject is one of the two apps under the same storm: outreach, or its naive twin.
@@ -25,6 +25,9 @@ type subject struct {
 	drain  func() // runs the worker until nothing is due
 }
 
+// naiveDB is the naive twin's database as every scene starts from it.
+var naiveDB = migrated.Database("outreach_naive", naive.Migrate)
+
 // newSubject builds a fresh world for the named app. For the naive app, hold names the
 // check at which n requests wait for each other (see naive.Hooks).
 func newSubject(t *testing.T, name, hold string, n int) *subject {
@@ -34,17 +37,14 @@ func newSubject(t *testing.T, name, hold string, n int) *subject {
 		_, second := e.instance()
 		return &subject{name: name, e: e, second: second, drain: func() { e.drain() }}
 	}
-	e := &env{t: t, db: pgtest.New(t), mail: fakeprovider.New(t), source: fakeprovider.New(t), billing: fakebilling.New(t), clock: fixture.NewClock(start)}
-	if err := naive.Migrate(context.Background(), e.db); err != nil {
-		t.Fatal(err)
-	}
+	e := &env{t: t, db: naiveDB.New(t), mail: fakeprovider.New(t), source: fakeprovider.New(t), billing: fakebilling.New(t), clock: fixture.NewClock(start)}
 	e.brand = fixture.SeedBrand(t, e.db, "acme", "free", start.Add(-24*time.Hour))
 	var hooks naive.Hooks
 	if hold != "" {
-		b := fixture.NewBarrier(n, time.Minute)
+		wait := storm.Hold(t, n)
 		hooks.Checked = func(what string) {
 			if what == hold {
-				b.Wait()
+				wait()
 			}
 		}
 	}
@@ -72,51 +72,64 @@ type scene struct {
 	what, promise string
 	hold          string // the naive app's check to hold open
 	holdN         int
-	run           func(s *subject) string // returns the counted effects, as text
+	run           func(s *subject) []int // returns the counted effects, in the order of rows
+	rows          []row
+}
+
+// row is one counted effect of a scene, with the count each app must leave.
+type row struct {
+	what         string
+	app, naive   int
+	naiveAtLeast bool // the naive count races on the clock: only "at least" is certain
 }
 
 var scenes = []scene{
-	{"the same conversation opened 40 times at once", "forever, table= (the insert is the check)", "thread", storm,
-		func(s *subject) string {
+	{what: "the same conversation opened 40 times at once", promise: "forever, table= (the insert is the check)", hold: "thread", holdN: duplicates,
+		run: func(s *subject) []int {
 			creator := fixture.SeedCreators(s.e.t, s.e.db, 1)[0]
-			fixture.Storm(storm, func(int) {
+			storm.Run(duplicates, func(int) {
 				s.e.do("POST", s.e.url, "/threads", map[string]int64{"campaign_id": s.e.brand.CampaignID, "creator_id": creator})
 			})
 			s.drain()
-			return fmt.Sprintf("%d conversations, %d emails", s.e.count(`SELECT count(*) FROM outreach_threads`), emails(s.e.t, s.e.mail)["outreach"])
-		}},
-	{"40 conversations at once on a plan of 5", "transaction (lock per user)", "thread", storm,
-		func(s *subject) string {
-			creators := fixture.SeedCreators(s.e.t, s.e.db, storm)
-			fixture.Storm(storm, func(i int) {
+			return []int{s.e.count(`SELECT count(*) FROM outreach_threads`), emails(s.e.t, s.e.mail)["outreach"]}
+		},
+		rows: []row{{what: "conversations", app: 1, naive: duplicates}, {what: "emails to the creator", app: 1, naive: duplicates}}},
+	{what: "40 conversations at once on a plan of 5", promise: "transaction (a lock per user around the count)", hold: "thread", holdN: duplicates,
+		run: func(s *subject) []int {
+			creators := fixture.SeedCreators(s.e.t, s.e.db, duplicates)
+			storm.Run(duplicates, func(i int) {
 				s.e.do("POST", s.e.url, "/threads", map[string]int64{"campaign_id": s.e.brand.CampaignID, "creator_id": creators[i]})
 			})
-			return fmt.Sprintf("%d conversations", s.e.count(`SELECT count(*) FROM outreach_threads`))
-		}},
-	{"'limit reached', 35 refused starts", "episode (naive: request memo)", "", 0,
-		func(s *subject) string {
-			creators := fixture.SeedCreators(s.e.t, s.e.db, storm)
+			return []int{s.e.count(`SELECT count(*) FROM outreach_threads`)}
+		},
+		rows: []row{{what: "conversations", app: 5, naive: duplicates}}},
+	{what: "35 starts refused at the limit", promise: "episode (naive: a request memo)",
+		run: func(s *subject) []int {
+			creators := fixture.SeedCreators(s.e.t, s.e.db, duplicates)
 			for _, c := range creators {
 				s.e.do("POST", s.e.url, "/threads", map[string]int64{"campaign_id": s.e.brand.CampaignID, "creator_id": c})
 			}
-			return fmt.Sprintf("%d emails", emails(s.e.t, s.e.mail)["limit"])
-		}},
-	{"the same import queued 40 times at once", "open, table= (unique while pending or running)", "job", storm,
-		func(s *subject) string {
-			fixture.Storm(storm, func(int) { s.e.do("POST", s.e.url, "/imports", map[string]string{"city": "Lisbon"}) })
+			return []int{emails(s.e.t, s.e.mail)["limit"]}
+		},
+		rows: []row{{what: "\"limit reached\" emails", app: 1, naive: duplicates - 5}}},
+	{what: "the same import queued 40 times at once", promise: "open, table= (unique while pending or running)", hold: "job", holdN: duplicates,
+		run: func(s *subject) []int {
+			storm.Run(duplicates, func(int) { s.e.do("POST", s.e.url, "/imports", map[string]string{"city": "Lisbon"}) })
 			s.drain()
-			return fmt.Sprintf("%d jobs, %d paid searches", s.e.count(`SELECT count(*) FROM jobs`), s.e.source.Effects())
-		}},
-	{"64 imports on a budget of 50 a day", "statement, table= (conditional upsert)", "budget", 64,
-		func(s *subject) string {
+			return []int{s.e.count(`SELECT count(*) FROM jobs`), s.e.source.Effects()}
+		},
+		rows: []row{{what: "jobs", app: 1, naive: duplicates}, {what: "paid searches", app: 1, naive: duplicates}}},
+	{what: "64 imports run at once on a budget of 50 a day", promise: "statement, table= (a conditional upsert)", hold: "budget", holdN: 64,
+		run: func(s *subject) []int {
 			for i := range 64 {
 				s.e.do("POST", s.e.url, "/imports", map[string]string{"city": fmt.Sprintf("city %d", i)})
 			}
-			fixture.Storm(64, func(int) { s.drain() })
-			return fmt.Sprintf("%d paid searches", s.e.source.Effects())
-		}},
-	{"a nine-day outage, then recovery and a new outage the same day", "episode, table= (latch rearmed by success)", "", 0,
-		func(s *subject) string {
+			storm.Run(64, func(int) { s.drain() })
+			return []int{s.e.source.Effects()}
+		},
+		rows: []row{{what: "paid searches", app: 50, naive: 64}}},
+	{what: "a nine-day outage, then recovery and a new outage the same day", promise: "episode, table= (a latch rearmed by success)",
+		run: func(s *subject) []int {
 			s.e.source.FailNext(1<<30, http.StatusPaymentRequired)
 			for day := 1; day <= 9; day++ {
 				for i := range 3 {
@@ -134,16 +147,19 @@ var scenes = []scene{
 			s.e.source.FailNext(1<<30, http.StatusPaymentRequired)
 			s.e.do("POST", s.e.url, "/imports", map[string]string{"city": "second outage"})
 			s.drain()
-			return fmt.Sprintf("%d alerts in nine days, %d for the second outage", during, emails(s.e.t, s.e.mail)["blocked"]-during)
-		}},
-	{"one reply delivered 40 times to two instances", "forever, table= (naive: a set in memory)", "", 0,
-		func(s *subject) string {
+			return []int{during, emails(s.e.t, s.e.mail)["blocked"] - during}
+		},
+		rows: []row{{what: "alerts in the nine days", app: 1, naive: 9}, {what: "alerts for the second outage", app: 1, naive: 0}}},
+	{what: "one reply delivered 40 times to two instances", promise: "forever, table= (naive: a set in memory)",
+		run: func(s *subject) []int {
 			creator := fixture.SeedCreators(s.e.t, s.e.db, 1)[0]
 			s.e.do("POST", s.e.url, "/threads", map[string]int64{"campaign_id": s.e.brand.CampaignID, "creator_id": creator})
 			var token string
-			s.e.db.QueryRow(context.Background(), `SELECT token FROM outreach_threads`).Scan(&token)
+			if err := s.e.db.QueryRow(context.Background(), `SELECT token FROM outreach_threads`).Scan(&token); err != nil {
+				s.e.t.Fatal(err)
+			}
 			msg := map[string]string{"message_id": "msg_1", "to": "reply+" + token + "@replies.outreach.test", "from": "creator1@creators.test", "text": "Yes!"}
-			fixture.Storm(storm, func(i int) {
+			storm.Run(duplicates, func(i int) {
 				url := s.e.url
 				if i%2 == 1 {
 					url = s.second
@@ -151,74 +167,56 @@ var scenes = []scene{
 				post(s.e.t, url+"/webhooks/inbound", msg)
 			})
 			s.drain()
-			return fmt.Sprintf("%d notifications", emails(s.e.t, s.e.mail)["reply"])
-		}},
-	{"the outreach email's answer lost, the job retried", "provider (key from the conversation's row)", "", 0,
-		func(s *subject) string {
+			return []int{emails(s.e.t, s.e.mail)["reply"]}
+		},
+		rows: []row{{what: "notifications to the brand", app: 1, naive: 2}}},
+	{what: "the outreach email's answer lost, the job retried", promise: "provider (a key from the conversation's row)",
+		run: func(s *subject) []int {
 			s.e.mail.DropAfterAccept(1)
 			creator := fixture.SeedCreators(s.e.t, s.e.db, 1)[0]
 			s.e.do("POST", s.e.url, "/threads", map[string]int64{"campaign_id": s.e.brand.CampaignID, "creator_id": creator})
 			s.drain()
 			s.e.clock.Add(time.Minute)
 			s.drain()
-			return fmt.Sprintf("%d emails", emails(s.e.t, s.e.mail)["outreach"])
-		}},
-	{"a plan change clicked 32 times at once", "provider (key from the subscription's updated-at)", "", 0,
-		func(s *subject) string {
-			fixture.Storm(32, func(int) { s.e.do("POST", s.e.url, "/billing/plan", map[string]string{"plan": "pro"}) })
-			return fmt.Sprintf("%d changes", s.e.billing.Changes.Effects())
-		}},
-	{"billing events delivered newest first", "none: re-read the truth under a lock per customer", "", 0,
-		func(s *subject) string {
+			return []int{emails(s.e.t, s.e.mail)["outreach"]}
+		},
+		rows: []row{{what: "emails to the creator", app: 1, naive: 2}}},
+	{what: "a plan change clicked 32 times at once", promise: "provider (a key from the subscription's updated-at)",
+		run: func(s *subject) []int {
+			storm.Run(32, func(int) { s.e.do("POST", s.e.url, "/billing/plan", map[string]string{"plan": "pro"}) })
+			return []int{s.e.billing.Changes.Effects()}
+		},
+		rows: []row{{what: "plan changes at the billing provider", app: 1, naive: 2, naiveAtLeast: true}}},
+	{what: "billing events delivered newest first", promise: "none (the truth re-read under a lock per customer)",
+		run: func(s *subject) []int {
 			s.e.billing.Set(fakebilling.State{Customer: s.e.brand.CustomerID, Plan: "team", Status: "active", UpdatedAt: start.Add(2 * time.Hour)})
 			for _, plan := range []string{"team", "pro"} {
 				ev := event("customer.subscription.updated", s.e.brand.CustomerID, plan)
 				ev["data"].(map[string]any)["object"].(map[string]any)["updated_at"] = map[string]time.Time{"team": start.Add(2 * time.Hour), "pro": start.Add(time.Hour)}[plan]
 				post(s.e.t, s.e.url+"/webhooks/billing", ev)
 			}
-			var plan string
-			s.e.db.QueryRow(context.Background(), `SELECT plan FROM subscriptions`).Scan(&plan)
-			return "plan " + plan + " (the truth: team)"
-		}},
+			return []int{s.e.count(`SELECT count(*) FROM subscriptions WHERE plan = 'team'`)}
+		},
+		rows: []row{{what: "subscriptions left on the true plan (team)", app: 1, naive: 0}}},
 }
 
-// TestStory runs the story against both apps and prints what each one left behind: the
-// demo of this example (go test -run TestStory -v). It also checks the outreach column.
+// TestStory runs the story against both apps, one scene after another, each on a fresh
+// world, and prints what each one left behind: the demo of this example (go test -run
+// '^TestStory$' -v). Every number in the table is asserted as it is entered.
 func TestStory(t *testing.T) {
 	t.Parallel()
-	want := []string{
-		"1 conversations, 1 emails",
-		"5 conversations",
-		"1 emails",
-		"1 jobs, 1 paid searches",
-		"50 paid searches",
-		"1 alerts in nine days, 1 for the second outage",
-		"1 notifications",
-		"1 emails",
-		"1 changes",
-		"plan team (the truth: team)",
-	}
-	// One scene after another, each on a fresh world: the output is the table alone.
-	got := map[string][]string{}
-	for _, name := range []string{"outreach", "naive"} {
-		for _, sc := range scenes {
-			got[name] = append(got[name], sc.run(newSubject(t, name, sc.hold, sc.holdN)))
-		}
-	}
-	var b strings.Builder
-	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "\nwhat happened\tpromise\toutreach\tnaive")
-	for i, sc := range scenes {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", sc.what, sc.promise, got["outreach"][i], got["naive"][i])
-	}
-	tw.Flush()
-	t.Log(b.String())
-	for i, w := range want {
-		if got["outreach"][i] != w {
-			t.Errorf("%s: outreach left %q, want %q", scenes[i].what, got["outreach"][i], w)
-		}
-		if got["naive"][i] == w {
-			t.Errorf("%s: naive left %q too: the scene shows no difference", scenes[i].what, got["naive"][i])
+	tab := tally.New(t, "outreach: nine lengths of promise (lasting effects, counted)", "outreach", "naive")
+	defer tab.Print()
+	for _, sc := range scenes {
+		app := sc.run(newSubject(t, "outreach", "", 0))
+		twin := sc.run(newSubject(t, "naive", sc.hold, sc.holdN))
+		tab.Scene(sc.what + " — " + sc.promise)
+		for i, r := range sc.rows {
+			naiveCell := tally.Is(twin[i], r.naive)
+			if r.naiveAtLeast {
+				naiveCell = tally.AtLeast(twin[i], r.naive)
+			}
+			tab.Row(r.what, tally.Is(app[i], r.app), naiveCell)
 		}
 	}
 }

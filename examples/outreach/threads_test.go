@@ -7,10 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oncekit/once/examples/internal/storm"
 	"github.com/oncekit/once/examples/outreach/internal/fixture"
 )
 
-const storm = 40 // concurrent duplicates per storm
+const duplicates = 40 // concurrent duplicates per duplicates
 
 // The same conversation opened by 40 requests at once (double clicks, retries, two tabs):
 // one conversation, one queued job, one email, and nothing spent twice.
@@ -19,12 +20,12 @@ func TestStartThread_DuplicateStormOpensOneConversationSendsOneEmail(t *testing.
 	e := setup(t)
 	creator := fixture.SeedCreators(t, e.db, 1)[0]
 
-	codes := make([]int, storm)
-	fixture.Storm(storm, func(i int) {
+	codes := make([]int, duplicates)
+	storm.Run(duplicates, func(i int) {
 		codes[i], _ = e.do("POST", e.url, "/threads", map[string]int64{"campaign_id": e.brand.CampaignID, "creator_id": creator})
 	})
-	if got := statuses(codes); got[http.StatusCreated] != 1 || got[http.StatusOK] != storm-1 {
-		t.Errorf("answers: %v, want one 201 and %d 200", got, storm-1)
+	if got := statuses(codes); got[http.StatusCreated] != 1 || got[http.StatusOK] != duplicates-1 {
+		t.Errorf("answers: %v, want one 201 and %d 200", got, duplicates-1)
 	}
 	if n := e.count(`SELECT count(*) FROM outreach_threads`); n != 1 {
 		t.Errorf("%d conversations, want 1", n)
@@ -34,7 +35,7 @@ func TestStartThread_DuplicateStormOpensOneConversationSendsOneEmail(t *testing.
 	}
 
 	// Eight workers drain the queue together.
-	fixture.Storm(8, func(int) { e.drain() })
+	storm.Run(8, func(int) { e.drain() })
 	if got := emails(t, e.mail); got["outreach"] != 1 {
 		t.Errorf("outreach emails at the provider: %d, want 1", got["outreach"])
 	}
@@ -50,14 +51,14 @@ func TestStartThread_DuplicateStormOpensOneConversationSendsOneEmail(t *testing.
 func TestStartThread_AllowanceStormOpensExactlyTheAllowance(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
-	creators := fixture.SeedCreators(t, e.db, storm+10)
+	creators := fixture.SeedCreators(t, e.db, duplicates+10)
 
-	codes := make([]int, storm)
-	fixture.Storm(storm, func(i int) {
+	codes := make([]int, duplicates)
+	storm.Run(duplicates, func(i int) {
 		codes[i], _ = e.do("POST", e.url, "/threads", map[string]int64{"campaign_id": e.brand.CampaignID, "creator_id": creators[i]})
 	})
-	if got := statuses(codes); got[http.StatusCreated] != 5 || got[http.StatusPaymentRequired] != storm-5 {
-		t.Errorf("answers: %v, want five 201 and %d 402", got, storm-5)
+	if got := statuses(codes); got[http.StatusCreated] != 5 || got[http.StatusPaymentRequired] != duplicates-5 {
+		t.Errorf("answers: %v, want five 201 and %d 402", got, duplicates-5)
 	}
 	if n := e.count(`SELECT count(*) FROM outreach_threads`); n != 5 {
 		t.Errorf("%d conversations, want the allowance, 5", n)
@@ -69,7 +70,7 @@ func TestStartThread_AllowanceStormOpensExactlyTheAllowance(t *testing.T) {
 	// Next month: the allowance is back, the first start rearms the episode.
 	e.clock.Add(31 * 24 * time.Hour)
 	for i := range 6 {
-		code, body := e.do("POST", e.url, "/threads", map[string]int64{"campaign_id": e.brand.CampaignID, "creator_id": creators[storm+i]})
+		code, body := e.do("POST", e.url, "/threads", map[string]int64{"campaign_id": e.brand.CampaignID, "creator_id": creators[duplicates+i]})
 		want := http.StatusCreated
 		if i == 5 {
 			want = http.StatusPaymentRequired

@@ -14,6 +14,7 @@
 package toolcheck
 
 import (
+	"bytes"
 	"cmp"
 	"io/fs"
 	"os"
@@ -74,14 +75,17 @@ func Lint(t testing.TB, dir string) []linttest.Finding {
 	return got
 }
 
-// Oncegen runs the module's oncegen (go tool oncegen args...) in dir, and fails t with its
-// output unless it exits 0: -check when a generated file is stale, verify when a constraint
-// is missing.
-func Oncegen(t testing.TB, dir string, args ...string) {
+// Oncegen runs the module's oncegen (go tool oncegen args...) in dir and returns what it
+// printed on stdout. It fails t with the command's output unless it exits 0: -check when a
+// generated file is stale, verify when a constraint is missing.
+func Oncegen(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("go", append([]string{"tool", "oncegen"}, args...)...)
 	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Errorf("oncegen %s: %v\n%s", strings.Join(args, " "), err, out)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Errorf("oncegen %s: %v\n%s%s", strings.Join(args, " "), err, stdout.Bytes(), stderr.Bytes())
 	}
+	return stdout.String()
 }

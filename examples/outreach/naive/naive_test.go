@@ -14,6 +14,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/oncekit/once/examples/internal/migrated"
+	"github.com/oncekit/once/examples/internal/storm"
 	"github.com/oncekit/once/examples/outreach/internal/fakebilling"
 	"github.com/oncekit/once/examples/outreach/internal/fixture"
 	"github.com/oncekit/once/examples/outreach/naive"
@@ -28,9 +30,12 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
-const storm = 40
+const duplicates = 40
 
 var start = time.Date(2025, 3, 3, 9, 0, 0, 0, time.UTC)
+
+// migratedDB is the naive app's database as every test starts from it.
+var migratedDB = migrated.Database("naive", naive.Migrate)
 
 type env struct {
 	t       *testing.T
@@ -48,17 +53,14 @@ type env struct {
 // "budget") at which n requests wait for each other.
 func setup(t *testing.T, hold string, n int) *env {
 	t.Helper()
-	e := &env{t: t, db: pgtest.New(t), mail: fakeprovider.New(t), source: fakeprovider.New(t), billing: fakebilling.New(t), clock: fixture.NewClock(start)}
-	if err := naive.Migrate(context.Background(), e.db); err != nil {
-		t.Fatal(err)
-	}
+	e := &env{t: t, db: migratedDB.New(t), mail: fakeprovider.New(t), source: fakeprovider.New(t), billing: fakebilling.New(t), clock: fixture.NewClock(start)}
 	e.brand = fixture.SeedBrand(t, e.db, "acme", "free", start.Add(-24*time.Hour))
 	var hooks naive.Hooks
 	if hold != "" {
-		b := fixture.NewBarrier(n, time.Minute)
+		wait := storm.Hold(t, n)
 		hooks.Checked = func(what string) {
-			if what == hold && !b.Wait() {
-				t.Errorf("only %d of %d requests reached the %s check", b.Arrived(), n, hold)
+			if what == hold {
+				wait()
 			}
 		}
 	}
@@ -120,17 +122,17 @@ func emails(t *testing.T, mail *fakeprovider.Server, tag string) int {
 // conversations, forty emails to one creator.
 func TestNaive_DuplicateStormOpensAConversationPerRequest(t *testing.T) {
 	t.Parallel()
-	e := setup(t, "thread", storm)
+	e := setup(t, "thread", duplicates)
 	creator := fixture.SeedCreators(t, e.db, 1)[0]
-	fixture.Storm(storm, func(int) {
+	storm.Run(duplicates, func(int) {
 		e.do("POST", e.url, "/threads", map[string]int64{"campaign_id": e.brand.CampaignID, "creator_id": creator})
 	})
-	if n := e.count(`SELECT count(*) FROM outreach_threads`); n != storm {
-		t.Errorf("%d conversations with one creator, want %d: one per request", n, storm)
+	if n := e.count(`SELECT count(*) FROM outreach_threads`); n != duplicates {
+		t.Errorf("%d conversations with one creator, want %d: one per request", n, duplicates)
 	}
 	e.drain(e.app.Worker())
-	if n := emails(t, e.mail, "outreach"); n != storm {
-		t.Errorf("%d outreach emails to one creator, want %d", n, storm)
+	if n := emails(t, e.mail, "outreach"); n != duplicates {
+		t.Errorf("%d outreach emails to one creator, want %d", n, duplicates)
 	}
 }
 
@@ -138,13 +140,13 @@ func TestNaive_DuplicateStormOpensAConversationPerRequest(t *testing.T) {
 // zero before any inserted, so all forty open.
 func TestNaive_AllowanceStormOpensPastTheAllowance(t *testing.T) {
 	t.Parallel()
-	e := setup(t, "thread", storm)
-	creators := fixture.SeedCreators(t, e.db, storm)
-	fixture.Storm(storm, func(i int) {
+	e := setup(t, "thread", duplicates)
+	creators := fixture.SeedCreators(t, e.db, duplicates)
+	storm.Run(duplicates, func(i int) {
 		e.do("POST", e.url, "/threads", map[string]int64{"campaign_id": e.brand.CampaignID, "creator_id": creators[i]})
 	})
-	if n := e.count(`SELECT count(*) FROM outreach_threads`); n != storm {
-		t.Errorf("%d conversations on an allowance of %d, want %d", n, naive.Allowance("free"), storm)
+	if n := e.count(`SELECT count(*) FROM outreach_threads`); n != duplicates {
+		t.Errorf("%d conversations on an allowance of %d, want %d", n, naive.Allowance("free"), duplicates)
 	}
 }
 
@@ -153,14 +155,14 @@ func TestNaive_AllowanceStormOpensPastTheAllowance(t *testing.T) {
 func TestNaive_LimitEmailOnEveryRefusedRequest(t *testing.T) {
 	t.Parallel()
 	e := setup(t, "", 0)
-	creators := fixture.SeedCreators(t, e.db, storm)
+	creators := fixture.SeedCreators(t, e.db, duplicates)
 	for i := range 5 {
 		if code := e.do("POST", e.url, "/threads", map[string]int64{"campaign_id": e.brand.CampaignID, "creator_id": creators[i]}); code != http.StatusCreated {
 			t.Fatalf("start %d: %d", i, code)
 		}
 	}
-	codes := make([]int, storm-5)
-	fixture.Storm(storm-5, func(i int) {
+	codes := make([]int, duplicates-5)
+	storm.Run(duplicates-5, func(i int) {
 		codes[i] = e.do("POST", e.url, "/threads", map[string]int64{"campaign_id": e.brand.CampaignID, "creator_id": creators[5+i]})
 	})
 	for _, c := range codes {
@@ -168,22 +170,22 @@ func TestNaive_LimitEmailOnEveryRefusedRequest(t *testing.T) {
 			t.Fatalf("a start past the allowance answered %d", c)
 		}
 	}
-	if n := emails(t, e.mail, "limit"); n != storm-5 {
-		t.Errorf("%d limit emails, want %d: one per refused request", n, storm-5)
+	if n := emails(t, e.mail, "limit"); n != duplicates-5 {
+		t.Errorf("%d limit emails, want %d: one per refused request", n, duplicates-5)
 	}
 }
 
 // Forty requests queue the same import: each looks for an open job, finds none, inserts.
 func TestNaive_ImportStormQueuesAJobPerRequest(t *testing.T) {
 	t.Parallel()
-	e := setup(t, "job", storm)
-	fixture.Storm(storm, func(int) { e.do("POST", e.url, "/imports", map[string]string{"city": "Lisbon"}) })
-	if n := e.count(`SELECT count(*) FROM jobs WHERE dedupe_key = 'import:lisbon'`); n != storm {
-		t.Errorf("%d open import jobs for one city, want %d", n, storm)
+	e := setup(t, "job", duplicates)
+	storm.Run(duplicates, func(int) { e.do("POST", e.url, "/imports", map[string]string{"city": "Lisbon"}) })
+	if n := e.count(`SELECT count(*) FROM jobs WHERE dedupe_key = 'import:lisbon'`); n != duplicates {
+		t.Errorf("%d open import jobs for one city, want %d", n, duplicates)
 	}
 	e.drain(e.app.Worker())
-	if n := e.source.Effects(); n != storm {
-		t.Errorf("%d paid searches for one city, want %d", n, storm)
+	if n := e.source.Effects(); n != duplicates {
+		t.Errorf("%d paid searches for one city, want %d", n, duplicates)
 	}
 }
 
@@ -197,7 +199,7 @@ func TestNaive_BudgetStormPassesTheCap(t *testing.T) {
 		e.do("POST", e.url, "/imports", map[string]string{"city": fmt.Sprintf("city %d", i)})
 	}
 	w := e.app.Worker()
-	fixture.Storm(n, func(int) {
+	storm.Run(n, func(int) {
 		if _, err := w.Step(context.Background()); err != nil {
 			t.Error(err)
 		}
@@ -254,7 +256,7 @@ func TestNaive_InboundSetLetsEachInstanceThrough(t *testing.T) {
 	}
 	_, second := e.instance(naive.Hooks{})
 	msg := map[string]string{"message_id": "msg_001", "to": "reply+" + token + "@replies.outreach.test", "from": "creator1@creators.test", "text": "Yes!"}
-	fixture.Storm(storm, func(i int) {
+	storm.Run(duplicates, func(i int) {
 		url := e.url
 		if i%2 == 1 {
 			url = second
@@ -280,7 +282,7 @@ func TestNaive_InboundSetLetsEachInstanceThrough(t *testing.T) {
 func TestNaive_PlanChangeKeyFromTheClockChangesEveryTime(t *testing.T) {
 	t.Parallel()
 	e := setup(t, "", 0)
-	fixture.Storm(32, func(int) { e.do("POST", e.url, "/billing/plan", map[string]string{"plan": "pro"}) })
+	storm.Run(32, func(int) { e.do("POST", e.url, "/billing/plan", map[string]string{"plan": "pro"}) })
 	if n := e.billing.Changes.Effects(); n <= 1 {
 		t.Errorf("%d plan changes at the billing provider, want more than 1", n)
 	} else {
