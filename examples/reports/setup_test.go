@@ -9,11 +9,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/oncekit/once/examples/internal/migrated"
 	"github.com/oncekit/once/examples/reports"
 	"github.com/oncekit/once/internal/fakeprovider"
 	"github.com/oncekit/once/internal/pgtest"
@@ -40,8 +40,25 @@ type options struct {
 	modelNoDedupe bool
 }
 
-// setup migrates a fresh database and starts the providers and the app's replicas, with two
-// accounts: "acme" (token "acme-token") and "globex" (token "globex-token").
+// migratedDB is the app's database as every test starts from it: migrated, with two
+// accounts, "acme" (token "acme-token") and "globex" (token "globex-token").
+var migratedDB = migrated.Database("reports", func(ctx context.Context, db *pgxpool.Pool) error {
+	if err := reports.Migrate(ctx, db); err != nil {
+		return err
+	}
+	app, err := reports.New(reports.Config{DB: db, Model: &reports.Provider{}, Mail: &reports.Provider{}})
+	if err != nil {
+		return err
+	}
+	for _, a := range [][3]string{{"acme", "owner@acme.test", "acme-token"}, {"globex", "owner@globex.test", "globex-token"}} {
+		if err := app.AddAccount(ctx, a[0], a[1], a[2]); err != nil {
+			return err
+		}
+	}
+	return nil
+})
+
+// setup copies the migrated database and starts the providers and the app's replicas.
 func setup(t *testing.T, o options) *world {
 	t.Helper()
 	if o.replicas == 0 {
@@ -50,13 +67,9 @@ func setup(t *testing.T, o options) *world {
 	if o.conns == 0 {
 		o.conns = 16
 	}
-	w := &world{t: t, pool: pgtest.NewDatabase(t).Pool(t, o.conns)}
+	w := &world{t: t, pool: migratedDB.NewDatabase(t).Pool(t, o.conns)}
 	w.model = fakeprovider.New(t, o.modelOpts...)
 	w.mail = fakeprovider.New(t)
-	ctx := context.Background()
-	if err := reports.Migrate(ctx, w.pool); err != nil {
-		t.Fatal(err)
-	}
 	for range o.replicas {
 		app, err := reports.New(reports.Config{
 			DB:           w.pool,
@@ -71,11 +84,6 @@ func setup(t *testing.T, o options) *world {
 		t.Cleanup(srv.Close)
 		w.replicas = append(w.replicas, app)
 		w.urls = append(w.urls, srv.URL)
-	}
-	for _, a := range [][3]string{{"acme", "owner@acme.test", "acme-token"}, {"globex", "owner@globex.test", "globex-token"}} {
-		if err := w.replicas[0].AddAccount(ctx, a[0], a[1], a[2]); err != nil {
-			t.Fatal(err)
-		}
 	}
 	return w
 }
@@ -209,24 +217,4 @@ func (w *world) want(what string, want effects) {
 		w.t.Fatalf("%s: counted %+v, want %+v", what, got, want)
 	}
 	w.t.Logf("%s: counted %+v", what, got)
-}
-
-// storm runs f n times at once: every goroutine is started and waits at a barrier, then all
-// are released together.
-func storm(n int, f func(i int)) {
-	var ready, done sync.WaitGroup
-	start := make(chan struct{})
-	ready.Add(n)
-	done.Add(n)
-	for i := range n {
-		go func() {
-			defer done.Done()
-			ready.Done()
-			<-start
-			f(i)
-		}()
-	}
-	ready.Wait()
-	close(start)
-	done.Wait()
 }

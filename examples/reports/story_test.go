@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oncekit/once/examples/internal/storm"
 	"github.com/oncekit/once/examples/reports"
 	"github.com/oncekit/once/internal/fakeprovider"
 	"github.com/oncekit/once/runtime/oncehttp"
@@ -33,7 +34,7 @@ func TestStory_SameReferenceFromManyClientsAtOnceMakesOneReport(t *testing.T) {
 	const clients = 32
 	replies := make([]reply, clients)
 	errs := make([]error, clients)
-	storm(clients, func(i int) {
+	storm.Run(clients, func(i int) {
 		replies[i], errs[i] = w.try(i%2, "POST", reportsPath(sub), "acme-token", "generate-q3", input)
 	})
 	jobs := map[int64]bool{}
@@ -62,7 +63,7 @@ func TestStory_SameReferenceFromManyClientsAtOnceMakesOneReport(t *testing.T) {
 
 	// Eight workers pick the job up at once; the job's promise lets one of them do it.
 	const workers = 8
-	storm(workers, func(i int) { _, errs[i] = w.replicas[i%2].Work(context.Background()) })
+	storm.Run(workers, func(i int) { _, errs[i] = w.replicas[i%2].Work(context.Background()) })
 	for _, err := range errs[:workers] {
 		if err != nil {
 			t.Fatal(err)

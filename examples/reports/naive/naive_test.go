@@ -9,11 +9,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/oncekit/once/examples/internal/migrated"
+	"github.com/oncekit/once/examples/internal/storm"
 	"github.com/oncekit/once/examples/reports/naive"
 	"github.com/oncekit/once/internal/fakeprovider"
 	"github.com/oncekit/once/internal/pgtest"
@@ -37,14 +37,21 @@ type world struct {
 	sub         map[string]int64 // each account's submission
 }
 
+// migratedDB is the naive app's database as every test starts from it: its tables, and the
+// accounts "acme" and "globex" with a submission each.
+var migratedDB = migrated.Database("naive", func(ctx context.Context, db *pgxpool.Pool) error {
+	if err := naive.Migrate(ctx, db); err != nil {
+		return err
+	}
+	_, err := db.Exec(ctx, `WITH a AS (INSERT INTO accounts (id, email, token) VALUES ('acme', 'acme@example.test', 'acme-token'), ('globex', 'globex@example.test', 'globex-token'))
+INSERT INTO submissions (account_id, title, body) VALUES ('acme', 'Q3 review', 'Quarterly numbers.'), ('globex', 'Q3 review', 'Quarterly numbers.')`)
+	return err
+})
+
 func setup(t *testing.T, conns int) *world {
 	t.Helper()
-	w := &world{t: t, pool: pgtest.NewDatabase(t).Pool(t, conns), sub: map[string]int64{}}
+	w := &world{t: t, pool: migratedDB.NewDatabase(t).Pool(t, conns), sub: map[string]int64{}}
 	w.model, w.mail = fakeprovider.New(t), fakeprovider.New(t)
-	ctx := context.Background()
-	if err := naive.Migrate(ctx, w.pool); err != nil {
-		t.Fatal(err)
-	}
 	for range 2 {
 		s := naive.New(w.pool, w.model.URL, w.mail.URL)
 		srv := httptest.NewServer(s.Handler())
@@ -52,14 +59,20 @@ func setup(t *testing.T, conns int) *world {
 		w.replicas = append(w.replicas, s)
 		w.urls = append(w.urls, srv.URL)
 	}
-	for _, a := range []string{"acme", "globex"} {
+	rows, err := w.pool.Query(context.Background(), `SELECT account_id, id FROM submissions`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var account string
 		var sub int64
-		err := w.pool.QueryRow(ctx, `WITH a AS (INSERT INTO accounts (id, email, token) VALUES ($1, $1 || '@example.test', $1 || '-token'))
-INSERT INTO submissions (account_id, title, body) VALUES ($1, 'Q3 review', 'Quarterly numbers.') RETURNING id`, a).Scan(&sub)
-		if err != nil {
+		if err := rows.Scan(&account, &sub); err != nil {
 			t.Fatal(err)
 		}
-		w.sub[a] = sub
+		w.sub[account] = sub
+	}
+	if err := rows.Err(); err != nil || len(w.sub) != 2 {
+		t.Fatalf("the accounts' submissions: %v (%d found)", err, len(w.sub))
 	}
 	return w
 }
@@ -118,68 +131,28 @@ func (w *world) count() effects {
 	return e
 }
 
-// gate holds the first n callers until all n have arrived, then lets everyone through: the
-// point between a check and its write, held open until n racers have all checked. A gate
-// not filled within a few seconds opens anyway, so a broken test fails instead of hanging.
-func gate(n int) func() {
-	var mu sync.Mutex
-	arrived := 0
-	open := make(chan struct{})
-	return func() {
-		mu.Lock()
-		arrived++
-		if arrived == n {
-			close(open)
-		}
-		mu.Unlock()
-		select {
-		case <-open:
-		case <-time.After(5 * time.Second):
-		}
-	}
-}
-
-// storm runs f n times at once, released together from a barrier.
-func storm(n int, f func(i int)) {
-	var ready, done sync.WaitGroup
-	start := make(chan struct{})
-	ready.Add(n)
-	done.Add(n)
-	for i := range n {
-		go func() {
-			defer done.Done()
-			ready.Done()
-			<-start
-			f(i)
-		}()
-	}
-	ready.Wait()
-	close(start)
-	done.Wait()
-}
-
 func TestNaive_StormOfDuplicatesMakesDuplicates(t *testing.T) {
 	t.Parallel()
 	w := setup(t, 48)
 	// The storm the reports app gets: 32 clients across two replicas, then 8 workers.
-	check := gate(2)
+	check := storm.Hold(t, 2)
 	for _, s := range w.replicas {
 		s.AfterCheck = check
 	}
 	const clients = 32
 	errs := make([]error, clients)
-	storm(clients, func(i int) { _, errs[i] = w.generate(i%2, "acme", "generate-q3", input) })
+	storm.Run(clients, func(i int) { _, errs[i] = w.generate(i%2, "acme", "generate-q3", input) })
 	for _, err := range errs {
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	pick := gate(2)
+	pick := storm.Hold(t, 2)
 	for _, s := range w.replicas {
 		s.AfterPick = pick
 	}
 	const workers = 8
-	storm(workers, func(i int) { errs[i] = w.replicas[i%2].Work(context.Background()) })
+	storm.Run(workers, func(i int) { errs[i] = w.replicas[i%2].Work(context.Background()) })
 	for _, err := range errs[:workers] {
 		if err != nil {
 			t.Fatal(err)
@@ -196,12 +169,12 @@ func TestNaive_TwoWorkersCarryOutOneJobTwice(t *testing.T) {
 	t.Parallel()
 	w := setup(t, 16)
 	w.mustGenerate(0, "acme", "generate-q3", input)
-	pick := gate(2)
+	pick := storm.Hold(t, 2)
 	for _, s := range w.replicas {
 		s.AfterPick = pick
 	}
 	errs := make([]error, 2)
-	storm(2, func(i int) { errs[i] = w.replicas[i].Work(context.Background()) })
+	storm.Run(2, func(i int) { errs[i] = w.replicas[i].Work(context.Background()) })
 	for _, err := range errs {
 		if err != nil {
 			t.Fatal(err)
