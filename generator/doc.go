@@ -25,9 +25,21 @@
 //
 //	func FOnce(ctx context.Context, db once.DB, args...) (once.Outcome, error)
 //
-// returning (T, once.Outcome, error) for (T, error); request and provider guards take no db;
-// transaction and table= guards supply F's pgx.Tx parameter themselves, so it is left out of
-// the wrapper's parameters. A method gets a method wrapper. Each wrapped function also gets a
-// compile-time guard (var _ func(...) ... = F) that breaks the build when F's signature
-// changes without regenerating.
+// returning (T, once.Outcome, error) for (T, error). Its key is once.Key(parts...) when no
+// part can fail to encode (a string, integer or bool that is no text marshaler, a [16]byte,
+// a time.Time, a once.KeyPart value), and otherwise comes from once.EncodeKey, whose error
+// the wrapper returns naming the guard (a nil pointer, a MarshalText error). Request and
+// provider guards take no db; transaction and table= guards supply F's pgx.Tx parameter
+// themselves, so it is left out of the wrapper's parameters. A method gets a method wrapper.
+// Each wrapped function also gets a compile-time guard (var _ func(...) ... = F) that breaks
+// the build when F's signature changes without regenerating.
+//
+// # Formatting
+//
+// The file is rendered by jennifer unformatted, its imports grouped as goimports groups
+// them (standard library first), and formatted once with go/format; the doc comments are
+// written outside go/format, already in the form it leaves as it is, and put back above
+// their declarations. Nothing is cached between runs. Formatting is most of oncegen's own
+// work, so the generated code is kept short: a key that cannot fail to encode needs no error
+// branch, and each wrapped call's closure stays on one line.
 package generator

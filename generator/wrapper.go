@@ -235,18 +235,19 @@ func wrapperCode(p *plan) (jen.Code, error) {
 	}
 	wrapErr := jen.Qual("fmt", "Errorf").Call(jen.Lit("guard "+p.g.Name+": %w"), jen.Id(n.err))
 
+	var keyValue, scopeValue jen.Code
 	if !p.g.HasTable() {
-		parts, err := keyParts(p.keys)
+		stmts, v, err := encodeKey(p.keys, n.key, n.err, fail(wrapErr))
 		if err != nil {
 			return nil, err
 		}
-		body = append(body, jen.List(jen.Id(n.key), jen.Id(n.err)).Op(":=").Qual(RuntimePath, "EncodeKey").Call(parts...), fail(wrapErr))
+		body, keyValue = append(body, stmts...), v
 		if p.scope != nil {
-			parts, err := keyParts([]directive.TypedExpr{*p.scope})
+			stmts, v, err := encodeKey([]directive.TypedExpr{*p.scope}, n.scope, n.err, fail(wrapErr))
 			if err != nil {
 				return nil, err
 			}
-			body = append(body, jen.List(jen.Id(n.scope), jen.Id(n.err)).Op(":=").Qual(RuntimePath, "EncodeKey").Call(parts...), fail(wrapErr))
+			body, scopeValue = append(body, stmts...), v
 		}
 	}
 
@@ -296,9 +297,9 @@ func wrapperCode(p *plan) (jen.Code, error) {
 		method = "DoRef"
 		ref := []jen.Code{}
 		if p.scope != nil {
-			ref = append(ref, jen.Id("Scope").Op(":").Id(n.scope))
+			ref = append(ref, jen.Id("Scope").Op(":").Add(scopeValue))
 		}
-		ref = append(ref, jen.Id("Key").Op(":").Id(n.key))
+		ref = append(ref, jen.Id("Key").Op(":").Add(keyValue))
 		if len(p.fprint) > 0 {
 			in, err := fingerprintCode(p.fprint)
 			if err != nil {
@@ -308,7 +309,7 @@ func wrapperCode(p *plan) (jen.Code, error) {
 		}
 		doArgs = append(doArgs, jen.Qual(RuntimePath, "Ref").Values(ref...))
 	default:
-		doArgs = append(doArgs, jen.Id(n.key))
+		doArgs = append(doArgs, keyValue)
 	}
 	if p.g.Kind == directive.Statement && !p.g.HasTable() {
 		doArgs = append(doArgs, intCode(p.g.N, p.nX))
@@ -337,7 +338,8 @@ func rearmCode(p *plan) (jen.Code, error) {
 	for _, pr := range p.keyParams {
 		params = append(params, jen.Id(pr.name).Add(paramType(pr)))
 	}
-	parts, err := keyParts(p.keys)
+	fail := jen.If(jen.Id(n.err).Op("!=").Nil()).Block(jen.Return(jen.False(), jen.Qual("fmt", "Errorf").Call(jen.Lit("guard "+p.g.Name+": %w"), jen.Id(n.err))))
+	body, key, err := encodeKey(p.keys, n.key, n.err, fail)
 	if err != nil {
 		return nil, err
 	}
@@ -345,16 +347,32 @@ func rearmCode(p *plan) (jen.Code, error) {
 	if err != nil {
 		return nil, err
 	}
-	body := []jen.Code{
-		jen.List(jen.Id(n.key), jen.Id(n.err)).Op(":=").Qual(RuntimePath, "EncodeKey").Call(parts...),
-		jen.If(jen.Id(n.err).Op("!=").Nil()).Block(jen.Return(jen.False(), jen.Qual("fmt", "Errorf").Call(jen.Lit("guard "+p.g.Name+": %w"), jen.Id(n.err)))),
-		jen.Return(jen.Add(guard).Dot("Rearm").Call(jen.Id(p.ctxName), jen.Id(n.db), jen.Id(n.key))),
-	}
+	body = append(body, jen.Return(jen.Add(guard).Dot("Rearm").Call(jen.Id(p.ctxName), jen.Id(n.db), key)))
 	fn := jen.Func()
 	if p.recv != nil {
 		fn = fn.Params(jen.Id(p.recvID).Add(typeCode(p.recv.Type())))
 	}
 	return fn.Id(directive.RearmName(p.fn.Name())).Params(params...).Params(jen.Bool(), jen.Error()).Block(body...), nil
+}
+
+// encodeKey returns the code that encodes keys and the value that stands for the result.
+// When no part can fail to encode (directive.EncodableWithoutError), the value is the call
+// once.Key(parts...), which then cannot panic, and there is no code before it; otherwise
+// the code is name, errName := once.EncodeKey(parts...) followed by fail, and the value is
+// name.
+func encodeKey(keys []directive.TypedExpr, name, errName string, fail jen.Code) ([]jen.Code, jen.Code, error) {
+	parts, err := keyParts(keys)
+	if err != nil {
+		return nil, nil, err
+	}
+	sure := true
+	for _, k := range keys {
+		sure = sure && directive.EncodableWithoutError(k.Type)
+	}
+	if sure {
+		return nil, jen.Qual(RuntimePath, "Key").Call(parts...), nil
+	}
+	return []jen.Code{jen.List(jen.Id(name), jen.Id(errName)).Op(":=").Qual(RuntimePath, "EncodeKey").Call(parts...), fail}, jen.Id(name), nil
 }
 
 func keyParts(keys []directive.TypedExpr) ([]jen.Code, error) {

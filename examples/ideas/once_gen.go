@@ -4,7 +4,6 @@ package ideas
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -27,52 +26,32 @@ var (
 // keyed by idea, revision. A duplicate call does not run Refine: it gets the outcome, and result,
 // the first call recorded.
 func (a *App) RefineOnce(ctx context.Context, db once.DB, idea int64, revision int, note string) (Idea, once.Outcome, error) {
-	key, err := once.EncodeKey(idea, revision)
-	if err != nil {
-		var zero Idea
-		return zero, once.Outcome{}, fmt.Errorf("guard ideas.App.Refine: %w", err)
-	}
 	fn := func(ctx context.Context) (Idea, error) { return a.Refine(ctx, idea, revision, note) }
-	return once.Forever[Idea]{Name: "ideas.App.Refine"}.DoRef(ctx, db, once.Ref{Key: key, Input: note}, fn)
+	return once.Forever[Idea]{Name: "ideas.App.Refine"}.DoRef(ctx, db, once.Ref{Key: once.Key(idea, revision), Input: note}, fn)
 }
 
 // ResearchOnce calls Research under a provider promise (once at the provider, by its idempotency
 // key), guard "ideas.Model.Research", keyed by run.ID. Research's context carries the provider's
 // idempotency key (once.ProviderKeyFrom), "research" and the key, the same for every retry.
 func (m *Model) ResearchOnce(ctx context.Context, run Run) (Findings, once.Outcome, error) {
-	key, err := once.EncodeKey(run.ID)
-	if err != nil {
-		var zero Findings
-		return zero, once.Outcome{}, fmt.Errorf("guard ideas.Model.Research: %w", err)
-	}
 	fn := func(ctx context.Context) (Findings, error) { return m.Research(ctx, run) }
-	return once.Provider[Findings]{Prefix: "research", TTL: 24 * time.Hour}.Do(ctx, key, fn)
+	return once.Provider[Findings]{Prefix: "research", TTL: 24 * time.Hour}.Do(ctx, once.Key(run.ID), fn)
 }
 
 // IdeateOnce calls Ideate under a provider promise (once at the provider, by its idempotency
 // key), guard "ideas.Model.Ideate", keyed by run.ID. Ideate's context carries the provider's
 // idempotency key (once.ProviderKeyFrom), "ideate" and the key, the same for every retry.
 func (m *Model) IdeateOnce(ctx context.Context, run Run, f Findings) ([]string, once.Outcome, error) {
-	key, err := once.EncodeKey(run.ID)
-	if err != nil {
-		var zero []string
-		return zero, once.Outcome{}, fmt.Errorf("guard ideas.Model.Ideate: %w", err)
-	}
 	fn := func(ctx context.Context) ([]string, error) { return m.Ideate(ctx, run, f) }
-	return once.Provider[[]string]{Prefix: "ideate", TTL: 24 * time.Hour}.Do(ctx, key, fn)
+	return once.Provider[[]string]{Prefix: "ideate", TTL: 24 * time.Hour}.Do(ctx, once.Key(run.ID), fn)
 }
 
 // StartGenerationOnce calls StartGeneration under a lease promise (one holder at a time, expiring
 // by itself), guard "ideas.generate", keyed by org. One holder at a time per key, for up to 10s;
 // a call that finds the lease held is busy.
 func (a *App) StartGenerationOnce(ctx context.Context, db once.DB, org int64) (Start, once.Outcome, error) {
-	key, err := once.EncodeKey(org)
-	if err != nil {
-		var zero Start
-		return zero, once.Outcome{}, fmt.Errorf("guard ideas.generate: %w", err)
-	}
 	fn := func(ctx context.Context) (Start, error) { return a.StartGeneration(ctx, org) }
-	return once.Lease[Start]{Name: "ideas.generate", TTL: 10 * time.Second}.Do(ctx, db, key, fn)
+	return once.Lease[Start]{Name: "ideas.generate", TTL: 10 * time.Second}.Do(ctx, db, once.Key(org), fn)
 }
 
 // insertRunConflict is the ON CONFLICT clause insertRun's INSERT into runs must use: it matches
@@ -107,11 +86,6 @@ func enqueueRunOnce(ctx context.Context, db once.DB, run int64) (once.Outcome, e
 // cap), guard "ideas.research-daily", keyed by run.OrgID, run.Day. Each call reserves its units
 // against the cap first and runs researchToday only if they fit; past the cap it is refused.
 func (w *Worker) researchTodayOnce(ctx context.Context, db once.DB, run Run) (Findings, once.Outcome, error) {
-	key, err := once.EncodeKey(run.OrgID, run.Day)
-	if err != nil {
-		var zero Findings
-		return zero, once.Outcome{}, fmt.Errorf("guard ideas.research-daily: %w", err)
-	}
 	fn := func(ctx context.Context) (Findings, error) { return w.researchToday(ctx, run) }
-	return once.Statement[Findings]{Name: "ideas.research-daily", Cap: int64(DailyResearchCap)}.Do(ctx, db, key, 1, fn)
+	return once.Statement[Findings]{Name: "ideas.research-daily", Cap: int64(DailyResearchCap)}.Do(ctx, db, once.Key(run.OrgID, run.Day), 1, fn)
 }

@@ -4,7 +4,6 @@ package outreach
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -37,13 +36,8 @@ var (
 // SyncCustomer runs in a transaction holding a 64-bit advisory lock on the key, so calls with one
 // key take turns.
 func (a *App) SyncCustomerOnce(ctx context.Context, db once.DB, customerID string) (Subscription, once.Outcome, error) {
-	key, err := once.EncodeKey(customerID)
-	if err != nil {
-		var zero Subscription
-		return zero, once.Outcome{}, fmt.Errorf("guard outreach.billing-customer: %w", err)
-	}
 	fn := func(ctx context.Context, tx pgx.Tx) (Subscription, error) { return a.SyncCustomer(ctx, tx, customerID) }
-	return once.Transaction[Subscription]{Name: "outreach.billing-customer"}.Do(ctx, db, key, fn)
+	return once.Transaction[Subscription]{Name: "outreach.billing-customer"}.Do(ctx, db, once.Key(customerID), fn)
 }
 
 // RequestPlanChangeOnce calls RequestPlanChange under a provider promise (once at the provider,
@@ -51,38 +45,24 @@ func (a *App) SyncCustomerOnce(ctx context.Context, db once.DB, customerID strin
 // sub.UpdatedAt. RequestPlanChange's context carries the provider's idempotency key
 // (once.ProviderKeyFrom), "plan-change" and the key, the same for every retry.
 func (a *App) RequestPlanChangeOnce(ctx context.Context, sub Subscription, plan string) (string, once.Outcome, error) {
-	key, err := once.EncodeKey(sub.UserID, sub.UpdatedAt)
-	if err != nil {
-		var zero string
-		return zero, once.Outcome{}, fmt.Errorf("guard outreach.App.RequestPlanChange: %w", err)
-	}
 	fn := func(ctx context.Context) (string, error) { return a.RequestPlanChange(ctx, sub, plan) }
-	return once.Provider[string]{Prefix: "plan-change", TTL: 24 * time.Hour}.Do(ctx, key, fn)
+	return once.Provider[string]{Prefix: "plan-change", TTL: 24 * time.Hour}.Do(ctx, once.Key(sub.UserID, sub.UpdatedAt), fn)
 }
 
 // SendDigestsOnce calls SendDigests under a lease promise (one holder at a time, expiring by
 // itself), guard "outreach.App.SendDigests", keyed by day. One holder at a time per key, for up
 // to 1m; a call that finds the lease held is busy.
 func (a *App) SendDigestsOnce(ctx context.Context, db once.DB, day Day) (int, once.Outcome, error) {
-	key, err := once.EncodeKey(day)
-	if err != nil {
-		var zero int
-		return zero, once.Outcome{}, fmt.Errorf("guard outreach.App.SendDigests: %w", err)
-	}
 	fn := func(ctx context.Context) (int, error) { return a.SendDigests(ctx, day) }
-	return once.Lease[int]{Name: "outreach.App.SendDigests", TTL: time.Minute}.Do(ctx, db, key, fn)
+	return once.Lease[int]{Name: "outreach.App.SendDigests", TTL: time.Minute}.Do(ctx, db, once.Key(day), fn)
 }
 
 // SendDigestOnce calls SendDigest under a forever promise (once for ever), guard
 // "outreach.App.SendDigest", keyed by d.UserID, d.Day. A duplicate call does not run SendDigest:
 // it gets the outcome, and result, the first call recorded.
 func (a *App) SendDigestOnce(ctx context.Context, db once.DB, d Digest) (once.Outcome, error) {
-	key, err := once.EncodeKey(d.UserID, d.Day)
-	if err != nil {
-		return once.Outcome{}, fmt.Errorf("guard outreach.App.SendDigest: %w", err)
-	}
 	fn := func(ctx context.Context) (struct{}, error) { return struct{}{}, a.SendDigest(ctx, d) }
-	_, out, err := once.Forever[struct{}]{Name: "outreach.App.SendDigest", Retain: 720 * time.Hour, RepeatSafe: true}.Do(ctx, db, key, fn)
+	_, out, err := once.Forever[struct{}]{Name: "outreach.App.SendDigest", Retain: 720 * time.Hour, RepeatSafe: true}.Do(ctx, db, once.Key(d.UserID, d.Day), fn)
 	return out, err
 }
 
@@ -91,13 +71,8 @@ func (a *App) SendDigestOnce(ctx context.Context, db once.DB, d Digest) (once.Ou
 // context carries the provider's idempotency key (once.ProviderKeyFrom), "outreach" and the key,
 // the same for every retry.
 func (a *App) SendOutreachOnce(ctx context.Context, m OutreachMessage) (string, once.Outcome, error) {
-	key, err := once.EncodeKey(m.ThreadID)
-	if err != nil {
-		var zero string
-		return zero, once.Outcome{}, fmt.Errorf("guard outreach.App.SendOutreach: %w", err)
-	}
 	fn := func(ctx context.Context) (string, error) { return a.SendOutreach(ctx, m) }
-	return once.Provider[string]{Prefix: "outreach", TTL: 24 * time.Hour}.Do(ctx, key, fn)
+	return once.Provider[string]{Prefix: "outreach", TTL: 24 * time.Hour}.Do(ctx, once.Key(m.ThreadID), fn)
 }
 
 // NotifyReplyOnce calls NotifyReply under a provider promise (once at the provider, by its
@@ -105,12 +80,8 @@ func (a *App) SendOutreachOnce(ctx context.Context, m OutreachMessage) (string, 
 // carries the provider's idempotency key (once.ProviderKeyFrom), "answer" and the key, the same
 // for every retry.
 func (a *App) NotifyReplyOnce(ctx context.Context, n ReplyNotice) (once.Outcome, error) {
-	key, err := once.EncodeKey(n.InboundID)
-	if err != nil {
-		return once.Outcome{}, fmt.Errorf("guard outreach.App.NotifyReply: %w", err)
-	}
 	fn := func(ctx context.Context) (struct{}, error) { return struct{}{}, a.NotifyReply(ctx, n) }
-	_, out, err := once.Provider[struct{}]{Prefix: "answer", TTL: 24 * time.Hour}.Do(ctx, key, fn)
+	_, out, err := once.Provider[struct{}]{Prefix: "answer", TTL: 24 * time.Hour}.Do(ctx, once.Key(n.InboundID), fn)
 	return out, err
 }
 
@@ -163,13 +134,8 @@ func UseSourceOnce(ctx context.Context, db once.DB, provider string, day Day) (i
 // carries the provider's idempotency key (once.ProviderKeyFrom), "place-import" and the key, the
 // same for every retry.
 func (a *App) SearchPlacesOnce(ctx context.Context, jobID int64, city string) (string, once.Outcome, error) {
-	key, err := once.EncodeKey(jobID)
-	if err != nil {
-		var zero string
-		return zero, once.Outcome{}, fmt.Errorf("guard outreach.App.SearchPlaces: %w", err)
-	}
 	fn := func(ctx context.Context) (string, error) { return a.SearchPlaces(ctx, jobID, city) }
-	return once.Provider[string]{Prefix: "place-import", TTL: 2 * time.Hour}.Do(ctx, key, fn)
+	return once.Provider[string]{Prefix: "place-import", TTL: 2 * time.Hour}.Do(ctx, once.Key(jobID), fn)
 }
 
 // FireBlockedAlertConflict is the ON CONFLICT clause FireBlockedAlert's INSERT into
@@ -212,15 +178,10 @@ func SuppressOnce(ctx context.Context, db once.DB, addressHash string, at time.T
 // of the decision at a time), guard "outreach.allowance", keyed by user.ID. StartThread runs in a
 // transaction holding a 64-bit advisory lock on the key, so calls with one key take turns.
 func (a *App) StartThreadOnce(ctx context.Context, db once.DB, user User, campaignID int64, creatorID int64) (Thread, once.Outcome, error) {
-	key, err := once.EncodeKey(user.ID)
-	if err != nil {
-		var zero Thread
-		return zero, once.Outcome{}, fmt.Errorf("guard outreach.allowance: %w", err)
-	}
 	fn := func(ctx context.Context, tx pgx.Tx) (Thread, error) {
 		return a.StartThread(ctx, tx, user, campaignID, creatorID)
 	}
-	return once.Transaction[Thread]{Name: "outreach.allowance"}.Do(ctx, db, key, fn)
+	return once.Transaction[Thread]{Name: "outreach.allowance"}.Do(ctx, db, once.Key(user.ID), fn)
 }
 
 // InsertThreadConflict is the ON CONFLICT clause InsertThread's INSERT into outreach_threads must
@@ -243,34 +204,21 @@ func InsertThreadOnce(ctx context.Context, db once.DB, t NewThread) (int64, once
 // the key's latch runs NotifyLimitReached; until RearmNotifyLimitReached rearms it, further calls
 // are duplicates.
 func (a *App) NotifyLimitReachedOnce(ctx context.Context, db once.DB, user User) (once.Outcome, error) {
-	key, err := once.EncodeKey(user.ID)
-	if err != nil {
-		return once.Outcome{}, fmt.Errorf("guard outreach.App.NotifyLimitReached: %w", err)
-	}
 	fn := func(ctx context.Context) (struct{}, error) { return struct{}{}, a.NotifyLimitReached(ctx, user) }
-	_, out, err := once.Episode[struct{}]{Name: "outreach.App.NotifyLimitReached"}.Do(ctx, db, key, fn)
+	_, out, err := once.Episode[struct{}]{Name: "outreach.App.NotifyLimitReached"}.Do(ctx, db, once.Key(user.ID), fn)
 	return out, err
 }
 
 // RearmNotifyLimitReached rearms the episode of NotifyLimitReached for a key: the next call of
 // NotifyLimitReachedOnce fires again. It reports whether the latch was set.
 func (a *App) RearmNotifyLimitReached(ctx context.Context, db once.DB, user User) (bool, error) {
-	key, err := once.EncodeKey(user.ID)
-	if err != nil {
-		return false, fmt.Errorf("guard outreach.App.NotifyLimitReached: %w", err)
-	}
-	return once.Episode[struct{}]{Name: "outreach.App.NotifyLimitReached"}.Rearm(ctx, db, key)
+	return once.Episode[struct{}]{Name: "outreach.App.NotifyLimitReached"}.Rearm(ctx, db, once.Key(user.ID))
 }
 
 // CurrentUserOnce calls CurrentUser under a request promise (once per request), guard
 // "outreach.App.CurrentUser", keyed by token. Within one request scope (once.WithRequestScope), a
 // second call with the same key gets the first call's result without running CurrentUser.
 func (a *App) CurrentUserOnce(ctx context.Context, token string) (User, once.Outcome, error) {
-	key, err := once.EncodeKey(token)
-	if err != nil {
-		var zero User
-		return zero, once.Outcome{}, fmt.Errorf("guard outreach.App.CurrentUser: %w", err)
-	}
 	fn := func(ctx context.Context) (User, error) { return a.CurrentUser(ctx, token) }
-	return once.Request[User]{Name: "outreach.App.CurrentUser"}.Do(ctx, key, fn)
+	return once.Request[User]{Name: "outreach.App.CurrentUser"}.Do(ctx, once.Key(token), fn)
 }

@@ -4,7 +4,6 @@ package paidactions
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -72,13 +71,8 @@ func AttachResultOnce(ctx context.Context, db once.DB, t Transaction, providerJo
 // carries the provider's idempotency key (once.ProviderKeyFrom), "paidaction" and the key, the
 // same for every retry.
 func (c *Client) DispatchOnce(ctx context.Context, req DispatchRequest) (DispatchResult, once.Outcome, error) {
-	key, err := once.EncodeKey(req.TransactionID)
-	if err != nil {
-		var zero DispatchResult
-		return zero, once.Outcome{}, fmt.Errorf("guard paidactions.Client.Dispatch: %w", err)
-	}
 	fn := func(ctx context.Context) (DispatchResult, error) { return c.Dispatch(ctx, req) }
-	return once.Provider[DispatchResult]{Prefix: "paidaction", TTL: 24 * time.Hour}.Do(ctx, key, fn)
+	return once.Provider[DispatchResult]{Prefix: "paidaction", TTL: 24 * time.Hour}.Do(ctx, once.Key(req.TransactionID), fn)
 }
 
 // SaveRenderInputsOnce calls SaveRenderInputs under a transaction promise (once per transaction:
@@ -86,11 +80,6 @@ func (c *Client) DispatchOnce(ctx context.Context, req DispatchRequest) (Dispatc
 // SaveRenderInputs runs in a transaction holding a 64-bit advisory lock on the key, so calls with
 // one key take turns.
 func SaveRenderInputsOnce(ctx context.Context, db once.DB, jobID int64, in RenderInputs) (int, once.Outcome, error) {
-	key, err := once.EncodeKey(jobID)
-	if err != nil {
-		var zero int
-		return zero, once.Outcome{}, fmt.Errorf("guard paidactions.SaveRenderInputs: %w", err)
-	}
 	fn := func(ctx context.Context, tx pgx.Tx) (int, error) { return SaveRenderInputs(ctx, tx, jobID, in) }
-	return once.Transaction[int]{Name: "paidactions.SaveRenderInputs", LockTimeout: 5 * time.Second}.Do(ctx, db, key, fn)
+	return once.Transaction[int]{Name: "paidactions.SaveRenderInputs", LockTimeout: 5 * time.Second}.Do(ctx, db, once.Key(jobID), fn)
 }

@@ -4,7 +4,6 @@ package reports
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -24,13 +23,8 @@ var (
 // "reports.App.lookupAccount", keyed by token. Within one request scope (once.WithRequestScope),
 // a second call with the same key gets the first call's result without running lookupAccount.
 func (app *App) lookupAccountOnce(ctx context.Context, token string) (Account, once.Outcome, error) {
-	key, err := once.EncodeKey(token)
-	if err != nil {
-		var zero Account
-		return zero, once.Outcome{}, fmt.Errorf("guard reports.App.lookupAccount: %w", err)
-	}
 	fn := func(ctx context.Context) (Account, error) { return app.lookupAccount(ctx, token) }
-	return once.Request[Account]{Name: "reports.App.lookupAccount"}.Do(ctx, key, fn)
+	return once.Request[Account]{Name: "reports.App.lookupAccount"}.Do(ctx, once.Key(token), fn)
 }
 
 // insertJobConflict is the ON CONFLICT clause insertJob's INSERT into report_jobs must use: it
@@ -52,18 +46,8 @@ func insertJobOnce(ctx context.Context, db once.DB, job Job) (int64, once.Outcom
 // "reports.generate", keyed by job.ID. A duplicate call does not run GenerateReport: it gets the
 // outcome, and result, the first call recorded.
 func (app *App) GenerateReportOnce(ctx context.Context, db once.DB, job Job) (Receipt, once.Outcome, error) {
-	key, err := once.EncodeKey(job.ID)
-	if err != nil {
-		var zero Receipt
-		return zero, once.Outcome{}, fmt.Errorf("guard reports.generate: %w", err)
-	}
-	scope, err := once.EncodeKey(job.Account)
-	if err != nil {
-		var zero Receipt
-		return zero, once.Outcome{}, fmt.Errorf("guard reports.generate: %w", err)
-	}
 	fn := func(ctx context.Context) (Receipt, error) { return app.GenerateReport(ctx, job) }
-	return once.Forever[Receipt]{Name: "reports.generate", Retain: 720 * time.Hour, RepeatSafe: true}.DoRef(ctx, db, once.Ref{Scope: scope, Key: key}, fn)
+	return once.Forever[Receipt]{Name: "reports.generate", Retain: 720 * time.Hour, RepeatSafe: true}.DoRef(ctx, db, once.Ref{Scope: once.Key(job.Account), Key: once.Key(job.ID)}, fn)
 }
 
 // insertReportConflict is the ON CONFLICT clause insertReport's INSERT into reports must use: it

@@ -403,6 +403,29 @@ func Encodable(t types.Type) bool {
 	return false
 }
 
+// EncodableWithoutError reports a type once.EncodeKey encodes without the chance of an
+// error, whatever the value: a time.Time, a KeyPart, a [16]byte, or a string, integer or bool
+// that is no encoding.TextMarshaler (whose MarshalText may fail). Pointers (which may be
+// nil), interfaces and text marshalers are not, though they may be Encodable. It mirrors the
+// order of EncodeKey's cases (runtime/key.go): time, KeyPart, [16]byte, TextMarshaler, kind.
+func EncodableWithoutError(t types.Type) bool {
+	switch t.Underlying().(type) {
+	case *types.Pointer, *types.Interface:
+		return false
+	}
+	if isNamed(t, "time", "Time") || hasMethod(t, "OnceKey") {
+		return true
+	}
+	switch u := t.Underlying().(type) {
+	case *types.Array:
+		b, ok := u.Elem().Underlying().(*types.Basic)
+		return u.Len() == 16 && ok && b.Kind() == types.Uint8
+	case *types.Basic:
+		return !hasMethod(t, "MarshalText") && u.Info()&(types.IsInteger|types.IsString|types.IsBoolean) != 0
+	}
+	return false
+}
+
 // jsonProblem says why encoding/json cannot encode a value of type t, or "" when it can or
 // when only the value can tell (an interface, a float that may be NaN). It follows
 // encoding/json's rules: a type with a MarshalJSON or MarshalText method (on the value or

@@ -287,3 +287,31 @@ func F(ctx context.Context, u User, in Input) error { return nil }
 		t.Fatalf("want only the field json:\"-,\" keeps (named \"-\"), got:\n%s", strings.Join(errs, "\n"))
 	}
 }
+
+// A key part once.Key encodes with no chance of an error lets the wrapper call once.Key;
+// one that may fail (a nil pointer, a MarshalText error, an interface holding nil) keeps
+// EncodeKey and its error.
+func TestEncodableWithoutError_OnlyWhereEncodeKeyCannotFail(t *testing.T) {
+	t.Parallel()
+	src := typesHeader + `
+// Email may fail to marshal.
+type Email string
+
+func (e Email) MarshalText() ([]byte, error) { return []byte(e), nil }
+
+type Part interface{ OnceKey() string }
+
+//once:forever key=u.ID,u.Org,u.Seen,u.Ref,Name(u.Org),slug,true,uint8(1),&u.ID,email,part,ptrSlug
+func F(ctx context.Context, u User, slug Slug, email Email, part Part, ptrSlug *Slug) error { return nil }
+`
+	typed, errs := checkTypes(t, src)
+	if len(errs) > 0 {
+		t.Fatalf("errors:\n%s", strings.Join(errs, "\n"))
+	}
+	want := []bool{true, true, true, true, true, true, true, true, false, false, false, false}
+	for i, k := range typed["F"].Key {
+		if got := directive.EncodableWithoutError(k.Type); got != want[i] {
+			t.Errorf("key part %s (%s): EncodableWithoutError %v, want %v", k.Text, k.Type, got, want[i])
+		}
+	}
+}

@@ -4,6 +4,8 @@ package kinds
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -30,7 +32,9 @@ type Receipt struct{ ChargeID string }
 type Day string
 
 // Mailer sends mail.
-type Mailer interface{ Send(ctx context.Context, to, body string) error }
+type Mailer interface {
+	Send(ctx context.Context, to, body string) error
+}
 
 // Summary is a memoised lookup.
 //
@@ -84,7 +88,25 @@ func SendReply(ctx context.Context, m Mailer, reply int64) error { return nil }
 func Reconcile(_ context.Context, db *Billing, key string, at time.Time, _ int) error { return nil }
 
 // Remind reminds once while a reminder is open; its parameters are named like packages the
-// wrapper uses, which it then imports under other names.
+// wrapper uses, which it then imports under other names (fmt, for the error of a key that
+// may fail to encode: a nil pointer).
 //
 //once:open key=fmt,time stale=5m
-func Remind(ctx context.Context, fmt string, time time.Time) error { return nil }
+func Remind(ctx context.Context, fmt *string, time time.Time) error { return nil }
+
+// Email is an address that marshals itself as text, which may fail.
+type Email string
+
+// MarshalText returns the address in lower case; it refuses an empty one.
+func (e Email) MarshalText() ([]byte, error) {
+	if e == "" {
+		return nil, errors.New("empty address")
+	}
+	return []byte(strings.ToLower(string(e))), nil
+}
+
+// Subscribe subscribes an address once for ever, per tenant: both its key and its scope may
+// fail to encode, so the wrapper checks each.
+//
+//once:forever key=email scope=tenant
+func Subscribe(ctx context.Context, email Email, tenant *int64) (bool, error) { return true, nil }

@@ -23,20 +23,16 @@ var (
 	_ func(Billing, context.Context, Mailer, User) error                   = Billing.Welcome
 	_ func(context.Context, Mailer, int64) error                           = SendReply
 	_ func(context.Context, *Billing, string, timepkg.Time, int) error     = Reconcile
-	_ func(context.Context, string, timepkg.Time) error                    = Remind
+	_ func(context.Context, *string, timepkg.Time) error                   = Remind
+	_ func(context.Context, Email, *int64) (bool, error)                   = Subscribe
 )
 
 // SummaryOnce calls Summary under a request promise (once per request), guard "kinds.Summary",
 // keyed by u.ID. Within one request scope (once.WithRequestScope), a second call with the same
 // key gets the first call's result without running Summary.
 func SummaryOnce(ctx context.Context, u User) (string, once.Outcome, error) {
-	key, err := once.EncodeKey(u.ID)
-	if err != nil {
-		var zero string
-		return zero, once.Outcome{}, fmtpkg.Errorf("guard kinds.Summary: %w", err)
-	}
 	fn := func(ctx context.Context) (string, error) { return Summary(ctx, u) }
-	return once.Request[string]{Name: "kinds.Summary"}.Do(ctx, key, fn)
+	return once.Request[string]{Name: "kinds.Summary"}.Do(ctx, once.Key(u.ID), fn)
 }
 
 // ApproveOnce calls Approve under a transaction promise (once per transaction: one holder of the
@@ -44,14 +40,10 @@ func SummaryOnce(ctx context.Context, u User) (string, once.Outcome, error) {
 // a 64-bit advisory lock on the key, so calls with one key take turns; a call that finds the lock
 // held returns at once, busy.
 func ApproveOnce(ctx context.Context, db once.DB, org string, amount int64) (once.Outcome, error) {
-	key, err := once.EncodeKey(org)
-	if err != nil {
-		return once.Outcome{}, fmtpkg.Errorf("guard kinds.Approve: %w", err)
-	}
 	fn := func(ctx context.Context, tx pgx.Tx) (struct{}, error) {
 		return struct{}{}, Approve(ctx, tx, org, amount)
 	}
-	_, out, err := once.Transaction[struct{}]{Name: "kinds.Approve", NoWait: true, LockTimeout: 2 * timepkg.Second}.Do(ctx, db, key, fn)
+	_, out, err := once.Transaction[struct{}]{Name: "kinds.Approve", NoWait: true, LockTimeout: 2 * timepkg.Second}.Do(ctx, db, once.Key(org), fn)
 	return out, err
 }
 
@@ -59,36 +51,23 @@ func ApproveOnce(ctx context.Context, db once.DB, org string, amount int64) (onc
 // "ideas:daily", keyed by org, day. Each call reserves its units against the cap first and runs
 // Generate only if they fit; past the cap it is refused.
 func GenerateOnce(ctx context.Context, db once.DB, org string, day Day, limit int, ideas ...string) ([]string, once.Outcome, error) {
-	key, err := once.EncodeKey(org, day)
-	if err != nil {
-		var zero []string
-		return zero, once.Outcome{}, fmtpkg.Errorf("guard ideas:daily: %w", err)
-	}
 	fn := func(ctx context.Context) ([]string, error) { return Generate(ctx, org, day, limit, ideas...) }
-	return once.Statement[[]string]{Name: "ideas:daily", Cap: int64(limit)}.Do(ctx, db, key, int64(len(ideas)), fn)
+	return once.Statement[[]string]{Name: "ideas:daily", Cap: int64(limit)}.Do(ctx, db, once.Key(org, day), int64(len(ideas)), fn)
 }
 
 // AlertOnce calls Alert under an episode promise (once per episode, until rearmed), guard
 // "kinds.Alert", keyed by source. A call that fires the key's latch runs Alert; until RearmAlert
 // rearms it, further calls are duplicates.
 func AlertOnce(ctx context.Context, db once.DB, m Mailer, source string) (once.Outcome, error) {
-	key, err := once.EncodeKey(source)
-	if err != nil {
-		return once.Outcome{}, fmtpkg.Errorf("guard kinds.Alert: %w", err)
-	}
 	fn := func(ctx context.Context) (struct{}, error) { return struct{}{}, Alert(ctx, m, source) }
-	_, out, err := once.Episode[struct{}]{Name: "kinds.Alert"}.Do(ctx, db, key, fn)
+	_, out, err := once.Episode[struct{}]{Name: "kinds.Alert"}.Do(ctx, db, once.Key(source), fn)
 	return out, err
 }
 
 // RearmAlert rearms the episode of Alert for a key: the next call of AlertOnce fires again. It
 // reports whether the latch was set.
 func RearmAlert(ctx context.Context, db once.DB, source string) (bool, error) {
-	key, err := once.EncodeKey(source)
-	if err != nil {
-		return false, fmtpkg.Errorf("guard kinds.Alert: %w", err)
-	}
-	return once.Episode[struct{}]{Name: "kinds.Alert"}.Rearm(ctx, db, key)
+	return once.Episode[struct{}]{Name: "kinds.Alert"}.Rearm(ctx, db, once.Key(source))
 }
 
 // StartRunOnce calls StartRun under an open promise (once while the work is open), guard
@@ -96,43 +75,24 @@ func RearmAlert(ctx context.Context, db once.DB, source string) (bool, error) {
 // with the open claim's handle; once it ends, the key can run again. Open claims older than 45m
 // are closed as stale.
 func StartRunOnce(ctx context.Context, db once.DB, org int64) (int64, once.Outcome, error) {
-	key, err := once.EncodeKey(org)
-	if err != nil {
-		var zero int64
-		return zero, once.Outcome{}, fmtpkg.Errorf("guard kinds.StartRun: %w", err)
-	}
 	fn := func(ctx context.Context) (int64, error) { return StartRun(ctx, org) }
-	return once.Open[int64]{Name: "kinds.StartRun", Stale: 45 * timepkg.Minute}.Do(ctx, db, key, fn)
+	return once.Open[int64]{Name: "kinds.StartRun", Stale: 45 * timepkg.Minute}.Do(ctx, db, once.Key(org), fn)
 }
 
 // ChargeOnce calls Charge under a forever promise (once for ever), guard "kinds.Billing.Charge",
 // keyed by order.ID. A duplicate call does not run Charge: it gets the outcome, and result, the
 // first call recorded.
 func (b *Billing) ChargeOnce(ctx context.Context, db once.DB, order Order) (Receipt, once.Outcome, error) {
-	key, err := once.EncodeKey(order.ID)
-	if err != nil {
-		var zero Receipt
-		return zero, once.Outcome{}, fmtpkg.Errorf("guard kinds.Billing.Charge: %w", err)
-	}
-	scope, err := once.EncodeKey(b.tenant)
-	if err != nil {
-		var zero Receipt
-		return zero, once.Outcome{}, fmtpkg.Errorf("guard kinds.Billing.Charge: %w", err)
-	}
 	fn := func(ctx context.Context) (Receipt, error) { return b.Charge(ctx, order) }
-	return once.Forever[Receipt]{Name: "kinds.Billing.Charge", Retain: 720 * timepkg.Hour, RepeatSafe: true}.DoRef(ctx, db, once.Ref{Scope: scope, Key: key, Input: []any{order.Amount, order.Currency}}, fn)
+	return once.Forever[Receipt]{Name: "kinds.Billing.Charge", Retain: 720 * timepkg.Hour, RepeatSafe: true}.DoRef(ctx, db, once.Ref{Scope: once.Key(b.tenant), Key: once.Key(order.ID), Input: []any{order.Amount, order.Currency}}, fn)
 }
 
 // WelcomeOnce calls Welcome under a forever promise (once for ever), guard
 // "kinds.Billing.Welcome", keyed by u.ID. A duplicate call does not run Welcome: it gets the
 // outcome, and result, the first call recorded.
 func (b Billing) WelcomeOnce(ctx context.Context, db once.DB, m Mailer, u User) (once.Outcome, error) {
-	key, err := once.EncodeKey(u.ID)
-	if err != nil {
-		return once.Outcome{}, fmtpkg.Errorf("guard kinds.Billing.Welcome: %w", err)
-	}
 	fn := func(ctx context.Context) (struct{}, error) { return struct{}{}, b.Welcome(ctx, m, u) }
-	_, out, err := once.Forever[struct{}]{Name: "kinds.Billing.Welcome"}.Do(ctx, db, key, fn)
+	_, out, err := once.Forever[struct{}]{Name: "kinds.Billing.Welcome"}.Do(ctx, db, once.Key(u.ID), fn)
 	return out, err
 }
 
@@ -141,12 +101,8 @@ func (b Billing) WelcomeOnce(ctx context.Context, db once.DB, m Mailer, u User) 
 // provider's idempotency key (once.ProviderKeyFrom), "answer" and the key, the same for every
 // retry.
 func SendReplyOnce(ctx context.Context, m Mailer, reply int64) (once.Outcome, error) {
-	key, err := once.EncodeKey(reply)
-	if err != nil {
-		return once.Outcome{}, fmtpkg.Errorf("guard kinds.SendReply: %w", err)
-	}
 	fn := func(ctx context.Context) (struct{}, error) { return struct{}{}, SendReply(ctx, m, reply) }
-	_, out, err := once.Provider[struct{}]{Prefix: "answer", TTL: 24 * timepkg.Hour}.Do(ctx, key, fn)
+	_, out, err := once.Provider[struct{}]{Prefix: "answer", TTL: 24 * timepkg.Hour}.Do(ctx, once.Key(reply), fn)
 	return out, err
 }
 
@@ -154,12 +110,8 @@ func SendReplyOnce(ctx context.Context, m Mailer, reply int64) (once.Outcome, er
 // guard "kinds.Reconcile", keyed by key, at. One holder at a time per key, for up to 10s; a call
 // that finds the lease held is busy.
 func ReconcileOnce(ctx context.Context, db2 once.DB, db *Billing, key string, at timepkg.Time, p4 int) (once.Outcome, error) {
-	key2, err := once.EncodeKey(key, at)
-	if err != nil {
-		return once.Outcome{}, fmtpkg.Errorf("guard kinds.Reconcile: %w", err)
-	}
 	fn := func(ctx context.Context) (struct{}, error) { return struct{}{}, Reconcile(ctx, db, key, at, p4) }
-	_, out, err := once.Lease[struct{}]{Name: "kinds.Reconcile", TTL: 10 * timepkg.Second, Wait: 500 * timepkg.Millisecond}.Do(ctx, db2, key2, fn)
+	_, out, err := once.Lease[struct{}]{Name: "kinds.Reconcile", TTL: 10 * timepkg.Second, Wait: 500 * timepkg.Millisecond}.Do(ctx, db2, once.Key(key, at), fn)
 	return out, err
 }
 
@@ -167,7 +119,7 @@ func ReconcileOnce(ctx context.Context, db2 once.DB, db *Billing, key string, at
 // "kinds.Remind", keyed by fmt, time. While a call with the same key is open, another gets in
 // flight with the open claim's handle; once it ends, the key can run again. Open claims older
 // than 5m are closed as stale.
-func RemindOnce(ctx context.Context, db once.DB, fmt string, time timepkg.Time) (once.Outcome, error) {
+func RemindOnce(ctx context.Context, db once.DB, fmt *string, time timepkg.Time) (once.Outcome, error) {
 	key, err := once.EncodeKey(fmt, time)
 	if err != nil {
 		return once.Outcome{}, fmtpkg.Errorf("guard kinds.Remind: %w", err)
@@ -175,4 +127,22 @@ func RemindOnce(ctx context.Context, db once.DB, fmt string, time timepkg.Time) 
 	fn := func(ctx context.Context) (struct{}, error) { return struct{}{}, Remind(ctx, fmt, time) }
 	_, out, err := once.Open[struct{}]{Name: "kinds.Remind", Stale: 5 * timepkg.Minute}.Do(ctx, db, key, fn)
 	return out, err
+}
+
+// SubscribeOnce calls Subscribe under a forever promise (once for ever), guard "kinds.Subscribe",
+// keyed by email. A duplicate call does not run Subscribe: it gets the outcome, and result, the
+// first call recorded.
+func SubscribeOnce(ctx context.Context, db once.DB, email Email, tenant *int64) (bool, once.Outcome, error) {
+	key, err := once.EncodeKey(email)
+	if err != nil {
+		var zero bool
+		return zero, once.Outcome{}, fmtpkg.Errorf("guard kinds.Subscribe: %w", err)
+	}
+	scope, err := once.EncodeKey(tenant)
+	if err != nil {
+		var zero bool
+		return zero, once.Outcome{}, fmtpkg.Errorf("guard kinds.Subscribe: %w", err)
+	}
+	fn := func(ctx context.Context) (bool, error) { return Subscribe(ctx, email, tenant) }
+	return once.Forever[bool]{Name: "kinds.Subscribe"}.DoRef(ctx, db, once.Ref{Scope: scope, Key: key}, fn)
 }

@@ -4,7 +4,6 @@ package accounts
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	once "github.com/oncekit/once/runtime"
@@ -21,13 +20,8 @@ var (
 // acct.ID. A duplicate call does not run Open: it gets the outcome, and result, the first call
 // recorded.
 func OpenOnce(ctx context.Context, db once.DB, acct Account) (Account, once.Outcome, error) {
-	key, err := once.EncodeKey(acct.ID)
-	if err != nil {
-		var zero Account
-		return zero, once.Outcome{}, fmt.Errorf("guard accounts.Open: %w", err)
-	}
 	fn := func(ctx context.Context) (Account, error) { return Open(ctx, acct) }
-	return once.Forever[Account]{Name: "accounts.Open"}.Do(ctx, db, key, fn)
+	return once.Forever[Account]{Name: "accounts.Open"}.Do(ctx, db, once.Key(acct.ID), fn)
 }
 
 // InviteOnce calls Invite under an open promise (once while the work is open), guard
@@ -35,11 +29,7 @@ func OpenOnce(ctx context.Context, db once.DB, acct Account) (Account, once.Outc
 // flight with the open claim's handle; once it ends, the key can run again. Open claims older
 // than 20m are closed as stale.
 func InviteOnce(ctx context.Context, db once.DB, acct *Account) (once.Outcome, error) {
-	key, err := once.EncodeKey(acct.Owner)
-	if err != nil {
-		return once.Outcome{}, fmt.Errorf("guard accounts.Invite: %w", err)
-	}
 	fn := func(ctx context.Context) (struct{}, error) { return struct{}{}, Invite(ctx, acct) }
-	_, out, err := once.Open[struct{}]{Name: "accounts.Invite", Stale: 20 * time.Minute}.Do(ctx, db, key, fn)
+	_, out, err := once.Open[struct{}]{Name: "accounts.Invite", Stale: 20 * time.Minute}.Do(ctx, db, once.Key(acct.Owner), fn)
 	return out, err
 }

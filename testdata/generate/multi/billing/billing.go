@@ -5,8 +5,8 @@ package billing
 import (
 	"context"
 
-	acct "github.com/oncekit/once/testdata/generate/multi/accounts"
 	pgxv5 "github.com/jackc/pgx/v5"
+	acct "github.com/oncekit/once/testdata/generate/multi/accounts"
 )
 
 // Invoice bills an account once per month.

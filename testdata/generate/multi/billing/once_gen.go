@@ -4,7 +4,6 @@ package billing
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/jackc/pgx/v5"
 	once "github.com/oncekit/once/runtime"
@@ -22,24 +21,15 @@ var (
 // keyed by a.ID, month. A duplicate call does not run Invoice: it gets the outcome, and result,
 // the first call recorded.
 func InvoiceOnce(ctx context.Context, db once.DB, a accounts.Account, month int, batch pgx.Batch) (map[string][]accounts.ID, once.Outcome, error) {
-	key, err := once.EncodeKey(a.ID, month)
-	if err != nil {
-		var zero map[string][]accounts.ID
-		return zero, once.Outcome{}, fmt.Errorf("guard billing.Invoice: %w", err)
-	}
 	fn := func(ctx context.Context) (map[string][]accounts.ID, error) { return Invoice(ctx, a, month, batch) }
-	return once.Forever[map[string][]accounts.ID]{Name: "billing.Invoice"}.Do(ctx, db, key, fn)
+	return once.Forever[map[string][]accounts.ID]{Name: "billing.Invoice"}.Do(ctx, db, once.Key(a.ID, month), fn)
 }
 
 // NotifyOnce calls Notify under a provider promise (once at the provider, by its idempotency
 // key), guard "billing.Notify", keyed by a.Owner. Notify's context carries the provider's
 // idempotency key (once.ProviderKeyFrom), "notify" and the key, the same for every retry.
 func NotifyOnce(ctx context.Context, a *accounts.Account, extra ...string) (once.Outcome, error) {
-	key, err := once.EncodeKey(a.Owner)
-	if err != nil {
-		return once.Outcome{}, fmt.Errorf("guard billing.Notify: %w", err)
-	}
 	fn := func(ctx context.Context) (struct{}, error) { return struct{}{}, Notify(ctx, a, extra...) }
-	_, out, err := once.Provider[struct{}]{Prefix: "notify"}.Do(ctx, key, fn)
+	_, out, err := once.Provider[struct{}]{Prefix: "notify"}.Do(ctx, once.Key(a.Owner), fn)
 	return out, err
 }
