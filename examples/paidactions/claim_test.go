@@ -3,8 +3,9 @@ package paidactions
 import (
 	"fmt"
 	"net/http"
-	"sync"
 	"testing"
+
+	"github.com/oncekit/once/examples/internal/storm"
 )
 
 // A storm of clicks (double clicks, second tabs, retries: 48 requests released together,
@@ -22,27 +23,20 @@ func TestClaim_StormOfDuplicateClicksPaysOncePerIntention(t *testing.T) {
 		{"action": "render", "candidate_id": draft, "render_inputs_version": v},
 	}
 	const perIntention = 16
-	replies := make([]claimReply, len(intentions)*perIntention)
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := range replies {
-		wg.Go(func() {
-			body := map[string]any{"clicked_at": fmt.Sprintf("2025-03-01T10:00:00.%03dZ", i), "tab": fmt.Sprint("tab-", i%3)}
-			for k, v := range intentions[i%len(intentions)] {
-				body[k] = v
+	bodies := make([]map[string]any, len(intentions)*perIntention)
+	for i := range bodies {
+		bodies[i] = map[string]any{"clicked_at": fmt.Sprintf("2025-03-01T10:00:00.%03dZ", i), "tab": fmt.Sprint("tab-", i%3)}
+		for k, v := range intentions[i%len(intentions)] {
+			bodies[i][k] = v
+		}
+		if i%2 == 1 {
+			// A client that pads the instruction is still asking the same thing.
+			if s, ok := bodies[i]["instruction"].(string); ok {
+				bodies[i]["instruction"] = "  " + s + " "
 			}
-			if i%2 == 1 {
-				// A client that pads the instruction is still asking the same thing.
-				if s, ok := body["instruction"].(string); ok {
-					body["instruction"] = "  " + s + " "
-				}
-			}
-			<-start
-			replies[i] = e.click("acme", job, body)
-		})
+		}
 	}
-	close(start)
-	wg.Wait()
+	replies := storm.Collect(len(bodies), func(i int) claimReply { return e.click("acme", job, bodies[i]) })
 
 	byIntention := map[int]map[string]int{}
 	for i, r := range replies {

@@ -19,4 +19,4 @@
 // editor written the way it first went wrong.
 package paidactions
 
-//go:generate go tool oncegen -migrations migrations -format sql .
+//go:generate go tool oncegen -migrations migrations -format migrate .

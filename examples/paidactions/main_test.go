@@ -8,18 +8,19 @@ import (
 	"net/http/httptest"
 	"os"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/oncekit/once/examples/internal/migrated"
+	"github.com/oncekit/once/examples/internal/storm"
 	"github.com/oncekit/once/internal/fakeprovider"
 	"github.com/oncekit/once/internal/pgtest"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
-// env is one test's editor: a fresh database with the migrations applied, a fake model
+// env is one test's editor: a copy of the migrated database, a fake model
 // provider on loopback, the HTTP API on loopback, and a worker the test drives step by step.
 type env struct {
 	t        *testing.T
@@ -30,13 +31,13 @@ type env struct {
 	worker   *Worker
 }
 
+// migratedDB is the editor's database as every test starts from it: migrated, empty.
+var migratedDB = migrated.Database("paidactions", Migrate)
+
 func setup(t *testing.T) *env {
 	t.Helper()
 	ctx := t.Context()
-	pool := pgtest.New(t)
-	if err := Migrate(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
+	pool := migratedDB.New(t)
 	provider := fakeprovider.New(t)
 	api := httptest.NewServer(NewServer(pool))
 	t.Cleanup(api.Close)
@@ -131,22 +132,18 @@ func (e *env) count(sql string, args ...any) int {
 // drain runs workers concurrently, each stepping until no queued action is left.
 func (e *env) drain(workers int) {
 	e.t.Helper()
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for {
-				did, err := e.worker.Step(e.ctx)
-				if err != nil {
-					e.t.Error(err)
-					return
-				}
-				if !did {
-					return
-				}
+	storm.Run(workers, func(int) {
+		for {
+			did, err := e.worker.Step(e.ctx)
+			if err != nil {
+				e.t.Error(err)
+				return
 			}
-		})
-	}
-	wg.Wait()
+			if !did {
+				return
+			}
+		}
+	})
 }
 
 // transaction reads a transaction as its account sees it.

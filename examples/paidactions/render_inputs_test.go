@@ -4,11 +4,12 @@ import (
 	"errors"
 	"net/http"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/oncekit/once/examples/internal/storm"
 )
 
 // A click whose render inputs lost the voice or the product lock is refused before any
@@ -81,21 +82,13 @@ func TestSaveRenderInputs_ConcurrentSavesEachGetAVersion(t *testing.T) {
 	e := setup(t)
 	job, _ := e.job("acme")
 	const saves = 32
-	versions := make([]int, saves)
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := range saves {
-		wg.Go(func() {
-			<-start
-			v, _, err := SaveRenderInputsOnce(e.ctx, e.pool, job, locked("voice-ana", "sku-kettle"))
-			if err != nil {
-				t.Error(err)
-			}
-			versions[i] = v
-		})
-	}
-	close(start)
-	wg.Wait()
+	versions := storm.Collect(saves, func(int) int {
+		v, _, err := SaveRenderInputsOnce(e.ctx, e.pool, job, locked("voice-ana", "sku-kettle"))
+		if err != nil {
+			t.Error(err)
+		}
+		return v
+	})
 	slices.Sort(versions)
 	for i, v := range versions {
 		if v != i+1 {

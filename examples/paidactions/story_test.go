@@ -7,28 +7,33 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/oncekit/once/examples/internal/migrated"
+	"github.com/oncekit/once/examples/internal/storm"
+	"github.com/oncekit/once/examples/internal/tally"
 	"github.com/oncekit/once/examples/paidactions"
 	"github.com/oncekit/once/examples/paidactions/naive"
 	"github.com/oncekit/once/internal/fakeprovider"
-	"github.com/oncekit/once/internal/pgtest"
 )
 
-// effects is what one run of the story left behind: the lasting things a duplicate costs.
+// effects is what one scene of the story left behind: the lasting things a duplicate costs.
 type effects struct {
 	transactions, providerWork, ledger int
 	billedMicros                       int64
 }
 
-func (e effects) String() string {
-	return fmt.Sprintf("%3d transactions  %3d provider jobs  %3d ledger entries  $%.2f billed",
-		e.transactions, e.providerWork, e.ledger, float64(e.billedMicros)/1e6)
-}
+// usd shows an amount of micro-dollars as dollars.
+func usd(micros int64) string { return fmt.Sprintf("$%.2f", float64(micros)/1e6) }
+
+// The databases every scene starts from: the editor's migrated, the naive editor's tables.
+var (
+	editorDB = migrated.Database("paidactions_story", paidactions.Migrate)
+	naiveDB  = migrated.Database("paidactions_naive", naive.Migrate)
+)
 
 // editor is one of the two editors, running on its own database and fake provider.
 type editor struct {
@@ -48,30 +53,17 @@ type editor struct {
 func newEditor(t *testing.T, isNaive bool) *editor {
 	t.Helper()
 	ctx := t.Context()
-	e := &editor{pool: pgtest.New(t), provider: fakeprovider.New(t)}
+	e := &editor{provider: fakeprovider.New(t)}
 	client := &http.Client{Transport: &http.Transport{}, Timeout: 30 * time.Second}
 	if isNaive {
-		if err := naive.Migrate(ctx, e.pool); err != nil {
-			t.Fatal(err)
-		}
+		e.pool = naiveDB.New(t)
 		store := &naive.Store{DB: e.pool}
 		e.api = httptest.NewServer(naive.NewServer(store))
 		w := &naive.Worker{Store: store, ProviderURL: e.provider.URL, HTTP: client}
 		e.work = func(ctx context.Context) error { return drain(ctx, w.Step) }
-		e.hold = func(n int) {
-			var arrived atomic.Int32
-			all := make(chan struct{})
-			store.BeforeCreate = func() {
-				if int(arrived.Add(1)) == n {
-					close(all)
-				}
-				<-all
-			}
-		}
+		e.hold = func(n int) { store.BeforeCreate = storm.Hold(t, n) }
 	} else {
-		if err := paidactions.Migrate(ctx, e.pool); err != nil {
-			t.Fatal(err)
-		}
+		e.pool = editorDB.New(t)
 		e.api = httptest.NewServer(paidactions.NewServer(e.pool))
 		w := &paidactions.Worker{DB: e.pool, Provider: &paidactions.Client{BaseURL: e.provider.URL, HTTP: client}}
 		e.work = func(ctx context.Context) error {
@@ -108,26 +100,19 @@ func (e *editor) clicks(t *testing.T, n int, action map[string]any) {
 	t.Helper()
 	body, _ := json.Marshal(action)
 	e.hold(n)
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for range n {
-		wg.Go(func() {
-			<-start
-			req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, fmt.Sprintf("%s/jobs/%d/actions", e.api.URL, e.job), bytes.NewReader(body))
-			req.Header.Set(paidactions.AccountHeader, "acme")
-			resp, err := e.api.Client().Do(req)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusAccepted {
-				t.Errorf("click: %d", resp.StatusCode)
-			}
-		})
-	}
-	close(start)
-	wg.Wait()
+	storm.Run(n, func(int) {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, fmt.Sprintf("%s/jobs/%d/actions", e.api.URL, e.job), bytes.NewReader(body))
+		req.Header.Set(paidactions.AccountHeader, "acme")
+		resp, err := e.api.Client().Do(req)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusAccepted {
+			t.Errorf("click: %d", resp.StatusCode)
+		}
+	})
 }
 
 func (e *editor) count(t *testing.T) effects {
@@ -142,55 +127,48 @@ func (e *editor) count(t *testing.T) effects {
 	return c
 }
 
-// The story end to end, on the editor and on its naive twin side by side: a storm of 32
-// identical Regenerate clicks, then a Render whose provider answer is lost on the way
-// back. Run with -v to see the counts.
-func TestStory_DoubleClicksAndALostAnswer(t *testing.T) {
+// TestStory runs the story end to end against the editor and its naive twin, one scene
+// after another, each on fresh databases, and prints what each paid for (go test -run
+// '^TestStory$' -v). Every number in the table is asserted as it is entered.
+func TestStory(t *testing.T) {
 	t.Parallel()
 	const clicks = 32
-	report := func(format string, args ...any) {
-		if testing.Verbose() {
-			fmt.Printf(format+"\n", args...)
-		}
+	tab := tally.New(t, "paidactions: a paid click is a transaction (lasting effects, counted)", "editor", "naive")
+	defer tab.Print()
+	rows := func(got [2]effects, want [2]effects) {
+		tab.Row("transactions", tally.Is(got[0].transactions, want[0].transactions), tally.Is(got[1].transactions, want[1].transactions))
+		tab.Row("provider jobs", tally.Is(got[0].providerWork, want[0].providerWork), tally.Is(got[1].providerWork, want[1].providerWork))
+		tab.Row("ledger entries", tally.Is(got[0].ledger, want[0].ledger), tally.Is(got[1].ledger, want[1].ledger))
+		tab.Row("billed", tally.Is(usd(got[0].billedMicros), usd(want[0].billedMicros)), tally.Is(usd(got[1].billedMicros), usd(want[1].billedMicros)))
 	}
-	for _, isNaive := range []bool{false, true} {
-		name := "editor"
-		if isNaive {
-			name = "naive"
-		}
-		e := newEditor(t, isNaive)
 
+	// 1. Thirty-two identical Regenerate clicks at once. The naive editor's clicks are all
+	// held between their look-up and their insert until every one has looked.
+	var got [2]effects
+	for i, isNaive := range []bool{false, true} {
+		e := newEditor(t, isNaive)
 		e.clicks(t, clicks, map[string]any{"action": "regenerate", "candidate_id": e.draft, "render_inputs_version": e.version, "instruction": "warmer light"})
 		if err := e.work(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		storm := e.count(t)
+		got[i] = e.count(t)
+	}
+	price := paidactions.Regenerate.Price()
+	tab.Scene(fmt.Sprintf("%d identical Regenerate clicks at once", clicks))
+	rows(got, [2]effects{{1, 1, 1, price}, {clicks, clicks, clicks, clicks * price}})
 
+	// 2. One Render, whose provider answer is lost on the way back: the editor's recovery
+	// job asks again with the same key; the naive worker retries with a new one.
+	for i, isNaive := range []bool{false, true} {
+		e := newEditor(t, isNaive)
 		e.provider.DropAfterAccept(1)
 		e.clicks(t, 1, map[string]any{"action": "render", "candidate_id": e.draft, "render_inputs_version": e.version})
 		if err := e.work(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		lost := e.count(t)
-		lost.transactions -= storm.transactions
-		lost.providerWork -= storm.providerWork
-		lost.ledger -= storm.ledger
-		lost.billedMicros -= storm.billedMicros
-
-		report("%-6s %d identical Regenerate clicks:  %s", name, clicks, storm)
-		report("%-6s one Render, answer lost:        %s", name, lost)
-
-		if isNaive {
-			if storm.providerWork <= 1 || storm.ledger <= 1 || lost.providerWork <= 1 || lost.ledger <= 1 {
-				t.Errorf("naive: storm %v, lost answer %v: the naive editor should pay more than once", storm, lost)
-			}
-			continue
-		}
-		if want := (effects{1, 1, 1, paidactions.Regenerate.Price()}); storm != want {
-			t.Errorf("editor, storm: %v, want %v", storm, want)
-		}
-		if want := (effects{1, 1, 1, paidactions.Render.Price()}); lost != want {
-			t.Errorf("editor, lost answer: %v, want %v", lost, want)
-		}
+		got[i] = e.count(t)
 	}
+	price = paidactions.Render.Price()
+	tab.Scene("one Render, its answer lost and recovered")
+	rows(got, [2]effects{{1, 1, 1, price}, {1, 2, 2, 2 * price}})
 }

@@ -4,10 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"sync"
 	"testing"
 
 	once "github.com/oncekit/once/runtime"
+
+	"github.com/oncekit/once/examples/internal/storm"
 )
 
 // claimOne claims a render of a fresh job for acme and returns its transaction.
@@ -131,27 +132,23 @@ func TestWorkers_ConcurrentWorkersAndRecoveryBillEachActionOnce(t *testing.T) {
 	}
 	e.provider.DropAfterAccept(actions / 3)
 
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Go(func() {
-			for {
-				stepped, err := e.worker.Step(e.ctx)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				recovered, err := e.worker.Recover(e.ctx)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				if !stepped && !recovered {
-					return
-				}
+	storm.Run(8, func(int) {
+		for {
+			stepped, err := e.worker.Step(e.ctx)
+			if err != nil {
+				t.Error(err)
+				return
 			}
-		})
-	}
-	wg.Wait()
+			recovered, err := e.worker.Recover(e.ctx)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if !stepped && !recovered {
+				return
+			}
+		}
+	})
 	// A worker may have recorded a lost answer after the others stopped looking.
 	for {
 		did, err := e.worker.Recover(e.ctx)

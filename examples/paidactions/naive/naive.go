@@ -72,9 +72,10 @@ FROM paid_actions WHERE account_id = $1 AND action_key = $2 LIMIT 1`, account, k
 		s.BeforeCreate()
 	}
 	var id string
-	err = s.DB.QueryRow(ctx, `INSERT INTO paid_actions
+	const insert = `INSERT INTO paid_actions
 	(account_id, action_key, job_id, action, candidate_id, inputs_version, instruction)
-VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING transaction_id::text`,
+VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING transaction_id::text`
+	err = s.DB.QueryRow(ctx, insert, // ONCE005: two clicks that both looked and found nothing both insert
 		account, key, a.JobID, a.Action, a.CandidateID, a.RenderInputsVersion, a.Instruction).Scan(&id)
 	if err != nil {
 		return paidactions.Transaction{}, false, fmt.Errorf("creating the paid action: %w", err)

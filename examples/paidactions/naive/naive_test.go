@@ -2,17 +2,20 @@ package naive
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/oncekit/once/examples/internal/migrated"
+	"github.com/oncekit/once/examples/internal/storm"
 	"github.com/oncekit/once/examples/paidactions"
 	"github.com/oncekit/once/internal/fakeprovider"
 	"github.com/oncekit/once/internal/pgtest"
@@ -32,21 +35,29 @@ type env struct {
 	version  int
 }
 
+// migratedDB is the naive editor's database as every test starts from it: its tables, and
+// acme's job with its draft candidate and complete render inputs (version 1).
+var migratedDB = migrated.Database("naive", func(ctx context.Context, pool *pgxpool.Pool) error {
+	if err := Migrate(ctx, pool); err != nil {
+		return err
+	}
+	job, _, err := paidactions.CreateJob(ctx, pool, "acme", "spring ad")
+	if err != nil {
+		return err
+	}
+	in := paidactions.RenderInputs{VoiceModelID: "voice-ana", ProductLock: &paidactions.ProductLock{ProductID: "sku-kettle"}}
+	_, _, err = paidactions.SaveRenderInputsOnce(ctx, pool, job, in)
+	return err
+})
+
 func setup(t *testing.T) *env {
 	t.Helper()
 	ctx := t.Context()
-	pool := pgtest.New(t)
-	if err := Migrate(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
-	job, draft, err := paidactions.CreateJob(ctx, pool, "acme", "spring ad")
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := paidactions.RenderInputs{VoiceModelID: "voice-ana", ProductLock: &paidactions.ProductLock{ProductID: "sku-kettle"}}
-	v, _, err := paidactions.SaveRenderInputsOnce(ctx, pool, job, in)
-	if err != nil {
-		t.Fatal(err)
+	pool := migratedDB.New(t)
+	var job, draft int64
+	var v int
+	if err := pool.QueryRow(ctx, `SELECT j.id, c.id, r.version FROM jobs j JOIN candidates c ON c.job_id = j.id JOIN render_inputs r ON r.job_id = j.id`).Scan(&job, &draft, &v); err != nil {
+		t.Fatalf("the prepared job: %v", err)
 	}
 	store := &Store{DB: pool}
 	provider := fakeprovider.New(t)
@@ -115,32 +126,14 @@ func TestNaive_StormOfDuplicateClicksPaysForEachClick(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
 	const clicks = 32
-	var looked atomic.Int32
-	allLooked := make(chan struct{})
-	e.store.BeforeCreate = func() {
-		if looked.Add(1) == clicks {
-			close(allLooked)
-		}
-		select {
-		case <-allLooked:
-		case <-time.After(20 * time.Second):
-			t.Error("not every click reached the insert")
-		}
-	}
+	e.store.BeforeCreate = storm.Hold(t, clicks)
 	action := map[string]any{"action": "regenerate", "candidate_id": e.draft, "render_inputs_version": e.version, "instruction": "warmer light"}
-	start := make(chan struct{})
 	var claimed atomic.Int32
-	var wg sync.WaitGroup
-	for range clicks {
-		wg.Go(func() {
-			<-start
-			if _, ok := e.click(action); ok {
-				claimed.Add(1)
-			}
-		})
-	}
-	close(start)
-	wg.Wait()
+	storm.Run(clicks, func(int) {
+		if _, ok := e.click(action); ok {
+			claimed.Add(1)
+		}
+	})
 	e.drain()
 
 	rows, effects, ledger := e.count(`SELECT count(*) FROM paid_actions`), e.provider.Effects(), e.count(`SELECT count(*) FROM cost_ledger`)

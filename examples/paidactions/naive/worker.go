@@ -83,7 +83,7 @@ VALUES ($1, $2, $3, $4, '', $5)`, t.ID, t.Account, paidactions.ProviderName, t.A
 	}
 	req.GetBody = nil // as in the editor: a lost answer reaches this code
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Idempotency-Key", requestID())
+	req.Header.Set("Idempotency-Key", requestID()) // ONCE002: a new key on every attempt, so a retry is new work
 	client := w.HTTP
 	if client == nil {
 		client = http.DefaultClient

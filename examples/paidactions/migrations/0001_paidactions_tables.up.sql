@@ -1,8 +1,8 @@
 -- The editor's own tables. The unique indexes its promises rely on are not here: oncegen
--- derives them from the //once: directives and writes them to migrations/.
+-- derives them from the //once: directives and writes them in the migrations after this one.
 
 -- A job is one video ad being edited, owned by an account.
-CREATE TABLE IF NOT EXISTS jobs (
+CREATE TABLE jobs (
 	id         bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
 	account_id text        NOT NULL,
 	title      text        NOT NULL,
@@ -13,7 +13,7 @@ CREATE TABLE IF NOT EXISTS jobs (
 -- version it was asked with, and every path that resumes it hydrates from that version.
 -- voice_model_id and product_id may be empty in a draft; a paid action refuses such a
 -- snapshot with a clear error instead of rendering with defaults.
-CREATE TABLE IF NOT EXISTS render_inputs (
+CREATE TABLE render_inputs (
 	job_id              bigint      NOT NULL REFERENCES jobs (id),
 	version             integer     NOT NULL CHECK (version > 0),
 	voice_model_id      text        NULL,
@@ -29,7 +29,7 @@ CREATE TABLE IF NOT EXISTS render_inputs (
 
 -- Candidates are the takes of a job: the starter draft, and one per paid action that
 -- succeeded (transaction_id names the action that produced it).
-CREATE TABLE IF NOT EXISTS candidates (
+CREATE TABLE candidates (
 	id              bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
 	job_id          bigint      NOT NULL REFERENCES jobs (id),
 	transaction_id  uuid        NULL,
@@ -45,7 +45,7 @@ CREATE TABLE IF NOT EXISTS candidates (
 -- whatever the provider does for it. status: queued (claimed, waiting for a worker),
 -- dispatching (a worker is calling the provider), unknown (the provider's answer was lost:
 -- the recovery job asks again with the same key), succeeded, failed (nothing was billed).
-CREATE TABLE IF NOT EXISTS paid_actions (
+CREATE TABLE paid_actions (
 	transaction_id      uuid        PRIMARY KEY DEFAULT gen_random_uuid(),
 	account_id          text        NOT NULL,
 	action_key          text        NOT NULL,
@@ -65,13 +65,13 @@ CREATE TABLE IF NOT EXISTS paid_actions (
 	settled_at          timestamptz NULL,
 	FOREIGN KEY (job_id, inputs_version) REFERENCES render_inputs (job_id, version)
 );
-CREATE INDEX IF NOT EXISTS paid_actions_pending ON paid_actions (created_at)
+CREATE INDEX paid_actions_pending ON paid_actions (created_at)
 	WHERE status IN ('queued', 'dispatching', 'unknown');
 
 -- The cost ledger answers, for each user-visible action: which transaction owns the spend,
 -- what it cost, which provider job became the surfaced result, and how many requests the
 -- provider saw for it. One entry per transaction (oncegen's unique index).
-CREATE TABLE IF NOT EXISTS cost_ledger (
+CREATE TABLE cost_ledger (
 	id                bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
 	transaction_id    uuid        NOT NULL REFERENCES paid_actions (transaction_id),
 	account_id        text        NOT NULL,
