@@ -36,7 +36,10 @@
 // # The table= forms
 //
 // With table=, the promise lives on the user's own rows and the function does the insert
-// itself; columns= names the key columns in place of key=, and each kind names the rest:
+// itself, with the generated conflict clause, and reports the insert's no-row as the
+// runtime's ErrConflict (once.InsertConflict on the insert's scan, or once.Conflict naming
+// the row that holds the promise), so that a SELECT finding nothing is not taken for a
+// duplicate. columns= names the key columns in place of key=, and each kind names the rest:
 //
 //	statement  table=T columns=C,... counter=COL cap=N   counter column, unique index on the key
 //	episode    table=T columns=C,... latch=COL           latch column, unique index on the key
