@@ -1,13 +1,14 @@
 // Command ideas runs the ideas example app: its HTTP server and workers, on the PostgreSQL
-// database named by DATABASE_URL, spending on the paid API at MODEL_URL.
+// database named by DATABASE_URL, paying the research and ideas API at MODEL_URL.
 //
 // Usage:
 //
 //	DATABASE_URL=postgres://... [MODEL_URL=http://...] ideas [-addr 127.0.0.1:8080] [-workers 2]
 //
-// Without MODEL_URL it starts a local fake of the paid API on loopback, and when it stops
-// it logs how many effects the fake performed, so the app can be tried with nothing but
-// PostgreSQL. It applies its migrations at start and creates organisation 1 if missing.
+// Without MODEL_URL it starts a local fake of the paid API on loopback, and when it stops it
+// logs the effects the fake performed, so the app can be tried with nothing but PostgreSQL.
+// It applies its migrations at start and creates organisation 1 if missing. SIGINT or
+// SIGTERM stops it.
 package main
 
 import (
@@ -28,7 +29,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/oncekit/once/examples/ideas"
-	"github.com/oncekit/once/internal/fakeprovider"
+	"github.com/oncekit/once/examples/internal/standin"
 )
 
 func main() {
@@ -70,18 +71,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, logw io
 		return err
 	}
 
-	api := getenv("MODEL_URL")
-	if api == "" {
-		fake := fakeprovider.Start()
-		defer func() {
-			fake.Close()
-			logger.Printf("the fake paid API performed %d effects: research %d, ideas %d, refinements %d",
-				fake.Effects(), fake.EffectsAt("/v1/research"), fake.EffectsAt("/v1/ideas"), fake.EffectsAt("/v1/refine"))
-		}()
-		api = fake.URL
-		logger.Printf("MODEL_URL is not set: spending on a local fake at %s", api)
-	}
-	model := &ideas.Model{BaseURL: api, HTTP: &http.Client{Timeout: time.Minute}}
+	api := standin.Start(getenv, "MODEL_URL", "model API", logger)
+	defer api.Stop()
+	model := &ideas.Model{BaseURL: api.URL, HTTP: &http.Client{Timeout: time.Minute}}
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {

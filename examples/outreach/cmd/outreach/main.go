@@ -1,15 +1,16 @@
 // Command outreach runs the outreach app: its HTTP server and its worker, against the
 // PostgreSQL database named by DATABASE_URL, migrated at start.
 //
-// Environment:
+// Usage:
 //
-//	DATABASE_URL  the database (required)
-//	MAIL_URL      the email API's base URL (required)
-//	SOURCE_URL    the paid places source's base URL (required)
-//	BILLING_URL   the billing API's base URL (required)
-//	ADDR          where to listen (default :8080)
-//	PUBLIC_URL    the app's address, for links in emails (default http://localhost:8080)
-//	OPERATOR      where operator alerts go (default operator@outreach.test)
+//	DATABASE_URL=postgres://... [MAIL_URL=http://...] [SOURCE_URL=http://...] [BILLING_URL=http://...] \
+//		outreach [-addr 127.0.0.1:8080] [-public-url URL] [-operator ADDRESS]
+//
+// MAIL_URL, SOURCE_URL and BILLING_URL name the email API, the paid places source and the
+// billing API. Each one not set gets a local fake on loopback, and when the command stops
+// it logs what each fake performed, so the app can be tried with nothing but PostgreSQL.
+// -public-url is the app's address in the links of its emails (default: http:// and -addr);
+// -operator is where operator alerts go. SIGINT or SIGTERM stops it.
 //
 // Run several: they share the database, and every promise the app makes holds across them.
 package main
@@ -17,8 +18,10 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
-	"log/slog"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"os"
@@ -28,75 +31,93 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/oncekit/once/examples/internal/standin"
 	"github.com/oncekit/once/examples/outreach"
+	"github.com/oncekit/once/examples/outreach/internal/fakebilling"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Getenv, nil); err != nil {
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "outreach:", err)
 		os.Exit(1)
 	}
 }
 
-// run serves until ctx ends. getenv reads the settings; listening, if not nil, is told the
-// address the server listens on.
-func run(ctx context.Context, getenv func(string) string, listening chan<- string) error {
-	env := func(name, def string) string {
-		if v := getenv(name); v != "" {
-			return v
-		}
-		return def
+// run is the command, minus the process: it serves until ctx ends.
+func run(ctx context.Context, args []string, getenv func(string) string, logw io.Writer) error {
+	logger := log.New(logw, "outreach: ", log.LstdFlags)
+	fs := flag.NewFlagSet("outreach", flag.ContinueOnError)
+	fs.SetOutput(logw)
+	addr := fs.String("addr", "127.0.0.1:8080", "address to serve on")
+	publicURL := fs.String("public-url", "", "the app's address in the links of its emails (default: http:// and -addr)")
+	operator := fs.String("operator", "operator@outreach.test", "where operator alerts go")
+	if err := fs.Parse(args); err != nil {
+		return err
 	}
-	for _, name := range []string{"DATABASE_URL", "MAIL_URL", "SOURCE_URL", "BILLING_URL"} {
-		if getenv(name) == "" {
-			return fmt.Errorf("%s is not set", name)
-		}
+	if *publicURL == "" {
+		*publicURL = "http://" + *addr
 	}
 
-	db, err := pgxpool.New(ctx, getenv("DATABASE_URL"))
+	dsn := getenv("DATABASE_URL")
+	if dsn == "" {
+		return errors.New("DATABASE_URL is not set: name the PostgreSQL database to use")
+	}
+	db, err := pgxpool.New(ctx, dsn)
 	if err != nil {
-		return fmt.Errorf("connecting to the database: %w", err)
+		return fmt.Errorf("DATABASE_URL: %w", err)
 	}
 	defer db.Close()
 	if err := outreach.Migrate(ctx, db); err != nil {
 		return err
 	}
+
+	mail := standin.Start(getenv, "MAIL_URL", "email API", logger)
+	defer mail.Stop()
+	source := standin.Start(getenv, "SOURCE_URL", "places source", logger)
+	defer source.Stop()
+	billingURL := getenv("BILLING_URL")
+	if billingURL == "" {
+		fake := fakebilling.Start()
+		defer func() {
+			fake.Close()
+			logger.Printf("the fake billing API performed %d plan changes", fake.Changes.Effects())
+		}()
+		billingURL = fake.URL
+		logger.Printf("BILLING_URL is not set: the billing API is a local fake at %s", billingURL)
+	}
+
 	app, err := outreach.New(outreach.Config{
 		DB:         db,
-		MailURL:    getenv("MAIL_URL"),
-		SourceURL:  getenv("SOURCE_URL"),
-		BillingURL: getenv("BILLING_URL"),
-		PublicURL:  env("PUBLIC_URL", "http://localhost:8080"),
-		Operator:   env("OPERATOR", "operator@outreach.test"),
+		MailURL:    mail.URL,
+		SourceURL:  source.URL,
+		BillingURL: billingURL,
+		PublicURL:  *publicURL,
+		Operator:   *operator,
 	})
 	if err != nil {
 		return err
 	}
 
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("listening: %w", err)
+	}
+	srv := &http.Server{Handler: app.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	worker := make(chan struct{})
 	go func() {
 		defer close(worker)
 		app.Worker().Run(ctx, 2*time.Second)
 	}()
-
-	srv := &http.Server{Addr: env("ADDR", ":8080"), Handler: app.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		srv.Shutdown(shutdown)
 	}()
-	ln, err := net.Listen("tcp", srv.Addr)
-	if err != nil {
-		return fmt.Errorf("listening: %w", err)
-	}
-	slog.Info("outreach: listening", "addr", ln.Addr().String())
-	if listening != nil {
-		listening <- ln.Addr().String()
-	}
-	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	logger.Printf("serving on http://%s", ln.Addr())
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serving: %w", err)
 	}
 	<-worker

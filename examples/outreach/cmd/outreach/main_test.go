@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oncekit/once/examples/internal/cmdtest"
 	"github.com/oncekit/once/examples/outreach/internal/fakebilling"
 	"github.com/oncekit/once/examples/outreach/internal/fixture"
 	"github.com/oncekit/once/internal/fakeprovider"
@@ -25,23 +26,10 @@ func TestRun_ServesMigratesAndWorks(t *testing.T) {
 	t.Parallel()
 	db := pgtest.NewDatabase(t)
 	mail, source, billing := fakeprovider.New(t), fakeprovider.New(t), fakebilling.New(t)
-	settings := map[string]string{
+	cmd := cmdtest.Start(t, run, []string{"-addr", "127.0.0.1:0"}, map[string]string{
 		"DATABASE_URL": db.URL, "MAIL_URL": mail.URL, "SOURCE_URL": source.URL, "BILLING_URL": billing.URL,
-		"ADDR": "127.0.0.1:0",
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	listening := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, func(k string) string { return settings[k] }, listening) }()
-	var addr string
-	select {
-	case addr = <-listening:
-	case err := <-done:
-		t.Fatalf("run: %v", err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("the server did not start")
-	}
-	base := "http://" + addr
+	})
+	base := cmd.URL
 
 	pool := db.Pool(t, 2)
 	brand := fixture.SeedBrand(t, pool, "acme", "free", time.Now())
@@ -77,24 +65,40 @@ func TestRun_ServesMigratesAndWorks(t *testing.T) {
 		t.Errorf("the conversation's page: %d", resp.StatusCode)
 	}
 
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("run after its context ended: %v", err)
-		}
-	case <-time.After(15 * time.Second):
-		t.Error("run did not stop")
+	if err := cmd.Stop(); err != nil {
+		t.Errorf("run after its context ended: %v", err)
 	}
 }
 
 // Without its settings the command says which is missing, and does nothing.
 func TestRun_MissingSettingIsAnError(t *testing.T) {
 	t.Parallel()
-	err := run(context.Background(), func(string) string { return "" }, nil)
+	err := run(context.Background(), nil, func(string) string { return "" }, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "DATABASE_URL is not set") {
 		t.Errorf("run with no settings: %v", err)
 	}
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// Without the providers' URLs the command calls local fakes, and says so; when it stops it
+// says what each performed.
+func TestRun_WithoutProviderURLsCallsLocalFakes(t *testing.T) {
+	t.Parallel()
+	cmd := cmdtest.Start(t, run, []string{"-addr", "127.0.0.1:0"}, map[string]string{"DATABASE_URL": pgtest.NewDatabase(t).URL})
+	if err := cmd.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"MAIL_URL is not set: the email API is a local fake at http://127.0.0.1:",
+		"SOURCE_URL is not set: the places source is a local fake at http://127.0.0.1:",
+		"BILLING_URL is not set: the billing API is a local fake at http://127.0.0.1:",
+		"the fake email API performed 0 effects\n",
+		"the fake places source performed 0 effects\n",
+		"the fake billing API performed 0 plan changes\n",
+	} {
+		if !strings.Contains(cmd.Log(), want) {
+			t.Errorf("the log does not say %q:\n%s", want, cmd.Log())
+		}
+	}
+}

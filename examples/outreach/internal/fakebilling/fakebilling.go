@@ -1,5 +1,5 @@
-// Package fakebilling is a billing API on loopback for the outreach tests: it answers
-// what a customer's subscription is now (the truth a webhook handler re-reads), and
+// Package fakebilling is a billing API on loopback for the outreach tests and command: it
+// answers what a customer's subscription is now (the truth a webhook handler re-reads), and
 // performs plan changes through a fake provider that counts them and honours
 // Idempotency-Key.
 package fakebilling
@@ -34,6 +34,7 @@ type Server struct {
 	// count them with Changes.Effects().
 	Changes *fakeprovider.Server
 
+	srv    *httptest.Server
 	mu     sync.Mutex
 	states map[string]State
 	reads  int
@@ -41,22 +42,31 @@ type Server struct {
 
 // New starts a fake billing API that lives as long as t.
 func New(t testing.TB) *Server {
-	s := &Server{Changes: fakeprovider.New(t), states: map[string]State{}}
-	target, err := url.Parse(s.Changes.URL)
-	if err != nil {
-		t.Fatalf("fakebilling: %v", err)
-	}
+	s := Start()
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Start starts a fake billing API for a program rather than a test; Close stops it.
+func Start() *Server {
+	s := &Server{Changes: fakeprovider.Start(), states: map[string]State{}}
+	target, _ := url.Parse(s.Changes.URL) // an httptest server's URL
 	proxy := httputil.NewSingleHostReverseProxy(target)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/customers/") {
 			s.serveCustomer(w, strings.TrimPrefix(r.URL.Path, "/v1/customers/"))
 			return
 		}
 		proxy.ServeHTTP(w, r)
 	}))
-	t.Cleanup(srv.Close)
-	s.URL = srv.URL
+	s.URL = s.srv.URL
 	return s
+}
+
+// Close stops the server and its plan-change provider.
+func (s *Server) Close() {
+	s.srv.Close()
+	s.Changes.Close()
 }
 
 func (s *Server) serveCustomer(w http.ResponseWriter, id string) {

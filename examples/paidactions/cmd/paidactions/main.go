@@ -1,10 +1,15 @@
-// Command paidactions runs the paid-actions editor: its HTTP API and its worker (which
-// also runs the recovery job) against the PostgreSQL named by DATABASE_URL.
+// Command paidactions runs the paid-actions editor: its HTTP API and its worker (which also
+// runs the recovery job), against the PostgreSQL database named by DATABASE_URL, migrated at
+// start.
 //
-//	DATABASE_URL=postgres://... paidactions [-addr 127.0.0.1:8080] [-provider URL] [-work-every 1s]
+// Usage:
 //
-// Without -provider (or PROVIDER_URL) it starts the fake model provider on loopback and
-// logs how many effects it performed when it stops.
+//	DATABASE_URL=postgres://... [MODEL_URL=http://...] paidactions [-addr 127.0.0.1:8080] [-work-every 1s]
+//
+// MODEL_URL names the model provider. Without it the command starts a local fake on
+// loopback (which honours Idempotency-Key), and when it stops it logs what the fake
+// performed, so the editor can be tried with nothing but PostgreSQL. SIGINT or SIGTERM
+// stops it.
 package main
 
 import (
@@ -12,6 +17,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"net/http"
@@ -21,84 +27,75 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/oncekit/once/examples/internal/standin"
 	"github.com/oncekit/once/examples/paidactions"
-	"github.com/oncekit/once/internal/fakeprovider"
 )
 
 func main() {
-	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on")
-	provider := flag.String("provider", os.Getenv("PROVIDER_URL"), "model provider base URL (default: a fake provider on loopback)")
-	every := flag.Duration("work-every", time.Second, "how often the worker looks for queued actions and lost answers")
-	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, config{dsn: os.Getenv("DATABASE_URL"), addr: *addr, provider: *provider, every: *every}, nil); err != nil {
-		log.Fatal(err)
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "paidactions:", err)
+		os.Exit(1)
 	}
 }
 
-type config struct {
-	dsn, addr, provider string
-	every               time.Duration
-}
-
-// run serves until ctx ends. ready, when not nil, receives the address served once the
-// listener is open.
-func run(ctx context.Context, cfg config, ready chan<- string) error {
-	if cfg.dsn == "" {
-		return errors.New("DATABASE_URL is not set")
-	}
-	pool, err := pgxpool.New(ctx, cfg.dsn)
-	if err != nil {
-		return fmt.Errorf("connecting: %w", err)
-	}
-	defer pool.Close()
-	if err := paidactions.Migrate(ctx, pool); err != nil {
-		return err
-	}
-	providerURL := cfg.provider
-	if providerURL == "" {
-		fake := fakeprovider.Start()
-		defer func() {
-			fake.Close()
-			log.Printf("fake provider: %d requests, %d effects, %d replays", fake.Requests(), fake.Effects(), fake.Replays())
-		}()
-		providerURL = fake.URL
-		log.Printf("fake model provider on %s", providerURL)
-	}
-	ln, err := net.Listen("tcp", cfg.addr)
-	if err != nil {
+// run is the command, minus the process: it serves until ctx ends.
+func run(ctx context.Context, args []string, getenv func(string) string, logw io.Writer) error {
+	logger := log.New(logw, "paidactions: ", log.LstdFlags)
+	fs := flag.NewFlagSet("paidactions", flag.ContinueOnError)
+	fs.SetOutput(logw)
+	addr := fs.String("addr", "127.0.0.1:8080", "address to serve on")
+	every := fs.Duration("work-every", time.Second, "how often the worker looks for queued actions and lost answers")
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
 
+	dsn := getenv("DATABASE_URL")
+	if dsn == "" {
+		return errors.New("DATABASE_URL is not set: name the PostgreSQL database to use")
+	}
+	db, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		return fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	defer db.Close()
+	if err := paidactions.Migrate(ctx, db); err != nil {
+		return err
+	}
+	model := standin.Start(getenv, "MODEL_URL", "model API", logger)
+	defer model.Stop()
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("listening: %w", err)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	worker := &paidactions.Worker{DB: pool, Provider: &paidactions.Client{BaseURL: providerURL}}
-	workerDone := make(chan error, 1)
-	go func() { workerDone <- worker.Run(ctx, cfg.every) }()
-	srv := &http.Server{Handler: paidactions.NewServer(pool), ReadHeaderTimeout: 10 * time.Second}
-	serveDone := make(chan error, 1)
-	go func() { serveDone <- srv.Serve(ln) }()
-	log.Printf("paid actions editor on http://%s", ln.Addr())
-	if ready != nil {
-		ready <- ln.Addr().String()
-	}
-
-	var failed error
-	select {
-	case err := <-serveDone:
-		failed = fmt.Errorf("serving: %w", err)
-	case err := <-workerDone:
-		if err != nil {
-			failed = fmt.Errorf("worker: %w", err)
-		}
-		workerDone <- nil
-	case <-ctx.Done():
+	worker := &paidactions.Worker{DB: db, Provider: &paidactions.Client{BaseURL: model.URL}}
+	worked := make(chan error, 1)
+	go func() {
+		err := worker.Run(ctx, *every)
+		cancel() // a worker that stopped stops the server too
+		worked <- err
+	}()
+	srv := &http.Server{Handler: paidactions.NewServer(db), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		shutdown, stop := context.WithTimeout(context.Background(), 10*time.Second)
+		defer stop()
+		srv.Shutdown(shutdown)
+	}()
+	logger.Printf("serving on http://%s", ln.Addr())
+	served := srv.Serve(ln)
+	if errors.Is(served, http.ErrServerClosed) {
+		served = nil
 	}
 	cancel()
-	shutdown, stop := context.WithTimeout(context.Background(), 10*time.Second)
-	defer stop()
-	err = srv.Shutdown(shutdown)
-	<-workerDone // the worker settles what it holds before the pool closes
-	return errors.Join(failed, err)
+	// The worker settles what it holds before the pool closes.
+	if err := <-worked; err != nil {
+		return errors.Join(served, fmt.Errorf("worker: %w", err))
+	}
+	return served
 }

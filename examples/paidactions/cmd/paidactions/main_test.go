@@ -5,11 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/oncekit/once/examples/internal/cmdtest"
 	"github.com/oncekit/once/internal/pgtest"
 )
 
@@ -21,19 +24,8 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 func TestRun_ServesAndWorks(t *testing.T) {
 	t.Parallel()
 	db := pgtest.NewDatabase(t)
-	ctx, cancel := context.WithCancel(t.Context())
-	ready := make(chan string, 1)
-	exited := make(chan error, 1)
-	go func() {
-		exited <- run(ctx, config{dsn: db.URL, addr: "127.0.0.1:0", every: 10 * time.Millisecond}, ready)
-	}()
-	var base string
-	select {
-	case addr := <-ready:
-		base = "http://" + addr
-	case err := <-exited:
-		t.Fatalf("run: %v", err)
-	}
+	cmd := cmdtest.Start(t, run, []string{"-addr", "127.0.0.1:0", "-work-every", "10ms"}, map[string]string{"DATABASE_URL": db.URL})
+	base := cmd.URL
 
 	call := func(method, path string, body any, out any) int {
 		t.Helper()
@@ -89,8 +81,19 @@ func TestRun_ServesAndWorks(t *testing.T) {
 		t.Errorf("ledger = %v, want one entry", ledger)
 	}
 
-	cancel()
-	if err := <-exited; err != nil {
+	if err := cmd.Stop(); err != nil {
 		t.Errorf("run after cancel: %v", err)
+	}
+	if want := "the fake model API performed 1 effect: /v1/renders 1\n"; !strings.Contains(cmd.Log(), want) {
+		t.Errorf("the command's log does not say %q:\n%s", want, cmd.Log())
+	}
+}
+
+// Without DATABASE_URL the command says what is missing and starts nothing.
+func TestRun_WithoutDatabaseURLSaysSo(t *testing.T) {
+	t.Parallel()
+	err := run(context.Background(), nil, func(string) string { return "" }, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "DATABASE_URL is not set") {
+		t.Fatalf("run without DATABASE_URL: %v", err)
 	}
 }

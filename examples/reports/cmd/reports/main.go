@@ -1,13 +1,16 @@
 // Command reports runs the reports example: its HTTP API and its worker, against the
-// PostgreSQL database named by DATABASE_URL.
+// PostgreSQL database named by DATABASE_URL, migrated at start.
 //
 // Usage:
 //
-//	DATABASE_URL=postgres://... reports [-addr :8080] [-model URL] [-mail URL] [-account id:email:token]
+//	DATABASE_URL=postgres://... [MODEL_URL=http://...] [MAIL_URL=http://...] \
+//		reports [-addr 127.0.0.1:8080] [-account id:email:token] [-work-every 1s]
 //
-// Without -model or -mail, a stand-in provider (once's fake paid API, which counts effects
-// and honours Idempotency-Key) is started on loopback for each, and its address printed.
-// -account creates an account to call the API with, if it does not exist yet.
+// MODEL_URL and MAIL_URL name the model provider and the email service. Each one not set
+// gets a local fake on loopback (which honours Idempotency-Key), and when the command stops
+// it logs what each fake performed, so the app can be tried with nothing but PostgreSQL.
+// -account creates an account to call the API with, if it does not exist yet. SIGINT or
+// SIGTERM stops it.
 package main
 
 import (
@@ -15,7 +18,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -24,54 +29,53 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/oncekit/once/examples/internal/standin"
 	"github.com/oncekit/once/examples/reports"
-	"github.com/oncekit/once/internal/fakeprovider"
 )
 
 func main() {
-	log.SetFlags(0)
-	if err := run(); err != nil {
-		log.Fatalf("reports: %v", err)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "reports:", err)
+		os.Exit(1)
 	}
 }
 
-func run() error {
-	addr := flag.String("addr", "localhost:8080", "address to serve the API on")
-	modelURL := flag.String("model", "", "base URL of the model provider (default: a local stand-in)")
-	mailURL := flag.String("mail", "", "base URL of the email service (default: a local stand-in)")
-	account := flag.String("account", "", "create the account id:email:token if it does not exist")
-	every := flag.Duration("work-every", time.Second, "how often the worker looks for queued jobs and due emails")
-	flag.Parse()
-
-	dsn := os.Getenv("DATABASE_URL")
-	if dsn == "" {
-		return errors.New("DATABASE_URL is not set")
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
-	pool, err := pgxpool.New(ctx, dsn)
-	if err != nil {
-		return fmt.Errorf("connecting: %w", err)
-	}
-	defer pool.Close()
-	if err := reports.Migrate(ctx, pool); err != nil {
+// run is the command, minus the process: it serves until ctx ends.
+func run(ctx context.Context, args []string, getenv func(string) string, logw io.Writer) error {
+	logger := log.New(logw, "reports: ", log.LstdFlags)
+	fs := flag.NewFlagSet("reports", flag.ContinueOnError)
+	fs.SetOutput(logw)
+	addr := fs.String("addr", "127.0.0.1:8080", "address to serve on")
+	account := fs.String("account", "", "create the account id:email:token if it does not exist")
+	every := fs.Duration("work-every", time.Second, "how often the worker looks for queued jobs and due emails")
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	model := &reports.Provider{BaseURL: *modelURL, Dedupes: true}
-	mail := &reports.Provider{BaseURL: *mailURL, Dedupes: true}
-	for _, p := range []struct {
-		name string
-		to   *reports.Provider
-	}{{"model", model}, {"email", mail}} {
-		if p.to.BaseURL == "" {
-			fake := fakeprovider.Start()
-			defer fake.Close()
-			p.to.BaseURL = fake.URL
-			log.Printf("reports: stand-in %s provider at %s", p.name, fake.URL)
-		}
+
+	dsn := getenv("DATABASE_URL")
+	if dsn == "" {
+		return errors.New("DATABASE_URL is not set: name the PostgreSQL database to use")
 	}
-	app, err := reports.New(reports.Config{DB: pool, Model: model, Mail: mail})
+	db, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		return fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	defer db.Close()
+	if err := reports.Migrate(ctx, db); err != nil {
+		return err
+	}
+	model := standin.Start(getenv, "MODEL_URL", "model API", logger)
+	defer model.Stop()
+	mail := standin.Start(getenv, "MAIL_URL", "email API", logger)
+	defer mail.Stop()
+	app, err := reports.New(reports.Config{
+		DB:    db,
+		Model: &reports.Provider{BaseURL: model.URL, Dedupes: true},
+		Mail:  &reports.Provider{BaseURL: mail.URL, Dedupes: true},
+	})
 	if err != nil {
 		return err
 	}
@@ -85,19 +89,34 @@ func run() error {
 		}
 	}
 
-	srv := &http.Server{Addr: *addr, Handler: app.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	errs := make(chan error, 2)
-	go func() { errs <- app.Run(ctx, *every) }()
-	go func() { errs <- srv.ListenAndServe() }()
-	log.Printf("reports: serving on http://%s", *addr)
-	select {
-	case err = <-errs:
-	case <-ctx.Done():
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("listening: %w", err)
 	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if serr := srv.Shutdown(shutdown); err == nil || errors.Is(err, http.ErrServerClosed) {
-		err = serr
+	srv := &http.Server{Handler: app.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	worked := make(chan error, 1)
+	go func() {
+		err := app.Run(ctx, *every)
+		cancel() // a worker that stopped stops the server too
+		worked <- err
+	}()
+	go func() {
+		<-ctx.Done()
+		shutdown, stop := context.WithTimeout(context.Background(), 10*time.Second)
+		defer stop()
+		srv.Shutdown(shutdown)
+	}()
+	logger.Printf("serving on http://%s", ln.Addr())
+	served := srv.Serve(ln)
+	if errors.Is(served, http.ErrServerClosed) {
+		served = nil
 	}
-	return err
+	cancel()
+	// The worker settles what it holds before the pool closes.
+	if err := <-worked; err != nil {
+		return errors.Join(served, fmt.Errorf("worker: %w", err))
+	}
+	return served
 }

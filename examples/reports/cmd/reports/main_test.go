@@ -1,7 +1,8 @@
-package main_test
+package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -31,7 +33,7 @@ func TestCommand_ServesAndWorks(t *testing.T) {
 	}
 	addr := freeAddr(t)
 	cmd := exec.Command(bin, "-addr", addr, "-work-every", "20ms", "-account", "acme:owner@acme.test:acme-token")
-	cmd.Env = append(os.Environ(), "DATABASE_URL="+db.URL)
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+db.URL, "MODEL_URL=", "MAIL_URL=") // the local fakes
 	logs := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
@@ -113,6 +115,23 @@ func TestCommand_ServesAndWorks(t *testing.T) {
 		}
 	case <-time.After(15 * time.Second):
 		t.Fatalf("the command did not stop on SIGINT:\n%s", logs.String())
+	}
+	for _, want := range []string{
+		"the fake model API performed 1 effect: /v1/responses 1\n",
+		"the fake email API performed 1 effect: /v1/emails 1\n",
+	} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("the command's log does not say %q:\n%s", want, logs.String())
+		}
+	}
+}
+
+// Without DATABASE_URL the command says what is missing and starts nothing.
+func TestRun_WithoutDatabaseURLSaysSo(t *testing.T) {
+	t.Parallel()
+	err := run(context.Background(), nil, func(string) string { return "" }, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "DATABASE_URL is not set") {
+		t.Fatalf("run without DATABASE_URL: %v", err)
 	}
 }
 
