@@ -45,6 +45,11 @@ func storm(t *testing.T, pool *pgxpool.Pool, n int, fire func(ctx context.Contex
 	}
 	close(start)
 	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("storm: caller %d of %d: %v", i+1, n, err)
+		}
+	}
 }
 
 // barrier holds every one of n goroutines at wait until all n have arrived. The negative
