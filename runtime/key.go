@@ -26,7 +26,8 @@ type KeyPart interface {
 }
 
 // Key encodes parts as one key. It panics where EncodeKey returns an error, so it suits
-// parts whose types are known to be encodable (generated code uses EncodeKey).
+// parts whose types are known to be encodable, as generated code does where no part can fail;
+// it uses EncodeKey for pointers, text marshalers and interfaces.
 func Key(parts ...any) string {
 	k, err := EncodeKey(parts...)
 	if err != nil {
