@@ -102,3 +102,26 @@ func ExampleUncertain() {
 	// to reconcile: order/8 - connection reset after the request was sent
 	// after resolution: duplicate ch_found_at_provider <nil>
 }
+
+// An order for zero items is refused before anything is done: nothing is recorded, so the
+// client can correct the order and send it again under the same key, and it is placed.
+func ExampleRejected() {
+	ctx := context.Background()
+	db := examplePool()
+	place := once.Forever[string]{Name: "shop.PlaceOrder"}
+	for _, qty := range []int{0, 2, 2} {
+		id, out, err := place.DoRef(ctx, db, once.Ref{Key: "cart/31", Input: qty}, func(context.Context) (string, error) {
+			if qty <= 0 {
+				return "", once.Rejected(errors.New("an order needs at least one item"))
+			}
+			fmt.Println("placing the order")
+			return "ord_1", nil
+		})
+		fmt.Printf("%v %q %v\n", out.Status, id, err)
+	}
+	// Output:
+	// ran "" an order needs at least one item
+	// placing the order
+	// ran "ord_1" <nil>
+	// duplicate "ord_1" <nil>
+}
