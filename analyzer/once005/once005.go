@@ -40,7 +40,7 @@ func run(pass *analysis.Pass, facts *analysis.Analyzer) (any, error) {
 		return nil, nil
 	}
 	for _, fn := range res.Funcs {
-		if fn.Test || fn.Covered || fn.Serializable || len(fn.SQL) < 2 {
+		if fn.Test || fn.Generated || fn.Covered || fn.Serializable || len(fn.SQL) < 2 {
 			continue
 		}
 		check(pass, rep, res, fn)

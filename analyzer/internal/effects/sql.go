@@ -5,6 +5,7 @@ import (
 	"go/token"
 	"go/types"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -91,6 +92,9 @@ func (r *Result) Declared(table string) bool {
 	return false
 }
 
+// sqlLike matches the statements oncelint reads, in lower case.
+var sqlLike = regexp.MustCompile(`\binsert\s+into\b|\bselect\b[\s\S]*\b(?:from|pg_(?:try_)?advisory)|\bupdate\s+\S+\s+set\b|\block\s+table\b`)
+
 // mentionsSQL reports whether a file holds a string that may be a statement ONCE003 or
 // ONCE005 reads: a package with none, and no import exporting facts, sends no SQL the
 // checks could judge.
@@ -100,7 +104,8 @@ func mentionsSQL(files []*ast.File) bool {
 		ast.Inspect(f, func(n ast.Node) bool {
 			if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
 				low := strings.ToLower(lit.Value)
-				found = strings.Contains(low, "insert") || strings.Contains(low, "select") || strings.Contains(low, "update")
+				found = (strings.Contains(low, "insert") || strings.Contains(low, "select") ||
+					strings.Contains(low, "update") || strings.Contains(low, "lock")) && sqlLike.MatchString(low)
 			}
 			return !found
 		})
