@@ -35,8 +35,9 @@ type Store struct {
 	BeforeCreate func()
 }
 
-// Migrate creates the editor's tables, as schema.sql has them, without the unique indexes
-// oncegen derives from the //once: directives: the naive editor never declared them.
+// Migrate creates the editor's tables, as its first migration has them, without the
+// unique indexes oncegen derives from the //once: directives: the naive editor never
+// declared them.
 func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	if _, err := pool.Exec(ctx, paidactions.SchemaSQL()); err != nil {
 		return fmt.Errorf("naive migrate: %w", err)
