@@ -25,6 +25,10 @@
 // a count, a flag, followed through the variables the read assigns or scans into. The
 // bare error check (if err != nil { return err }) decides nothing: a read that only
 // supplies values for the insert (the account of the action being copied) is not a check.
+// Nor is a read that looks for other rows than the insert makes: when the read's WHERE
+// compares only columns the insert does not set (the parent's id, before inserting a
+// child with parent_id), it is not looking for the new row. Where the SQL names no
+// columns on either side, the read is taken to be looking.
 //
 // The read and the insert may each be made by a helper: a look-up that reads the table
 // and returns what it found (findByKey(ctx, db, key) (Action, bool, error)), an insert

@@ -74,7 +74,7 @@ func check(pass *analysis.Pass, rep *ignore.Reporter, res *effects.Result, fn *e
 			case prev.Stmt.Kind == sqltext.Read && prev.Stmt.RowLock && !readsTable(prev.Stmt, st.Table):
 				locked = true // a parent row held FOR UPDATE serialises the children
 			case prev.Stmt.Kind == sqltext.Read && readsTable(prev.Stmt, st.Table) && read == nil &&
-				decides(pass.TypesInfo, fn.Decl.Body, prev.Call, ins.Call):
+				sqltext.SameRows(prev.Stmt, st) && decides(pass.TypesInfo, fn.Decl.Body, prev.Call, ins.Call):
 				read = prev
 			}
 		}

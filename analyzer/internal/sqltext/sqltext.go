@@ -9,6 +9,7 @@ import (
 	"go/constant"
 	"go/types"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -35,6 +36,10 @@ type Stmt struct {
 	RowLock bool
 	// OnConflict: an insert with an ON CONFLICT clause.
 	OnConflict bool
+	// Columns are the columns an insert names; Keys the columns a read's WHERE compares
+	// (org_id in "WHERE org_id = $1 AND status IN (...)"). Either is empty when the
+	// statement does not name them.
+	Columns, Keys []string
 	// Upsert: the conflict clause is DO UPDATE. UpdateWhere: the DO UPDATE has a WHERE,
 	// so it can refuse (the statement promise's used + n <= cap). Accumulates: it sets a
 	// column from the row's own value (used = used + n, balance = balance - amount), so
@@ -56,7 +61,13 @@ var (
 	rowLockRE = regexp.MustCompile(`\bfor\s+(?:no\s+key\s+update|update|key\s+share|share)\b`)
 	lockRE    = regexp.MustCompile(`\bpg_(?:try_)?advisory_(?:xact_)?lock(?:_shared)?\b|\block\s+(?:table\s+)?[a-z_"]|\bisolation\s+level\s+serializable\b`)
 	spaces    = regexp.MustCompile(`\s+`)
+	columnsRE = regexp.MustCompile(`\binsert\s+into\s+[^\s(]+(?:\s+as\s+[a-z_][a-z0-9_]*)?\s*\(([^)]*)\)`)
+	whereRE   = regexp.MustCompile(`\bwhere\b`)
+	keyRE     = regexp.MustCompile(`(?:"?[a-z_][a-z0-9_$]*"?\.)?"?([a-z_][a-z0-9_$]*)"?\s*(?:=|<>|!=|<=|>=|<|>|\bin\b|\bis\b|\blike\b|\bbetween\b)`)
 )
+
+// sqlWords are keywords keyRE can take for a column ("not in", "and is").
+var sqlWords = map[string]bool{"not": true, "and": true, "or": true, "where": true, "exists": true}
 
 // Parse reads one statement.
 func Parse(sql string) Stmt {
@@ -70,6 +81,11 @@ func Parse(sql string) Stmt {
 		s.Kind = Insert
 		s.Table = unquote(insertRE.FindStringSubmatch(low)[1])
 		s.OnConflict = strings.Contains(low, "on conflict")
+		if m := columnsRE.FindStringSubmatch(low); m != nil {
+			for _, c := range strings.Split(m[1], ",") {
+				s.Columns = append(s.Columns, unquote(strings.TrimSpace(c)))
+			}
+		}
 		if m := doUpdate.FindStringSubmatch(spaces.ReplaceAllString(low, " ")); m != nil {
 			s.Upsert = true
 			set := m[1]
@@ -87,6 +103,13 @@ func Parse(sql string) Stmt {
 			s.Tables = append(s.Tables, unquote(m[1]))
 		}
 		s.RowLock = rowLockRE.MatchString(low)
+		if loc := whereRE.FindStringIndex(low); loc != nil {
+			for _, m := range keyRE.FindAllStringSubmatch(low[loc[1]:], -1) {
+				if !sqlWords[m[1]] && !slices.Contains(s.Keys, m[1]) {
+					s.Keys = append(s.Keys, m[1])
+				}
+			}
+		}
 	case updateRE.MatchString(low):
 		s.Kind = Update
 		s.Table = unquote(updateRE.FindStringSubmatch(low)[1])
@@ -134,6 +157,23 @@ func splitTop(s string) []string {
 }
 
 func unquote(name string) string { return strings.ReplaceAll(name, `"`, "") }
+
+// SameRows reports whether a read may look for the rows an insert makes: the read compares
+// a column the insert sets (WHERE account_id = $1 AND action_key = $2 before an insert of
+// account_id, action_key, ...). A read by other columns only (the parent's id, before an
+// insert of a child with parent_id) is not looking for the new row. Where either side
+// names no columns, it may be.
+func SameRows(read, insert Stmt) bool {
+	if len(read.Keys) == 0 || len(insert.Columns) == 0 {
+		return true
+	}
+	for _, k := range read.Keys {
+		if slices.Contains(insert.Columns, k) {
+			return true
+		}
+	}
+	return false
+}
 
 // SameTable reports whether two table names (maybe schema-qualified) name one table.
 func SameTable(a, b string) bool {

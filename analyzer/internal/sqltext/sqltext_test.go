@@ -65,3 +65,31 @@ func TestParse_Kinds(t *testing.T) {
 		}
 	}
 }
+
+// A read looks for the rows an insert makes when it compares a column the insert sets.
+func TestSameRows(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		read, insert string
+		same         bool
+	}{
+		{`SELECT id FROM paid_actions WHERE account_id = $1 AND action_key = $2`,
+			`INSERT INTO paid_actions (account_id, action_key, status) VALUES ($1, $2, 'queued')`, true},
+		{`SELECT count(*) FROM runs r WHERE r.org_id = $1 AND r.status IN ('queued', 'running')`,
+			`INSERT INTO runs (org_id) VALUES ($1) RETURNING id`, true},
+		{`SELECT EXISTS (SELECT 1 FROM subscribers WHERE email = $1)`,
+			`INSERT INTO "subscribers" ("email") VALUES ($1)`, true},
+		{`SELECT coalesce((SELECT used FROM provider_days WHERE provider = 'places' AND day = $1), 0)`,
+			`INSERT INTO provider_days AS d (provider, day, used) VALUES ('places', $1, 1) ON CONFLICT (provider, day) DO UPDATE SET used = d.used + 1`, true},
+		{`SELECT count(*) FROM runs`, `INSERT INTO runs (org_id) VALUES ($1)`, true},
+		{`SELECT id FROM runs WHERE org_id = $1`, `INSERT INTO runs SELECT * FROM staged_runs`, true},
+		{`SELECT account_id, status FROM paid_actions WHERE id = $1`,
+			`INSERT INTO paid_actions (account_id, action_key, parent_id) VALUES ($1, $2, $3)`, false},
+		{`SELECT locked FROM comments WHERE id = $1 AND NOT deleted`,
+			`INSERT INTO comments (parent_id, body) VALUES ($1, $2)`, false},
+	} {
+		if got := sqltext.SameRows(sqltext.Parse(tc.read), sqltext.Parse(tc.insert)); got != tc.same {
+			t.Errorf("SameRows(%q, %q) = %v, want %v", tc.read, tc.insert, got, tc.same)
+		}
+	}
+}

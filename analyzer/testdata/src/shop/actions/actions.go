@@ -124,3 +124,23 @@ func (s *Service) Show(ctx context.Context, account, key string) (store.Action, 
 	_, err = s.db.Exec(ctx, `INSERT INTO action_views (action_id, account_id) VALUES ($1, $2)`, a.ID, account)
 	return a, err
 }
+
+// ErrNotDone refuses a follow-up to an action that has not succeeded.
+var ErrNotDone = errors.New("actions: the action has not succeeded")
+
+// FollowUp queues an action under a parent action that succeeded: the read finds the
+// parent by its id and decides from its status, but it does not look for the row being
+// inserted, so two follow-ups are two actions, not a race for one.
+func (s *Service) FollowUp(ctx context.Context, parentID, key string) (store.Action, error) {
+	var account, status string
+	if err := s.db.QueryRow(ctx, `SELECT account_id, status FROM paid_actions WHERE id = $1`, parentID).Scan(&account, &status); err != nil {
+		return store.Action{}, fmt.Errorf("actions: reading %s: %w", parentID, err)
+	}
+	if status != "succeeded" {
+		return store.Action{}, ErrNotDone
+	}
+	a := store.Action{Account: account, Key: key, Status: "queued"}
+	err := s.db.QueryRow(ctx, `INSERT INTO paid_actions (account_id, action_key, status, parent_id) VALUES ($1, $2, 'queued', $3) RETURNING id`,
+		account, key, parentID).Scan(&a.ID)
+	return a, err
+}
