@@ -1,11 +1,9 @@
 package ideas
 
 import (
-	"context"
 	"testing"
 
 	"github.com/oncekit/once/examples/internal/toolcheck"
-	"github.com/oncekit/once/internal/pgtest"
 )
 
 // oncegen -check: once_gen.go and the migrations are what the declarations produce today.
@@ -13,12 +11,7 @@ import (
 // empty, as the command migrates it.
 func TestOncegen_CheckIsCleanAndVerifyFindsEveryConstraint(t *testing.T) {
 	t.Parallel()
-	toolcheck.Oncegen(t, ".", "-check", "-migrations", "migrations", "-format", "migrate", ".")
-	db := pgtest.NewDatabase(t)
-	if err := Migrate(context.Background(), db.Pool(t, 2)); err != nil {
-		t.Fatal(err)
-	}
-	toolcheck.Oncegen(t, ".", "verify", db.URL, ".")
+	toolcheck.Generated(t, ".", Migrate)
 }
 
 // oncelint over the app, its command and its naive twin: the app has no finding, and the

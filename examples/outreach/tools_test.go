@@ -1,14 +1,12 @@
 package outreach_test
 
 import (
-	"context"
 	"os"
 	"regexp"
 	"testing"
 
 	"github.com/oncekit/once/examples/internal/toolcheck"
 	"github.com/oncekit/once/examples/outreach"
-	"github.com/oncekit/once/internal/pgtest"
 )
 
 // wrapperRE finds a generated guard: func F...Once( or a method of that name.
@@ -19,7 +17,7 @@ var wrapperRE = regexp.MustCompile(`(?m)^func (\([^)]*\) )?\w+Once\(`)
 // database migrated from empty, as the command migrates it.
 func TestOncegen_CheckIsCleanAndVerifyFindsEveryConstraint(t *testing.T) {
 	t.Parallel()
-	toolcheck.Oncegen(t, ".", "-check", "-migrations", "migrations", "-format", "migrate", ".")
+	toolcheck.Generated(t, ".", outreach.Migrate)
 	// -check has just said once_gen.go is what oncegen writes: count what it wrote.
 	gen, err := os.ReadFile("once_gen.go")
 	if err != nil {
@@ -28,11 +26,6 @@ func TestOncegen_CheckIsCleanAndVerifyFindsEveryConstraint(t *testing.T) {
 	if n := len(wrapperRE.FindAll(gen, -1)); n != 16 {
 		t.Errorf("once_gen.go holds %d guards; the app declares 16", n)
 	}
-	db := pgtest.NewDatabase(t)
-	if err := outreach.Migrate(context.Background(), db.Pool(t, 2)); err != nil {
-		t.Fatal(err)
-	}
-	toolcheck.Oncegen(t, ".", "verify", db.URL, ".")
 }
 
 // oncelint over the app, its command and its naive twin: the findings are exactly the bugs

@@ -1,12 +1,10 @@
 package paidactions
 
 import (
-	"context"
 	"strings"
 	"testing"
 
 	"github.com/oncekit/once/examples/internal/toolcheck"
-	"github.com/oncekit/once/internal/pgtest"
 )
 
 // oncegen -check: once_gen.go and the migrations are what the directives produce today.
@@ -14,12 +12,7 @@ import (
 // empty, as the command migrates it.
 func TestOncegen_CheckIsCleanAndVerifyFindsEveryConstraint(t *testing.T) {
 	t.Parallel()
-	toolcheck.Oncegen(t, ".", "-check", "-migrations", "migrations", "-format", "migrate", ".")
-	db := pgtest.NewDatabase(t)
-	if err := Migrate(context.Background(), db.Pool(t, 2)); err != nil {
-		t.Fatal(err)
-	}
-	toolcheck.Oncegen(t, ".", "verify", db.URL, ".")
+	toolcheck.Generated(t, ".", Migrate)
 }
 
 // oncelint finds nothing in the editor, and in the naive editor exactly its two bugs, on

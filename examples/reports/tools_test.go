@@ -1,12 +1,10 @@
 package reports_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/oncekit/once/examples/internal/toolcheck"
 	"github.com/oncekit/once/examples/reports"
-	"github.com/oncekit/once/internal/pgtest"
 )
 
 // oncegen -check: once_gen.go and the migrations are what the declarations produce today.
@@ -14,12 +12,7 @@ import (
 // empty, as the command migrates it.
 func TestOncegen_CheckIsCleanAndVerifyFindsEveryConstraint(t *testing.T) {
 	t.Parallel()
-	toolcheck.Oncegen(t, ".", "-check", "-migrations", "migrations", "-format", "migrate", ".")
-	db := pgtest.NewDatabase(t)
-	if err := reports.Migrate(context.Background(), db.Pool(t, 2)); err != nil {
-		t.Fatal(err)
-	}
-	toolcheck.Oncegen(t, ".", "verify", db.URL, ".")
+	toolcheck.Generated(t, ".", reports.Migrate)
 }
 
 // oncelint over the app, its command and its naive twin: nothing in the app, and in the

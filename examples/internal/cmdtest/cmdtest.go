@@ -23,7 +23,7 @@ type Command struct {
 	URL string
 
 	t      testing.TB
-	log    *syncBuffer
+	log    *Log
 	cancel context.CancelFunc
 	done   chan error
 }
@@ -36,7 +36,7 @@ var servingRE = regexp.MustCompile(`serving on (http://[0-9A-Za-z.:\[\]]+)`)
 func Start(t testing.TB, run Run, args []string, env map[string]string) *Command {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &Command{t: t, log: &syncBuffer{}, cancel: cancel, done: make(chan error, 1)}
+	c := &Command{t: t, log: &Log{}, cancel: cancel, done: make(chan error, 1)}
 	go func() { c.done <- run(ctx, args, func(k string) string { return env[k] }, c.log) }()
 	t.Cleanup(func() {
 		cancel()
@@ -80,19 +80,22 @@ func (c *Command) Stop() error {
 	}
 }
 
-// syncBuffer is a log the test reads while the command writes it.
-type syncBuffer struct {
+// Log is a command's log, which a test reads while the command writes it: to a Command
+// started here, or to a command run as a process (as its Stdout and Stderr).
+type Log struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
 }
 
-func (b *syncBuffer) Write(p []byte) (int, error) {
+// Write appends p to the log.
+func (b *Log) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.Write(p)
 }
 
-func (b *syncBuffer) String() string {
+// String returns what has been written so far.
+func (b *Log) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()

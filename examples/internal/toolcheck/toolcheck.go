@@ -1,7 +1,7 @@
 // Package toolcheck checks an example with the project's own tools, run as a user runs
-// them: oncegen's generated files are what the declarations produce today, the migrated
-// database holds every constraint the guards rely on, and oncelint finds exactly the bugs
-// the naive twin is written to have.
+// them: oncegen's generated files are what the declarations produce today and a database
+// migrated from empty holds every constraint the guards rely on (Generated), and oncelint
+// finds exactly the bugs the naive twin is written to have (Lint).
 //
 // A naive twin marks each bug oncelint must report with a comment at the end of the line,
 // naming the code and saying why:
@@ -16,6 +16,8 @@ package toolcheck
 import (
 	"bytes"
 	"cmp"
+	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -25,7 +27,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/oncekit/once/internal/linttest"
+	"github.com/oncekit/once/internal/pgtest"
 )
 
 // markRE is a mark: "// ONCEnnn: " followed by the reason.
@@ -88,4 +93,45 @@ func Oncegen(t testing.TB, dir string, args ...string) string {
 		t.Errorf("oncegen %s: %v\n%s%s", strings.Join(args, " "), err, stdout.Bytes(), stderr.Bytes())
 	}
 	return stdout.String()
+}
+
+// Generated checks dir with oncegen as go generate runs it there: the generated files are
+// what the declarations produce today (oncegen -check, with the arguments of the package's
+// //go:generate go tool oncegen line), and a database migrated from empty by migrate, as
+// the example's command migrates it, holds every constraint the guards rely on (oncegen
+// verify).
+func Generated(t testing.TB, dir string, migrate func(context.Context, *pgxpool.Pool) error) {
+	t.Helper()
+	args, err := generateArgs(dir)
+	if err != nil {
+		t.Fatalf("toolcheck: %v", err)
+	}
+	Oncegen(t, dir, append([]string{"-check"}, args...)...)
+	db := pgtest.NewDatabase(t)
+	if err := migrate(context.Background(), db.Pool(t, 2)); err != nil {
+		t.Fatalf("toolcheck: migrating from empty: %v", err)
+	}
+	Oncegen(t, dir, "verify", db.URL, ".")
+}
+
+// generateArgs returns the arguments of the //go:generate go tool oncegen line in dir's
+// Go files.
+func generateArgs(dir string) ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		return nil, err
+	}
+	const prefix = "//go:generate go tool oncegen "
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		for _, line := range strings.Split(string(src), "\n") {
+			if rest, ok := strings.CutPrefix(line, prefix); ok {
+				return strings.Fields(rest), nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("no %q line in %s", strings.TrimSpace(prefix), dir)
 }

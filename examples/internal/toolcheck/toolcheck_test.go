@@ -38,6 +38,22 @@ func (r *recorder) Errorf(format string, args ...any) {
 	r.errors = append(r.errors, fmt.Sprintf(format, args...))
 }
 
+// Fatalf records the failure and stops the check, as testing's does.
+func (r *recorder) Fatalf(format string, args ...any) {
+	r.Errorf(format, args...)
+	panic(r)
+}
+
+// run calls check with r, stopping where a Fatalf would.
+func (r *recorder) run(check func()) {
+	defer func() {
+		if p := recover(); p != nil && p != r {
+			panic(p)
+		}
+	}()
+	check()
+}
+
 // A mark left on the wrong line fails the check: the finding oncelint reports is not where
 // the source says it is.
 func TestLint_AMarkOnTheWrongLineFails(t *testing.T) {
@@ -58,5 +74,16 @@ func TestOncegen_FailsWithTheCommandsOutput(t *testing.T) {
 	toolcheck.Oncegen(r, "testdata/marked", "verify")
 	if len(r.errors) != 1 || !strings.Contains(r.errors[0], "give the database with -db DSN") {
 		t.Fatalf("failures %q, want oncegen's complaint", r.errors)
+	}
+}
+
+// Generated reads oncegen's arguments from the package's go:generate line, so the check runs
+// oncegen exactly as go generate does; a package without one is an error.
+func TestGenerated_WantsTheGoGenerateLine(t *testing.T) {
+	t.Parallel()
+	r := &recorder{T: t}
+	r.run(func() { toolcheck.Generated(r, "testdata/marked", nil) })
+	if len(r.errors) != 1 || !strings.Contains(r.errors[0], `no "//go:generate go tool oncegen" line in testdata/marked`) {
+		t.Fatalf("failures %q, want the missing line named", r.errors)
 	}
 }

@@ -13,22 +13,20 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/oncekit/once/examples/ideas"
+	"github.com/oncekit/once/examples/internal/serve"
 	"github.com/oncekit/once/examples/internal/standin"
 )
 
@@ -36,7 +34,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Getenv, os.Stderr); err != nil {
-		log.Printf("ideas: %v", err)
+		fmt.Fprintln(os.Stderr, "ideas:", err)
 		os.Exit(1)
 	}
 }
@@ -55,57 +53,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, logw io
 		return fmt.Errorf("-workers %d: want at least 1", *workers)
 	}
 
-	dsn := getenv("DATABASE_URL")
-	if dsn == "" {
-		return errors.New("DATABASE_URL is not set: name the PostgreSQL database to use")
-	}
-	db, err := pgxpool.New(ctx, dsn)
+	db, err := serve.Database(ctx, getenv, func(ctx context.Context, db *pgxpool.Pool) error {
+		if err := ideas.Migrate(ctx, db); err != nil {
+			return err
+		}
+		return ideas.CreateOrganisation(ctx, db, 1, "Example organisation")
+	})
 	if err != nil {
-		return fmt.Errorf("DATABASE_URL: %w", err)
+		return err
 	}
 	defer db.Close()
-	if err := ideas.Migrate(ctx, db); err != nil {
-		return err
-	}
-	if err := ideas.CreateOrganisation(ctx, db, 1, "Example organisation"); err != nil {
-		return err
-	}
-
 	api := standin.Start(getenv, "MODEL_URL", "model API", logger)
 	defer api.Stop()
 	model := &ideas.Model{BaseURL: api.URL, HTTP: &http.Client{Timeout: time.Minute}}
 
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		return err
-	}
-	srv := &http.Server{Handler: ideas.New(db, model).Handler(), ReadHeaderTimeout: 10 * time.Second}
-
-	ctx, stop := context.WithCancel(ctx)
-	defer stop()
-	var wg sync.WaitGroup
-	errs := make(chan error, *workers+1)
+	var work []func(context.Context) error
 	for range *workers {
 		w := ideas.NewWorker(db, model)
-		wg.Go(func() {
-			if err := w.Run(ctx, time.Second); err != nil {
-				errs <- fmt.Errorf("worker: %w", err)
-				stop()
-			}
-		})
+		work = append(work, func(ctx context.Context) error { return w.Run(ctx, time.Second) })
 	}
-	wg.Go(func() {
-		<-ctx.Done()
-		shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		srv.Shutdown(shutdown)
-	})
-	logger.Printf("serving on http://%s (press the button: curl -i -X POST http://%s/orgs/1/runs)", ln.Addr(), ln.Addr())
-	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-		errs <- err
-		stop()
-	}
-	wg.Wait()
-	close(errs)
-	return <-errs
+	return serve.Run(ctx, logger, *addr, ideas.New(db, model).Handler(), work...)
 }

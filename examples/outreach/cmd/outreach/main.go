@@ -17,20 +17,16 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
+	"github.com/oncekit/once/examples/internal/serve"
 	"github.com/oncekit/once/examples/internal/standin"
 	"github.com/oncekit/once/examples/outreach"
 	"github.com/oncekit/once/examples/outreach/internal/fakebilling"
@@ -60,18 +56,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, logw io
 		*publicURL = "http://" + *addr
 	}
 
-	dsn := getenv("DATABASE_URL")
-	if dsn == "" {
-		return errors.New("DATABASE_URL is not set: name the PostgreSQL database to use")
-	}
-	db, err := pgxpool.New(ctx, dsn)
+	db, err := serve.Database(ctx, getenv, outreach.Migrate)
 	if err != nil {
-		return fmt.Errorf("DATABASE_URL: %w", err)
-	}
-	defer db.Close()
-	if err := outreach.Migrate(ctx, db); err != nil {
 		return err
 	}
+	defer db.Close()
 
 	mail := standin.Start(getenv, "MAIL_URL", "email API", logger)
 	defer mail.Stop()
@@ -100,26 +89,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, logw io
 		return err
 	}
 
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		return fmt.Errorf("listening: %w", err)
-	}
-	srv := &http.Server{Handler: app.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	worker := make(chan struct{})
-	go func() {
-		defer close(worker)
+	return serve.Run(ctx, logger, *addr, app.Handler(), func(ctx context.Context) error {
 		app.Worker().Run(ctx, 2*time.Second)
-	}()
-	go func() {
-		<-ctx.Done()
-		shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		srv.Shutdown(shutdown)
-	}()
-	logger.Printf("serving on http://%s", ln.Addr())
-	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("serving: %w", err)
-	}
-	<-worker
-	return nil
+		return nil
+	})
 }

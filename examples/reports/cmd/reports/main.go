@@ -15,21 +15,17 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
+	"github.com/oncekit/once/examples/internal/serve"
 	"github.com/oncekit/once/examples/internal/standin"
 	"github.com/oncekit/once/examples/reports"
 )
@@ -55,18 +51,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, logw io
 		return err
 	}
 
-	dsn := getenv("DATABASE_URL")
-	if dsn == "" {
-		return errors.New("DATABASE_URL is not set: name the PostgreSQL database to use")
-	}
-	db, err := pgxpool.New(ctx, dsn)
+	db, err := serve.Database(ctx, getenv, reports.Migrate)
 	if err != nil {
-		return fmt.Errorf("DATABASE_URL: %w", err)
-	}
-	defer db.Close()
-	if err := reports.Migrate(ctx, db); err != nil {
 		return err
 	}
+	defer db.Close()
 	model := standin.Start(getenv, "MODEL_URL", "model API", logger)
 	defer model.Stop()
 	mail := standin.Start(getenv, "MAIL_URL", "email API", logger)
@@ -89,34 +78,5 @@ func run(ctx context.Context, args []string, getenv func(string) string, logw io
 		}
 	}
 
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		return fmt.Errorf("listening: %w", err)
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	srv := &http.Server{Handler: app.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	worked := make(chan error, 1)
-	go func() {
-		err := app.Run(ctx, *every)
-		cancel() // a worker that stopped stops the server too
-		worked <- err
-	}()
-	go func() {
-		<-ctx.Done()
-		shutdown, stop := context.WithTimeout(context.Background(), 10*time.Second)
-		defer stop()
-		srv.Shutdown(shutdown)
-	}()
-	logger.Printf("serving on http://%s", ln.Addr())
-	served := srv.Serve(ln)
-	if errors.Is(served, http.ErrServerClosed) {
-		served = nil
-	}
-	cancel()
-	// The worker settles what it holds before the pool closes.
-	if err := <-worked; err != nil {
-		return errors.Join(served, fmt.Errorf("worker: %w", err))
-	}
-	return served
+	return serve.Run(ctx, logger, *addr, app.Handler(), func(ctx context.Context) error { return app.Run(ctx, *every) })
 }

@@ -12,11 +12,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/oncekit/once/examples/internal/cmdtest"
 	"github.com/oncekit/once/internal/pgtest"
 )
 
@@ -34,7 +34,7 @@ func TestCommand_ServesAndWorks(t *testing.T) {
 	addr := freeAddr(t)
 	cmd := exec.Command(bin, "-addr", addr, "-work-every", "20ms", "-account", "acme:owner@acme.test:acme-token")
 	cmd.Env = append(os.Environ(), "DATABASE_URL="+db.URL, "MODEL_URL=", "MAIL_URL=") // the local fakes
-	logs := &syncBuffer{}
+	logs := &cmdtest.Log{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -144,23 +144,4 @@ func freeAddr(t *testing.T) string {
 	}
 	defer l.Close()
 	return l.Addr().String()
-}
-
-// syncBuffer collects the command's output, which its pipes' goroutines write while the test
-// may read it to explain a failure.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
