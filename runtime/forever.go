@@ -194,11 +194,15 @@ RETURNING id, provider_ref::text`
 
 // foreverReadSQL reads the row a claim ran into. Staleness and expiry are judged by the
 // database's clock, which every process shares.
-const foreverReadSQL = `SELECT id, state, token, attempts, fingerprint, provider_ref::text, result, error,
-	coalesce(recovery_point, ''),
+//
+// It is sent pipelined with every claim (see insertOrRead), so on a fresh key it runs after
+// an insert that succeeded, and finds the claimer's own row: the token condition makes it
+// return nothing then, rather than a row that is encoded, sent and dropped. It reads only
+// what a duplicate is answered from; a takeover gets the rest from its own RETURNING.
+const foreverReadSQL = `SELECT id, state, token, attempts, fingerprint, result, error,
 	state = 'open' AND alive_at < clock_timestamp() - $4::bigint * interval '1 microsecond',
 	expires_at IS NOT NULL AND expires_at <= clock_timestamp()
-FROM once.operations WHERE name = $1 AND scope = $2 AND key = $3`
+FROM once.operations WHERE name = $1 AND scope = $2 AND key = $3 AND token <> $5`
 
 // foreverTakeoverSQL gives a released claim, or (for a repeat-safe guard) a stale open one,
 // to a new attempt. It is conditional on the token read, so of two callers taking over the
@@ -287,8 +291,10 @@ func (g Forever[T]) Do(ctx context.Context, db DB, key string, fn func(context.C
 //   - Ref.Input different from the input the key was first used with: ErrMismatch.
 //
 // On a fresh key the claim is one round trip. A duplicate's claim and read go to the server
-// together, pipelined, when db can send a batch (*pgxpool.Pool, *pgx.Conn and pgx.Tx can),
-// so a replay is one round trip too.
+// together, pipelined, when db can send a batch (*pgxpool.Pool, *pgx.Conn and pgx.Tx can)
+// and the guard has been meeting duplicates lately, so a replay is one round trip too; a
+// guard whose keys are almost all new sends the claim alone, and its rare duplicate reads
+// in a second round trip (see forever_pipeline.go).
 //
 // The outcome is recorded even when ctx was cancelled while fn ran. If fn panics, the claim
 // is released (RepeatSafe) or marked uncertain, and the panic goes on.
@@ -430,27 +436,29 @@ func checkResultType[T any](p *foreverCall) error {
 
 // operationRow is the row a claim ran into.
 type operationRow struct {
-	id            int64
-	state         string
-	token         string
-	attempts      int
-	fingerprint   []byte
-	providerRef   string
-	result        []byte
-	errText       *string
-	recoveryPoint string
-	stale         bool
-	expired       bool
+	id          int64
+	state       string
+	token       string
+	attempts    int
+	fingerprint []byte
+	result      []byte
+	errText     *string
+	stale       bool
+	expired     bool
 }
 
 // claim claims the call's key. It returns the new attempt, or the row that answers the call
 // instead (done, failed, uncertain, in flight), or an error (ErrMismatch among them).
 func (p *foreverCall) claim(ctx context.Context, db DB) (*Attempt, *operationRow, error) {
-	for range foreverRounds {
+	history := historyOf(p.name)
+	for round := range foreverRounds {
 		token := newToken()
-		a, row, err := p.insertOrRead(ctx, db, token)
+		a, row, err := p.insertOrRead(ctx, db, token, history.pipelined())
 		if err != nil {
 			return nil, nil, err
+		}
+		if round == 0 {
+			history.record(a == nil)
 		}
 		if a != nil {
 			return a, nil, nil
@@ -498,17 +506,18 @@ type batcher interface {
 	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
 }
 
-// insertOrRead sends the claim and, pipelined with it, the read a duplicate needs. The read
-// costs a fresh key a little server time and saves every duplicate a round trip (see
-// BENCHMARKS.md). It runs after the insert in the same implicit transaction but in a new
-// snapshot (READ COMMITTED), so it sees the row the insert ran into: the insert waits for
-// that row's inserter to commit.
-func (p *foreverCall) insertOrRead(ctx context.Context, db DB, token string) (*Attempt, *operationRow, error) {
+// insertOrRead sends the claim and, when pipeline says so and db can, the read a duplicate
+// needs, pipelined with it (see forever_pipeline.go); otherwise the read follows the insert
+// only if the insert found the key taken. Either way the read runs after the insert, in a
+// new snapshot (READ COMMITTED), so it sees the row the insert ran into: the insert waits
+// for that row's inserter to commit. (Pipelined, the two run in one implicit transaction,
+// each statement with its own snapshot.)
+func (p *foreverCall) insertOrRead(ctx context.Context, db DB, token string, pipeline bool) (*Attempt, *operationRow, error) {
 	args := []any{p.name, p.ref.Scope, p.ref.Key, token, p.fingerprint}
-	readArgs := []any{p.name, p.ref.Scope, p.ref.Key, micros(p.stale)}
+	readArgs := []any{p.name, p.ref.Scope, p.ref.Key, micros(p.stale), token}
 	var id int64
 	var providerRef string
-	if b, ok := db.(batcher); ok {
+	if b, ok := db.(batcher); ok && pipeline {
 		batch := &pgx.Batch{}
 		batch.Queue(foreverClaimSQL, args...)
 		batch.Queue(foreverReadSQL, readArgs...)
@@ -550,8 +559,8 @@ func (p *foreverCall) insertOrRead(ctx context.Context, db DB, token string) (*A
 // scanOperationRow scans foreverReadSQL's row; no row is (nil, nil).
 func scanOperationRow(r pgx.Row) (*operationRow, error) {
 	row := &operationRow{}
-	err := r.Scan(&row.id, &row.state, &row.token, &row.attempts, &row.fingerprint, &row.providerRef,
-		&row.result, &row.errText, &row.recoveryPoint, &row.stale, &row.expired)
+	err := r.Scan(&row.id, &row.state, &row.token, &row.attempts, &row.fingerprint,
+		&row.result, &row.errText, &row.stale, &row.expired)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}

@@ -133,55 +133,61 @@ func TestForever_FirstCallRunsLaterCallsGetTheRecordedResult(t *testing.T) {
 	}
 }
 
+// The storm runs twice: with the guard pipelining each claim's read, and with it sending the
+// claim alone and reading after a conflict, which is what a guard whose keys are mostly new
+// does (the share of duplicates is set before each call; the storm's own duplicates may
+// still turn pipelining on for a call or two).
 func TestForever_ConcurrentDuplicatesRunOnce(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, stormConns)
-	g := once.Forever[receipt]{Name: "billing.Charge"}
-	var inFlight atomic.Int64
-	allAnswered := make(chan struct{})
-	outs := make([]once.Outcome, stormSize)
-	storm(t, pool, stormSize, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
-		_, out, err := g.Do(ctx, conn, "order/1", func(ctx context.Context) (receipt, error) {
-			// Hold the claim until every other caller has been answered, so all of them
-			// met it while it was open.
-			select {
-			case <-allAnswered:
-			case <-time.After(20 * time.Second):
+	for _, share := range []float64{1, 0} {
+		g := once.Forever[receipt]{Name: "billing.Charge." + strconv.FormatFloat(share, 'f', -1, 64)}
+		key := "order/1"
+		var inFlight atomic.Int64
+		allAnswered := make(chan struct{})
+		outs := make([]once.Outcome, stormSize)
+		storm(t, pool, stormSize, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
+			once.SetDuplicateShare(g.Name, share)
+			_, out, err := g.Do(ctx, conn, key, func(ctx context.Context) (receipt, error) {
+				// Hold the claim until every other caller has been answered, so all of them
+				// met it while it was open.
+				select {
+				case <-allAnswered:
+				case <-time.After(20 * time.Second):
+				}
+				return receipt{ChargeID: "ch_" + strconv.Itoa(caller)}, effect(ctx, conn, g.Name, key, caller)
+			})
+			outs[caller] = out
+			if errors.Is(err, once.ErrInFlight) {
+				if inFlight.Add(1) == stormSize-1 {
+					close(allAnswered)
+				}
+				return nil
 			}
-			return receipt{ChargeID: "ch_" + strconv.Itoa(caller)}, effect(ctx, conn, "forever", "order/1", caller)
+			return err
 		})
-		outs[caller] = out
-		if errors.Is(err, once.ErrInFlight) {
-			if inFlight.Add(1) == stormSize-1 {
-				close(allAnswered)
+		if n := effects(t, pool, g.Name, key); n != 1 {
+			t.Fatalf("%s: %d effects from %d concurrent callers, want exactly 1", g.Name, n, stormSize)
+		}
+		ran := 0
+		for _, o := range outs {
+			if o.Status == once.Ran {
+				ran++
 			}
-			return nil
 		}
-		return err
-	})
-	if n := effects(t, pool, "forever", "order/1"); n != 1 {
-		t.Fatalf("%d effects from %d concurrent callers, want exactly 1", n, stormSize)
-	}
-	ran := 0
-	for _, o := range outs {
-		if o.Status == once.Ran {
-			ran++
+		if ran != 1 || inFlight.Load() != stormSize-1 {
+			t.Fatalf("%s: %d ran, %d in flight; want 1 and %d", g.Name, ran, inFlight.Load(), stormSize-1)
 		}
-	}
-	if ran != 1 || inFlight.Load() != stormSize-1 {
-		t.Fatalf("%d ran, %d in flight; want 1 and %d", ran, inFlight.Load(), stormSize-1)
-	}
-	v, out, err := g.Do(context.Background(), pool, "order/1", func(context.Context) (receipt, error) {
-		t.Fatal("ran again after the storm")
-		return receipt{}, nil
-	})
-	if err != nil || out.Status != once.Duplicate || v.ChargeID == "" {
-		t.Fatalf("after the storm: %+v %+v %v; want the recorded receipt", v, out, err)
+		v, out, err := g.Do(context.Background(), pool, key, func(context.Context) (receipt, error) {
+			t.Fatal("ran again after the storm")
+			return receipt{}, nil
+		})
+		if err != nil || out.Status != once.Duplicate || v.ChargeID == "" {
+			t.Fatalf("%s: after the storm: %+v %+v %v; want the recorded receipt", g.Name, v, out, err)
+		}
 	}
 }
 
-// The negative control: the same storm guarded by a read of the effects instead of the
-// claim. Every caller checks, finds nothing, and charges.
 func TestForever_NegativeControl_CheckThenActChargesEveryCaller(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, stormConns)
@@ -540,41 +546,50 @@ func TestForever_RoundTrips(t *testing.T) {
 	t.Parallel()
 	pool, tracer := setupTraced(t)
 	ctx := context.Background()
-	g := once.Forever[receipt]{Name: "billing.Charge"}
+	// A name of its own: the choice to pipeline follows each guard name's recent claims in
+	// this process, and other tests' guards must not move it.
+	g := once.Forever[receipt]{Name: "roundtrips.Charge"}
 	fn := func(context.Context) (receipt, error) { return receipt{ChargeID: "ch"}, nil }
 	// Warm the connection's statement cache: pgx prepares each statement on first use.
+	once.SetDuplicateShare(g.Name, 1)
 	g.Do(ctx, pool, "warm", fn)
 	g.Do(ctx, pool, "warm", fn)
-	once.Forever[receipt]{Name: "billing.Charge"}.Do(ctx, noBatch{pool}, "warm", fn)
+	g.Do(ctx, noBatch{pool}, "warm", fn)
+	step := func(what, key string, db once.DB, want once.Status, wantTrips, wantStmts int64) {
+		t.Helper()
+		if _, out, err := g.Do(ctx, db, key, fn); err != nil || out.Status != want {
+			t.Fatalf("%s: %+v %v, want %v", what, out, err, want)
+		}
+		if trips, stmts := tracer.take(); trips != wantTrips || stmts != wantStmts {
+			t.Fatalf("%s: %d round trips, %d statements; want %d and %d", what, trips, stmts, wantTrips, wantStmts)
+		}
+	}
 
+	// A guard meeting duplicates pipelines the read with the claim.
+	once.SetDuplicateShare(g.Name, 1)
 	tracer.take()
-	if _, out, err := g.Do(ctx, pool, "fresh", fn); err != nil || out.Status != once.Ran {
-		t.Fatal(out, err)
-	}
-	if trips, stmts := tracer.take(); trips != 2 || stmts != 3 {
-		t.Fatalf("fresh: %d round trips, %d statements; want 2 (claim with its pipelined read, settle) and 3", trips, stmts)
-	}
-	if _, out, err := g.Do(ctx, pool, "fresh", fn); err != nil || out.Status != once.Duplicate {
-		t.Fatal(out, err)
-	}
-	if trips, stmts := tracer.take(); trips != 1 || stmts != 2 {
-		t.Fatalf("replay: %d round trips, %d statements; want 1 (claim and read pipelined) and 2", trips, stmts)
-	}
+	step("fresh, pipelined (claim with its read, settle)", "fresh", pool, once.Ran, 2, 3)
+	step("replay, pipelined (claim and read together)", "fresh", pool, once.Duplicate, 1, 2)
 
-	// Without pipelining: the claim alone, then the settle; a replay's read follows its claim.
+	// A guard whose keys are new sends the claim alone; its duplicate reads after.
+	once.SetDuplicateShare(g.Name, 0)
+	step("fresh, claim alone (claim, settle)", "fresh-2", pool, once.Ran, 2, 2)
+	step("replay after a claim alone (claim, then read)", "fresh-2", pool, once.Duplicate, 2, 2)
+	// That duplicate, and one more, turn pipelining on.
+	step("second duplicate, still unpipelined", "fresh-2", pool, once.Duplicate, 2, 2)
+	step("third duplicate, pipelined", "fresh-2", pool, once.Duplicate, 1, 2)
+	// Sixteen new keys in a row turn it off again.
+	for i := range 16 {
+		g.Do(ctx, pool, "new-"+strconv.Itoa(i), fn)
+	}
+	tracer.take()
+	step("fresh after sixteen new keys", "fresh-3", pool, once.Ran, 2, 2)
+
+	// A DB without SendBatch never pipelines.
+	once.SetDuplicateShare(g.Name, 1)
 	plain := noBatch{pool}
-	if _, out, err := g.Do(ctx, plain, "fresh-2", fn); err != nil || out.Status != once.Ran {
-		t.Fatal(out, err)
-	}
-	if trips, stmts := tracer.take(); trips != 2 || stmts != 2 {
-		t.Fatalf("fresh, unpipelined: %d round trips, %d statements; want 2 and 2", trips, stmts)
-	}
-	if _, out, err := g.Do(ctx, plain, "fresh-2", fn); err != nil || out.Status != once.Duplicate {
-		t.Fatal(out, err)
-	}
-	if trips, stmts := tracer.take(); trips != 2 || stmts != 2 {
-		t.Fatalf("replay, unpipelined: %d round trips, %d statements; want 2 and 2", trips, stmts)
-	}
+	step("fresh, unpipelined", "fresh-4", plain, once.Ran, 2, 2)
+	step("replay, unpipelined", "fresh-4", plain, once.Duplicate, 2, 2)
 }
 
 func TestForever_OversizedResultIsRecordedDoneWithoutIt(t *testing.T) {

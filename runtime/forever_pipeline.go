@@ -1,0 +1,57 @@
+package once
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// A claim whose key is new needs one statement, the insert; a claim that meets an existing
+// row also needs the read that answers it. Sending the read pipelined with every claim makes
+// a duplicate one round trip instead of two, and costs every new key a statement whose
+// answer is dropped (see BENCHMARKS.md). Which is cheaper depends on the guard: most keys of
+// a guard that charges each order are new, while the keys at a front door under a retry
+// storm are mostly duplicates.
+//
+// So each process keeps, per guard name, a running share of the claims that met an existing
+// row, and pipelines the read while that share is above pipelineAbove. The share moves an
+// eighth of the way to 1 for each duplicate and to 0 for each new key: two duplicates in a
+// row turn pipelining on, some sixteen new keys in a row turn it off. The choice decides
+// round trips only, never an outcome: an unpipelined duplicate reads the row after its
+// insert, as the pipelined one does.
+
+// claimHistories maps a guard name to its *claimHistory. Guard names are few (they are
+// written in code), so the map stays small.
+var claimHistories sync.Map
+
+// claimHistory is one guard's running share of duplicate claims, in units of 1/shareOne.
+type claimHistory struct{ share atomic.Int32 }
+
+const (
+	shareOne      = 1 << 16
+	pipelineAbove = shareOne / 8
+)
+
+func historyOf(name string) *claimHistory {
+	if h, ok := claimHistories.Load(name); ok {
+		return h.(*claimHistory)
+	}
+	h, _ := claimHistories.LoadOrStore(name, &claimHistory{})
+	return h.(*claimHistory)
+}
+
+// pipelined reports whether the next claim should send the read with the insert.
+func (h *claimHistory) pipelined() bool { return h.share.Load() > pipelineAbove }
+
+// record counts one claim's first answer: a new key, or a duplicate.
+func (h *claimHistory) record(duplicate bool) {
+	target := int32(0)
+	if duplicate {
+		target = shareOne
+	}
+	for {
+		old := h.share.Load()
+		if h.share.CompareAndSwap(old, old+(target-old)/8) {
+			return
+		}
+	}
+}
