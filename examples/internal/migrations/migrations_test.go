@@ -225,3 +225,22 @@ func TestApply_BadInputWritesNothing(t *testing.T) {
 		t.Errorf("bad input created %d tables", got)
 	}
 }
+
+// A file that drops an index CONCURRENTLY (oncegen writes one when a declaration goes away)
+// runs alone too: inside a transaction PostgreSQL would refuse it.
+func TestApply_ADropConcurrentlyRunsAlone(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	fs := dir()
+	fs["0005_orders_ref_dropped.up.sql"] = &fstest.MapFile{Data: []byte("-- CONCURRENTLY cannot run inside a transaction.\nDROP INDEX CONCURRENTLY IF EXISTS public.orders_ref_once_forever;\n")}
+	if err := migrations.Apply(ctx, db, "app_migrations", fs); err != nil {
+		t.Fatal(err)
+	}
+	if got := count(t, db, `SELECT count(*) FROM pg_class WHERE relname = 'orders_ref_once_forever'`); got != 0 {
+		t.Errorf("the index is still there")
+	}
+	if got := count(t, db, `SELECT count(*) FROM app_migrations`); got != 5 {
+		t.Errorf("%d versions recorded, want 5", got)
+	}
+}
