@@ -1,20 +1,50 @@
-// Package serve is what the examples' commands share: the database named by DATABASE_URL,
-// migrated at start, and an HTTP server with the app's workers beside it, stopped together
-// when the command's context ends (SIGINT or SIGTERM in main).
+// Package serve is what the examples' commands share: main's signals and exit (Main), the
+// flags and log every command has (Flags), the database named by DATABASE_URL, migrated at
+// start (Database), and an HTTP server with the app's workers beside it, stopped together
+// when the command's context ends (Run).
 package serve
 
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"net/http"
+	"os"
+	"os/signal"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 )
+
+// Main runs a command as its main function: run gets the process's arguments, its
+// environment and standard error for its log, and a context that SIGINT or SIGTERM ends.
+// If run fails, Main says why and exits 1.
+func Main(name string, run func(ctx context.Context, args []string, getenv func(string) string, logw io.Writer) error) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stderr)
+	stop()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+		os.Exit(1)
+	}
+}
+
+// Flags returns the command's log (prefixed with its name) and its flag set, which writes
+// its usage to the log and holds the flag every example has: -addr, where to serve
+// (127.0.0.1:8080 unless given).
+func Flags(name string, logw io.Writer) (logger *log.Logger, fs *flag.FlagSet, addr *string) {
+	logger = log.New(logw, name+": ", log.LstdFlags)
+	fs = flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(logw)
+	addr = fs.String("addr", "127.0.0.1:8080", "address to serve on")
+	return logger, fs, addr
+}
 
 // Database connects to the database DATABASE_URL names, read with getenv, and migrates it.
 // The caller closes the pool.

@@ -7,6 +7,7 @@ import (
 	"log"
 	"net/http"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -95,5 +96,26 @@ func TestDatabase_ConnectsAndMigrates(t *testing.T) {
 	db.Close()
 	if _, err := serve.Database(ctx, func(string) string { return "" }, nil); err == nil || !strings.Contains(err.Error(), "DATABASE_URL is not set") {
 		t.Fatalf("Database without DATABASE_URL: %v", err)
+	}
+}
+
+// Every command serves on loopback unless told otherwise, and its log and usage go to the
+// writer it is given, prefixed with its name.
+func TestFlags_AddrAndLogEveryCommandHas(t *testing.T) {
+	t.Parallel()
+	var out strings.Builder
+	logger, fs, addr := serve.Flags("ideas", &out)
+	if err := fs.Parse(nil); err != nil || *addr != "127.0.0.1:8080" {
+		t.Fatalf("-addr %q (%v), want 127.0.0.1:8080", *addr, err)
+	}
+	if err := fs.Parse([]string{"-addr", ":9090"}); err != nil || *addr != ":9090" {
+		t.Fatalf("-addr :9090 gave %q (%v)", *addr, err)
+	}
+	if err := fs.Parse([]string{"-nope"}); err == nil || !strings.Contains(out.String(), "flag provided but not defined: -nope") {
+		t.Fatalf("an unknown flag: %v, usage %q", err, out.String())
+	}
+	logger.Print("hello")
+	if !regexp.MustCompile(`(?m)^ideas: \S+ \S+ hello$`).MatchString(out.String()) {
+		t.Fatalf("log %q, want the command's name first", out.String())
 	}
 }

@@ -13,14 +13,9 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
-	"log"
 	"net/http"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -30,21 +25,11 @@ import (
 	"github.com/oncekit/once/examples/internal/standin"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "ideas:", err)
-		os.Exit(1)
-	}
-}
+func main() { serve.Main("ideas", run) }
 
 // run is the command, minus the process: it serves until ctx ends.
 func run(ctx context.Context, args []string, getenv func(string) string, logw io.Writer) error {
-	logger := log.New(logw, "ideas: ", log.LstdFlags)
-	fs := flag.NewFlagSet("ideas", flag.ContinueOnError)
-	fs.SetOutput(logw)
-	addr := fs.String("addr", "127.0.0.1:8080", "address to serve on")
+	logger, fs, addr := serve.Flags("ideas", logw)
 	workers := fs.Int("workers", 2, "how many workers take jobs")
 	if err := fs.Parse(args); err != nil {
 		return err

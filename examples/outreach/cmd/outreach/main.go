@@ -17,13 +17,7 @@ package main
 
 import (
 	"context"
-	"flag"
-	"fmt"
 	"io"
-	"log"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/oncekit/once/examples/internal/serve"
@@ -32,21 +26,11 @@ import (
 	"github.com/oncekit/once/examples/outreach/internal/fakebilling"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "outreach:", err)
-		os.Exit(1)
-	}
-}
+func main() { serve.Main("outreach", run) }
 
 // run is the command, minus the process: it serves until ctx ends.
 func run(ctx context.Context, args []string, getenv func(string) string, logw io.Writer) error {
-	logger := log.New(logw, "outreach: ", log.LstdFlags)
-	fs := flag.NewFlagSet("outreach", flag.ContinueOnError)
-	fs.SetOutput(logw)
-	addr := fs.String("addr", "127.0.0.1:8080", "address to serve on")
+	logger, fs, addr := serve.Flags("outreach", logw)
 	publicURL := fs.String("public-url", "", "the app's address in the links of its emails (default: http:// and -addr)")
 	operator := fs.String("operator", "operator@outreach.test", "where operator alerts go")
 	if err := fs.Parse(args); err != nil {

@@ -14,13 +14,7 @@ package main
 
 import (
 	"context"
-	"flag"
-	"fmt"
 	"io"
-	"log"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/oncekit/once/examples/internal/serve"
@@ -28,21 +22,11 @@ import (
 	"github.com/oncekit/once/examples/paidactions"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "paidactions:", err)
-		os.Exit(1)
-	}
-}
+func main() { serve.Main("paidactions", run) }
 
 // run is the command, minus the process: it serves until ctx ends.
 func run(ctx context.Context, args []string, getenv func(string) string, logw io.Writer) error {
-	logger := log.New(logw, "paidactions: ", log.LstdFlags)
-	fs := flag.NewFlagSet("paidactions", flag.ContinueOnError)
-	fs.SetOutput(logw)
-	addr := fs.String("addr", "127.0.0.1:8080", "address to serve on")
+	logger, fs, addr := serve.Flags("paidactions", logw)
 	every := fs.Duration("work-every", time.Second, "how often the worker looks for queued actions and lost answers")
 	if err := fs.Parse(args); err != nil {
 		return err

@@ -15,14 +15,9 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
-	"log"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/oncekit/once/examples/internal/serve"
@@ -30,21 +25,11 @@ import (
 	"github.com/oncekit/once/examples/reports"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "reports:", err)
-		os.Exit(1)
-	}
-}
+func main() { serve.Main("reports", run) }
 
 // run is the command, minus the process: it serves until ctx ends.
 func run(ctx context.Context, args []string, getenv func(string) string, logw io.Writer) error {
-	logger := log.New(logw, "reports: ", log.LstdFlags)
-	fs := flag.NewFlagSet("reports", flag.ContinueOnError)
-	fs.SetOutput(logw)
-	addr := fs.String("addr", "127.0.0.1:8080", "address to serve on")
+	logger, fs, addr := serve.Flags("reports", logw)
 	account := fs.String("account", "", "create the account id:email:token if it does not exist")
 	every := fs.Duration("work-every", time.Second, "how often the worker looks for queued jobs and due emails")
 	if err := fs.Parse(args); err != nil {
