@@ -195,9 +195,10 @@ RETURNING id, provider_ref::text`
 // foreverReadSQL reads the row a claim ran into. Staleness and expiry are judged by the
 // database's clock, which every process shares.
 //
-// It is sent pipelined with every claim (see insertOrRead), so on a fresh key it runs after
-// an insert that succeeded, and finds the claimer's own row: the token condition makes it
-// return nothing then, rather than a row that is encoded, sent and dropped. It reads only
+// A guard meeting duplicates sends it pipelined with every claim (see insertOrRead), so on a
+// fresh key it runs after an insert that succeeded, and finds the claimer's own row: the
+// token condition makes it return nothing then, rather than a row that is encoded, sent and
+// dropped. It reads only
 // what a duplicate is answered from; a takeover gets the rest from its own RETURNING.
 const foreverReadSQL = `SELECT id, state, token, attempts, fingerprint, result, error,
 	state = 'open' AND alive_at < clock_timestamp() - $4::bigint * interval '1 microsecond',
