@@ -43,20 +43,24 @@ const foreverRounds = 8
 //   - nil: done, the result is recorded and replayed;
 //   - Terminal(err): failed, err's text is recorded and replayed as a *Failure;
 //   - Uncertain(err), or Attempt.Uncertain: uncertain, listed for an operator;
+//   - Rejected(err): nothing is recorded, the key is left unused (the input was refused
+//     before any work);
 //   - any other error: retryable, the claim is released and the next call runs again.
 //
-// A holder that dies leaves its claim open. Once it has shown no life for Stale, the next
-// call marks it uncertain, or, when RepeatSafe says a repeat is harmless (its effect carries
-// a provider idempotency key, or it resumes from checkpoints), claims it again and runs.
+// A holder that dies leaves its claim open. Once it has shown no life for Stale (a claim, a
+// checkpoint, a heartbeat), the next call marks it uncertain, or, when RepeatSafe says a
+// repeat is harmless (its effect carries a provider idempotency key, or it resumes from
+// checkpoints), claims it again and runs.
 type Forever[T any] struct {
 	// Name identifies the guard; claims are per Name, scope and key.
 	Name string
 	// Retain is how long a settled outcome is kept. Zero keeps it for ever. After it the key
 	// is forgotten: a late retry runs as new work, and ReapExpired deletes the row.
 	Retain time.Duration
-	// Stale is how long an open claim may show no life (a claim or a checkpoint) before its
-	// holder is taken to be dead. Zero means DefaultStale. Make it longer than the function
-	// ever legitimately takes between checkpoints.
+	// Stale is how long an open claim may show no life (a claim, a checkpoint or a
+	// heartbeat) before its holder is taken to be dead. Zero means DefaultStale. Make it
+	// longer than the function ever legitimately takes between checkpoints, or set
+	// Heartbeat.
 	Stale time.Duration
 	// RepeatSafe says a dead holder's claim may be run again: the effect carries a provider
 	// idempotency key (Attempt.ProviderKey), or its steps are checkpointed. Without it such a
