@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/oncekit/once/examples/internal/cmdtest"
 	"github.com/oncekit/once/internal/pgtest"
 )
@@ -102,6 +104,28 @@ func TestCommand_ServesAndWorks(t *testing.T) {
 	}
 	if _, u := call("GET", "/usage", "", nil); u["reports"] != 1.0 {
 		t.Fatalf("usage: %v", u)
+	}
+	// The owner's email is a follow-up the worker's drain delivers after the job is done:
+	// wait for its delivery, read from the outbox, before stopping the command.
+	conn, err := pgx.Connect(context.Background(), db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	for {
+		var delivered bool
+		err := conn.QueryRow(context.Background(),
+			"SELECT count(*) = 1 FROM once.followups WHERE state = 'delivered'").Scan(&delivered)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if delivered {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the worker did not email the owner:\n%s", logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
