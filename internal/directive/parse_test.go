@@ -1,7 +1,6 @@
 package directive_test
 
 import (
-	"go/ast"
 	"go/parser"
 	"go/token"
 	"strings"
@@ -50,6 +49,9 @@ func G(ctx context.Context, reply Reply) error { return nil }
 //once:lease key=job ttl=10s wait=2s
 func H(ctx context.Context, job string) error { return nil }
 
+//once:statement key=org cap=3
+func J(ctx context.Context, org int64) error { return nil }
+
 //once:provider "key=pair(a, b)"
 func I(ctx context.Context, a, b int) error { return nil }
 `
@@ -57,8 +59,8 @@ func I(ctx context.Context, a, b int) error { return nil }
 	if len(errs) > 0 {
 		t.Fatalf("errors: %v", errs)
 	}
-	if len(ds) != 9 {
-		t.Fatalf("got %d directives, want 9", len(ds))
+	if len(ds) != 10 {
+		t.Fatalf("got %d directives, want 10", len(ds))
 	}
 	byFunc := map[string]*directive.Directive{}
 	for _, d := range ds {
@@ -73,7 +75,7 @@ func I(ctx context.Context, a, b int) error { return nil }
 	check("A.Kind", byFunc["A"].Kind, directive.Request)
 	check("A.Name", byFunc["A"].Name, "app.A")
 	check("A.Key", byFunc["A"].Key[0].Text, "u.ID")
-	check("A.Key col", token.NewFileSet().Position(0).Column, 0)
+	check("A.Key offset", int(byFunc["A"].Key[0].Pos-byFunc["A"].Slash), len("//once:request key="))
 	check("B.NoWait", byFunc["B"].NoWait, true)
 	check("B.Timeout", byFunc["B"].Timeout, 5*time.Second)
 	c := byFunc["C"]
@@ -95,7 +97,8 @@ func I(ctx context.Context, a, b int) error { return nil }
 	check("H.Wait", byFunc["H"].Wait, 2*time.Second)
 	check("I.Key", byFunc["I"].Key[0].Text, "pair(a, b)")
 	check("I.Prefix default", byFunc["I"].ProviderPrefix, "app.I")
-	check("C.N default", byFunc["A"].N.IsLit, false)
+	check("J.N default", byFunc["J"].N, directive.IntOrExpr{IsLit: true, Lit: 1})
+	check("A.N unset", byFunc["A"].N, directive.IntOrExpr{})
 }
 
 // Positions are exact: each key expression points at its first character in the file.
@@ -334,5 +337,3 @@ func TestKindRank_ShortestFirst(t *testing.T) {
 		t.Error("unknown kind has a rank")
 	}
 }
-
-var _ = ast.Print
