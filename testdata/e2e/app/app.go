@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -20,9 +19,13 @@ import (
 // Pool is where the effects are recorded.
 var Pool *pgxpool.Pool
 
-// Hold, when set, keeps a function running until the rest of its storm has returned, so an
-// open claim or a lease is still held while every other call arrives.
+// Hold, when set, keeps a function running until the rest of its storm has arrived, so an
+// open claim or a lease is still held while every other call is made.
 var Hold func()
+
+// Gap, when set, runs in Approve between its read and its write: the window a decision made
+// from a read leaves open, which the transaction guard must close.
+var Gap func()
 
 // ProviderURL is the fake provider's address.
 var ProviderURL string
@@ -50,7 +53,6 @@ type Org struct{ ID string }
 //
 //once:request key=org.ID
 func LoadProfile(ctx context.Context, org Org) (string, error) {
-	time.Sleep(20 * time.Millisecond)
 	return "profile-" + org.ID, effect(ctx, "request", org.ID)
 }
 
@@ -65,7 +67,9 @@ func Approve(ctx context.Context, tx pgx.Tx, org Org) error {
 	if n > 0 {
 		return nil
 	}
-	time.Sleep(10 * time.Millisecond) // the gap between the read and the write
+	if Gap != nil {
+		Gap()
+	}
 	if _, err := tx.Exec(ctx, "INSERT INTO decisions (org, approved) VALUES ($1, true)", org.ID); err != nil {
 		return err
 	}

@@ -167,31 +167,44 @@ func main() {
 		},
 	}
 	counts := map[string]string{
-		"request":         "SELECT count(*) FROM effects WHERE kind = 'request'",
-		"transaction":     "SELECT count(*) FROM effects WHERE kind = 'transaction'",
-		"statement":       "SELECT count(*) FROM effects WHERE kind = 'statement'",
-		"episode":         "SELECT count(*) FROM effects WHERE kind = 'episode'",
-		"open":            "SELECT count(*) FROM effects WHERE kind = 'open'",
-		"forever":         "SELECT count(*) FROM effects WHERE kind = 'forever'",
-		"lease":           "SELECT count(*) FROM effects WHERE kind = 'lease'",
-		"table-open":      "SELECT count(*) FROM jobs WHERE dedupe_key = 'job-1'",
-		"table-forever":   "SELECT count(*) FROM billing.charges WHERE org_id = 7",
-		"table-episode":   "SELECT count(*) FROM alerts WHERE rule_id = 'disk-full'",
-		"table-statement": "SELECT count(*) FROM quota WHERE org_id = 7",
+		"request":       "SELECT count(*) FROM effects WHERE kind = 'request'",
+		"transaction":   "SELECT count(*) FROM effects WHERE kind = 'transaction'",
+		"statement":     "SELECT count(*) FROM effects WHERE kind = 'statement'",
+		"episode":       "SELECT count(*) FROM effects WHERE kind = 'episode'",
+		"open":          "SELECT count(*) FROM effects WHERE kind = 'open'",
+		"forever":       "SELECT count(*) FROM effects WHERE kind = 'forever'",
+		"lease":         "SELECT count(*) FROM effects WHERE kind = 'lease'",
+		"table-open":    "SELECT count(*) FROM jobs WHERE dedupe_key = 'job-1'",
+		"table-forever": "SELECT count(*) FROM billing.charges WHERE org_id = 7",
+		"table-episode": "SELECT count(*) FROM alerts WHERE rule_id = 'disk-full'",
+		// The units reserved, in calls of 60: the one row holds them all.
+		"table-statement": "SELECT coalesce(sum(used), 0) / 60 FROM quota WHERE org_id = 7",
+	}
+
+	// Approve's window between its read and its write: with the guard, the lock must close
+	// it however wide it is; without, every caller reads before any writes, so the control
+	// races for sure.
+	app.Gap = func() { time.Sleep(10 * time.Millisecond) }
+	if *direct {
+		var read atomic.Int64
+		app.Gap = func() {
+			read.Add(1)
+			waitFor(func() bool { return read.Load() >= callers })
+		}
 	}
 
 	results := map[string]Result{}
 	for kind, call := range calls {
 		var res Result
-		var returned atomic.Int64
+		var started, returned atomic.Int64
 		app.Hold = nil
 		if !*direct {
-			// The winner stays inside its claim until every other caller has returned.
-			app.Hold = func() {
-				deadline := time.Now().Add(10 * time.Second)
-				for returned.Load() < callers-1 && time.Now().Before(deadline) {
-					time.Sleep(time.Millisecond)
-				}
+			// The winner stays inside its claim until every other caller has returned; a
+			// request memo's other callers wait for the winner's call, so there it stays
+			// until they have all made theirs.
+			app.Hold = func() { waitFor(func() bool { return returned.Load() >= callers-1 }) }
+			if kind == "request" {
+				app.Hold = func() { waitFor(func() bool { return started.Load() >= callers }) }
 			}
 		}
 		stormCtx := ctx
@@ -206,6 +219,7 @@ func main() {
 			go func() {
 				defer wg.Done()
 				<-start
+				started.Add(1)
 				out, err := call(stormCtx)
 				mu.Lock()
 				if out.Status == once.Ran {
@@ -234,6 +248,15 @@ func main() {
 		results[kind] = res
 	}
 	json.NewEncoder(os.Stdout).Encode(results)
+}
+
+// waitFor polls cond until it holds, for ten seconds at most: a storm that cannot meet
+// stops waiting, and its counts say so.
+func waitFor(cond func() bool) {
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
 }
 
 func ran(err error) (once.Outcome, error) {
