@@ -113,7 +113,7 @@ func TestTable_Forever_ConcurrentInsertsRunOnce(t *testing.T) {
 }
 
 // The negative control: the same storms on tables without their unique indexes let every
-// caller's insert through, for each form, so the storms in these tests do race.
+// caller's insert through, for each form, so the index is what keeps each to one row.
 func TestTable_WithoutTheIndexEveryCallerInserts(t *testing.T) {
 	t.Parallel()
 	pool := setupTables(t, stormConns, false)
@@ -126,7 +126,8 @@ func TestTable_WithoutTheIndexEveryCallerInserts(t *testing.T) {
 	g := once.Table[struct{}]{Name: "control", OnConflict: once.Duplicate}
 	for table, insert := range inserts {
 		tableStorm(t, pool, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
-			// Without the index, ON CONFLICT has no arbiter: the insert is plain.
+			// Without the index there is nothing to conflict with, and an ON CONFLICT naming
+			// its columns would fail (42P10): the insert is plain.
 			_, _, err := g.Do(ctx, conn, func(ctx context.Context, tx pgx.Tx) (struct{}, error) {
 				err := tx.QueryRow(ctx, insert+` RETURNING 1`, caller).Scan(new(int))
 				return struct{}{}, once.InsertConflict(err)
