@@ -17,7 +17,7 @@ import (
 const DefaultStale = 20 * time.Minute
 
 // maxClaimAttempts bounds the claim loop. Each extra attempt follows a claim that was closed
-// between our insert and our read (settled, or closed as stale by us); more than a few in a
+// between our insert and our read (settled, or closed as stale); more than a few in a
 // row means something keeps closing claims as fast as they open.
 const maxClaimAttempts = 8
 
@@ -58,17 +58,22 @@ const claimSQL = `INSERT INTO once.open_claims (name, key, token) VALUES ($1, $2
 ON CONFLICT (name, key) WHERE state = 'open' DO NOTHING
 RETURNING id`
 
-// openClaimSQL answers a conflict: it closes the key's open claim if it is stale and returns
-// the open claim with whether it was just closed. Its snapshot predates the update, so a
-// claim closed here still reads as open, flagged; the caller then claims again.
-const openClaimSQL = `WITH stale AS (
+// openClaimSQL answers a conflict: it closes the key's open claim if it is stale, and returns
+// the open claim with whether it is past the stale window. The cutoff is read once, so the
+// update and the answer agree on it.
+//
+// The answer reads the snapshot the statement started with, so a stale claim comes back
+// still open, whoever closed it: this statement's update, or another caller's that committed
+// while this one waited for the row. Either way it is closed now, and the caller claims
+// again; it must not be told to redirect to it.
+const openClaimSQL = `WITH cutoff AS MATERIALIZED (
+	SELECT clock_timestamp() - $3::bigint * interval '1 microsecond' AS t
+), stale AS (
 	UPDATE once.open_claims SET state = 'stale', closed_at = clock_timestamp(), reason = $4
-	WHERE name = $1 AND key = $2 AND state = 'open'
-	AND opened_at <= clock_timestamp() - $3::bigint * interval '1 microsecond'
-	RETURNING id
+	WHERE name = $1 AND key = $2 AND state = 'open' AND opened_at <= (SELECT t FROM cutoff)
 )
-SELECT c.id, EXISTS (SELECT 1 FROM stale WHERE stale.id = c.id)
-FROM once.open_claims c WHERE c.name = $1 AND c.key = $2 AND c.state = 'open'`
+SELECT c.id, c.opened_at <= cutoff.t
+FROM once.open_claims c, cutoff WHERE c.name = $1 AND c.key = $2 AND c.state = 'open'`
 
 // Claim opens a claim on key that outlives the call: for work handed to a job queue, where
 // a worker settles it later with Finish or Fail. If another claim on the key is open (and not
@@ -96,17 +101,18 @@ func (g Open[T]) Claim(ctx context.Context, db DB, key string) (*Claim, Outcome,
 		if !errors.Is(err, pgx.ErrNoRows) {
 			return nil, Outcome{}, fmt.Errorf("once: open guard %s: claim: %w", g.Name, err)
 		}
-		var closed bool
-		err = db.QueryRow(ctx, openClaimSQL, g.Name, key, micros(stale), staleReason(stale)).Scan(&id, &closed)
+		var wasStale bool
+		err = db.QueryRow(ctx, openClaimSQL, g.Name, key, micros(stale), staleReason(stale)).Scan(&id, &wasStale)
 		if errors.Is(err, pgx.ErrNoRows) {
 			continue // the open claim was settled in between: claim again
 		}
 		if err != nil {
 			return nil, Outcome{}, fmt.Errorf("once: open guard %s: reading the open claim: %w", g.Name, err)
 		}
-		if !closed {
+		if !wasStale {
 			return nil, Outcome{Status: InFlight, Handle: strconv.FormatInt(id, 10)}, nil
 		}
+		// Closed as stale, by this statement or a concurrent one: claim again.
 	}
 	return nil, Outcome{}, fmt.Errorf("once: open guard %s: key %q: claims kept closing during %d attempts to claim", g.Name, key, maxClaimAttempts)
 }

@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/oncekit/once/internal/pgtest"
 	once "github.com/oncekit/once/runtime"
 )
 
@@ -311,13 +313,17 @@ func TestOpen_ConcurrentTakeoverOfAStaleClaimRunsOnce(t *testing.T) {
 	}
 	backdate(t, pool, dead.ID, time.Hour) // its worker died an hour ago
 	var redirected atomic.Int64
+	handles := make([]string, stormSize)
+	var fresh atomic.Int64
 	storm(t, pool, stormSize, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
 		c, out, err := g.Claim(ctx, conn, "org/1")
 		if c != nil {
+			fresh.Store(c.ID)
 			return effect(ctx, conn, "open", "org/1", caller)
 		}
 		if out.Status == once.InFlight {
 			redirected.Add(1)
+			handles[caller] = out.Handle
 		}
 		return err
 	})
@@ -327,7 +333,100 @@ func TestOpen_ConcurrentTakeoverOfAStaleClaimRunsOnce(t *testing.T) {
 	if got := redirected.Load(); got != stormSize-1 {
 		t.Fatalf("%d callers redirected, want %d", got, stormSize-1)
 	}
+	// A redirect to the dead claim would send the caller to work nobody is doing.
+	want := strconv.FormatInt(fresh.Load(), 10)
+	for i, h := range handles {
+		if h != "" && h != want {
+			t.Errorf("caller %d redirected to claim %s, want the new claim %s (the dead one is %d)", i, h, want, dead.ID)
+		}
+	}
 	if s := claimState(t, pool, dead.ID); s.state != "stale" {
 		t.Fatalf("dead claim is %q, want stale", s.state)
+	}
+}
+
+// beforeQuery is a pgx tracer that calls hook before each statement is sent.
+type beforeQuery func(sql string)
+
+func (h beforeQuery) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	h(data.SQL)
+	return ctx
+}
+
+func (beforeQuery) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// The interleaving the storm above hits now and then, made certain: a caller's insert meets
+// a stale claim, and while it reads that claim another caller closes it. The read waits for
+// the other's update and, as its snapshot predates the close, still sees the claim open. The
+// claim is closed all the same, so the caller must claim again, not redirect to it.
+func TestOpen_StaleClaimClosedByAnotherCallerMeanwhileIsClaimedAgain(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	db := pgtest.NewDatabase(t)
+	pool := db.Pool(t, 4)
+	prepare(t, pool)
+	g := once.Open[int]{Name: "research.StartRun", Stale: time.Minute}
+	dead, _, err := g.Claim(ctx, pool, "org/1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	backdate(t, pool, dead.ID, time.Hour)
+
+	// The other caller: its close of the stale claim, not yet committed.
+	other, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Rollback(context.Background())
+	cfg, err := pgx.ParseConfig(db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closing := false
+	cfg.Tracer = beforeQuery(func(sql string) {
+		if closing || !strings.Contains(sql, "SET state = 'stale'") {
+			return
+		}
+		closing = true // before this caller's read is sent, the other caller closes the claim
+		if _, err := other.Exec(ctx, "UPDATE once.open_claims SET state = 'stale', closed_at = clock_timestamp(), reason = 'closed by another caller' WHERE id = $1", dead.ID); err != nil {
+			t.Error(err)
+		}
+	})
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	pid := conn.PgConn().PID()
+
+	type result struct {
+		c   *once.Claim
+		out once.Outcome
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		c, out, err := g.Claim(ctx, conn, "org/1")
+		done <- result{c, out, err}
+	}()
+	// Commit the close only once the read is waiting for it.
+	for waiting := false; !waiting; time.Sleep(time.Millisecond) {
+		if err := pool.QueryRow(ctx, "SELECT count(*) = 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'", pid).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := other.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err != nil || r.c == nil || r.out.Status != once.Ran {
+		t.Fatalf("Claim = %v, %+v, %v; want a new claim (the claim it met was closed)", r.c, r.out, r.err)
+	}
+	if !closing {
+		t.Fatal("the caller never read the claim it met: the interleaving did not happen")
+	}
+	if s := claimState(t, pool, dead.ID); s.state != "stale" || s.reason != "closed by another caller" {
+		t.Fatalf("dead claim %+v, want closed by the other caller", s)
 	}
 }
