@@ -61,6 +61,7 @@ func (g *Guard) KeyText() string {
 // file:line:col: message per line.
 type Errors []*directive.Error
 
+// Error prints one mistake per line, file:line:col: message.
 func (es Errors) Error() string {
 	lines := make([]string, len(es))
 	for i, e := range es {

@@ -235,11 +235,11 @@ func MigrationFiles(dir, format string, plan *Plan) (map[string][]byte, error) {
 		base := fmt.Sprintf("%04d_%s", v+i, st.Title)
 		switch format {
 		case "sql":
-			files[base+".up.sql"] = []byte(sqlFile(st, st.Up, "up"))
-			files[base+".down.sql"] = []byte(sqlFile(st, st.Down, "down"))
+			files[base+".up.sql"] = []byte(sqlFile(st, st.Up))
+			files[base+".down.sql"] = []byte(sqlFile(st, st.Down))
 		case "migrate":
-			files[base+".up.sql"] = []byte(migrateFile(st, st.Up, "up"))
-			files[base+".down.sql"] = []byte(migrateFile(st, st.Down, "down"))
+			files[base+".up.sql"] = []byte(migrateFile(st, st.Up))
+			files[base+".down.sql"] = []byte(migrateFile(st, st.Down))
 		case "goose":
 			files[base+".sql"] = []byte(gooseFile(st))
 		case "atlas":
@@ -294,7 +294,7 @@ func concurrentNote(st Step) string {
 	return ""
 }
 
-func sqlFile(st Step, stmts []string, dir string) string {
+func sqlFile(st Step, stmts []string) string {
 	var b strings.Builder
 	b.WriteString(fileHeader)
 	b.WriteString(concurrentNote(st))
@@ -309,7 +309,7 @@ func sqlFile(st Step, stmts []string, dir string) string {
 	return b.String()
 }
 
-func migrateFile(st Step, stmts []string, dir string) string {
+func migrateFile(st Step, stmts []string) string {
 	// golang-migrate's postgres driver sends a file as one multi-statement query, which
 	// PostgreSQL runs as one transaction; a CONCURRENTLY file holds its one statement alone.
 	return fileHeader + concurrentNote(st) + strings.Join(stmts, "\n\n") + "\n"

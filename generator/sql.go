@@ -40,8 +40,8 @@ type Object struct {
 	Guards []string `json:"guards"`
 }
 
-// RuntimeSchemaHash identifies the runtime schema a snapshot was made with.
-func RuntimeSchemaHash() string {
+// runtimeSchemaHash identifies the runtime schema a snapshot was made with.
+func runtimeSchemaHash() string {
 	sum := sha256.Sum256([]byte(once.Schema))
 	return hex.EncodeToString(sum[:])
 }
@@ -113,7 +113,7 @@ func Objects(guards []*Guard) ([]Object, error) {
 			return nil, err
 		}
 	}
-	objs := []Object{RuntimeObject()}
+	objs := []Object{runtimeObject()}
 	rank := map[string]int{ObjColumn: 1, ObjCheck: 2, ObjIndex: 3}
 	rest := make([]Object, 0, len(byID))
 	for _, o := range byID {
@@ -129,11 +129,11 @@ func Objects(guards []*Guard) ([]Object, error) {
 	return append(objs, rest...), nil
 }
 
-// RuntimeObject is the runtime's own schema as an object.
-func RuntimeObject() Object {
+// runtimeObject is the runtime's own schema as an object.
+func runtimeObject() Object {
 	return Object{
 		ID: "runtime:once", Kind: ObjRuntime, Name: "once",
-		Def:    RuntimeSchemaHash(),
+		Def:    runtimeSchemaHash(),
 		Up:     strings.TrimRight(once.Schema, "\n"),
 		Down:   "DROP SCHEMA IF EXISTS once CASCADE;",
 		Guards: []string{},

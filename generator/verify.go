@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Problem is one constraint the code relies on that a live database lacks, holds INVALID,
@@ -20,6 +19,8 @@ type Problem struct {
 	Live string
 }
 
+// String says what is wrong with which object, and which guards rely on it, as verify
+// prints it.
 func (p Problem) String() string {
 	var b strings.Builder
 	label := p.Object.Kind + " " + p.Object.Name
@@ -147,10 +148,4 @@ WHERE conrelid = to_regclass($1) AND conname = $2`, o.Table, o.Name).Scan(&def, 
 		return []Problem{{Object: o, What: "differs", Live: def}}, nil
 	}
 	return nil, nil
-}
-
-// IsConnectError reports an error reaching the database, as opposed to one in a query.
-func IsConnectError(err error) bool {
-	var ce *pgconn.ConnectError
-	return errors.As(err, &ce)
 }
