@@ -195,7 +195,8 @@ func (c *Catalog) add(name string, data []byte) error {
 	return nil
 }
 
-// funcPackage returns the package path of a full function name.
+// funcPackage returns the package path of a full function name. The name is the last
+// dot-separated element (a package path may hold dots of its own: github.com/satori/go.uuid).
 func funcPackage(full string) (string, bool) {
 	s := full
 	if strings.HasPrefix(s, "(") {
@@ -205,19 +206,24 @@ func funcPackage(full string) (string, bool) {
 		}
 		s = strings.TrimPrefix(s[1:end], "*")
 	}
-	slash := strings.LastIndex(s, "/")
-	dot := strings.Index(s[slash+1:], ".")
-	if dot <= 0 || strings.HasSuffix(s, ".") {
+	dot := strings.LastIndex(s, ".")
+	if dot <= strings.LastIndex(s, "/")+1 || dot == len(s)-1 {
 		return "", false
 	}
-	return s[:slash+1+dot], true
+	return s[:dot], true
 }
 
 var majorVersion = regexp.MustCompile(`/v[0-9]+([/.)]|$)`)
 
 // Normalize drops major-version path elements from a full name or package path, so
-// entries for one major version of a module match every other.
+// entries for one major version of a module match every other. It also drops a pointer
+// receiver's star: a type cannot declare one method twice, so (T).M and (*T).M name the
+// same method, and an entry matches whichever receiver the SDK declares it with (stripe's
+// old-style charge.Client.New has a value receiver; FullName prints no star for it).
 func Normalize(name string) string {
+	if strings.HasPrefix(name, "(*") {
+		name = "(" + name[2:]
+	}
 	for {
 		n := majorVersion.ReplaceAllString(name, "$1")
 		if n == name {

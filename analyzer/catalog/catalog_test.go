@@ -40,6 +40,11 @@ func TestDefault_CoversTheProvidersOfTheIssue(t *testing.T) {
 		"net/http.Post",
 		"(*net/http.Client).Post",
 		"(*net/http.Client).Do",
+		// The old-style clients' methods have value receivers, which FullName prints
+		// without a star; a star written by mistake matches too.
+		"(github.com/stripe/stripe-go/v82/charge.Client).New",
+		"(*github.com/stripe/stripe-go/v82/charge.Client).New",
+		"(github.com/stripe/stripe-go/v82/paymentintent.Client).Confirm",
 	} {
 		if _, ok := c.Effect(name); !ok {
 			t.Errorf("no effect entry matches %s", name)
@@ -56,17 +61,26 @@ func TestDefault_CoversTheProvidersOfTheIssue(t *testing.T) {
 	if c.IsUnstable("time.Date", "time") || c.IsUnstable("github.com/google/uuid.Parse", "github.com/google/uuid") {
 		t.Error("time.Date or uuid.Parse is unstable, but returns the same value for the same input")
 	}
+	// A package path with a dot in its last element: the fast path must know the package.
+	if !c.HasUnstable("github.com/satori/go.uuid") || c.HasUnstable("github.com/satori/go") {
+		t.Error("HasUnstable does not name github.com/satori/go.uuid by its whole path")
+	}
+	if !c.HasEffects("github.com/stripe/stripe-go/v82/charge") || !c.HasEffects("net/smtp") {
+		t.Error("HasEffects misses charge or net/smtp")
+	}
 }
 
-func TestNormalize_DropsMajorVersionsOnly(t *testing.T) {
+func TestNormalize_DropsMajorVersionsAndReceiverStars(t *testing.T) {
 	t.Parallel()
 	cases := map[string]string{
 		"github.com/stripe/stripe-go/v82/charge.New":                 "github.com/stripe/stripe-go/charge.New",
 		"(github.com/stripe/stripe-go/v82.v1RefundService).Create":   "(github.com/stripe/stripe-go.v1RefundService).Create",
 		"github.com/resend/resend-go/v2":                             "github.com/resend/resend-go",
-		"(*github.com/twilio/twilio-go/rest/api/v2010.ApiService).X": "(*github.com/twilio/twilio-go/rest/api.ApiService).X",
+		"(*github.com/twilio/twilio-go/rest/api/v2010.ApiService).X": "(github.com/twilio/twilio-go/rest/api.ApiService).X",
 		"github.com/a/b/v2/v3/c.F":                                   "github.com/a/b/c.F",
 		"github.com/vango/vlib.F":                                    "github.com/vango/vlib.F",
+		"(*github.com/stripe/stripe-go/v82/charge.Client).New":       "(github.com/stripe/stripe-go/charge.Client).New",
+		"(*net/http.Client).Do":                                      "(net/http.Client).Do",
 	}
 	for in, want := range cases {
 		if got := catalog.Normalize(in); got != want {

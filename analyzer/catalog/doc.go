@@ -45,7 +45,8 @@
 //
 // Major-version path elements (/v2, /v82) are ignored when names are compared, so an entry
 // written for stripe-go v82 also matches v81 and v83, and one for openai-go matches
-// openai-go/v3.
+// openai-go/v3. So is a receiver's star: "(*pkg.T).M" and "(pkg.T).M" name one method,
+// whichever receiver the SDK declares it with.
 //
 // # Extending
 //
