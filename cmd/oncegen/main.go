@@ -40,8 +40,9 @@
 // -check writes nothing: it prints a unified diff for each generated file that is stale,
 // missing or orphaned (and, with -migrations, the migration that is due) and exits 1.
 //
-// verify connects to DSN and lists each constraint the loaded packages rely on that the
-// database lacks, holds INVALID or holds in another form, and exits 1 if there is any.
+// verify connects to DSN (by default $ONCE_DATABASE_URL) and lists each constraint the
+// loaded packages rely on that the database lacks, holds INVALID or holds in another form,
+// and exits 1 if there is any.
 //
 // Exit codes:
 //
