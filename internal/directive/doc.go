@@ -46,6 +46,13 @@
 //	open       table=T columns=C,... status=COL open=V,... partial unique index while open
 //	forever    table=T columns=C,... [nulls=notdistinct]  unique index
 //
+// Two of them rely on the insert as well as on the clause. The conflict clause guards only a
+// key that has a row already: the statement form's first insert of a key is not compared
+// with the cap, so it must insert at most cap units; and the episode form's insert must set
+// the latch, which the latch column oncegen adds does by its DEFAULT clock_timestamp() (a
+// latch column of the table's own, which oncegen leaves as it is, needs that default too, or
+// the insert must write the latch itself).
+//
 // Table, column and status names must be plain lower-case SQL identifiers (letters, digits
 // and _, not a reserved word, at most 63 bytes; a table may be schema-qualified), and open=
 // values plain words: nothing can be injected into the emitted SQL through a directive.

@@ -129,8 +129,9 @@ func (d *Directive) IndexDef() string {
 //   - forever: the insert does nothing on a duplicate; RETURNING gives no row.
 //   - open: the same, while a row with the same key is open.
 //   - episode: a row whose latch is NULL (rearmed) is fired again; a fired one gives no row.
+//     A new row is fired only if the insert sets the latch (or the column's default does).
 //   - statement: the counter grows by the inserted amount while it stays within the cap;
-//     past it, no row.
+//     past it, no row. A new row is not compared with the cap: its insert must stay within it.
 func (d *Directive) ConflictClause() string {
 	if !d.HasTable() {
 		return ""
