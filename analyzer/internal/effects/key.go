@@ -3,6 +3,7 @@ package effects
 import (
 	"go/ast"
 	"go/constant"
+	"go/token"
 	"go/types"
 	"strings"
 
@@ -25,13 +26,8 @@ func keyCarried(pass *analysis.Pass, body *ast.BlockStmt, call *ast.CallExpr, e 
 		if headerSet(pass, body, k.Header) {
 			return true
 		}
-		// An option built by a helper of the application may set the header.
-		for _, arg := range call.Args {
-			if c, ok := ast.Unparen(arg).(*ast.CallExpr); ok {
-				if fn, ok := typeutil.Callee(pass.TypesInfo, c).(*types.Func); ok && fn.Pkg() == pass.Pkg {
-					return true
-				}
-			}
+		if optionFromHelper(pass, call) {
+			return true
 		}
 		if k.Field == "" && k.Setter == "" {
 			return false
@@ -41,6 +37,28 @@ func keyCarried(pass *analysis.Pass, body *ast.BlockStmt, call *ast.CallExpr, e 
 		return false
 	}
 	return fieldSet(pass, body, call.Args[k.Arg], k.Field, k.Setter)
+}
+
+// optionFromHelper reports whether one of the call's options (its variadic arguments,
+// as the SDKs take option.WithHeader) is built by a function of the application, which
+// may set the header. The request body built by a helper sets no header.
+func optionFromHelper(pass *analysis.Pass, call *ast.CallExpr) bool {
+	sig, ok := pass.TypesInfo.TypeOf(call.Fun).(*types.Signature)
+	if !ok || !sig.Variadic() {
+		return false
+	}
+	for _, arg := range call.Args[min(sig.Params().Len()-1, len(call.Args)):] {
+		if c, ok := ast.Unparen(arg).(*ast.CallExpr); ok && inPackage(pass, c) {
+			return true
+		}
+	}
+	return false
+}
+
+// inPackage reports whether call calls a function of the package being analysed.
+func inPackage(pass *analysis.Pass, call *ast.CallExpr) bool {
+	fn, ok := typeutil.Callee(pass.TypesInfo, call).(*types.Func)
+	return ok && fn.Pkg() == pass.Pkg
 }
 
 // headerSet reports whether body sets the named header: option.WithHeader(name, v),
@@ -135,7 +153,8 @@ func litSets(lit *ast.CompositeLit, field string) bool {
 }
 
 // varSets reports whether body sets field of v, calls its setter, or assigns v a value
-// that does; or assigns v from a call (a helper that may set it).
+// that does; or assigns v from a call, or hands v to a function of the package (a helper
+// that may set it).
 func varSets(pass *analysis.Pass, body *ast.BlockStmt, v *types.Var, field, setter string) bool {
 	found := false
 	ast.Inspect(body, func(n ast.Node) bool {
@@ -165,6 +184,13 @@ func varSets(pass *analysis.Pass, body *ast.BlockStmt, v *types.Var, field, sett
 		case *ast.CallExpr:
 			if sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr); ok && setter != "" && sel.Sel.Name == setter && rootIs(pass, sel.X, v) {
 				found = true
+			}
+			if inPackage(pass, n) {
+				for _, arg := range n.Args {
+					if rootIs(pass, arg, v) || (isAddr(arg) && rootIs(pass, ast.Unparen(arg).(*ast.UnaryExpr).X, v)) {
+						found = true
+					}
+				}
 			}
 		}
 		return true
@@ -208,6 +234,11 @@ func rootIs(pass *analysis.Pass, e ast.Expr, v *types.Var) bool {
 			return false
 		}
 	}
+}
+
+func isAddr(e ast.Expr) bool {
+	u, ok := ast.Unparen(e).(*ast.UnaryExpr)
+	return ok && u.Op == token.AND
 }
 
 func identIs(pass *analysis.Pass, id *ast.Ident, v *types.Var) bool {

@@ -113,6 +113,32 @@ func (a *app) draft(ctx context.Context, lead Lead) (string, error) {
 	return m.Content[0].Text, nil
 }
 
+// prompt builds the conversation; it sets no header.
+func prompt(lead Lead) anthropic.MessageNewParams {
+	return anthropic.MessageNewParams{
+		Model:     anthropic.ModelClaudeSonnet4_5,
+		MaxTokens: 512,
+		Messages:  []anthropic.MessageParam{anthropic.NewUserMessage(lead.Notes)},
+	}
+}
+
+// keyed is the application's option carrying the Idempotency-Key header.
+func keyed(lead Lead) option.RequestOption {
+	return option.WithHeader("Idempotency-Key", fmt.Sprintf("lead-%d", lead.ID))
+}
+
+// redraft builds its request with a helper: the body is not an option, and carries no key.
+func (a *app) redraft(ctx context.Context, lead Lead) error {
+	_, err := a.claude.Messages.New(ctx, prompt(lead)) // want `call to \(anthropic.Client\).Messages.New has no idempotency key and no //once: promise`
+	return err
+}
+
+// resummarize passes an option built by a helper, which may set the header: not reported.
+func (a *app) resummarize(ctx context.Context, lead Lead) error {
+	_, err := a.openai.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: openai.ChatModelGPT4o}, keyed(lead))
+	return err
+}
+
 func (a *app) tagline(ctx context.Context, lead Lead) (string, error) {
 	r, err := a.gpt.CreateChatCompletion(ctx, goopenai.ChatCompletionRequest{ // want `call to \(\*openai.Client\).CreateChatCompletion has no //once: promise`
 		Model:    goopenai.GPT4o,
@@ -186,6 +212,8 @@ func main() {
 		func() error { _, err := a.summarize(ctx, lead); return err },
 		func() error { _, err := a.draft(ctx, lead); return err },
 		func() error { _, err := a.tagline(ctx, lead); return err },
+		func() error { return a.redraft(ctx, lead) },
+		func() error { return a.resummarize(ctx, lead) },
 		func() error { return a.notifyHook(ctx, lead) },
 		func() error { return a.pushCRM(ctx, lead) },
 		func() error { return a.pushCRMKeyed(ctx, lead) },
