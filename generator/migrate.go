@@ -264,7 +264,8 @@ func MigrationFiles(dir, format string, plan *Plan) (map[string][]byte, error) {
 }
 
 // snapshotOnly returns the snapshot file when next differs from the one in dir, else no
-// file. It is compared as bytes, as written.
+// file. It is compared as bytes, as written. (A plan without steps always has a snapshot to
+// compare with: a first run has the runtime's schema to write.)
 func snapshotOnly(dir string, next Snapshot) (map[string][]byte, error) {
 	snap, err := MarshalSnapshot(next)
 	if err != nil {
@@ -276,9 +277,6 @@ func snapshotOnly(dir string, next Snapshot) (map[string][]byte, error) {
 	}
 	if err == nil && string(old) == string(snap) {
 		return map[string][]byte{}, nil
-	}
-	if err != nil && len(next.Guards) == 0 && len(next.Objects) == 0 {
-		return map[string][]byte{}, nil // nothing declared, nothing to remember
 	}
 	return map[string][]byte{SnapshotFile: snap}, nil
 }
