@@ -75,8 +75,8 @@ type Catalog struct {
 	effects  map[string]*Effect
 	unstable map[string]bool
 	// pkgs and unstablePkgs hold the (version-less) package paths of the entries, for
-	// the analyzers' fast paths.
-	pkgs, unstablePkgs map[string]bool
+	// the analyzers' fast paths; modules the modules of the effects' packages.
+	pkgs, unstablePkgs, modules map[string]bool
 }
 
 //go:embed providers.json
@@ -138,11 +138,14 @@ func (c *Catalog) clone() *Catalog {
 	for k, v := range c.unstablePkgs {
 		n.unstablePkgs[k] = v
 	}
+	for k, v := range c.modules {
+		n.modules[k] = v
+	}
 	return n
 }
 
 func newCatalog() *Catalog {
-	return &Catalog{effects: map[string]*Effect{}, unstable: map[string]bool{}, pkgs: map[string]bool{}, unstablePkgs: map[string]bool{}}
+	return &Catalog{effects: map[string]*Effect{}, unstable: map[string]bool{}, pkgs: map[string]bool{}, unstablePkgs: map[string]bool{}, modules: map[string]bool{}}
 }
 
 var classes = map[string]bool{Payment: true, Email: true, Message: true, Model: true, HTTP: true}
@@ -183,6 +186,7 @@ func (c *Catalog) add(name string, data []byte) error {
 		}
 		c.effects[Normalize(e.Func)] = &e
 		c.pkgs[Normalize(pkg)] = true
+		c.modules[Module(Normalize(pkg))] = true
 	}
 	for i, u := range f.Unstable {
 		pkg, ok := funcPackage(u.Func)
@@ -248,6 +252,17 @@ func (c *Catalog) IsUnstable(fullName, pkgPath string) bool {
 // HasEffects reports whether any effect entry is a function of the package, so an
 // analyzer can skip packages that import none of them.
 func (c *Catalog) HasEffects(path string) bool { return c.pkgs[Normalize(path)] }
+
+// FromProvider reports whether the package belongs to the module of a catalogued effect:
+// an SDK's package, whose types (stripe.Params, resend.SendEmailOptions) carry its keys.
+func (c *Catalog) FromProvider(path string) bool { return c.modules[Module(Normalize(path))] }
+
+// Module approximates the module of a package path by its first three elements
+// (host/owner/repo), enough to tell an SDK's packages from an application's.
+func Module(path string) string {
+	parts := strings.SplitN(path, "/", 4)
+	return strings.Join(parts[:min(len(parts), 3)], "/")
+}
 
 // HasUnstable reports whether any unstable entry is a function of the package.
 func (c *Catalog) HasUnstable(path string) bool { return c.unstablePkgs[Normalize(path)] }

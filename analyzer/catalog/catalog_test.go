@@ -68,6 +68,17 @@ func TestDefault_CoversTheProvidersOfTheIssue(t *testing.T) {
 	if !c.HasEffects("github.com/stripe/stripe-go/v82/charge") || !c.HasEffects("net/smtp") {
 		t.Error("HasEffects misses charge or net/smtp")
 	}
+	// The SDKs' own types carry their keys: stripe.Params lives beside the effects' packages.
+	for path, want := range map[string]bool{
+		"github.com/stripe/stripe-go/v82":                  true,
+		"github.com/aws/aws-sdk-go-v2/service/sesv2/types": true,
+		"example.com/shop/outbox":                          false,
+		"github.com/acme/stripe-go/v82":                    false,
+	} {
+		if got := c.FromProvider(path); got != want {
+			t.Errorf("FromProvider(%s) = %v, want %v", path, got, want)
+		}
+	}
 }
 
 func TestNormalize_DropsMajorVersionsAndReceiverStars(t *testing.T) {

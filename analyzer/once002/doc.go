@@ -10,9 +10,11 @@
 // uuid.NewString, uuid.NewV7), a ULID, an xid or a KSUID is different on every attempt:
 // the provider sees a new request and does the work again, and the key protects nothing.
 // ONCE002 reports such a key where it is handed over: a field or setter the provider
-// catalogue lists (Stripe's IdempotencyKey and SetIdempotencyKey, SNS's
-// MessageDeduplicationId, resend's SendEmailOptions.IdempotencyKey), an Idempotency-Key
-// header, or a key argument of the runtime package (once.ProviderKey, a guard's Do).
+// catalogue lists, of the provider's SDK (Stripe's IdempotencyKey and SetIdempotencyKey,
+// SNS's MessageDeduplicationId, resend's SendEmailOptions.IdempotencyKey), an
+// Idempotency-Key header, or a key argument of the runtime package (once.ProviderKey, a
+// guard's Do). A field of the application's own type with the same name (an outbox row's
+// IdempotencyKey) is where a key is kept: it is judged where the key reaches the provider.
 //
 // The value is followed through local variables, concatenation, fmt.Sprintf, strconv,
 // conversions, method calls (uuid.New().String(), time.Now().Format(...)) and helpers:

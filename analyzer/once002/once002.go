@@ -242,13 +242,13 @@ func (c *checker) sinks(body *ast.BlockStmt, fields, setters, headers map[string
 	ast.Inspect(body, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.KeyValueExpr:
-			if id, ok := n.Key.(*ast.Ident); ok && fields[id.Name] {
+			if id, ok := n.Key.(*ast.Ident); ok && fields[id.Name] && c.fromProvider(info.Uses[id]) {
 				out = append(out, sink{expr: n.Value})
 			}
 		case *ast.AssignStmt:
 			if len(n.Lhs) == len(n.Rhs) {
 				for i, lhs := range n.Lhs {
-					if sel, ok := ast.Unparen(lhs).(*ast.SelectorExpr); ok && fields[sel.Sel.Name] {
+					if sel, ok := ast.Unparen(lhs).(*ast.SelectorExpr); ok && fields[sel.Sel.Name] && info.Selections[sel] != nil && c.fromProvider(info.Selections[sel].Obj()) {
 						out = append(out, sink{expr: n.Rhs[i]})
 					}
 				}
@@ -263,7 +263,7 @@ func (c *checker) sinks(body *ast.BlockStmt, fields, setters, headers map[string
 				name = id.Name
 			}
 			switch {
-			case setters[name] && len(n.Args) == 1:
+			case setters[name] && len(n.Args) == 1 && fn != nil && c.fromProvider(fn):
 				out = append(out, sink{expr: n.Args[0]})
 			case (name == "WithHeader" || name == "WithHeaderAdd" || name == "Set" || name == "Add") && len(n.Args) == 2 && headerName(info, n.Args[0], headers):
 				out = append(out, sink{expr: n.Args[1]})
@@ -282,6 +282,14 @@ func (c *checker) sinks(body *ast.BlockStmt, fields, setters, headers map[string
 		return true
 	})
 	return out
+}
+
+// fromProvider reports whether a key field or setter belongs to a provider's SDK. The
+// application's own IdempotencyKey field (an outbox row's, set once when the job is
+// stored and read back by every attempt) is where a key is kept, not where it is handed
+// over: it is checked where it reaches the provider.
+func (c *checker) fromProvider(obj types.Object) bool {
+	return obj != nil && obj.Pkg() != nil && c.cat.FromProvider(obj.Pkg().Path())
 }
 
 // headerName reports whether e is a constant naming a key header.

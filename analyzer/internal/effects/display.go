@@ -4,6 +4,8 @@ import (
 	"go/ast"
 	"go/types"
 	"strings"
+
+	"github.com/oncekit/once/analyzer/catalog"
 )
 
 // Qualifier prints a package by its name, as Go code refers to it.
@@ -16,7 +18,7 @@ func Qualifier(p *types.Package) string { return p.Name() }
 func DisplayName(info *types.Info, call *ast.CallExpr, fn *types.Func) string {
 	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
 	if ok && fn.Signature().Recv() != nil && fn.Pkg() != nil {
-		sdk := modulePrefix(fn.Pkg().Path())
+		sdk := catalog.Module(fn.Pkg().Path())
 		var fields []string
 		x := ast.Unparen(sel.X)
 		for {
@@ -66,15 +68,5 @@ func typeFrom(t types.Type, module string) bool {
 		t = p.Elem()
 	}
 	n, ok := t.(*types.Named)
-	return ok && n.Obj().Pkg() != nil && modulePrefix(n.Obj().Pkg().Path()) == module
-}
-
-// modulePrefix approximates the module of a package path by its first three elements
-// (host/owner/repo), enough to tell an SDK's types from the application's.
-func modulePrefix(path string) string {
-	parts := strings.SplitN(path, "/", 4)
-	if len(parts) > 3 {
-		parts = parts[:3]
-	}
-	return strings.Join(parts, "/")
+	return ok && n.Obj().Pkg() != nil && catalog.Module(n.Obj().Pkg().Path()) == module
 }

@@ -212,3 +212,38 @@ func (s *Service) Bill(ctx context.Context, o Order, period time.Time) error { /
 func (s *Service) BillNow(ctx context.Context, o Order) error {
 	return s.Invoice(ctx, o.CustomerID, time.Now()) // want `idempotency key passed to \(\*payments.Service\).Invoice is derived from time.Now`
 }
+
+// Job is a row of the outbox. Its IdempotencyKey is the application's own field: where
+// the key is kept, not where it is handed to the provider.
+type Job struct {
+	ID             string
+	OrderID        string
+	IdempotencyKey string
+}
+
+// Enqueue stores the job with a key made once, here; every attempt of the job reads it
+// back from the row (RunJob): not reported.
+func (s *Service) Enqueue(ctx context.Context, o Order) error {
+	j := Job{ID: "charge-" + o.ID, OrderID: o.ID, IdempotencyKey: uuid.NewString()}
+	_, err := s.db.Exec(ctx, `INSERT INTO jobs (id, order_id, idempotency_key) VALUES ($1, $2, $3)`, j.ID, j.OrderID, j.IdempotencyKey)
+	return err
+}
+
+// RunJob charges with the key the job's row holds.
+func (s *Service) RunJob(ctx context.Context, j Job, o Order) error {
+	params := &stripe.ChargeParams{Amount: stripe.Int64(o.Amount)}
+	params.SetIdempotencyKey(j.IdempotencyKey)
+	_, err := charge.New(params)
+	return err
+}
+
+// ChargeNow makes a job and charges with its key at once, never storing it: the key is
+// new on every retry, and is reported where it reaches the provider.
+func (s *Service) ChargeNow(ctx context.Context, o Order) error {
+	var j Job
+	j.IdempotencyKey = uuid.NewString()
+	params := &stripe.ChargeParams{Amount: stripe.Int64(o.Amount)}
+	params.SetIdempotencyKey(j.IdempotencyKey) // want `idempotency key comes from uuid.NewString`
+	_, err := charge.New(params)
+	return err
+}
