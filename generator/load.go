@@ -6,6 +6,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -149,8 +150,13 @@ func generatedFiles(dir string) ([]string, error) {
 			return nil, fmt.Errorf("reading %s: %w", path, err)
 		}
 		buf := make([]byte, len(Header)+1)
-		n, _ := f.Read(buf)
+		// A file shorter than the header is not generated; only a read that failed is an
+		// error.
+		n, err := io.ReadFull(f, buf)
 		f.Close()
+		if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+			return nil, fmt.Errorf("reading %s: %w", path, err)
+		}
 		if IsGenerated(buf[:n]) {
 			out = append(out, path)
 		}
