@@ -322,7 +322,7 @@ func (d Drain) deliver(ctx context.Context, db DB, f FollowUp, backoff time.Dura
 	}
 	wait = min(wait, time.Hour)
 	var state string
-	err := db.QueryRow(sctx, followUpFailedSQL, f.ID, f.Attempt, derr.Error(), micros(wait), maxAttempts).Scan(&state)
+	err := db.QueryRow(sctx, followUpFailedSQL, f.ID, f.Attempt, reasonText(derr.Error()), micros(wait), maxAttempts).Scan(&state)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) { // another drain took it over meanwhile
 		return fmt.Errorf("once: drain: recording follow-up %d failed: %w", f.ID, err)
 	}

@@ -178,6 +178,32 @@ func TestDrain_GivesUpAfterMaxAttemptsAndLeavesOtherActions(t *testing.T) {
 	}
 }
 
+// A delivery error whose text the column refuses (a NUL byte, invalid UTF-8: a provider's
+// answer quoted) is recorded cleaned. Refused, it would fail the drain's Run for good: the
+// follow-up taken again after Hold, its failure never recorded, never dead.
+func TestDrain_RecordsADeliveryErrorTheColumnRefusesCleaned(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 4)
+	ctx := context.Background()
+	g := once.Forever[int]{Name: "reports.Generate"}
+	if _, _, err := g.Do(ctx, pool, "ref-1", func(ctx context.Context) (int, error) {
+		a, _ := once.AttemptFrom(ctx)
+		return 1, a.FollowUp("export", nil)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	d := once.Drain{Deliver: map[string]func(context.Context, once.FollowUp) error{
+		"export": func(context.Context, once.FollowUp) error { return errors.New("bucket said \x00\xff") },
+	}}
+	if res, err := d.Run(ctx, pool); err != nil || res.Failed != 1 {
+		t.Fatalf("drain: %+v, %v; want one failed delivery recorded", res, err)
+	}
+	var lastErr string
+	if err := pool.QueryRow(ctx, `SELECT last_error FROM once.followups`).Scan(&lastErr); err != nil || lastErr != "bucket said \uFFFD" {
+		t.Fatalf("last_error %q (%v), want the cleaned text", lastErr, err)
+	}
+}
+
 func TestFollowUp_OnlyEnqueuedWithARecordedOutcome(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)

@@ -104,7 +104,8 @@ type Failure struct {
 	Name string
 	// Handle is the operation's id, as text.
 	Handle string
-	// Message is the text of the error the function returned.
+	// Message is the text of the error the function returned, as stored: NUL bytes dropped,
+	// invalid UTF-8 replaced, and cut at 2000 bytes.
 	Message string
 }
 
@@ -706,6 +707,7 @@ func (a *Attempt) settle(ctx context.Context, state string, result []byte, text 
 	}
 	var errText *string
 	if text != "" {
+		text = reasonText(text)
 		errText = &text
 	}
 	retain := p.retainMicros()

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -235,6 +236,39 @@ func TestForever_TerminalFailureIsRecordedAndReplayed(t *testing.T) {
 	}
 	if r := operationState(t, pool, out.Handle); r.state != "failed" || r.errText != "card declined" {
 		t.Fatalf("operation %+v, want failed with the message", r)
+	}
+}
+
+// An error's text is whatever its maker put in it, such as a provider's answer quoted: a NUL
+// byte or invalid UTF-8 there, which a text column refuses, must not leave the outcome
+// unrecorded (the claim open, and after Stale uncertain).
+func TestForever_ErrorTextTheColumnRefusesIsRecordedCleaned(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 4)
+	ctx := context.Background()
+	g := once.Forever[receipt]{Name: "billing.Charge"}
+	for _, c := range []struct {
+		key   string
+		err   error
+		state string
+	}{
+		{"order/terminal", once.Terminal(errors.New("declined: \x00\xff card")), "failed"},
+		{"order/retryable", errors.New("provider answered \x00\xff"), "released"},
+		{"order/long", once.Terminal(errors.New(strings.Repeat("é", 1500))), "failed"},
+	} {
+		_, out, err := g.Do(ctx, pool, c.key, func(context.Context) (receipt, error) { return receipt{}, c.err })
+		if err == nil || errors.Is(err, once.ErrNotOwner) || strings.Contains(err.Error(), "recording operation") {
+			t.Fatalf("%s: %v, want the function's error alone", c.key, err)
+		}
+		r := operationState(t, pool, out.Handle)
+		if r.state != c.state || !utf8.ValidString(r.errText) || strings.ContainsRune(r.errText, 0) || len(r.errText) > 2000+len("…") {
+			t.Fatalf("%s: operation %+v, want %s with its text cleaned", c.key, r, c.state)
+		}
+	}
+	var f *once.Failure
+	mustNotRun := func(context.Context) (receipt, error) { t.Error("a recorded failure ran again"); return receipt{}, nil }
+	if _, _, err := g.Do(ctx, pool, "order/terminal", mustNotRun); !errors.As(err, &f) || f.Message != "declined: \uFFFD card" {
+		t.Fatalf("replay: %v, want the recorded failure's cleaned text", err)
 	}
 }
 

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -178,24 +176,6 @@ func (c *Claim) Finish(ctx context.Context, db DB) error {
 func (c *Claim) Fail(ctx context.Context, db DB, reason string) error {
 	reason = reasonText(reason)
 	return c.settle(ctx, db, "failed", &reason)
-}
-
-// maxReasonLen bounds a stored failure reason: enough for an error chain, not for a payload
-// an error happened to quote.
-const maxReasonLen = 2000
-
-// reasonText makes an error's text storable: valid UTF-8, no NUL (text columns refuse it),
-// at most maxReasonLen bytes.
-func reasonText(s string) string {
-	s = strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "")
-	if len(s) <= maxReasonLen {
-		return s
-	}
-	cut := maxReasonLen
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
 }
 
 func (c *Claim) settle(ctx context.Context, db DB, state string, reason *string) error {

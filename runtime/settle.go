@@ -3,7 +3,9 @@ package once
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // settleTimeout bounds the statements that settle a guard after its function has returned
@@ -52,4 +54,24 @@ func callUndoing[T any](ctx context.Context, fn func(context.Context) (T, error)
 		return v, errors.Join(err, uerr)
 	}
 	return v, err
+}
+
+// maxReasonLen bounds a stored failure reason (an open claim's, a forever operation's
+// recorded error, a follow-up's last error): enough for an error chain, not for a payload an
+// error happened to quote.
+const maxReasonLen = 2000
+
+// reasonText makes an error's text storable: valid UTF-8, no NUL (text columns refuse it),
+// at most maxReasonLen bytes. An error's text is whatever its maker put there (a provider's
+// answer, quoted); refused by the column, it would leave the outcome it explains unrecorded.
+func reasonText(s string) string {
+	s = strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "")
+	if len(s) <= maxReasonLen {
+		return s
+	}
+	cut := maxReasonLen
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
