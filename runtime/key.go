@@ -26,8 +26,8 @@ type KeyPart interface {
 }
 
 // Key encodes parts as one key. It panics where EncodeKey returns an error, so it suits
-// parts whose types are known to be encodable, as generated code does where no part can fail;
-// it uses EncodeKey for pointers, text marshalers and interfaces.
+// parts whose types are known to be encodable: generated code calls it where no part can
+// fail, and EncodeKey where a part is a pointer, a text marshaler or an interface.
 func Key(parts ...any) string {
 	k, err := EncodeKey(parts...)
 	if err != nil {
@@ -45,11 +45,13 @@ func Key(parts ...any) string {
 //   - time.Time as UTC RFC 3339 with nanoseconds, trailing zeros dropped;
 //   - a KeyPart by its OnceKey method, an encoding.TextMarshaler by its text, escaped as a
 //     string;
-//   - named types by their underlying type; non-nil pointers by what they point to.
+//   - named types by their underlying type; non-nil pointers by what they point to (unless
+//     the pointer's own methods make it a KeyPart or a TextMarshaler).
 //
 // Parts are joined with '/', so Key("org", 42, "day") is "org/42/day" and no two different
-// part lists give the same key. Floats, maps, slices, structs and nil are refused: they have
-// no single text a retry is sure to reproduce.
+// lists of parts of the same types give the same key (a guard's key parts have fixed types;
+// across types, 42 and "42" are one key). Floats, maps, slices, structs and nil are refused:
+// they have no single text a retry is sure to reproduce.
 func EncodeKey(parts ...any) (string, error) {
 	if len(parts) == 0 {
 		return "", fmt.Errorf("%w: key has no parts", ErrInvalid)
@@ -81,7 +83,10 @@ func encodePart(b *strings.Builder, p any) error {
 		if v.IsNil() {
 			return fmt.Errorf("nil %s", v.Type())
 		}
-		if v.Type().Implements(keyPartType) || v.Type().Implements(textMarshalerType) {
+		// Stop at the pointer only for methods it alone has (pointer receivers): a pointer
+		// to a time.Time also has the time's MarshalText, which keeps the zone.
+		if elem := v.Type().Elem(); !elem.Implements(keyPartType) && !elem.Implements(textMarshalerType) &&
+			(v.Type().Implements(keyPartType) || v.Type().Implements(textMarshalerType)) {
 			break
 		}
 		v = v.Elem()

@@ -2,6 +2,7 @@ package once_test
 
 import (
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 
@@ -16,12 +17,18 @@ type tenant struct{ id string }
 
 func (t tenant) OnceKey() string { return "tenant:" + t.id }
 
+// account has its key on the pointer receiver only.
+type account struct{ id int }
+
+func (a *account) OnceKey() string { return "account-" + strconv.Itoa(a.id) }
+
 // The encoding is part of the stored data: a key written by one version must be the key the
 // next version computes. These vectors pin it; changing one is a data migration.
 func TestEncodeKey_PinnedVectors(t *testing.T) {
 	t.Parallel()
 	n := int32(-7)
 	uuid := [16]byte{0x6b, 0xa7, 0xb8, 0x10, 0x9d, 0xad, 0x11, 0xd1, 0x80, 0xb4, 0x00, 0xc0, 0x4f, 0xd4, 0x30, 0xc8}
+	cet := time.Date(2026, 11, 30, 14, 4, 5, 120000000, time.FixedZone("CET", 3600))
 	cases := []struct {
 		parts []any
 		want  string
@@ -35,9 +42,15 @@ func TestEncodeKey_PinnedVectors(t *testing.T) {
 		{[]any{"a", "", "b"}, "a//b"},
 		{[]any{slug("héllo wörld")}, "héllo wörld"},
 		{[]any{uuid}, "6ba7b810-9dad-11d1-80b4-00c04fd430c8"},
-		{[]any{time.Date(2026, 11, 30, 14, 4, 5, 120000000, time.FixedZone("CET", 3600))}, "2026-11-30T13:04:05.12Z"},
+		{[]any{cet}, "2026-11-30T13:04:05.12Z"},
+		// A pointer is encoded as what it points to: a *time.Time in UTC too, although the
+		// pointer, like the time, has a MarshalText (which keeps the zone).
+		{[]any{&cet}, "2026-11-30T13:04:05.12Z"},
+		{[]any{&uuid}, "6ba7b810-9dad-11d1-80b4-00c04fd430c8"},
 		{[]any{time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}, "2026-01-02T03:04:05Z"},
 		{[]any{tenant{"x/y"}}, "tenant:x%2Fy"},
+		{[]any{&tenant{"x/y"}}, "tenant:x%2Fy"},
+		{[]any{&account{7}}, "account-7"},
 	}
 	for _, c := range cases {
 		got, err := once.EncodeKey(c.parts...)
