@@ -42,6 +42,7 @@ type Server struct {
 	srv        *httptest.Server
 	dedupe     bool
 	latency    time.Duration
+	hold       <-chan struct{} // when set, every effect waits for it to close (tests of overlap)
 	mu         sync.Mutex
 	effects    []Effect
 	requests   int
@@ -193,20 +194,23 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	var rec *keyRecord
 	if key != "" {
 		if old, ok := s.keys[key]; ok {
+			// Read the record under the lock: the first request completes it under the
+			// lock too, possibly while this one answers.
+			first := *old
+			if first.params == params && first.done {
+				s.replays++
+			}
 			s.mu.Unlock()
 			switch {
-			case old.params != params:
+			case first.params != params:
 				writeError(w, http.StatusBadRequest, "idempotency_error",
 					fmt.Sprintf("idempotency key %q was first used with other parameters", key))
-			case !old.done:
+			case !first.done:
 				writeError(w, http.StatusConflict, "idempotency_error",
 					fmt.Sprintf("a request with idempotency key %q is still being performed", key))
 			default:
-				s.mu.Lock()
-				s.replays++
-				s.mu.Unlock()
 				w.Header().Set("Idempotent-Replayed", "true")
-				writeJSON(w, old.status, old.payload)
+				writeJSON(w, first.status, first.payload)
 			}
 			return
 		}
@@ -217,6 +221,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 
 	if s.latency > 0 {
 		time.Sleep(s.latency)
+	}
+	if s.hold != nil {
+		<-s.hold
 	}
 
 	s.mu.Lock()

@@ -69,16 +69,31 @@ func TestPost_SameKeyOtherParamsIsRefused(t *testing.T) {
 	}
 }
 
+// While the first request with a key is being performed, every other with the key gets 409.
+// The first is held in progress until all the others have been answered.
 func TestPost_ConcurrentSameKeyConflicts(t *testing.T) {
 	t.Parallel()
-	p := fakeprovider.New(t, fakeprovider.WithLatency(200*time.Millisecond))
+	release := make(chan struct{})
+	p := fakeprovider.New(t, fakeprovider.WithHold(release))
 	ctx := context.Background()
-	const n = 8
+	body := map[string]string{"prompt": "x"}
+	first := make(chan fakeprovider.Reply, 1)
+	go func() {
+		r, err := p.Post(ctx, "/v1/generate", "same", body)
+		if err != nil {
+			t.Error(err)
+		}
+		first <- r
+	}()
+	for p.Requests() == 0 { // the first request has registered its key
+		time.Sleep(time.Millisecond)
+	}
+	const others = 8
 	var wg sync.WaitGroup
-	statuses := make(chan int, n)
-	for range n {
+	statuses := make(chan int, others)
+	for range others {
 		wg.Go(func() {
-			r, err := p.Post(ctx, "/v1/generate", "same", map[string]string{"prompt": "x"})
+			r, err := p.Post(ctx, "/v1/generate", "same", body)
 			if err != nil {
 				t.Error(err)
 				return
@@ -87,16 +102,23 @@ func TestPost_ConcurrentSameKeyConflicts(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	close(release)
 	close(statuses)
 	counts := map[int]int{}
 	for s := range statuses {
 		counts[s]++
 	}
-	if counts[http.StatusOK] != 1 || counts[http.StatusConflict] != n-1 {
-		t.Fatalf("statuses %v, want one 200 and %d 409", counts, n-1)
+	if r := <-first; r.Status != http.StatusOK || r.Replayed {
+		t.Fatalf("first request: %+v, want the effect", r)
 	}
-	if p.Effects() != 1 {
-		t.Fatalf("effects = %d, want 1", p.Effects())
+	if counts[http.StatusConflict] != others {
+		t.Fatalf("statuses %v while the first was in progress, want %d 409", counts, others)
+	}
+	if p.Effects() != 1 || p.Replays() != 0 {
+		t.Fatalf("effects = %d, replays = %d; want 1 and 0", p.Effects(), p.Replays())
+	}
+	if r, err := p.Post(ctx, "/v1/generate", "same", body); err != nil || !r.Replayed {
+		t.Fatalf("after the first finished: %+v, %v; want its replay", r, err)
 	}
 }
 
