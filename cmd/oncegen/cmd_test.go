@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -346,5 +347,76 @@ func TestGoGenerate_ToolLine(t *testing.T) {
 	}
 	if out, err := goCmd(mod, "build", "./...").CombinedOutput(); err != nil {
 		t.Fatalf("the generated module does not build: %v\n%s", err, out)
+	}
+}
+
+// A changed predicate (open= values) keeps the index's name: the migration drops the old
+// index and builds the new one, each in a file of its own. Applied with psql, the new index
+// reads back as emitted (verify passes, a one-value predicate included), the generated
+// conflict clause infers it, and the down parts bring back the old one, then nothing.
+func TestMigrations_ChangedPredicateDropsAndRebuildsTheIndex(t *testing.T) {
+	t.Parallel()
+	mod := newModule(t, map[string]string{"app/app.go": appSrc, "schema.sql": "CREATE TABLE jobs (id bigserial PRIMARY KEY, dedupe_key text NOT NULL, status text NOT NULL);\n"})
+	if code, _, stderr := oncegen(t, mod, "-migrations", "migrations"); code != 0 {
+		t.Fatalf("oncegen: %s", stderr)
+	}
+	changed := strings.Replace(appSrc, "open=pending,running", "open=pending", 1)
+	if err := os.WriteFile(filepath.Join(mod, "app", "app.go"), []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := oncegen(t, mod, "-migrations", "migrations"); code != 0 {
+		t.Fatalf("oncegen: %s", stderr)
+	}
+	migs := filepath.Join(mod, "migrations")
+	ups, downs := filesWith(t, migs, ".up.sql"), filesWith(t, migs, ".down.sql")
+	want := []string{"0001_once_init.up.sql", "0002_jobs_dedupe_key_once_open.up.sql", "0003_drop_jobs_dedupe_key_once_open.up.sql", "0004_jobs_dedupe_key_once_open.up.sql"}
+	if strings.Join(names(ups), " ") != strings.Join(want, " ") {
+		t.Fatalf("up migrations %v, want %v", names(ups), want)
+	}
+
+	db := pgtest.NewDatabase(t)
+	for _, f := range append([]string{filepath.Join(mod, "schema.sql")}, ups...) {
+		if out, err := psql(db.URL, f); err != nil {
+			t.Fatalf("%s: %v: %s", filepath.Base(f), err, out)
+		}
+	}
+	if code, stdout, stderr := oncegen(t, mod, "verify", "-db", db.URL); code != 0 {
+		t.Fatalf("verify after the change: exit %d\n%s%s", code, stdout, stderr)
+	}
+	clause := "ON CONFLICT (dedupe_key) WHERE status IN ('pending') DO NOTHING"
+	gen, err := os.ReadFile(filepath.Join(mod, "app", "once_gen.go"))
+	if err != nil || !strings.Contains(string(gen), `const EnqueueConflict = "`+clause+`"`) {
+		t.Fatalf("the generated conflict clause is not %q (%v)", clause, err)
+	}
+	for range 2 {
+		if out, err := psqlCommand(db.URL, "INSERT INTO jobs (dedupe_key, status) VALUES ('k', 'pending') "+clause); err != nil {
+			t.Fatalf("the conflict clause does not infer the new index: %v: %s", err, out)
+		}
+	}
+	if out, err := psqlCommand(db.URL, "DELETE FROM jobs"); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+
+	// Down: 0004 drops the new index, 0003 rebuilds the old one as it was.
+	slices.Reverse(downs)
+	for _, f := range downs[:2] {
+		if out, err := psql(db.URL, f); err != nil {
+			t.Fatalf("%s: %v: %s", filepath.Base(f), err, out)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(mod, "app", "app.go"), []byte(appSrc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, stderr := oncegen(t, mod, "verify", "-db", db.URL); code != 0 {
+		t.Fatalf("verify of the old declaration after two down parts: exit %d\n%s%s", code, stdout, stderr)
+	}
+	for _, f := range downs[2:] {
+		if out, err := psql(db.URL, f); err != nil {
+			t.Fatalf("%s: %v: %s", filepath.Base(f), err, out)
+		}
+	}
+	out, err := psqlCommand(db.URL, "SELECT indexname FROM pg_indexes WHERE indexname = 'jobs_dedupe_key_once_open' UNION ALL SELECT nspname FROM pg_namespace WHERE nspname = 'once'")
+	if err != nil || strings.TrimSpace(string(out)) != "" {
+		t.Fatalf("left after every down part: %v: %q", err, out)
 	}
 }

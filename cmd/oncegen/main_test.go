@@ -138,8 +138,9 @@ func psql(url, file string) ([]byte, error) {
 	return exec.Command("psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", url, "-f", file).CombinedOutput()
 }
 
+// psqlCommand runs one SQL command against url; a query's rows come back bare (-tA).
 func psqlCommand(url, sql string) ([]byte, error) {
-	return exec.Command("psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", url, "-c", sql).CombinedOutput()
+	return exec.Command("psql", "-X", "-q", "-tA", "-v", "ON_ERROR_STOP=1", "-d", url, "-c", sql).CombinedOutput()
 }
 
 // filesWith returns the sorted names in dir ending with suffix.
