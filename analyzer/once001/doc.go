@@ -9,8 +9,9 @@
 // when both hold:
 //
 //   - no promise covers it: the function holding it has no //once: directive, is not
-//     called only from functions that have one (in its package), and the call is not in a
-//     closure run by a guard of the runtime package (once.Forever[T].Do and the like);
+//     called only from functions that have one (in its package, counting a call of an
+//     interface's method as a call of the package's implementations), and the call is not
+//     in a closure run by a guard of the runtime package (once.Forever[T].Do and the like);
 //   - the call carries no idempotency key the way its provider takes one: Stripe's
 //     Params.IdempotencyKey or SetIdempotencyKey, an Idempotency-Key header set with
 //     option.WithHeader or on the *http.Request, resend's SendEmailOptions, an SNS

@@ -3,6 +3,7 @@ package once001
 import (
 	_ "embed"
 	"fmt"
+	"go/ast"
 	"go/types"
 	"strings"
 
@@ -50,17 +51,19 @@ func run(pass *analysis.Pass, facts *analysis.Analyzer) (any, error) {
 			}
 		}
 	}
+	reported := map[*ast.CallExpr]bool{} // a call through an interface may reach several
 	for _, fn := range res.Funcs {
 		if !fn.Reports {
 			continue
 		}
 		for _, site := range fn.Sites {
-			if !site.Unguarded() || local[site] {
+			if !site.Unguarded() || local[site] || reported[site.Call] {
 				continue
 			}
 			if callee := res.ByObj[site.Callee]; callee != nil && callee.Reports {
 				continue // reported inside the callee
 			}
+			reported[site.Call] = true
 			rep.Report(diagnostic(pass, fn, site))
 		}
 	}

@@ -20,6 +20,12 @@
 // mux, a job registered with a queue), one with an HTTP handler's parameters, and every
 // function of package main are reported where they are. Test files are never reported.
 //
+// A call of an interface's method is a call of each method of the package that
+// implements it (outside test files): the adapter behind a Mailer interface is covered
+// when every call of Mailer.Send in the package is made under a promise, and an
+// unguarded call of Mailer.Send is where the adapter's effect is reported when the
+// adapter is judged where called.
+//
 // Closures passed to a guard of the runtime package (once.Forever[T].Do and the like)
 // run under that guard's promise.
 //

@@ -16,6 +16,8 @@ type scanner struct {
 	pass *analysis.Pass
 	cat  *catalog.Catalog
 	res  *Result
+
+	methods map[string][]*Func // the package's concrete methods by name, for interface calls
 }
 
 // collect builds the function table, the effect sites and the in-package call graph.
@@ -165,13 +167,15 @@ func (s *scanner) noteCall(fn *Func, call *ast.CallExpr, g *Guard) {
 		})
 		return
 	}
+	if isAbstract(callee) {
+		for _, to := range s.implementations(callee) {
+			s.addEdge(fn, call, to, g)
+		}
+		return
+	}
 	if callee.Pkg() == s.pass.Pkg {
-		if to := s.res.ByObj[callee]; to != nil && to != fn {
-			e := &edge{call: call, from: fn, to: to, guard: g}
-			fn.calls = append(fn.calls, e)
-			if !fn.Test {
-				to.callers = append(to.callers, e)
-			}
+		if to := s.res.ByObj[callee]; to != nil {
+			s.addEdge(fn, call, to, g)
 		}
 		return
 	}
@@ -182,6 +186,59 @@ func (s *scanner) noteCall(fn *Func, call *ast.CallExpr, g *Guard) {
 			What: fact.Effect, Class: fact.Class, Guard: g, Callee: callee,
 		})
 	}
+}
+
+// addEdge records an in-package call from fn to to.
+func (s *scanner) addEdge(fn *Func, call *ast.CallExpr, to *Func, g *Guard) {
+	if to == fn {
+		return
+	}
+	e := &edge{call: call, from: fn, to: to, guard: g}
+	fn.calls = append(fn.calls, e)
+	if !fn.Test {
+		to.callers = append(to.callers, e)
+	}
+}
+
+// isAbstract reports an interface method: its call dispatches to an implementation.
+func isAbstract(fn *types.Func) bool {
+	recv := fn.Signature().Recv()
+	return recv != nil && types.IsInterface(recv.Type())
+}
+
+// implementations returns the package's methods (outside test files) that a call of the
+// interface method m may dispatch to: the adapter behind an interface (a Mailer whose
+// SES implementation sends the email) is called wherever the interface's method is. So a
+// call made under a promise covers the adapter, and one made without is where its effect
+// is reported.
+func (s *scanner) implementations(m *types.Func) []*Func {
+	if s.methods == nil {
+		s.methods = map[string][]*Func{}
+		for _, fn := range s.res.Funcs {
+			if fn.Obj.Signature().Recv() != nil && !fn.Test {
+				s.methods[fn.Obj.Name()] = append(s.methods[fn.Obj.Name()], fn)
+			}
+		}
+	}
+	iface, ok := m.Signature().Recv().Type().Underlying().(*types.Interface)
+	if !ok {
+		return nil
+	}
+	var out []*Func
+	for _, fn := range s.methods[m.Name()] {
+		t := fn.Obj.Signature().Recv().Type()
+		if p, ok := t.(*types.Pointer); ok {
+			t = p.Elem()
+		}
+		named, ok := t.(*types.Named)
+		if !ok || named.TypeParams().Len() > 0 || types.IsInterface(named) {
+			continue
+		}
+		if types.Implements(types.NewPointer(named), iface) {
+			out = append(out, fn)
+		}
+	}
+	return out
 }
 
 // noteGuardedCall records a call of a function declared with a directive.
@@ -302,11 +359,17 @@ func (s *scanner) propagate() {
 	}
 }
 
-// addCallSite records the call of an effectful in-package function as a site of its caller.
+// addCallSite records the call of an effectful in-package function as a site of its
+// caller, named as the call is written (an interface's method, for a call that dispatches
+// to an implementation: one site for each effectful implementation).
 func (s *scanner) addCallSite(e *edge) {
+	name := e.to.Obj
+	if static, ok := typeutil.Callee(s.pass.TypesInfo, e.call).(*types.Func); ok {
+		name = static.Origin()
+	}
 	v := e.to.via
 	e.from.Sites = append(e.from.Sites, &Site{
-		Call: e.call, Func: e.from, Name: DisplayName(s.pass.TypesInfo, e.call, e.to.Obj),
+		Call: e.call, Func: e.from, Name: DisplayName(s.pass.TypesInfo, e.call, name),
 		Via: v.Via, What: v.What, Class: v.Class, Deep: v.Deep, Guard: e.guard, Callee: e.to.Obj,
 	})
 }
