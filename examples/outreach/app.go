@@ -20,7 +20,8 @@ type Config struct {
 	// HTTP is the client for the providers; nil means a client with a 10 second timeout.
 	HTTP *http.Client
 	// Now is the app's clock (days, months, job schedules); nil means time.Now. Tests move
-	// it across days without waiting.
+	// it across days without waiting. The app reads it in UTC, whatever zone it reports
+	// in: a day, a month and the next midnight are UTC ones everywhere.
 	Now func() time.Time
 	// Operator is the address operator alerts go to.
 	Operator string
@@ -87,7 +88,7 @@ func New(cfg Config) (*App, error) {
 		mail:    client{base: cfg.MailURL, http: cfg.HTTP},
 		source:  client{base: cfg.SourceURL, http: cfg.HTTP},
 		billing: client{base: cfg.BillingURL, http: cfg.HTTP},
-		now:     cfg.Now,
+		now:     func() time.Time { return cfg.Now().UTC() },
 		cfg:     cfg,
 		healthy: map[string]time.Time{},
 	}, nil

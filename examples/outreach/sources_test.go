@@ -10,6 +10,7 @@ import (
 
 	"github.com/oncekit/once/examples/internal/storm"
 	"github.com/oncekit/once/examples/outreach"
+	"github.com/oncekit/once/examples/outreach/internal/fixture"
 )
 
 // importCity queues an import and returns its job id.
@@ -224,5 +225,39 @@ func TestWorker_DeadWorkersJobIsRequeuedAndRepeatsNothing(t *testing.T) {
 	}
 	if n := e.count(`SELECT count(*) FROM imports`); n != 1 {
 		t.Errorf("%d imports recorded, want 1", n)
+	}
+}
+
+// The daily budget is spent on a UTC day, whatever zone the app's clock reports in: a job
+// refused in the evening west of Greenwich waits for the next UTC midnight. (Tomorrow taken
+// from the local date would be a midnight already past, and the worker would take the job
+// again at once, for ever.)
+func TestSourceBudget_SpentBudgetWaitsForTheNextUTCDay(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	// 23:00 on Sunday in Honolulu is 09:00 on Monday in UTC: the budget's day is Monday.
+	e.clock = fixture.NewClock(start.In(time.FixedZone("HST", -10*60*60)))
+	e.app, e.url = e.instance()
+	if _, err := e.db.Exec(context.Background(), `INSERT INTO provider_days (provider, day, requests_used) VALUES ($1, $2, $3)`,
+		outreach.SourcePlaces, string(outreach.DayOf(start)), outreach.PlacesDailyCap); err != nil {
+		t.Fatal(err)
+	}
+	_, job := e.importCity(e.url, "Hilo")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ran, err := e.app.Worker().Drain(ctx)
+	if err != nil || ran != 1 {
+		t.Fatalf("drain: ran %d jobs (%v), want the one import, deferred", ran, err)
+	}
+	var runAfter time.Time
+	if err := e.db.QueryRow(ctx, `SELECT run_after FROM jobs WHERE id = $1 AND status = 'pending'`, job).Scan(&runAfter); err != nil {
+		t.Fatalf("the deferred import: %v", err)
+	}
+	if want := time.Date(2025, 3, 4, 0, 0, 0, 0, time.UTC); !runAfter.Equal(want) {
+		t.Errorf("the import waits until %s, want the next UTC midnight %s", runAfter.UTC(), want)
+	}
+	if n := e.source.Effects(); n != 0 {
+		t.Errorf("paid searches past the budget: %d, want 0", n)
 	}
 }
