@@ -127,7 +127,11 @@ func TestEpisode_FunctionErrorRearms(t *testing.T) {
 		t.Fatalf("got %v, %v; want the function's error", out.Status, err)
 	}
 	func() {
-		defer func() { recover() }()
+		defer func() {
+			if recover() == nil {
+				t.Error("the panic did not go on to the caller")
+			}
+		}()
 		g.Do(ctx, pool, "serp", func(context.Context) (int, error) { panic("kaboom") })
 	}()
 	_, out, err := g.Do(ctx, pool, "serp", func(context.Context) (int, error) { return 1, nil })

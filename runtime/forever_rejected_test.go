@@ -64,7 +64,9 @@ func TestForever_RejectedInputLeavesTheKeyUnused(t *testing.T) {
 			want = 0
 		}
 		var ledger int
-		pool.QueryRow(ctx, `SELECT count(*) FROM once.ledger l JOIN once.operations o ON o.id = l.operation_id WHERE o.key = $1`, key).Scan(&ledger)
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM once.ledger l JOIN once.operations o ON o.id = l.operation_id WHERE o.key = $1`, key).Scan(&ledger); err != nil {
+			t.Fatal(err)
+		}
 		if n := effects(t, pool, "orders", key); n != want || ledger != want {
 			t.Fatalf("%s: %d orders and %d ledger entries, want %d", c.name, n, ledger, want)
 		}

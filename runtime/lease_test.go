@@ -284,7 +284,11 @@ func TestLease_DoReleasesOnErrorAndPanicAndReportsALostLease(t *testing.T) {
 		t.Fatal("lease held after the function failed")
 	}
 	func() {
-		defer func() { recover() }()
+		defer func() {
+			if recover() == nil {
+				t.Error("the panic did not go on to the caller")
+			}
+		}()
 		g.Do(ctx, pool, "k", func(context.Context) (int, error) { panic("kaboom") })
 	}()
 	if r := leaseState(t, pool, "n", "k"); !r.released {

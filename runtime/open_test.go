@@ -133,7 +133,11 @@ func TestOpen_AgainAfterTheWorkFinishes(t *testing.T) {
 		t.Fatalf("after a failure: %v, %v; want ran", out.Status, err)
 	}
 	func() {
-		defer func() { recover() }()
+		defer func() {
+			if recover() == nil {
+				t.Error("the panic did not go on to the caller")
+			}
+		}()
 		g.Do(ctx, pool, "f", func(context.Context) (int, error) { panic("kaboom") })
 	}()
 	rows, err := pool.Query(ctx, "SELECT state, coalesce(reason, '') FROM once.open_claims WHERE name = 'export.File' ORDER BY id")

@@ -2,6 +2,7 @@ package once_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +24,14 @@ func TestRoundTrips_CommonPathsAreOneStatement(t *testing.T) {
 	open := once.Open[int]{Name: "o"}
 	lease := once.Lease[int]{Name: "l", TTL: time.Minute}
 	var claim *once.Claim
+	// is checks that a call took the path its case names: a count is only worth something
+	// for the path it was counted on (a latch that did not fire sends one statement too).
+	is := func(want once.Status, out once.Outcome, err error) error {
+		if err == nil && out.Status != want {
+			return fmt.Errorf("status %v, want %v", out.Status, want)
+		}
+		return err
+	}
 
 	cases := []struct {
 		path string
@@ -30,38 +39,51 @@ func TestRoundTrips_CommonPathsAreOneStatement(t *testing.T) {
 		run  func() error
 	}{
 		{"request Do", 0, func() error {
-			_, _, err := (once.Request[int]{Name: "r"}).Do(once.WithRequestScope(ctx), "k", noop)
-			return err
+			_, out, err := (once.Request[int]{Name: "r"}).Do(once.WithRequestScope(ctx), "k", noop)
+			return is(once.Ran, out, err)
 		}},
 		{"provider Do", 0, func() error {
-			_, _, err := (once.Provider[int]{Prefix: "p"}).Do(ctx, "k", noop)
+			_, out, err := (once.Provider[int]{Prefix: "p"}).Do(ctx, "k", noop)
+			return is(once.Ran, out, err)
+		}},
+		{"statement Reserve, new counter", 1, func() error {
+			_, ok, err := stmt.Reserve(ctx, pool, "k", 1)
+			if err == nil && !ok {
+				err = fmt.Errorf("refused")
+			}
 			return err
 		}},
-		{"statement Reserve, new counter", 1, func() error { _, _, err := stmt.Reserve(ctx, pool, "k", 1); return err }},
-		{"statement Do, existing counter", 1, func() error { _, _, err := stmt.Do(ctx, pool, "k", 1, noop); return err }},
-		{"statement Do, refused (reads the count)", 2, func() error { _, _, err := stmt.Do(ctx, pool, "k", 1, noop); return err }},
-		{"episode Do, fires", 1, func() error { _, _, err := ep.Do(ctx, pool, "k", noop); return err }},
-		{"episode Do, duplicate", 1, func() error { _, _, err := ep.Do(ctx, pool, "k", noop); return err }},
+		{"statement Do, existing counter", 1, func() error { _, out, err := stmt.Do(ctx, pool, "k", 1, noop); return is(once.Ran, out, err) }},
+		{"statement Do, refused (reads the count)", 2, func() error { _, out, err := stmt.Do(ctx, pool, "k", 1, noop); return is(once.Refused, out, err) }},
+		{"episode Do, fires", 1, func() error { _, out, err := ep.Do(ctx, pool, "k", noop); return is(once.Ran, out, err) }},
+		{"episode Do, duplicate", 1, func() error { _, out, err := ep.Do(ctx, pool, "k", noop); return is(once.Duplicate, out, err) }},
 		{"episode Do, fires after a rearm", 1, func() error {
-			ep.Rearm(ctx, pool, "k")
+			if rearmed, err := ep.Rearm(ctx, pool, "k"); err != nil || !rearmed {
+				return fmt.Errorf("rearm: %v, %v", rearmed, err)
+			}
 			counter.reset()
-			_, _, err := ep.Do(ctx, pool, "k", noop)
-			return err
+			_, out, err := ep.Do(ctx, pool, "k", noop)
+			return is(once.Ran, out, err)
 		}},
-		{"open Claim, fresh key", 1, func() error { var err error; claim, _, err = open.Claim(ctx, pool, "k"); return err }},
-		{"open Claim, in flight (reads the handle)", 2, func() error { _, _, err := open.Claim(ctx, pool, "k"); return err }},
+		{"open Claim, fresh key", 1, func() error {
+			var out once.Outcome
+			var err error
+			claim, out, err = open.Claim(ctx, pool, "k")
+			return is(once.Ran, out, err)
+		}},
+		{"open Claim, in flight (reads the handle)", 2, func() error { _, out, err := open.Claim(ctx, pool, "k"); return is(once.InFlight, out, err) }},
 		{"open Claim.Finish", 1, func() error { return claim.Finish(ctx, pool) }},
-		{"open Do, claim and finish", 2, func() error { _, _, err := open.Do(ctx, pool, "k", noop); return err }},
+		{"open Do, claim and finish", 2, func() error { _, out, err := open.Do(ctx, pool, "k", noop); return is(once.Ran, out, err) }},
 		{"lease Acquire, new lease", 1, func() error { _, err := lease.Acquire(ctx, pool, "new"); return err }},
-		{"lease Do, acquire and release", 2, func() error { _, _, err := lease.Do(ctx, pool, "k", noop); return err }},
-		{"lease Do, takes a released lease", 2, func() error { _, _, err := lease.Do(ctx, pool, "k", noop); return err }},
+		{"lease Do, acquire and release", 2, func() error { _, out, err := lease.Do(ctx, pool, "k", noop); return is(once.Ran, out, err) }},
+		{"lease Do, takes a released lease", 2, func() error { _, out, err := lease.Do(ctx, pool, "k", noop); return is(once.Ran, out, err) }},
 		{"transaction Do: BEGIN, lock, COMMIT", 3, func() error {
-			_, _, err := (once.Transaction[int]{Name: "t"}).Do(ctx, pool, "k", func(context.Context, pgx.Tx) (int, error) { return 0, nil })
-			return err
+			_, out, err := (once.Transaction[int]{Name: "t"}).Do(ctx, pool, "k", func(context.Context, pgx.Tx) (int, error) { return 0, nil })
+			return is(once.Ran, out, err)
 		}},
 		{"transaction Do with a lock timeout", 3, func() error {
-			_, _, err := (once.Transaction[int]{Name: "t", LockTimeout: time.Second}).Do(ctx, pool, "k", func(context.Context, pgx.Tx) (int, error) { return 0, nil })
-			return err
+			_, out, err := (once.Transaction[int]{Name: "t", LockTimeout: time.Second}).Do(ctx, pool, "k", func(context.Context, pgx.Tx) (int, error) { return 0, nil })
+			return is(once.Ran, out, err)
 		}},
 	}
 	for _, c := range cases {

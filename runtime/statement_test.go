@@ -132,7 +132,11 @@ func TestStatement_FailedWorkIsRefunded(t *testing.T) {
 		t.Fatalf("%d units still used after three failed runs, want 0", used)
 	}
 	func() {
-		defer func() { recover() }()
+		defer func() {
+			if recover() == nil {
+				t.Error("the panic did not go on to the caller")
+			}
+		}()
 		g.Do(ctx, pool, "org/1", 1, func(context.Context) (int, error) { panic("kaboom") })
 	}()
 	if used := counterUsed(t, pool, g.Name, "org/1"); used != 0 {

@@ -34,6 +34,8 @@ type reportsApp struct {
 	// dedupes says whether the model provider honours idempotency keys; when it does not,
 	// a lost answer makes the operation uncertain.
 	dedupes bool
+	// hold, when set, keeps every request at the model call until it is closed.
+	hold <-chan struct{}
 }
 
 type reportRequest struct {
@@ -57,6 +59,12 @@ func (app *reportsApp) generate(w http.ResponseWriter, r *http.Request) {
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Source == "" {
 		http.Error(w, "a report needs a source", http.StatusBadRequest)
 		return
+	}
+	if app.hold != nil {
+		select {
+		case <-app.hold:
+		case <-time.After(20 * time.Second):
+		}
 	}
 	call, err := app.model.Post(ctx, "/v1/generate", at.ProviderKey("generate"), req)
 	if err == nil && call.Status != http.StatusOK {
@@ -113,6 +121,7 @@ type fixtureOptions struct {
 	configure     func(*oncehttp.Config) // adjusts the middleware's Config
 	modelLatency  time.Duration          // how long each model call takes
 	noIdempotency bool                   // the model provider cannot deduplicate
+	hold          <-chan struct{}        // keeps requests at the model call until closed
 }
 
 // newFixture starts the reports app behind the middleware on a loopback server, with its own
@@ -135,7 +144,7 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 	if o.noIdempotency {
 		opts = append(opts, fakeprovider.WithoutIdempotency())
 	}
-	app := &reportsApp{db: pool, model: fakeprovider.New(t, opts...), dedupes: !o.noIdempotency}
+	app := &reportsApp{db: pool, model: fakeprovider.New(t, opts...), dedupes: !o.noIdempotency, hold: o.hold}
 	cfg := oncehttp.Config{DB: pool, Account: bearer, Name: "reports.generate", Required: true}
 	if o.configure != nil {
 		o.configure(&cfg)
@@ -224,21 +233,28 @@ func (f *fixture) counts(t *testing.T) counts {
 const q3 = `{"source": "q3.csv", "options": {"format": "pdf", "charts": ["revenue", "churn"]}}`
 
 // Must show 1: the same reference from 100 concurrent clients makes one report, one model
-// call, one usage row. The others get 409, or (with Wait) the same report.
+// call, one usage row. While the first is running the others get 409: the first is held at
+// its model call until all 99 have been answered. With Wait they get the same report: the
+// first takes 300ms, and whoever arrives meanwhile waits for it.
 func TestMiddleware_HundredConcurrentClientsMakeOneReport(t *testing.T) {
 	t.Parallel()
+	const clients = 100
 	for _, c := range []struct {
 		name string
 		wait time.Duration
 	}{{"answer 409 while in flight", 0}, {"wait for the first", 20 * time.Second}} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			f := newFixture(t, fixtureOptions{
-				configure:    func(cfg *oncehttp.Config) { cfg.Wait = c.wait },
-				modelLatency: 300 * time.Millisecond,
-			})
-			const clients = 100
+			o := fixtureOptions{configure: func(cfg *oncehttp.Config) { cfg.Wait = c.wait }}
+			hold := make(chan struct{})
+			if c.wait == 0 {
+				o.hold = hold
+			} else {
+				o.modelLatency = 300 * time.Millisecond
+			}
+			f := newFixture(t, o)
 			resps := make([]response, clients)
+			var answered atomic.Int64
 			start := make(chan struct{})
 			var wg sync.WaitGroup
 			for i := range clients {
@@ -249,6 +265,9 @@ func TestMiddleware_HundredConcurrentClientsMakeOneReport(t *testing.T) {
 						t.Error(err)
 					}
 					resps[i] = r
+					if r.status == http.StatusConflict && answered.Add(1) == clients-1 {
+						close(hold)
+					}
 				})
 			}
 			close(start)
@@ -277,15 +296,14 @@ func TestMiddleware_HundredConcurrentClientsMakeOneReport(t *testing.T) {
 					t.Fatalf("unexpected response %d %q", r.status, r.body)
 				}
 			}
-			t.Logf("%d clients: %d original answer, %d replays, %d in flight", clients, created, replayed, inFlight)
 			if created != 1 {
 				t.Fatalf("%d original answers, want 1", created)
 			}
 			if c.wait > 0 && replayed != clients-1 {
 				t.Fatalf("waiting: %d replays, %d conflicts; want %d replays", replayed, inFlight, clients-1)
 			}
-			if c.wait == 0 && inFlight == 0 {
-				t.Fatalf("no 409 among %d clients overlapping a 300ms model call", clients)
+			if c.wait == 0 && inFlight != clients-1 {
+				t.Fatalf("%d answered in flight and %d replays while the first was held, want %d in flight", inFlight, replayed, clients-1)
 			}
 		})
 	}
@@ -528,7 +546,9 @@ func TestMiddleware_RefusesBadRequestsBeforeAnyWork(t *testing.T) {
 		t.Fatalf("GET: %d, want the handler's own answer", resp.StatusCode)
 	}
 	var ops int
-	f.pool.QueryRow(context.Background(), `SELECT count(*) FROM once.operations`).Scan(&ops)
+	if err := f.pool.QueryRow(context.Background(), `SELECT count(*) FROM once.operations`).Scan(&ops); err != nil {
+		t.Fatal(err)
+	}
 	if got := f.counts(t); got != (counts{}) || ops != 0 {
 		t.Fatalf("%+v and %d operations after refused requests, want nothing", got, ops)
 	}
@@ -548,7 +568,9 @@ func TestMiddleware_ValidationFailureIsNotRecorded(t *testing.T) {
 			t.Fatalf("%d %s, want the handler's 400", r.status, r.body)
 		}
 		var ops int
-		f.pool.QueryRow(ctx, `SELECT count(*) FROM once.operations`).Scan(&ops)
+		if err := f.pool.QueryRow(ctx, `SELECT count(*) FROM once.operations`).Scan(&ops); err != nil {
+			t.Fatal(err)
+		}
 		if ops != 0 {
 			t.Fatalf("%d operations after a refused request, want none", ops)
 		}
