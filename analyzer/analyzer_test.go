@@ -62,8 +62,9 @@ var shop = []string{
 	// facts, is reported; so is a read of the month's spend deciding an upsert that adds
 	// to it with no WHERE. A claim by ON CONFLICT, a parent row lock taken by a helper, a
 	// read that only supplies values, a look-up deciding an insert into another table, a
-	// conditional upsert, an upsert that sets rather than adds, and a counter nothing is
-	// decided from are not.
+	// conditional upsert, an upsert that sets rather than adds, a counter nothing is
+	// decided from, and a find-or-create that handles the unique violation (itself or
+	// through a helper) are not.
 	"shop/store", "shop/actions",
 	// ONCE006: a request promise or guard around a paid model call, a charge or an email
 	// (http.Post, called in the guard or through a helper) is reported, one around a

@@ -18,7 +18,12 @@
 //   - no declared constraint: the function holds no //once: promise (a transaction promise
 //     is exactly the lock for decisions made from a read), is not called only under one,
 //     and no //once: ... table=T declaration in the package puts a unique index on the
-//     table.
+//     table;
+//   - no unique violation handled: the function, a function of the package it calls, or
+//     the helper that sends the insert, names SQLSTATE 23505 (a literal, or
+//     pgerrcode.UniqueViolation) or unique_violation. Code that handles it has a unique
+//     index behind its insert, and the race ends in an error one caller handles (the
+//     find-or-create idiom: read the winner's row back), not in a duplicate.
 //
 // The read decides the insert when an if or a switch between them tests what the read
 // returned: the row found or not (err == nil, errors.Is(err, pgx.ErrNoRows), rows.Next()),

@@ -3,8 +3,12 @@ package once005
 import (
 	_ "embed"
 	"fmt"
+	"go/ast"
+	"go/constant"
+	"go/types"
 
 	"golang.org/x/tools/go/analysis"
+	"golang.org/x/tools/go/types/typeutil"
 
 	"github.com/oncekit/once/analyzer/internal/effects"
 	"github.com/oncekit/once/analyzer/internal/ignore"
@@ -61,6 +65,9 @@ func check(pass *analysis.Pass, rep *ignore.Reporter, res *effects.Result, fn *e
 		if st.OnConflict && !upsert {
 			continue
 		}
+		if !upsert && (handlesUniqueViolation(pass.TypesInfo, res, fn.Decl.Body) || insertHandles(pass.TypesInfo, res, ins)) {
+			continue // a unique index stands behind the insert: the loser gets 23505
+		}
 		var read *effects.SQLOp
 		locked := false
 		for j := range ops[:i] {
@@ -107,6 +114,56 @@ func diagnostic(ins, read *effects.SQLOp, upsert bool) analysis.Diagnostic {
 	}
 	d.Related = []analysis.RelatedInformation{{Pos: read.Call.Pos(), Message: "the read that decides it"}}
 	return d
+}
+
+// uniqueViolation holds the ways code names PostgreSQL's unique_violation: its SQLSTATE
+// (a literal, or pgerrcode.UniqueViolation, a constant of the same value) and its
+// condition name (lib/pq's Code.Name()).
+var uniqueViolation = map[string]bool{"23505": true, "unique_violation": true}
+
+// handlesUniqueViolation reports whether body tests for a unique violation, itself or
+// through a function of the package it calls: code that does has a unique index behind
+// its insert, and the race ends in an error one caller handles, not in a duplicate. That
+// is the find-or-create idiom (look the row up, insert it when absent, and read the
+// winner's row back on 23505).
+func handlesUniqueViolation(info *types.Info, res *effects.Result, body *ast.BlockStmt) bool {
+	if namesUniqueViolation(info, body) {
+		return true
+	}
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		if call, ok := n.(*ast.CallExpr); ok && !found {
+			if fn, ok := typeutil.Callee(info, call).(*types.Func); ok {
+				helper := res.ByObj[fn.Origin()]
+				found = helper != nil && helper.Decl.Body != body && namesUniqueViolation(info, helper.Decl.Body)
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// namesUniqueViolation reports whether body holds a constant naming a unique violation.
+func namesUniqueViolation(info *types.Info, body *ast.BlockStmt) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		if e, ok := n.(ast.Expr); ok && !found {
+			tv, ok := info.Types[e]
+			found = ok && tv.Value != nil && tv.Value.Kind() == constant.String && uniqueViolation[constant.StringVal(tv.Value)]
+		}
+		return !found
+	})
+	return found
+}
+
+// insertHandles reports whether the helper of the package that sends the insert handles
+// its unique violation itself.
+func insertHandles(info *types.Info, res *effects.Result, ins effects.SQLOp) bool {
+	if ins.Via == nil {
+		return false
+	}
+	helper := res.ByObj[ins.Via]
+	return helper != nil && namesUniqueViolation(info, helper.Decl.Body)
 }
 
 func readsTable(s sqltext.Stmt, table string) bool {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"shop/store"
@@ -143,4 +144,43 @@ func (s *Service) FollowUp(ctx context.Context, parentID, key string) (store.Act
 	err := s.db.QueryRow(ctx, `INSERT INTO paid_actions (account_id, action_key, status, parent_id) VALUES ($1, $2, 'queued', $3) RETURNING id`,
 		account, key, parentID).Scan(&a.ID)
 	return a, err
+}
+
+// RequestOrReadBack looks the key up, creates the action when it is absent, and reads
+// the winner's row back when a concurrent click created it first: the unique index on
+// (account_id, action_key) turns the race into a unique violation one click handles, not
+// into a second action. Not reported.
+func (s *Service) RequestOrReadBack(ctx context.Context, account, key string) (store.Action, error) {
+	a, found, err := findByKey(ctx, s.db, account, key)
+	if err != nil || found {
+		return a, err
+	}
+	a, err = create(ctx, s.db, account, key)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+		a, _, err = findByKey(ctx, s.db, account, key)
+	}
+	return a, err
+}
+
+// ErrDuplicate answers a click whose key another click claimed a moment before.
+var ErrDuplicate = errors.New("actions: the key is taken")
+
+// RequestOnce does the same, through a helper that names the violation.
+func (s *Service) RequestOnce(ctx context.Context, account, key string) (store.Action, error) {
+	a, found, err := findByKey(ctx, s.db, account, key)
+	if err != nil || found {
+		return a, err
+	}
+	a, err = create(ctx, s.db, account, key)
+	if isDuplicate(err) {
+		return store.Action{}, ErrDuplicate
+	}
+	return a, err
+}
+
+// isDuplicate reports PostgreSQL's unique_violation.
+func isDuplicate(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505"
 }

@@ -4,3 +4,12 @@ package pgconn
 type CommandTag struct{ s string }
 
 func (ct CommandTag) RowsAffected() int64 { return 0 }
+
+// PgError is an error reported by the PostgreSQL server.
+type PgError struct {
+	Code           string
+	Message        string
+	ConstraintName string
+}
+
+func (pe *PgError) Error() string { return pe.Message + " (SQLSTATE " + pe.Code + ")" }
