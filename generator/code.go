@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"strconv"
 
 	"github.com/dave/jennifer/jen"
 )
@@ -53,7 +54,7 @@ func typeCode(t types.Type) jen.Code {
 				c = jen.Id(f.Name()).Add(typeCode(f.Type()))
 			}
 			if tag := t.Tag(i); tag != "" {
-				c = c.Tag(parseTag(tag))
+				c = c.Add(tagCode(tag))
 			}
 			fields[i] = c
 		}
@@ -133,53 +134,14 @@ func sigCode(sig *types.Signature) jen.Code {
 	return c
 }
 
-// parseTag turns a raw struct tag into jennifer's map form; a tag that is not in the
-// conventional key:"value" form is kept whole under an empty key.
-func parseTag(tag string) map[string]string {
-	m := map[string]string{}
-	st := reflectTag(tag)
-	for _, kv := range st {
-		m[kv[0]] = kv[1]
+// tagCode renders a struct tag as the same string, which is part of the struct type's
+// identity: raw where it can be, as Go source usually writes it, quoted where it cannot.
+// (jennifer's Tag takes a map and writes its keys sorted, which would make another type.)
+func tagCode(tag string) jen.Code {
+	if strconv.CanBackquote(tag) {
+		return jen.Op("`" + tag + "`")
 	}
-	return m
-}
-
-// reflectTag splits a conventional struct tag into key/value pairs.
-func reflectTag(tag string) [][2]string {
-	var out [][2]string
-	for tag != "" {
-		i := 0
-		for i < len(tag) && tag[i] == ' ' {
-			i++
-		}
-		tag = tag[i:]
-		if tag == "" {
-			break
-		}
-		i = 0
-		for i < len(tag) && tag[i] > ' ' && tag[i] != ':' && tag[i] != '"' && tag[i] != 0x7f {
-			i++
-		}
-		if i == 0 || i+1 >= len(tag) || tag[i] != ':' || tag[i+1] != '"' {
-			break
-		}
-		name := tag[:i]
-		tag = tag[i+1:]
-		i = 1
-		for i < len(tag) && tag[i] != '"' {
-			if tag[i] == '\\' {
-				i++
-			}
-			i++
-		}
-		if i >= len(tag) {
-			break
-		}
-		val := tag[1:i]
-		tag = tag[i+1:]
-		out = append(out, [2]string{name, val})
-	}
-	return out
+	return jen.Lit(tag)
 }
 
 // exprCode renders a type-checked key expression for jennifer. Package-qualified names

@@ -110,3 +110,14 @@ func (e Email) MarshalText() ([]byte, error) {
 //
 //once:forever key=email scope=tenant
 func Subscribe(ctx context.Context, email Email, tenant *int64) (bool, error) { return true, nil }
+
+// Import records a row given as an anonymous struct, whose field tags are part of its type:
+// the wrapper repeats them as written, keys out of order included.
+//
+//once:forever key=row.ID
+func Import(ctx context.Context, row struct {
+	ID   int64  `json:"id" db:"id"`
+	Note string `xml:"note,attr"`
+}) error {
+	return nil
+}

@@ -25,6 +25,10 @@ var (
 	_ func(context.Context, *Billing, string, timepkg.Time, int) error     = Reconcile
 	_ func(context.Context, *string, timepkg.Time) error                   = Remind
 	_ func(context.Context, Email, *int64) (bool, error)                   = Subscribe
+	_ func(context.Context, struct {
+		ID   int64  `json:"id" db:"id"`
+		Note string `xml:"note,attr"`
+	}) error = Import
 )
 
 // SummaryOnce calls Summary under a request promise (once per request), guard "kinds.Summary",
@@ -145,4 +149,16 @@ func SubscribeOnce(ctx context.Context, db once.DB, email Email, tenant *int64) 
 	}
 	fn := func(ctx context.Context) (bool, error) { return Subscribe(ctx, email, tenant) }
 	return once.Forever[bool]{Name: "kinds.Subscribe"}.DoRef(ctx, db, once.Ref{Scope: scope, Key: key}, fn)
+}
+
+// ImportOnce calls Import under a forever promise (once for ever), guard "kinds.Import", keyed by
+// row.ID. A duplicate call does not run Import: it gets the outcome, and result, the first call
+// recorded.
+func ImportOnce(ctx context.Context, db once.DB, row struct {
+	ID   int64  `json:"id" db:"id"`
+	Note string `xml:"note,attr"`
+}) (once.Outcome, error) {
+	fn := func(ctx context.Context) (struct{}, error) { return struct{}{}, Import(ctx, row) }
+	_, out, err := once.Forever[struct{}]{Name: "kinds.Import"}.Do(ctx, db, once.Key(row.ID), fn)
+	return out, err
 }
