@@ -59,7 +59,7 @@ var (
 	setEnd    = regexp.MustCompile(`\b(?:where|returning)\b`)
 	nameRE    = regexp.MustCompile(`(?:"?([a-z_][a-z0-9_$]*)"?\.)?"?([a-z_][a-z0-9_$]*)"?`)
 	rowLockRE = regexp.MustCompile(`\bfor\s+(?:no\s+key\s+update|update|key\s+share|share)\b`)
-	lockRE    = regexp.MustCompile(`\bpg_(?:try_)?advisory_(?:xact_)?lock(?:_shared)?\b|\block\s+(?:table\s+)?[a-z_"]|\bisolation\s+level\s+serializable\b`)
+	lockRE    = regexp.MustCompile(`\bpg_(?:try_)?advisory_(?:xact_)?lock(?:_shared)?\b|(?:^|;)\s*lock\s+(?:table\s+)?[a-z_"]|\bisolation\s+level\s+serializable\b`)
 	spaces    = regexp.MustCompile(`\s+`)
 	columnsRE = regexp.MustCompile(`\binsert\s+into\s+[^\s(]+(?:\s+as\s+[a-z_][a-z0-9_]*)?\s*\(([^)]*)\)`)
 	whereRE   = regexp.MustCompile(`\bwhere\b`)
@@ -238,22 +238,4 @@ func Sent(info *types.Info, call *ast.CallExpr) (Stmt, bool) {
 		return st, st.Kind != Other
 	}
 	return Stmt{}, false
-}
-
-// Serializable reports whether body asks for a serializable transaction through
-// sql.TxOptions or pgx.TxOptions.
-func Serializable(info *types.Info, body *ast.BlockStmt) bool {
-	found := false
-	ast.Inspect(body, func(n ast.Node) bool {
-		if sel, ok := n.(*ast.SelectorExpr); ok {
-			if obj := info.Uses[sel.Sel]; obj != nil && obj.Pkg() != nil {
-				switch obj.Pkg().Path() + "." + obj.Name() {
-				case "database/sql.LevelSerializable", "github.com/jackc/pgx/v5.Serializable":
-					found = true
-				}
-			}
-		}
-		return !found
-	})
-	return found
 }

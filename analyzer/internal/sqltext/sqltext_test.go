@@ -53,6 +53,9 @@ func TestParse_Kinds(t *testing.T) {
 		{`INSERT INTO "public"."runs" (org_id) VALUES ($1)`, sqltext.Insert, "public.runs"},
 		{`UPDATE jobs SET state = 'running' WHERE id = (SELECT id FROM jobs WHERE state = 'queued' FOR UPDATE SKIP LOCKED LIMIT 1)`, sqltext.Update, "jobs"},
 		{`SELECT pg_advisory_xact_lock($1)`, sqltext.Lock, ""},
+		{`LOCK TABLE runs IN SHARE ROW EXCLUSIVE MODE`, sqltext.Lock, ""},
+		// LOCK is a statement: a column named lock does not make a read a lock.
+		{`SELECT id FROM jobs WHERE lock IS NULL AND org_id = $1`, sqltext.Read, "jobs"},
 		{`DELETE FROM runs WHERE id = $1`, sqltext.Other, ""},
 	} {
 		st := sqltext.Parse(tc.sql)
