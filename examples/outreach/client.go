@@ -46,6 +46,10 @@ func (c client) post(ctx context.Context, path string, body any) (reply, error) 
 	if err != nil {
 		return reply{}, fmt.Errorf("building the request to %s: %w", path, err)
 	}
+	// net/http resends a request that carries Idempotency-Key by itself when a reused
+	// connection drops before the answer. Without GetBody it cannot: a lost answer reaches
+	// the job, which is retried with the same key, whichever connection the send used.
+	req.GetBody = nil
 	req.Header.Set("Content-Type", "application/json")
 	if key, ok := once.ProviderKeyFrom(ctx); ok {
 		req.Header.Set("Idempotency-Key", key)

@@ -171,3 +171,26 @@ func TestSendOutreach_LostAnswerIsRetriedWithTheSameKey(t *testing.T) {
 		t.Errorf("%d outreach_emails rows, want 1", n)
 	}
 }
+
+// The same lost answer on a connection kept alive from an earlier send: the HTTP client does
+// not quietly send it again itself (it could, as the request carries Idempotency-Key), so
+// the loss reaches the job, which is retried, with the same key, on the next pass.
+func TestSendOutreach_LostAnswerOnAReusedConnectionReachesTheJob(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	creators := fixture.SeedCreators(t, e.db, 2)
+	e.startThread(creators[0]) // its email leaves the connection to the provider open
+	e.mail.DropAfterAccept(1)
+	e.startThread(creators[1])
+	if n := e.count(`SELECT count(*) FROM jobs WHERE status = 'pending' AND attempts = 1`); n != 1 {
+		t.Fatalf("%d jobs waiting for a retry after the lost answer, want 1", n)
+	}
+	e.clock.Add(time.Minute)
+	e.drain()
+	if got := emails(t, e.mail)["outreach"]; got != 2 {
+		t.Errorf("outreach emails sent by the provider: %d, want 2 (one per conversation)", got)
+	}
+	if r := e.mail.Replays(); r != 1 {
+		t.Errorf("the retry was answered from the provider's record %d times, want 1", r)
+	}
+}
