@@ -117,7 +117,11 @@ func TestBlockedSource_NineDayOutageAlertsOncePerEpisode(t *testing.T) {
 			e.importCity(e.url, fmt.Sprintf("day %d city %d", day, i))
 		}
 		w := e.app.Worker()
-		storm.Run(imports, func(int) { w.Drain(context.Background()) })
+		storm.Run(imports, func(int) {
+			if _, err := w.Drain(context.Background()); err != nil {
+				t.Error(err)
+			}
+		})
 		if got := emails(t, e.mail)["blocked"]; got != 1 {
 			t.Fatalf("day %d: %d blocked alerts, want 1 for the whole outage", day, got)
 		}
