@@ -40,6 +40,10 @@ func typeCode(t types.Type) jen.Code {
 		case types.RecvOnly:
 			return jen.Op("<-").Chan().Add(typeCode(t.Elem()))
 		}
+		if e, ok := t.Elem().(*types.Chan); ok && e.Dir() == types.RecvOnly {
+			// chan <-chan T reads as chan<- (chan T): say which is meant.
+			return jen.Chan().Parens(typeCode(e))
+		}
 		return jen.Chan().Add(typeCode(t.Elem()))
 	case *types.Signature:
 		return jen.Func().Add(sigCode(t))
