@@ -42,6 +42,10 @@ var (
 // and says so.
 func Main(m *testing.M) int {
 	defer shutdown()
+	// m.Run parses the flags, but -run must be read before: a TestMain runs first.
+	if !flag.Parsed() {
+		flag.Parse()
+	}
 	if reason := plainlyAbsent(); reason != nil && os.Getenv("CI") != "true" {
 		if f := flag.Lookup("test.run"); f != nil && f.Value.String() == "" {
 			flag.Set("test.run", "^(Test|Fuzz)")
@@ -268,13 +272,13 @@ func (p *Prepared) build() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := p.setup(ctx, withDatabase(adminURL, p.db)); err != nil {
-		p.err = err
+		p.err = fmt.Errorf("setup: %w", err)
 		return
 	}
 	// A copy needs a template nobody is connected to: end what setup left open.
 	conn, err := pgx.Connect(ctx, adminURL)
 	if err != nil {
-		p.err = err
+		p.err = fmt.Errorf("connecting to close setup's connections: %w", err)
 		return
 	}
 	defer conn.Close(ctx)
