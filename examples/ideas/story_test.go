@@ -121,7 +121,9 @@ func TestStory(t *testing.T) {
 	tab.Row("runs created", tally.Is(a.runs(), 0), tally.None())
 	tab.Row("jobs queued", tally.Is(a.jobs(), 0), tally.None())
 	tab.Row("sent to the landing page", tally.Is(loc == "/orgs/1?notice=starting", true), tally.None())
-	heldLease.Release(context.Background(), a.db)
+	if err := heldLease.Release(context.Background(), a.db); err != nil {
+		t.Fatal(err)
+	}
 
 	// 4. The provider is down; the queue gives up on the job.
 	a, n = setup(t), setupNaive(t)

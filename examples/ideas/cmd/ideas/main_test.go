@@ -43,6 +43,9 @@ func TestRun_ServesAndPaysOncePerRun(t *testing.T) {
 			t.Fatalf("a press went to %q", loc)
 		}
 	}
+	if run == "" {
+		t.Fatalf("no press was sent to a run: %q", locs)
+	}
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		resp, err := http.Get(base + run)
 		if err != nil {
