@@ -3,19 +3,26 @@ package once
 import (
 	"context"
 	"fmt"
+	"reflect"
 )
 
 // checkCall validates what a database-backed call is given, before anything is sent to the
 // database: a context that has not ended, a DB, a valid name and key. Every refusal wraps
 // ErrInvalid.
 func checkCall(ctx context.Context, db DB, name, key string) error {
-	if err := checkContext(ctx); err != nil {
-		return err
-	}
-	if err := checkDB(db); err != nil {
+	if err := checkContextDB(ctx, db); err != nil {
 		return err
 	}
 	return checkNameKey(name, key)
+}
+
+// checkContextDB validates the context and DB of a call that names no guard: an operator's
+// list or resolution, a reaper, a drain.
+func checkContextDB(ctx context.Context, db DB) error {
+	if err := checkContext(ctx); err != nil {
+		return err
+	}
+	return checkDB(db)
 }
 
 // checkContext refuses a context that has already ended. A guard that started its claim on a
@@ -66,4 +73,24 @@ func checkGuardContext(ctx context.Context, kind, name string) error {
 // invalid builds an ErrInvalid error that names the kind and guard it is about.
 func invalid(kind, name, format string, args ...any) error {
 	return fmt.Errorf("%w: %s guard %s: %s", ErrInvalid, kind, name, fmt.Sprintf(format, args...))
+}
+
+// checkDB reports a nil DB, including a typed nil such as a nil *pgxpool.Pool, as ErrInvalid
+// rather than a panic deep inside pgx.
+func checkDB(db DB) error {
+	if what := nilDB(db); what != "" {
+		return fmt.Errorf("%w: %s", ErrInvalid, what)
+	}
+	return nil
+}
+
+// nilDB describes db if it is nil, plainly or as a typed nil, and returns "" otherwise.
+func nilDB(db DB) string {
+	if db == nil {
+		return "nil DB"
+	}
+	if v := reflect.ValueOf(db); v.Kind() == reflect.Pointer && v.IsNil() {
+		return fmt.Sprintf("nil DB (%T)", db)
+	}
+	return ""
 }

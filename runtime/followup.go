@@ -162,10 +162,7 @@ RETURNING state`
 // error is recorded in the follow-up's last_error.
 func (d Drain) Run(ctx context.Context, db DB) (DrainResult, error) {
 	var res DrainResult
-	if err := checkContext(ctx); err != nil {
-		return res, err
-	}
-	if err := checkDB(db); err != nil {
+	if err := checkContextDB(ctx, db); err != nil {
 		return res, err
 	}
 	batch, backoff, maxAttempts, hold := d.Batch, d.Backoff, d.MaxAttempts, d.Hold
@@ -279,10 +276,7 @@ ORDER BY f.created_at, f.id LIMIT $2`, action, limit)
 // provider that honours keys still does its effect at most once. A follow-up that is not dead
 // is left as it is: ErrNotDead.
 func ReviveFollowUp(ctx context.Context, db DB, id int64) error {
-	if err := checkContext(ctx); err != nil {
-		return err
-	}
-	if err := checkDB(db); err != nil {
+	if err := checkContextDB(ctx, db); err != nil {
 		return err
 	}
 	var was string

@@ -193,23 +193,3 @@ func checkName(name string) error {
 	}
 	return nil
 }
-
-// checkDB reports a nil DB, including a typed nil such as a nil *pgxpool.Pool, as ErrInvalid
-// rather than a panic deep inside pgx.
-func checkDB(db DB) error {
-	if what := nilDB(db); what != "" {
-		return fmt.Errorf("%w: %s", ErrInvalid, what)
-	}
-	return nil
-}
-
-// nilDB describes db if it is nil, plainly or as a typed nil, and returns "" otherwise.
-func nilDB(db DB) string {
-	if db == nil {
-		return "nil DB"
-	}
-	if v := reflect.ValueOf(db); v.Kind() == reflect.Pointer && v.IsNil() {
-		return fmt.Sprintf("nil DB (%T)", db)
-	}
-	return ""
-}

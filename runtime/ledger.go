@@ -102,10 +102,7 @@ func ledgerColumns(rows []ledgerRow) []any {
 // An entry the operation already has (same Kind and Unit) is left as it is. It returns how
 // many entries were added; an unknown operation is refused with ErrNoOperation.
 func RecordLedger(ctx context.Context, db DB, operationID int64, entries ...LedgerEntry) (added int64, err error) {
-	if err := checkContext(ctx); err != nil {
-		return 0, err
-	}
-	if err := checkDB(db); err != nil {
+	if err := checkContextDB(ctx, db); err != nil {
 		return 0, err
 	}
 	rows, err := encodeLedger(entries)

@@ -94,10 +94,7 @@ FROM once.operations WHERE name = $1 AND scope = $2 AND key = $3`, name, scope, 
 // checkList checks the arguments of an operator's list and returns the limit to use: 100
 // for 0.
 func checkList(ctx context.Context, db DB, limit int) (int, error) {
-	if err := checkContext(ctx); err != nil {
-		return 0, err
-	}
-	if err := checkDB(db); err != nil {
+	if err := checkContextDB(ctx, db); err != nil {
 		return 0, err
 	}
 	if limit < 0 {
@@ -175,10 +172,7 @@ func ResolveRetry(ctx context.Context, db DB, id int64) error {
 }
 
 func resolve(ctx context.Context, db DB, id int64, state string, result []byte, message *string) error {
-	if err := checkContext(ctx); err != nil {
-		return err
-	}
-	if err := checkDB(db); err != nil {
+	if err := checkContextDB(ctx, db); err != nil {
 		return err
 	}
 	var was string

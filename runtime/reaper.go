@@ -36,10 +36,7 @@ SELECT count(*) FROM gone`
 // already ignored by claims (a retry after expiry runs as new); reaping only reclaims the
 // space. Run it from a scheduled job.
 func ReapExpired(ctx context.Context, db DB, batch int) (int64, error) {
-	if err := checkContext(ctx); err != nil {
-		return 0, err
-	}
-	if err := checkDB(db); err != nil {
+	if err := checkContextDB(ctx, db); err != nil {
 		return 0, err
 	}
 	if batch < 0 {

@@ -76,13 +76,10 @@ type Table[T any] struct {
 // transaction commits.
 func (g Table[T]) Do(ctx context.Context, db DB, fn func(context.Context, pgx.Tx) (T, error)) (T, Outcome, error) {
 	var zero T
-	if err := checkContext(ctx); err != nil {
-		return zero, Outcome{}, err
-	}
-	if err := checkDB(db); err != nil {
-		return zero, Outcome{}, err
-	}
 	if err := checkName(g.Name); err != nil {
+		return zero, Outcome{}, err
+	}
+	if err := checkGuardHandle(ctx, db, "table", g.Name); err != nil {
 		return zero, Outcome{}, err
 	}
 	if fn == nil {
