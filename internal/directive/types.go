@@ -55,8 +55,8 @@ type TypedExpr struct {
 //     error or (T, error); transaction and table= forms take one pgx.Tx, which the guard
 //     supplies;
 //   - key=, scope=, fingerprint=, cap= and n= type-check in the function's scope (its
-//     parameters, receiver and the package's names), use neither the context nor the
-//     supplied pgx.Tx, call nothing that reads the clock or a random source, and hold only
+//     parameters, receiver and the package's names), use neither the context, the
+//     supplied pgx.Tx nor a named result, call nothing that reads the clock or a random source, and hold only
 //     the forms a generated wrapper can repeat (no function or composite literals, no channel
 //     receives);
 //   - each key= and scope= part has a type once.EncodeKey encodes, each fingerprint= part a
@@ -307,6 +307,11 @@ func (c *typeChecker) expr(arg string, e Expr, scope token.Pos, t *Typed) *Typed
 			}
 			if isContext(v.Type()) {
 				c.errorf(at(n.Pos()), "%s: %s= uses the context %s: key on the function's own arguments", c.on(), arg, n.Name)
+				ok = false
+			}
+			if isResult(t.Sig, v) {
+				// In scope inside the body, but the guard decides before the function runs.
+				c.errorf(at(n.Pos()), "%s: %s= uses the result %s, which exists only once the function has run: key on the function's own arguments", c.on(), arg, n.Name)
 				ok = false
 			}
 		}
@@ -600,6 +605,16 @@ func isIDPackage(path string) bool {
 func isNamed(t types.Type, path, name string) bool {
 	n, ok := types.Unalias(t).(*types.Named)
 	return ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == path && n.Obj().Name() == name
+}
+
+// isResult reports a named result of sig.
+func isResult(sig *types.Signature, v *types.Var) bool {
+	for i := range sig.Results().Len() {
+		if sig.Results().At(i) == v {
+			return true
+		}
+	}
+	return false
 }
 
 func isContext(t types.Type) bool { return isNamed(t, "context", "Context") }

@@ -201,6 +201,9 @@ func F(ctx context.Context, u User) error { return nil }`,
 		{"context in key", `//once:forever key=ctx
 func F(ctx context.Context, u User) error { return nil }`,
 			`a.go:%[1]d:20: //once:forever on F: key= uses the context ctx: key on the function's own arguments`},
+		{"named result in key", `//once:forever key=u.ID,n
+func F(ctx context.Context, u User) (n int64, err error) { return 0, nil }`,
+			`a.go:%[1]d:25: //once:forever on F: key= uses the result n, which exists only once the function has run: key on the function's own arguments`},
 		{"supplied tx in key", `//once:transaction key=tx
 func F(ctx context.Context, tx pgx.Tx) error { return nil }`,
 			`a.go:%[1]d:24: //once:transaction on F: key= uses tx, which the guard supplies: key on the function's own arguments`},
