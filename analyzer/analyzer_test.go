@@ -43,7 +43,8 @@ var shop = []string{
 	"shop/partner",
 	// ONCE003: package-level maps, a sync.Map and a receiver's map field standing in for
 	// a promise are reported; a set in front of a keyed call, a record written after the
-	// effect, a batch-local set and a memo are not.
+	// effect, a batch-local set, a memo and a cache of the client the effect goes
+	// through are not.
 	"shop/alerts",
 	// ONCE004: direct calls of a declared method, here and from another package (through
 	// the guarded fact), are reported and rewritten to the wrapper with the DB in scope;

@@ -37,7 +37,9 @@
 // Not reported: a set in a function that holds a real promise (a //once: directive, a
 // caller that does, a runtime guard's closure, or an effect call carrying a stable
 // idempotency key): there it is a cache. A map written only after the effect, with no
-// check before it, records and does not guard. A map local to the function (deduplicating
-// one batch) lasts no longer than the call that owns it, and a set checked in a function
-// with no effect after the check is a memo.
+// check before it, records and does not guard. A map whose looked-up value the effect
+// then uses (c, ok := clients[account], then c.Send) caches what the effect needs: the
+// effect happens whether or not the value was there. A map local to the function
+// (deduplicating one batch) lasts no longer than the call that owns it, and a set checked
+// in a function with no effect after the check is a memo.
 package once003

@@ -15,6 +15,7 @@ type setOp struct {
 	node  ast.Node
 	check bool
 	write bool
+	value *types.Var // for a check, the variable the looked-up value is assigned to
 }
 
 // checkMethods and writeMethods name the methods of sync.Map and of set types (a named
@@ -71,7 +72,7 @@ func (s *scanner) findLocalGuards() {
 			}
 			g := &LocalGuard{Func: fn, Set: c.name, Check: c.node, Write: write}
 			for _, site := range sites {
-				if site.Call.Pos() > c.node.Pos() && (g.Site == nil || site.Call.Pos() < g.Site.Call.Pos()) {
+				if site.Call.Pos() > c.node.Pos() && (g.Site == nil || site.Call.Pos() < g.Site.Call.Pos()) && !s.uses(site.Call, c.value) {
 					g.Site = site
 				}
 			}
@@ -90,6 +91,23 @@ func (s *scanner) findLocalGuards() {
 			break
 		}
 	}
+}
+
+// uses reports whether call mentions v. A map whose looked-up value the effect then uses
+// (the client cached per account, through which the text is sent) caches what the effect
+// needs: the effect happens whether or not the value was there, so the map guards nothing.
+func (s *scanner) uses(call *ast.CallExpr, v *types.Var) bool {
+	if v == nil {
+		return false
+	}
+	found := false
+	ast.Inspect(call, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok && s.pass.TypesInfo.Uses[id] == v {
+			found = true
+		}
+		return !found
+	})
+	return found
 }
 
 // guardableInserts returns fn's plain inserts that no claim of fn's own precedes.
@@ -162,7 +180,7 @@ func (s *scanner) setOps(fn *Func) []setOp {
 			if isAssigned(stack, n) {
 				ops = append(ops, setOp{obj: obj, name: name, node: n, write: true})
 			} else if inCondition(stack) {
-				ops = append(ops, setOp{obj: obj, name: name, node: n, check: true})
+				ops = append(ops, setOp{obj: obj, name: name, node: n, check: true, value: s.assignedTo(stack)})
 			}
 		case *ast.CallExpr:
 			sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr)
@@ -174,7 +192,7 @@ func (s *scanner) setOps(fn *Func) []setOp {
 				return true
 			}
 			m := sel.Sel.Name
-			op := setOp{obj: obj, name: name, node: n, check: checkMethods[m] && inCondition(stack), write: writeMethods[m]}
+			op := setOp{obj: obj, name: name, node: n, check: checkMethods[m] && inCondition(stack), write: writeMethods[m], value: s.assignedTo(stack)}
 			if m == "LoadOrStore" { // checks and writes in one call
 				op.check = true
 			}
@@ -185,6 +203,24 @@ func (s *scanner) setOps(fn *Func) []setOp {
 		return true
 	})
 	return ops
+}
+
+// assignedTo returns the variable the top of stack is assigned to as the first value of
+// an assignment (c in c, ok := clients[k]), or nil.
+func (s *scanner) assignedTo(stack []ast.Node) *types.Var {
+	if len(stack) < 2 {
+		return nil
+	}
+	as, ok := stack[len(stack)-2].(*ast.AssignStmt)
+	if !ok || len(as.Rhs) != 1 || as.Rhs[0] != stack[len(stack)-1] || len(as.Lhs) == 0 {
+		return nil
+	}
+	id, ok := as.Lhs[0].(*ast.Ident)
+	if !ok {
+		return nil
+	}
+	v, _ := s.pass.TypesInfo.ObjectOf(id).(*types.Var)
+	return v
 }
 
 // longLived resolves e to a package-level variable or a field reached through fn's
