@@ -10,8 +10,7 @@
 //	    import: 'github.com/oncekit/once/plugin'
 //	    version: latest
 //
-// (or, from a checkout, path: ./path/to/once/plugin in place of version), run
-// golangci-lint custom, and enable it in .golangci.yml:
+// run golangci-lint custom, and enable it in .golangci.yml:
 //
 //	version: "2"
 //	linters:
@@ -31,6 +30,13 @@
 // Findings carry their code (ONCE001, ...) at the end of the message; //nolint:oncelint
 // silences golangci-lint's report, and //oncelint:ignore ONCE00N reason works as with
 // oncelint itself.
+//
+// golangci-lint custom resolves the plugin's requirements as any dependency's: the replace
+// directive in this module's go.mod, which points the once module at the checkout beside
+// it, serves this repository's tests and is ignored there. The plugin therefore builds
+// from a published version whose go.mod requires a published version of the once module;
+// path: ./path/to/once/plugin in place of version (a checkout) works once that
+// requirement resolves.
 package plugin
 
 import (
