@@ -145,7 +145,13 @@ func Step[S any](ctx context.Context, db DB, a *Attempt, step string, fn func(co
 	if err != nil {
 		return s, fmt.Errorf("once: operation %d: step %s: begin: %w", a.id, step, err)
 	}
-	defer tx.Rollback(ctx)
+	// Not on ctx: a step failing because ctx was cancelled must still roll back, and pgx
+	// closes a connection whose rollback fails, taking a caller's transaction with it.
+	defer func() {
+		rctx, cancel := settleContext(ctx)
+		defer cancel()
+		tx.Rollback(rctx) // after a commit, a no-op
+	}()
 	s, err = fn(ctx, tx)
 	if err != nil {
 		return s, err

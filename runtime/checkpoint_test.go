@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -154,5 +155,45 @@ func TestCheckpoint_RecordsNothingForAReplacedAttempt(t *testing.T) {
 	}
 	if v, _, _ := g.Do(ctx, pool, "report/3", func(context.Context) (int, error) { return 3, nil }); v != 2 {
 		t.Fatalf("recorded result %d, want the new attempt's 2", v)
+	}
+}
+
+// A step whose context is cancelled (the request went away) rolls back, and the connection
+// survives it: the operation is then recorded on that same connection. pgx closes a
+// connection whose rollback fails, so a rollback sent on the cancelled context would lose
+// the connection and leave the operation open.
+func TestStep_CancelledStepRollsBackAndTheOperationSettles(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 4)
+	ctx := context.Background()
+	c, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Release()
+	conn := c.Conn()
+	g := once.Forever[int]{Name: "reports.Build"}
+	_, out, err := g.Do(ctx, conn, "report/4", func(ctx context.Context) (int, error) {
+		a, _ := once.AttemptFrom(ctx)
+		sctx, cancel := context.WithCancel(ctx)
+		return once.Step(sctx, conn, a, "extract", func(ctx context.Context, tx pgx.Tx) (int, error) {
+			if err := effect(ctx, tx, "step", "extract", 1); err != nil {
+				return 0, err
+			}
+			cancel()
+			return 0, ctx.Err()
+		})
+	})
+	if !errors.Is(err, context.Canceled) || out.Status != once.Ran || errors.Is(err, once.ErrNotOwner) || strings.Contains(err.Error(), "recording") {
+		t.Fatalf("%+v %v, want the step's own error alone", out, err)
+	}
+	if conn.IsClosed() {
+		t.Fatal("the connection was closed by the cancelled step's rollback")
+	}
+	if r := operationState(t, pool, out.Handle); r.state != "released" {
+		t.Fatalf("operation %+v, want released: the attempt's outcome recorded", r)
+	}
+	if n := effects(t, pool, "step", "extract"); n != 0 {
+		t.Fatalf("%d writes of the cancelled step lasted, want 0", n)
 	}
 }

@@ -94,7 +94,11 @@ func (g Table[T]) Do(ctx context.Context, db DB, fn func(context.Context, pgx.Tx
 	if err != nil {
 		return zero, Outcome{}, fmt.Errorf("once: table guard %s: begin: %w", g.Name, err)
 	}
-	defer tx.Rollback(context.WithoutCancel(ctx)) // after a commit, a no-op
+	defer func() {
+		rctx, cancel := settleContext(ctx)
+		defer cancel()
+		tx.Rollback(rctx) // after a commit, a no-op
+	}()
 	v, err := fn(ctx, tx)
 	if errors.Is(err, ErrConflict) {
 		if rerr := tx.Rollback(ctx); rerr != nil {
