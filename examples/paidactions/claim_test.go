@@ -151,7 +151,8 @@ func TestActionKey_IsMadeOfTheStablePartsOnly(t *testing.T) {
 	}
 }
 
-// The same action key from two accounts is two transactions: neither sees the other's.
+// Another account can neither claim an action on an account's job nor read its
+// transaction: both answer 404, as if the job did not exist, and nothing is claimed.
 func TestClaim_AccountsDoNotShareTransactions(t *testing.T) {
 	t.Parallel()
 	e := setup(t)

@@ -137,7 +137,7 @@ func TestSaveRenderInputs_WithoutTheLockOverlappingSavesCollide(t *testing.T) {
 				secondErr = tx2.Commit(e.ctx)
 			}
 		}()
-		waitForLockWait(t, e)
+		waitForLockWait(t, e, done)
 		if err := tx1.Commit(e.ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -157,8 +157,9 @@ func TestSaveRenderInputs_WithoutTheLockOverlappingSavesCollide(t *testing.T) {
 }
 
 // waitForLockWait returns once some session of the test's database waits on a lock: the
-// second save has read and is blocked behind the first.
-func waitForLockWait(t *testing.T, e *env) {
+// second save has read and is blocked behind the first. It fails t if the second save
+// returns (closes done) without waiting.
+func waitForLockWait(t *testing.T, e *env, done <-chan struct{}) {
 	t.Helper()
 	for {
 		var waiting bool
@@ -170,6 +171,8 @@ WHERE datname = current_database() AND wait_event_type = 'Lock')`).Scan(&waiting
 			return
 		}
 		select {
+		case <-done:
+			t.Fatal("the second save returned without waiting behind the first")
 		case <-e.ctx.Done():
 			t.Fatal(e.ctx.Err())
 		case <-time.After(2 * time.Millisecond):
