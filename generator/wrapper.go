@@ -156,7 +156,8 @@ type names struct {
 }
 
 func localNames(p *plan) names {
-	taken := map[string]bool{p.ctxName: true, p.recvID: true}
+	// The wrapped function's own name too: the closure calls it after key is declared.
+	taken := map[string]bool{p.ctxName: true, p.recvID: true, p.fn.Name(): true}
 	for _, pr := range p.params {
 		taken[pr.name] = true
 	}

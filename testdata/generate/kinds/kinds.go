@@ -121,3 +121,9 @@ func Import(ctx context.Context, row struct {
 }) error {
 	return nil
 }
+
+// key is named like the wrapper's local for a key that may fail to encode, which then takes
+// another name.
+//
+//once:forever key=email
+func key(ctx context.Context, email Email) error { return nil }

@@ -29,6 +29,7 @@ var (
 		ID   int64  `json:"id" db:"id"`
 		Note string `xml:"note,attr"`
 	}) error = Import
+	_ func(context.Context, Email) error = key
 )
 
 // SummaryOnce calls Summary under a request promise (once per request), guard "kinds.Summary",
@@ -160,5 +161,17 @@ func ImportOnce(ctx context.Context, db once.DB, row struct {
 }) (once.Outcome, error) {
 	fn := func(ctx context.Context) (struct{}, error) { return struct{}{}, Import(ctx, row) }
 	_, out, err := once.Forever[struct{}]{Name: "kinds.Import"}.Do(ctx, db, once.Key(row.ID), fn)
+	return out, err
+}
+
+// keyOnce calls key under a forever promise (once for ever), guard "kinds.key", keyed by email. A
+// duplicate call does not run key: it gets the outcome, and result, the first call recorded.
+func keyOnce(ctx context.Context, db once.DB, email Email) (once.Outcome, error) {
+	key2, err := once.EncodeKey(email)
+	if err != nil {
+		return once.Outcome{}, fmtpkg.Errorf("guard kinds.key: %w", err)
+	}
+	fn := func(ctx context.Context) (struct{}, error) { return struct{}{}, key(ctx, email) }
+	_, out, err := once.Forever[struct{}]{Name: "kinds.key"}.Do(ctx, db, key2, fn)
 	return out, err
 }
