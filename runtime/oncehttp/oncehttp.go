@@ -309,7 +309,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, m.cfg.MaxBody+1))
 	if err != nil {
-		writeProblem(w, http.StatusBadRequest, ProblemKeyMalformed, "Unreadable request body", err.Error())
+		writeProblem(w, http.StatusBadRequest, ProblemBodyUnreadable, "Unreadable request body", err.Error())
 		return
 	}
 	if int64(len(body)) > m.cfg.MaxBody {

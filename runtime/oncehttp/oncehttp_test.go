@@ -770,3 +770,43 @@ func TestMiddleware_DatabaseErrorIs500AndLogged(t *testing.T) {
 		t.Fatalf("log %q does not name the request", logged.String())
 	}
 }
+
+// failingBody is a request body whose client stops sending it half-way.
+type failingBody struct{ sent bool }
+
+func (b *failingBody) Read(p []byte) (int, error) {
+	if b.sent {
+		return 0, errors.New("client went away")
+	}
+	b.sent = true
+	return copy(p, `{"source": "q3`), nil
+}
+
+// A body that cannot be read to its end is no request to fingerprint: 400, saying so, and
+// nothing is written.
+func TestMiddleware_UnreadableBodyIs400(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewDatabase(t).Pool(t, 2)
+	if err := once.Migrate(context.Background(), pool); err != nil {
+		t.Fatal(err)
+	}
+	mw, err := oncehttp.New(oncehttp.Config{DB: pool, Account: bearer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := false
+	h := mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { ran = true }))
+	req := httptest.NewRequest(http.MethodPost, "/reports", &failingBody{})
+	req.Header.Set("Authorization", "Bearer acct-a")
+	req.Header.Set("Idempotency-Key", `"ref-1"`)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	r := response{status: rec.Code, header: rec.Header(), body: rec.Body.String()}
+	if r.status != http.StatusBadRequest || r.problemType(t) != oncehttp.ProblemBodyUnreadable || ran {
+		t.Fatalf("%d %s (handler ran: %v), want 400 %s", r.status, r.body, ran, oncehttp.ProblemBodyUnreadable)
+	}
+	var ops int
+	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM once.operations`).Scan(&ops); err != nil || ops != 0 {
+		t.Fatalf("%d operations (%v), want none", ops, err)
+	}
+}

@@ -18,6 +18,9 @@ const (
 	ProblemUnauthenticated = "urn:once:unauthenticated"
 	// ProblemBodyTooLarge: 413, the request body is over the configured limit.
 	ProblemBodyTooLarge = "urn:once:request-body-too-large"
+	// ProblemBodyUnreadable: 400, the request body could not be read to its end (the client
+	// stopped sending it), so there is no request to fingerprint.
+	ProblemBodyUnreadable = "urn:once:request-body-unreadable"
 	// ProblemInFlight: 409, a request with the same key is being processed; retry later
 	// (Retry-After says when).
 	ProblemInFlight = "urn:once:idempotency-key-in-flight"
