@@ -38,5 +38,7 @@
 //     subscription, the same on every retry) or one passed in as a parameter;
 //   - a random key persisted on the row before the call and read back on retry: a field
 //     set from uuid.NewString() that is written to the database (an Exec or Save call)
-//     before it is used, or a variable scanned back from the row.
+//     before it is used, or a variable scanned back from the row;
+//   - a key made in a test file: a test against a provider's sandbox makes a fresh key
+//     per run on purpose.
 package once002
