@@ -46,15 +46,8 @@ func DisplayName(info *types.Info, call *ast.CallExpr, fn *types.Func) string {
 // FuncName names a function package-qualified by name: "charge.New",
 // "(*sesv2.Client).SendEmail".
 func FuncName(fn *types.Func) string {
-	sig := fn.Signature()
-	if recv := sig.Recv(); recv != nil {
-		t := recv.Type()
-		if _, isIface := t.Underlying().(*types.Interface); isIface {
-			if named, ok := t.(*types.Named); ok {
-				return "(" + types.TypeString(named, Qualifier) + ")." + fn.Name()
-			}
-		}
-		return "(" + types.TypeString(t, Qualifier) + ")." + fn.Name()
+	if recv := fn.Signature().Recv(); recv != nil {
+		return "(" + types.TypeString(recv.Type(), Qualifier) + ")." + fn.Name()
 	}
 	if fn.Pkg() == nil {
 		return fn.Name()
