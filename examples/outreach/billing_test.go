@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/oncekit/once/examples/internal/storm"
 	"github.com/oncekit/once/examples/outreach/internal/fakebilling"
@@ -129,5 +132,90 @@ func TestPlanChange_OneChangePerSubscriptionState(t *testing.T) {
 	json.Unmarshal(log[1].Body, &body)
 	if body.Plan != "team" || !strings.HasPrefix(log[1].Path, "/v1/subscriptions/") {
 		t.Errorf("second change: %s %s", log[1].Path, log[1].Body)
+	}
+}
+
+// Two deliveries about one customer, the first one's read of the truth made before the
+// truth moved on and the second one's after: under the per-customer lock the second waits
+// for the first to write, and its newer read is the last write. The same two syncs without
+// the lock (the negative control) let the first, older read overwrite the newer state.
+func TestSyncCustomer_TheLockMakesTheLastWriterTheLastReader(t *testing.T) {
+	t.Parallel()
+	for _, locked := range []bool{true, false} {
+		e := setup(t)
+		older := fakebilling.State{Customer: e.brand.CustomerID, Plan: "pro", Status: "active", UpdatedAt: start.Add(time.Hour)}
+		newer := fakebilling.State{Customer: e.brand.CustomerID, Plan: "team", Status: "active", UpdatedAt: start.Add(2 * time.Hour)}
+		e.billing.Set(older)
+		firstRead, releaseFirst := make(chan struct{}), make(chan struct{})
+		var reads atomic.Int32
+		e.billing.BeforeAnswer = func(string) {
+			if reads.Add(1) == 1 { // the first delivery's read: hold its answer
+				close(firstRead)
+				<-releaseFirst
+			}
+		}
+		deliver := func(done chan<- error) {
+			ctx := context.Background()
+			if locked {
+				_, _, err := e.app.SyncCustomerOnce(ctx, e.db, e.brand.CustomerID)
+				done <- err
+				return
+			}
+			done <- pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
+				_, err := e.app.SyncCustomer(ctx, tx, e.brand.CustomerID)
+				return err
+			})
+		}
+		first, second := make(chan error, 1), make(chan error, 1)
+		go deliver(first)
+		<-firstRead
+		e.billing.Set(newer)
+		go deliver(second)
+		// Let the second delivery get as far as it can: blocked on the lock, or done.
+		waitForLockOr(t, e, second)
+		close(releaseFirst)
+		for _, done := range []chan error{first, second} {
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+		}
+		if locked {
+			e.assertSubscription(newer.Plan, newer.Status, newer.UpdatedAt)
+			continue
+		}
+		var plan string
+		if err := e.db.QueryRow(context.Background(), `SELECT plan FROM subscriptions WHERE user_id = $1`, e.brand.UserID).Scan(&plan); err != nil {
+			t.Fatal(err)
+		}
+		if plan != older.Plan {
+			t.Errorf("without the lock: plan %q, want the older read's %q to have overwritten the newer one", plan, older.Plan)
+		}
+	}
+}
+
+// waitForLockOr returns once a session of the test's database waits on a lock, or once the
+// second sync has finished (nothing made it wait); it puts the second sync's result back.
+func waitForLockOr(t *testing.T, e *env, second chan error) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		select {
+		case err := <-second:
+			second <- err
+			return
+		default:
+		}
+		var waiting bool
+		if err := e.db.QueryRow(context.Background(), `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock')`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the second sync neither waited on a lock nor finished within 30s")
+		}
+		time.Sleep(2 * time.Millisecond)
 	}
 }

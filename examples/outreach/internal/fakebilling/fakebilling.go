@@ -34,6 +34,11 @@ type Server struct {
 	// count them with Changes.Effects().
 	Changes *fakeprovider.Server
 
+	// BeforeAnswer, when set, runs after a customer's state is read for an answer and
+	// before the answer is sent: a test holds a read there to put another delivery's read
+	// after it. Set it before the first request.
+	BeforeAnswer func(customer string)
+
 	srv    *httptest.Server
 	mu     sync.Mutex
 	states map[string]State
@@ -74,6 +79,9 @@ func (s *Server) serveCustomer(w http.ResponseWriter, id string) {
 	st, ok := s.states[id]
 	s.reads++
 	s.mu.Unlock()
+	if s.BeforeAnswer != nil {
+		s.BeforeAnswer(id)
+	}
 	if !ok {
 		http.Error(w, `{"error":{"type":"invalid_request_error","message":"no such customer"}}`, http.StatusNotFound)
 		return
