@@ -286,7 +286,7 @@ func (g Forever[T]) Do(ctx context.Context, db DB, key string, fn func(context.C
 //
 //   - a new claim: fn runs with the claim's Attempt in its context (AttemptFrom) and its
 //     outcome is recorded; DoRef returns fn's result and error, with Outcome{Status: Ran,
-//     Handle: the operation's id}. Two statements on a fresh key: the claim and the settle.
+//     Handle: the operation's id}. Two round trips on a fresh key: the claim and the settle.
 //   - done: the recorded result, Outcome{Status: Duplicate}, and a nil error.
 //   - a recorded terminal failure: Outcome{Status: Duplicate} and a *Failure.
 //   - uncertain: Outcome{Status: Duplicate} and an error wrapping ErrUncertain.
