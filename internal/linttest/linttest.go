@@ -2,16 +2,17 @@
 // what it finds, so a test can assert the exact findings on code written to have them (the
 // examples' naive twins) and the absence of findings on code written not to.
 //
-// It runs the oncelint command itself, built once per test binary, rather than the
-// analyzers in-process: the findings are the ones a user sees, and a test built with -race
-// does not pay for race-instrumented type checking of every dependency.
+// It runs the oncelint command itself, the module's tool (go tool oncelint, built once
+// into the build cache and shared by every test binary), rather than the analyzers
+// in-process: the findings are the ones a user sees, and a test built with -race does not
+// pay for race-instrumented type checking of every dependency.
 package linttest
 
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -38,26 +39,20 @@ var (
 	buildErr  error
 )
 
-// build compiles cmd/oncelint into a temporary directory, once per process.
+// build returns the path of the module's oncelint tool, which go tool -n builds into the
+// build cache when it is stale, once per process.
 func build() (string, error) {
 	buildOnce.Do(func() {
-		out, err := exec.Command("go", "env", "GOMOD").Output()
+		out, err := exec.Command("go", "tool", "-n", "oncelint").Output()
 		if err != nil {
-			buildErr = fmt.Errorf("finding the module root: %w", err)
+			var exit *exec.ExitError
+			if errors.As(err, &exit) {
+				err = fmt.Errorf("%w\n%s", err, exit.Stderr)
+			}
+			buildErr = fmt.Errorf("building oncelint: %w", err)
 			return
 		}
-		root := filepath.Dir(strings.TrimSpace(string(out)))
-		dir, err := os.MkdirTemp("", "linttest-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binary = filepath.Join(dir, "oncelint")
-		cmd := exec.Command("go", "build", "-o", binary, "./cmd/oncelint")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("building oncelint: %w\n%s", err, out)
-		}
+		binary = strings.TrimSpace(string(out))
 	})
 	return binary, buildErr
 }
