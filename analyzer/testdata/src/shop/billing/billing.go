@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/google/uuid"
 	stripe "github.com/stripe/stripe-go/v82"
 	"github.com/stripe/stripe-go/v82/charge"
 
@@ -182,3 +183,32 @@ func (s *Server) refundWithKey(ctx context.Context, order Order) error {
 }
 
 func withOrderKey(p *stripe.RefundCreateParams, o Order) { p.SetIdempotencyKey("refund-" + o.ID) }
+
+// refundByHand is run by an operator who decides each refund as it is made.
+func refundByHand(ctx context.Context, c *stripe.Client, id string) error {
+	_, err := c.V1Refunds.Create(ctx, &stripe.RefundCreateParams{Charge: stripe.String(id)}) //oncelint:ignore ONCE001 the operator confirms each refund
+	return err
+}
+
+// compensate refunds and charges again from an operator's console: each run is a new
+// decision, so neither a key nor a promise applies. One ignore names both codes.
+//
+//oncelint:ignore ONCE001,ONCE002 an operator's console: each run is a new decision
+func compensate(ctx context.Context, c *stripe.Client, id string, amount int64) error {
+	params := &stripe.RefundCreateParams{Charge: stripe.String(id)}
+	params.SetIdempotencyKey(uuid.NewString())
+	if _, err := c.V1Refunds.Create(ctx, params); err != nil {
+		return err
+	}
+	_, err := c.V1Charges.Create(ctx, &stripe.ChargeCreateParams{Amount: stripe.Int64(amount)})
+	return err
+}
+
+// rechargeByHand names a check that finds nothing here: ONCE002's half of the ignore is
+// reported as unused, ONCE001's silences the charge.
+//
+//oncelint:ignore ONCE001,ONCE002 an operator's console // want `this //oncelint:ignore ONCE002 silences no ONCE002 finding: remove it`
+func rechargeByHand(ctx context.Context, c *stripe.Client, amount int64) error {
+	_, err := c.V1Charges.Create(ctx, &stripe.ChargeCreateParams{Amount: stripe.Int64(amount)})
+	return err
+}
