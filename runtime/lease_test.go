@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	once "github.com/oncekit/once/runtime"
 )
@@ -213,14 +214,37 @@ func TestLease_WaitTakesTheLeaseWhenItIsReleased(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The waiter's own connection counts its attempts to acquire. The lease is released
+	// once a second attempt has begun, so the first was refused: the waiter waited.
+	var attempts atomic.Int64
+	cfg, err := pgx.ParseConfig(pool.Config().ConnConfig.ConnString())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Tracer = beforeQuery(func(sql string) {
+		if sql == once.AcquireSQL {
+			attempts.Add(1)
+		}
+	})
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	released := make(chan error, 1)
 	go func() {
-		time.Sleep(100 * time.Millisecond)
-		h.Release(ctx, pool)
+		for attempts.Load() < 2 {
+			time.Sleep(time.Millisecond)
+		}
+		released <- h.Release(ctx, pool)
 	}()
-	waiter := once.Lease[int]{Name: "n", TTL: 10 * time.Second, Wait: 5 * time.Second}
-	_, out, err := waiter.Do(ctx, pool, "k", func(context.Context) (int, error) { return 1, nil })
+	waiter := once.Lease[int]{Name: "n", TTL: 10 * time.Second, Wait: 20 * time.Second}
+	_, out, err := waiter.Do(ctx, conn, "k", func(context.Context) (int, error) { return 1, nil })
 	if err != nil || out.Status != once.Ran || out.Fence != 2 {
 		t.Fatalf("waiting Do: %+v, %v; want ran at fence 2", out, err)
+	}
+	if err := <-released; err != nil {
+		t.Fatalf("the holder's release: %v", err)
 	}
 	// A wait that runs out is busy.
 	if _, err := holder.Acquire(ctx, pool, "k"); err != nil {
