@@ -16,7 +16,9 @@
 //     Params.IdempotencyKey or SetIdempotencyKey, an Idempotency-Key header set with
 //     option.WithHeader or on the *http.Request, resend's SendEmailOptions, an SNS
 //     MessageDeduplicationId, and so on. Where the key cannot be seen (the params come
-//     from the caller or a helper) the call is given the benefit of the doubt.
+//     from the caller or a helper, or are handed to a helper of the package before the
+//     call, as is the request, or an option is built by one) the call is given the
+//     benefit of the doubt.
 //
 // A retry of such a call repeats the effect: the customer is charged twice, the email goes
 // out twice. Fix it by declaring how long the promise lasts (//once:provider derives the

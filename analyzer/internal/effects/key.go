@@ -26,7 +26,7 @@ func keyCarried(pass *analysis.Pass, body *ast.BlockStmt, call *ast.CallExpr, e 
 		if headerSet(pass, body, k.Header) {
 			return true
 		}
-		if optionFromHelper(pass, call) {
+		if optionFromHelper(pass, call) || requestToHelper(pass, body, call, k.Arg) {
 			return true
 		}
 		if k.Field == "" && k.Setter == "" {
@@ -49,6 +49,47 @@ func optionFromHelper(pass *analysis.Pass, call *ast.CallExpr) bool {
 	}
 	for _, arg := range call.Args[min(sig.Params().Len()-1, len(call.Args)):] {
 		if c, ok := ast.Unparen(arg).(*ast.CallExpr); ok && inPackage(pass, c) {
+			return true
+		}
+	}
+	return false
+}
+
+// requestToHelper reports whether the request the call sends (argument arg, a variable)
+// is handed to a function of the package in body, which may set the header on it.
+func requestToHelper(pass *analysis.Pass, body *ast.BlockStmt, call *ast.CallExpr, arg int) bool {
+	if arg >= len(call.Args) {
+		return false
+	}
+	id, ok := ast.Unparen(call.Args[arg]).(*ast.Ident)
+	if !ok {
+		return false
+	}
+	v, ok := pass.TypesInfo.Uses[id].(*types.Var)
+	if !ok {
+		return false
+	}
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		if c, ok := n.(*ast.CallExpr); ok && !found {
+			found = handedToHelper(pass, c, v)
+		}
+		return !found
+	})
+	return found
+}
+
+// handedToHelper reports whether call is a call of a function of the package that is
+// given v (or &v, or a part of v).
+func handedToHelper(pass *analysis.Pass, call *ast.CallExpr, v *types.Var) bool {
+	if !inPackage(pass, call) {
+		return false
+	}
+	for _, arg := range call.Args {
+		if u, ok := ast.Unparen(arg).(*ast.UnaryExpr); ok && u.Op == token.AND {
+			arg = u.X
+		}
+		if rootIs(pass, arg, v) {
 			return true
 		}
 	}
@@ -185,13 +226,7 @@ func varSets(pass *analysis.Pass, body *ast.BlockStmt, v *types.Var, field, sett
 			if sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr); ok && setter != "" && sel.Sel.Name == setter && rootIs(pass, sel.X, v) {
 				found = true
 			}
-			if inPackage(pass, n) {
-				for _, arg := range n.Args {
-					if rootIs(pass, arg, v) || (isAddr(arg) && rootIs(pass, ast.Unparen(arg).(*ast.UnaryExpr).X, v)) {
-						found = true
-					}
-				}
-			}
+			found = found || handedToHelper(pass, n, v)
 		}
 		return true
 	})
@@ -234,11 +269,6 @@ func rootIs(pass *analysis.Pass, e ast.Expr, v *types.Var) bool {
 			return false
 		}
 	}
-}
-
-func isAddr(e ast.Expr) bool {
-	u, ok := ast.Unparen(e).(*ast.UnaryExpr)
-	return ok && u.Op == token.AND
 }
 
 func identIs(pass *analysis.Pass, id *ast.Ident, v *types.Var) bool {

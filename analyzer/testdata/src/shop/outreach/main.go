@@ -185,6 +185,26 @@ func (a *app) pushCRMKeyed(ctx context.Context, lead Lead) error {
 	return resp.Body.Close()
 }
 
+// sign sets the application's headers on a request to the CRM, the key among them.
+func sign(req *http.Request, lead Lead) {
+	req.Header.Set("Idempotency-Key", fmt.Sprintf("lead-%d", lead.ID))
+	req.Header.Set("Content-Type", "application/json")
+}
+
+// pushCRMSigned hands its request to sign, which sets the key: not reported.
+func (a *app) pushCRMSigned(ctx context.Context, lead Lead) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.hookURL, bytes.NewReader(nil))
+	if err != nil {
+		return err
+	}
+	sign(req, lead)
+	resp, err := a.http.Do(req)
+	if err != nil {
+		return err
+	}
+	return resp.Body.Close()
+}
+
 func (a *app) readCRM(ctx context.Context) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.hookURL, nil)
 	if err != nil {
@@ -217,6 +237,7 @@ func main() {
 		func() error { return a.notifyHook(ctx, lead) },
 		func() error { return a.pushCRM(ctx, lead) },
 		func() error { return a.pushCRMKeyed(ctx, lead) },
+		func() error { return a.pushCRMSigned(ctx, lead) },
 		func() error { return a.readCRM(ctx) },
 	} {
 		if err := step(); err != nil {
