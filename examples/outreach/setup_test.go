@@ -35,6 +35,10 @@ type env struct {
 	billing *fakebilling.Server
 	clock   *fixture.Clock
 	brand   fixture.Brand
+	// client is the test's own connection pool to the providers: a connection left idle by
+	// another test's provider, closed since, is never reused here (the client does not
+	// resend a request on a broken connection by itself, so that would fail a send).
+	client *http.Client
 
 	app *outreach.App
 	url string
@@ -50,6 +54,9 @@ func setup(t *testing.T) *env {
 		billing: fakebilling.New(t),
 		clock:   fixture.NewClock(start),
 	}
+	transport := &http.Transport{}
+	t.Cleanup(transport.CloseIdleConnections)
+	e.client = &http.Client{Transport: transport, Timeout: 10 * time.Second}
 	e.brand = fixture.SeedBrand(t, e.db, "acme", "free", start.Add(-24*time.Hour))
 	e.billing.Set(fakebilling.State{Customer: e.brand.CustomerID, Plan: "free", Status: "active", UpdatedAt: start.Add(-24 * time.Hour)})
 	e.app, e.url = e.instance()
@@ -61,7 +68,7 @@ func setup(t *testing.T) *env {
 func (e *env) instance() (*outreach.App, string) {
 	e.t.Helper()
 	app, err := outreach.New(outreach.Config{
-		DB: e.db, MailURL: e.mail.URL, SourceURL: e.source.URL, BillingURL: e.billing.URL,
+		DB: e.db, MailURL: e.mail.URL, SourceURL: e.source.URL, BillingURL: e.billing.URL, HTTP: e.client,
 		Now: e.clock.Now, PublicURL: "https://outreach.test",
 	})
 	if err != nil {
