@@ -58,7 +58,12 @@ func setup(t *testing.T, opts ...fakeprovider.Option) *env {
 	d := migratedDB.NewDatabase(t)
 	db := d.Pool(t, 16)
 	api := fakeprovider.New(t, opts...)
-	model := &Model{BaseURL: api.URL}
+	// A connection pool of the test's own: the model's client does not resend a request on
+	// a broken kept-alive connection, so it must never pick up one that another test's
+	// provider (closed since, its port perhaps taken again) left idle.
+	transport := &http.Transport{}
+	t.Cleanup(transport.CloseIdleConnections)
+	model := &Model{BaseURL: api.URL, HTTP: &http.Client{Transport: transport}}
 	e := &env{t: t, url: d.URL, db: db, api: api, app: New(db, model), worker: NewWorker(db, model)}
 	e.worker.Backoff = 0
 	e.srv = httptest.NewServer(e.app.Handler())

@@ -70,11 +70,17 @@ func setup(t *testing.T, o options) *world {
 	w := &world{t: t, pool: migratedDB.NewDatabase(t).Pool(t, o.conns)}
 	w.model = fakeprovider.New(t, o.modelOpts...)
 	w.mail = fakeprovider.New(t)
+	// A connection pool of the world's own: the providers' client does not resend a request
+	// on a broken kept-alive connection, so it must never pick up one that another test's
+	// provider (closed since, its port perhaps taken again) left idle.
+	transport := &http.Transport{}
+	t.Cleanup(transport.CloseIdleConnections)
+	client := &http.Client{Transport: transport}
 	for range o.replicas {
 		app, err := reports.New(reports.Config{
 			DB:           w.pool,
-			Model:        &reports.Provider{BaseURL: w.model.URL, Dedupes: !o.modelNoDedupe},
-			Mail:         &reports.Provider{BaseURL: w.mail.URL, Dedupes: true},
+			Model:        &reports.Provider{BaseURL: w.model.URL, HTTP: client, Dedupes: !o.modelNoDedupe},
+			Mail:         &reports.Provider{BaseURL: w.mail.URL, HTTP: client, Dedupes: true},
 			EmailBackoff: time.Microsecond, // a failed email is due again at once, for the next pass
 		})
 		if err != nil {
