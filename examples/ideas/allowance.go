@@ -25,10 +25,10 @@ type Usage struct {
 func (u Usage) Left() int { return max(u.Limit-u.Used, 0) }
 
 // CountUsage counts the runs that spend org's allowance this month: completed runs, and runs
-// in flight that still have a worker behind them (otherwise a second run could start while
-// the first is going and walk past the limit). Stale runs do not count (an interrupted run
-// is never the customer's cost), failed runs do not (the allowance is spent only on results
-// delivered), and runs support has reset do not. Refining or dismissing an idea creates no
+// in flight that still have a worker behind them (if those did not count, a press during a
+// run could start one more and go over the limit). Stale runs do not count (the customer
+// does not pay for a run that was cut off), failed runs do not (the allowance is spent only
+// on results delivered), and runs support has reset do not. Refining or dismissing an idea creates no
 // run, so it cannot count.
 func CountUsage(ctx context.Context, db once.DB, org int64) (Usage, error) {
 	u := Usage{Limit: MonthlyAllowance}

@@ -1,6 +1,6 @@
 // Package ideas is an example app of once: an organisation presses "generate ideas", a
 // worker pays a research API and a model for a run, and the organisation gets two such runs
-// a month. Nobody presses a button exactly once, so every extra press (a double click, a
+// a month. A button is rarely pressed just once: every extra press (a double click, a
 // second tab, a refresh) must land on the run already started, and the allowance must count
 // only what the customer received.
 //

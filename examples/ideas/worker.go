@@ -167,7 +167,7 @@ func (w *Worker) Run(ctx context.Context, poll time.Duration) error {
 // handle carries out one attempt at run.
 func (w *Worker) handle(ctx context.Context, id int64) (string, error) {
 	// The guard at the top: a run closed as stale while its job waited in the queue has
-	// nobody waiting for it, and money is spent only on research someone is waiting for.
+	// nobody waiting for it, so its research would be paid for and never read.
 	if _, err := closeStale(ctx, w.db, "id", id); err != nil {
 		return "", err
 	}

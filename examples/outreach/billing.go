@@ -28,9 +28,9 @@ type CustomerState struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
-// BillingEvents are the webhook events the app subscribes to. Each one only says which
-// customer changed: the handler throws the rest of the event away and reads the customer's
-// state from the billing API.
+// BillingEvents are the webhook events the app subscribes to. The app takes one thing from
+// any of them, the customer it concerns: the handler ignores the rest of the payload and
+// reads that customer's state from the billing API.
 var BillingEvents = []string{
 	"checkout.session.completed",
 	"customer.subscription.created",

@@ -22,9 +22,9 @@ type OutreachMessage struct {
 }
 
 // SendOutreach emails a creator the campaign's pitch. Its promise is kept by the email
-// provider: the key is derived from the conversation's row, so a job retried after the
-// send but before the record (a lost answer, a killed worker) sends the same key, and the
-// provider sends one email.
+// provider: the key is derived from the conversation's row, so a job that runs again after
+// the email left but before it was recorded (a lost answer, a killed worker) sends the same
+// key, and the provider sends one email.
 //
 //once:provider key=m.ThreadID prefix=outreach ttl=24h
 func (a *App) SendOutreach(ctx context.Context, m OutreachMessage) (string, error) {

@@ -239,9 +239,9 @@ var pages = template.Must(template.New("").Parse(`
 <h1>You will not hear from us again</h1>
 {{end}}`))
 
-// handleLink shows a conversation's page. An unknown token is not an error: the thing on
-// the other end of a link in an email should never look broken, so it answers 200 with a
-// page.
+// handleLink shows a conversation's page. A token that names nothing answers 200 with a
+// page saying the link has expired, not an error: whoever clicked a link in an email did
+// nothing wrong, and should not be shown a broken page.
 func (a *App) handleLink(w http.ResponseWriter, r *http.Request) {
 	p, ok, err := a.threadByToken(r.Context(), r.PathValue("token"))
 	if err != nil {

@@ -24,10 +24,10 @@ type importPayload struct {
 	City string `json:"city"`
 }
 
-// UseSource reserves one of today's requests to a paid source, in one statement: the
-// increment and the cap check are the same conditional upsert, so no interleaving of
-// workers can pass the cap, and no lock is needed because there is nothing to decide,
-// only something to reserve. No row back is the refusal.
+// UseSource reserves one of today's requests to a paid source, in one statement: adding
+// one and checking the cap are the same conditional upsert, so no interleaving of workers
+// can pass the cap. No lock is needed: no choice is made from a read, a unit is
+// only taken from a count. No row back is the refusal.
 //
 //once:statement table=provider_days columns=provider,day counter=requests_used cap=50
 func UseSource(ctx context.Context, tx pgx.Tx, provider string, day Day) (int64, error) {
@@ -74,7 +74,7 @@ func (a *App) FireBlockedAlert(ctx context.Context, tx pgx.Tx, provider, cause s
 }
 
 // sourceWorked ends a source's outage episode, if there was one: it clears the alert latch,
-// so the next outage is news. The statement does nothing when the latch is already clear,
+// so that the next outage alerts again. The statement does nothing when the latch is already clear,
 // so it is safe after every request that works; the healthy set only saves the round trip
 // for later requests in this process, for HealthHint.
 //
