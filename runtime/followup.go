@@ -33,8 +33,9 @@ type FollowUp struct {
 	// delivery of this follow-up (derived from the operation and the action), so a delivery
 	// repeated after a lost answer is deduplicated by a provider that honours keys.
 	ProviderKey string
-	// Attempt is 1 for the first delivery, more for retries. (ReviveFollowUp starts the
-	// count again.) For a dead follow-up (ListDeadFollowUps), the deliveries tried.
+	// Attempt is 1 for the first delivery, more for retries; a delivery a stopping drain
+	// handed back is not counted (see Drain.Run). (ReviveFollowUp starts the count again.)
+	// For a dead follow-up (ListDeadFollowUps), the deliveries tried.
 	Attempt int
 	// LastError is the error of the last failed delivery, "" for none.
 	LastError string
@@ -110,7 +111,9 @@ type Drain struct {
 	Hold time.Duration
 }
 
-// DrainResult counts what one Run did.
+// DrainResult counts what one Run did. Each count is of outcomes the Run recorded: a
+// follow-up it lost to another drain (its delivery outlasted Hold) is in none of them,
+// whatever its delivery did, since the other drain records that follow-up's outcome.
 type DrainResult struct {
 	// Delivered counts the follow-ups delivered.
 	Delivered int
@@ -118,6 +121,9 @@ type DrainResult struct {
 	Failed int
 	// Dead counts follow-ups that failed their last allowed delivery.
 	Dead int
+	// Released counts the follow-ups handed back, uncounted, because ctx ended: taken and
+	// not started, or cut short by ctx (see Drain.Run).
+	Released int
 }
 
 const followUpTakeSQL = `UPDATE once.followups f
@@ -136,19 +142,23 @@ const followUpSelect = `f.id, f.operation_id, f.operation, f.scope, f.action, f.
 
 // The outcome of a delivery is recorded only by the drain that took the follow-up (its
 // attempts count is the proof): a drain that held it too long and lost it to another
-// changes nothing.
+// changes nothing, and gets no row back.
 //
 // A follow-up delivered after its operation was deleted (expired, reaped or claimed anew
 // while the follow-up was still owed) is deleted rather than marked delivered: ReapExpired
 // deletes delivered follow-ups with their operation, and this one's is gone already. The
 // update reads the delete's result and so changes nothing when the delete took the row.
+// Either one is this drain's mark; the statement says whether there was one.
 const followUpDeliveredSQL = `WITH orphan AS (
 	DELETE FROM once.followups f WHERE f.id = $1 AND f.attempts = $2 AND f.state = 'pending'
 		AND NOT EXISTS (SELECT 1 FROM once.operations o WHERE o.id = f.operation_id)
 	RETURNING 1
+), marked AS (
+	UPDATE once.followups SET state = 'delivered', delivered_at = clock_timestamp(), last_error = NULL
+	WHERE id = $1 AND attempts = $2 AND state = 'pending' AND NOT EXISTS (SELECT 1 FROM orphan)
+	RETURNING 1
 )
-UPDATE once.followups SET state = 'delivered', delivered_at = clock_timestamp(), last_error = NULL
-WHERE id = $1 AND attempts = $2 AND state = 'pending' AND NOT EXISTS (SELECT 1 FROM orphan)`
+SELECT EXISTS (SELECT 1 FROM orphan) OR EXISTS (SELECT 1 FROM marked)`
 
 const followUpFailedSQL = `UPDATE once.followups
 SET last_error = $3, due_at = clock_timestamp() + $4::bigint * interval '1 microsecond',
@@ -156,10 +166,34 @@ SET last_error = $3, due_at = clock_timestamp() + $4::bigint * interval '1 micro
 WHERE id = $1 AND attempts = $2 AND state = 'pending'
 RETURNING state`
 
+// followUpReleaseSQL hands back follow-ups this drain took ($1 ids, $2 their attempts) and
+// did not deliver: the take's attempt is taken back and they are due at once. The attempts
+// count still proves the hold: one that another drain took over meanwhile has a higher count
+// and is left alone. (Handing back restores a count that a drain whose own hold expired
+// earlier may still hold; its record is then the only one, and true, since no other drain
+// holds the follow-up.)
+const followUpReleaseSQL = `UPDATE once.followups f SET attempts = f.attempts - 1, due_at = clock_timestamp()
+FROM unnest($1::bigint[], $2::integer[]) AS t(id, attempts)
+WHERE f.id = t.id AND f.attempts = t.attempts AND f.state = 'pending'`
+
 // Run delivers the follow-ups that are due, batch after batch, until none is left due or
 // ctx ends. Each delivery that fails is retried by a later Run, after Backoff; each that
 // succeeds is marked delivered. An error is returned only for the database; a delivery's
 // error is recorded in the follow-up's last_error.
+//
+// Ending ctx stops the drain (a deploy, a shutdown), and what the stop interrupted is not
+// counted against MaxAttempts, so stops however frequent never make a follow-up dead: the
+// follow-ups of the batch not yet started are handed back, due again at once with their
+// attempt not counted, and so is a delivery the stop cut short. That one is known by its
+// error: it wraps ctx's error (context.Canceled, or context.DeadlineExceeded from ctx's own
+// deadline) and was returned after ctx ended. It may have had its effect before it was cut
+// short; the next delivery sends the same provider key. Any other error is the delivery's
+// own failure and is counted even if ctx ended meanwhile, as is a deadline the delivery set
+// itself; a delivery that succeeded is marked delivered. So a delivery that always outlasts
+// ctx's deadline is handed back every time and never dies: give Run a context that ends
+// when the process stops, and bound each delivery's time inside Deliver. The statements
+// that record outcomes and hand follow-ups back run after ctx ended, each with a timeout
+// of its own.
 func (d Drain) Run(ctx context.Context, db DB) (DrainResult, error) {
 	var res DrainResult
 	if err := checkContextDB(ctx, db); err != nil {
@@ -197,7 +231,11 @@ func (d Drain) Run(ctx context.Context, db DB) (DrainResult, error) {
 		if err != nil {
 			return res, err
 		}
-		for _, f := range taken {
+		for i, f := range taken {
+			if ctx.Err() != nil {
+				err := releaseFollowUps(ctx, db, taken[i:], &res)
+				return res, err
+			}
 			if err := d.deliver(ctx, db, f, backoff, maxAttempts, &res); err != nil {
 				return res, err
 			}
@@ -297,17 +335,48 @@ SELECT target.state FROM target`, id).Scan(&was)
 	return nil
 }
 
+// releaseFollowUps hands back follow-ups the drain took and will not deliver, because ctx
+// ended, and counts those it still held.
+func releaseFollowUps(ctx context.Context, db DB, fs []FollowUp, res *DrainResult) error {
+	ids := make([]int64, len(fs))
+	attempts := make([]int32, len(fs))
+	for i, f := range fs {
+		ids[i], attempts[i] = f.ID, int32(f.Attempt)
+	}
+	sctx, cancel := settleContext(ctx)
+	defer cancel()
+	tag, err := db.Exec(sctx, followUpReleaseSQL, ids, attempts)
+	if err != nil {
+		return fmt.Errorf("once: drain: handing back %d follow-ups: %w", len(fs), err)
+	}
+	res.Released += int(tag.RowsAffected())
+	return nil
+}
+
+// cutShort says whether a delivery's error is ctx's own, returned after ctx ended: the
+// drain's stop interrupted the delivery, rather than the delivery failing.
+func cutShort(ctx context.Context, derr error) bool {
+	cerr := ctx.Err()
+	return cerr != nil && (errors.Is(derr, cerr) || errors.Is(derr, context.Cause(ctx)))
+}
+
 // deliver delivers one follow-up and records how it went. A panic in the delivery function
 // is not recovered: the follow-up stays held, and is delivered again after Hold.
 func (d Drain) deliver(ctx context.Context, db DB, f FollowUp, backoff time.Duration, maxAttempts int, res *DrainResult) error {
 	derr := d.Deliver[f.Action](WithProviderKey(ctx, f.ProviderKey), f)
+	if derr != nil && cutShort(ctx, derr) {
+		return releaseFollowUps(ctx, db, []FollowUp{f}, res)
+	}
 	sctx, cancel := settleContext(ctx)
 	defer cancel()
 	if derr == nil {
-		if _, err := db.Exec(sctx, followUpDeliveredSQL, f.ID, f.Attempt); err != nil {
+		var marked bool
+		if err := db.QueryRow(sctx, followUpDeliveredSQL, f.ID, f.Attempt).Scan(&marked); err != nil {
 			return fmt.Errorf("once: drain: recording follow-up %d delivered: %w", f.ID, err)
 		}
-		res.Delivered++
+		if marked {
+			res.Delivered++
+		}
 		return nil
 	}
 	wait := backoff
@@ -317,12 +386,13 @@ func (d Drain) deliver(ctx context.Context, db DB, f FollowUp, backoff time.Dura
 	wait = min(wait, time.Hour)
 	var state string
 	err := db.QueryRow(sctx, followUpFailedSQL, f.ID, f.Attempt, reasonText(derr.Error()), micros(wait), maxAttempts).Scan(&state)
-	if err != nil && !errors.Is(err, pgx.ErrNoRows) { // another drain took it over meanwhile
+	switch {
+	case errors.Is(err, pgx.ErrNoRows): // another drain took it over meanwhile, and records it
+	case err != nil:
 		return fmt.Errorf("once: drain: recording follow-up %d failed: %w", f.ID, err)
-	}
-	if state == "dead" {
+	case state == "dead":
 		res.Dead++
-	} else {
+	default:
 		res.Failed++
 	}
 	return nil

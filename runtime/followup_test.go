@@ -4,11 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/oncekit/once/internal/fakeprovider"
 	once "github.com/oncekit/once/runtime"
 )
@@ -356,5 +360,203 @@ func TestReapExpired_DeletesDeliveredFollowUpsWithTheirOperation(t *testing.T) {
 	pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM once.followups), (SELECT count(*) FROM once.ledger)`).Scan(&left, &ledger)
 	if left != 0 || ledger != 3 {
 		t.Fatalf("%d follow-ups and %d ledger entries left, want 0 and 3", left, ledger)
+	}
+}
+
+// enqueueEmails settles n operations, each enqueuing one email-owner follow-up to a mailbox
+// of its own.
+func enqueueEmails(t *testing.T, pool *pgxpool.Pool, n int) {
+	t.Helper()
+	g := once.Forever[int]{Name: "reports.Generate"}
+	for i := range n {
+		_, _, err := g.Do(context.Background(), pool, "ref-"+strconv.Itoa(i), func(ctx context.Context) (int, error) {
+			a, _ := once.AttemptFrom(ctx)
+			return i, a.FollowUp("email-owner", map[string]string{"to": "owner-" + strconv.Itoa(i) + "@example.com"})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// followUpStates lists each follow-up as "state/attempts/last error", in the order enqueued.
+func followUpStates(t *testing.T, pool *pgxpool.Pool) []string {
+	t.Helper()
+	rows, err := pool.Query(context.Background(), `SELECT state || '/' || attempts || '/' || coalesce(last_error, '') FROM once.followups ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	states, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return states
+}
+
+// Three deploys in a row stop the drain (cancel its context) while it delivers the first
+// follow-up of its batch. The rest of the batch was taken but not started: each deploy hands
+// it back uncounted, so even with MaxAttempts 1 no follow-up dies of the deploys, and the
+// next drain delivers every one, each email once. Counted as attempts (as a delivery on the
+// stopped context would be), the four left by the first deploy would all be dead.
+func TestDrain_StoppingHandsBackWhatItHadNotStarted(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 4)
+	p := fakeprovider.New(t)
+	const n = 5
+	enqueueEmails(t, pool, n)
+	send := sendEmail(p, true)
+	stop := func() {}
+	var attempts []int
+	d := once.Drain{Deliver: map[string]func(context.Context, once.FollowUp) error{"email-owner": func(ctx context.Context, f once.FollowUp) error {
+		attempts = append(attempts, f.Attempt)
+		err := send(ctx, f)
+		stop() // the deploy's signal arrives as this email is sent
+		return err
+	}}, Batch: 10, MaxAttempts: 1}
+	for deploy := 1; deploy <= 3; deploy++ {
+		ctx, cancel := context.WithCancel(context.Background())
+		stop = cancel
+		res, err := d.Run(ctx, pool)
+		cancel()
+		if err != nil {
+			t.Fatalf("deploy %d: %v", deploy, err)
+		}
+		if want := (once.DrainResult{Delivered: 1, Released: n - deploy}); res != want {
+			t.Fatalf("deploy %d: drain %+v, want %+v", deploy, res, want)
+		}
+	}
+	want := []string{"delivered/1/", "delivered/1/", "delivered/1/", "pending/0/", "pending/0/"}
+	if got := followUpStates(t, pool); !slices.Equal(slices.Sorted(slices.Values(got)), want) {
+		t.Fatalf("after three deploys, follow-ups %q, want %q", got, want)
+	}
+	stop = func() {}
+	if res, err := d.Run(context.Background(), pool); err != nil || res != (once.DrainResult{Delivered: 2}) {
+		t.Fatalf("the drain after the deploys: %+v, %v; want the 2 left delivered", res, err)
+	}
+	if got := p.EffectsAt("/v1/emails"); got != n {
+		t.Fatalf("%d emails, want %d", got, n)
+	}
+	if !slices.Equal(attempts, []int{1, 1, 1, 1, 1}) {
+		t.Fatalf("deliveries were told attempts %v, want each the first", attempts)
+	}
+	for _, s := range followUpStates(t, pool) {
+		if s != "delivered/1/" {
+			t.Fatalf("follow-up %s, want delivered at the first attempt", s)
+		}
+	}
+}
+
+// A delivery the drain's own stop cut short (its error is the drain's context's) is handed
+// back, not counted: it was not the delivery that failed. A delivery that fails of its own
+// accord is counted, even as the drain stops, and so is one its own deadline cut short.
+func TestDrain_ADeliveryCutShortByTheStopIsNotAFailure(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name    string
+		deliver func(ctx context.Context, stop context.CancelFunc) error
+		timeout time.Duration // the drain's deadline, 0 for none
+		want    once.DrainResult
+		state   string
+	}{
+		{name: "cut short by the drain's stop", deliver: func(ctx context.Context, stop context.CancelFunc) error {
+			stop()
+			<-ctx.Done()
+			return fmt.Errorf("sending: %w", ctx.Err())
+		}, want: once.DrainResult{Released: 1}, state: "pending/0/"},
+		{name: "cut short by the drain's deadline", timeout: 20 * time.Millisecond, deliver: func(ctx context.Context, _ context.CancelFunc) error {
+			<-ctx.Done()
+			return fmt.Errorf("sending: %w", ctx.Err())
+		}, want: once.DrainResult{Released: 1}, state: "pending/0/"},
+		{name: "failed of its own as the drain stopped", deliver: func(ctx context.Context, stop context.CancelFunc) error {
+			stop()
+			return errors.New("mailbox full")
+		}, want: once.DrainResult{Dead: 1}, state: "dead/1/mailbox full"},
+		{name: "cut short by its own deadline", deliver: func(ctx context.Context, _ context.CancelFunc) error {
+			tctx, cancel := context.WithTimeout(ctx, time.Millisecond)
+			defer cancel()
+			<-tctx.Done()
+			return fmt.Errorf("sending: %w", tctx.Err())
+		}, want: once.DrainResult{Dead: 1}, state: "dead/1/sending: context deadline exceeded"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			pool := setup(t, 4)
+			enqueueEmails(t, pool, 1)
+			ctx, stop := context.WithCancel(context.Background())
+			defer stop()
+			if c.timeout > 0 {
+				ctx, stop = context.WithTimeout(ctx, c.timeout)
+				defer stop()
+			}
+			d := once.Drain{Deliver: map[string]func(context.Context, once.FollowUp) error{"email-owner": func(ctx context.Context, _ once.FollowUp) error {
+				return c.deliver(ctx, stop)
+			}}, MaxAttempts: 1}
+			if res, err := d.Run(ctx, pool); err != nil || res != c.want {
+				t.Fatalf("drain %+v, %v; want %+v", res, err, c.want)
+			}
+			if got := followUpStates(t, pool); len(got) != 1 || got[0] != c.state {
+				t.Fatalf("follow-up %q, want %s", got, c.state)
+			}
+			if c.want.Released == 0 {
+				return
+			}
+			var attempt int
+			d.Deliver["email-owner"] = func(_ context.Context, f once.FollowUp) error { attempt = f.Attempt; return nil }
+			if res, err := d.Run(context.Background(), pool); err != nil || res != (once.DrainResult{Delivered: 1}) || attempt != 1 {
+				t.Fatalf("the next drain: %+v, %v, attempt %d; want it delivered at the first attempt", res, err, attempt)
+			}
+		})
+	}
+}
+
+// A drain whose delivery outlasted Hold lost the follow-up to another drain, which delivered
+// it and marked it. The first drain's delivery then ends, delivered or failed: its mark
+// changes nothing, and its result counts nothing, since the follow-up's outcome is the other
+// drain's.
+func TestDrain_CountsOnlyWhatItMarked(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		err  error
+	}{{"the slow delivery succeeds", nil}, {"the slow delivery fails", errors.New("bucket missing")}} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			pool := setup(t, 4)
+			ctx := context.Background()
+			enqueueEmails(t, pool, 1)
+			started, release := make(chan struct{}), make(chan struct{})
+			slow := once.Drain{Deliver: map[string]func(context.Context, once.FollowUp) error{"email-owner": func(context.Context, once.FollowUp) error {
+				close(started)
+				<-release
+				return c.err
+			}}, Hold: 50 * time.Millisecond, MaxAttempts: 1}
+			var res once.DrainResult
+			var runErr error
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				res, runErr = slow.Run(ctx, pool)
+			}()
+			<-started
+			fast := once.Drain{Deliver: map[string]func(context.Context, once.FollowUp) error{"email-owner": func(context.Context, once.FollowUp) error { return nil }}}
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+				r, err := fast.Run(ctx, pool)
+				if err != nil || time.Now().After(deadline) {
+					close(release)
+					t.Fatalf("the other drain: %+v, %v; the held follow-up was never taken over", r, err)
+				}
+				if r.Delivered == 1 {
+					break
+				}
+			}
+			close(release)
+			<-done
+			if runErr != nil || res != (once.DrainResult{}) {
+				t.Fatalf("the drain that lost its hold: %+v, %v; want nothing counted", res, runErr)
+			}
+			if got := followUpStates(t, pool); len(got) != 1 || got[0] != "delivered/2/" {
+				t.Fatalf("follow-up %q, want delivered by the second drain's attempt", got)
+			}
+		})
 	}
 }
