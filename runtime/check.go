@@ -94,3 +94,11 @@ func nilDB(db DB) string {
 	}
 	return ""
 }
+
+// CheckName reports whether name may name a guard or an operation, by the rule every guard
+// applies to its name on each call: 1 to MaxNameLen bytes of valid UTF-8 with no control
+// characters. The error wraps ErrInvalid. A package that takes a name in its configuration
+// (oncehttp.New) calls it to refuse a bad name at once, rather than on every call after.
+func CheckName(name string) error {
+	return checkName(name)
+}

@@ -118,6 +118,7 @@ type Config struct {
 	Account func(*http.Request) (string, error)
 	// Name names the operation in once.operations; zero means DefaultName. Keys are per
 	// Name and account, so middleware instances with different names keep separate keys.
+	// New refuses a name the runtime would refuse (see once.CheckName).
 	Name string
 	// Required answers 400 to a request with a handled method and no Idempotency-Key;
 	// otherwise such a request passes through unprotected.
@@ -230,19 +231,14 @@ func New(cfg Config) (func(http.Handler) http.Handler, error) {
 		// The body is stored base64-encoded inside the JSON record, with the headers.
 		MaxResult: m.cfg.MaxResponse/3*4 + 8<<10,
 	}
-	if err := checkName(m.cfg.Name); err != nil {
-		return nil, err
+	// Checked here by the runtime's own rule, so a name the operation would refuse on every
+	// request (each answered 500) is refused once, at start-up.
+	if err := once.CheckName(m.cfg.Name); err != nil {
+		return nil, fmt.Errorf("oncehttp: Config.Name: %w", err)
 	}
 	return func(next http.Handler) http.Handler {
 		return &handler{m: m, next: next}
 	}, nil
-}
-
-func checkName(name string) error {
-	if len(name) > once.MaxNameLen {
-		return fmt.Errorf("oncehttp: Config.Name is %d bytes, over the %d-byte limit", len(name), once.MaxNameLen)
-	}
-	return nil
 }
 
 type middleware struct {

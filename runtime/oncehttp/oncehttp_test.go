@@ -733,6 +733,62 @@ func TestNew_RefusesAnUnrecordedStatusOutside4xx(t *testing.T) {
 	}
 }
 
+// New refuses the names the runtime refuses, by the runtime's own rule: each such name
+// would have passed New and then failed every request with a 500. The names it accepts are
+// the ones whose requests run and are recorded.
+func TestNew_RefusesANameTheRuntimeRefuses(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewDatabase(t).Pool(t, 4)
+	ctx := context.Background()
+	if err := once.Migrate(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		ok   bool
+	}{
+		{"orders", true},
+		{"api orders v2", true},
+		{"commandes-été", true},
+		{strings.Repeat("n", once.MaxNameLen), true},
+		{"orders\x00", false},
+		{"orders\tv2", false},
+		{"orders\nv2", false},
+		{"orders\x7f", false},
+		{"orders\xff", false},
+		{strings.Repeat("n", once.MaxNameLen+1), false},
+	} {
+		_, _, opErr := once.Operation[int]{Name: c.name}.Do(ctx, pool, once.OperationRef{Account: "acct-a", Reference: "probe"},
+			func(context.Context, *once.Attempt) (int, error) { return 1, nil })
+		if (opErr == nil) != c.ok {
+			t.Fatalf("name %q: the runtime's operation says %v; the test's expectation is wrong", c.name, opErr)
+		}
+		mw, err := oncehttp.New(oncehttp.Config{DB: pool, Account: bearer, Name: c.name})
+		if !c.ok {
+			if !errors.Is(err, once.ErrInvalid) || !strings.HasPrefix(err.Error(), "oncehttp: Config.Name: ") {
+				t.Errorf("New with name %q: %v, want an ErrInvalid naming Config.Name", c.name, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("New with name %q: %v", c.name, err)
+		}
+		h := mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusCreated) }))
+		req := httptest.NewRequest(http.MethodPost, "/orders", strings.NewReader(q3))
+		req.Header.Set("Authorization", "Bearer acct-a")
+		req.Header.Set("Idempotency-Key", `"ref-1"`)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		var recorded int
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM once.operations WHERE name = $1 AND state = 'done'`, c.name).Scan(&recorded); err != nil {
+			t.Fatal(err)
+		}
+		if rec.Code != http.StatusCreated || recorded != 2 {
+			t.Errorf("name %q: %d %s with %d operations done, want 201 and 2 (the probe's and the request's)", c.name, rec.Code, rec.Body, recorded)
+		}
+	}
+}
+
 func TestNew_RefusesAConfigWithoutDBOrAccount(t *testing.T) {
 	t.Parallel()
 	if _, err := oncehttp.New(oncehttp.Config{Account: bearer}); err == nil {
