@@ -48,19 +48,6 @@ func setupTables(t *testing.T, conns int, index bool) *pgxpool.Pool {
 	return pool
 }
 
-// tableStorm is storm, with every caller's error failing the test: a caller whose call
-// failed proves nothing about duplicates.
-func tableStorm(t *testing.T, pool *pgxpool.Pool, fire func(ctx context.Context, caller int, conn *pgxpool.Conn) error) {
-	t.Helper()
-	storm(t, pool, stormSize, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
-		err := fire(ctx, caller, conn)
-		if err != nil {
-			t.Errorf("caller %d: %v", caller, err)
-		}
-		return err
-	})
-}
-
 func count(t *testing.T, db once.DB, sql string, args ...any) int {
 	t.Helper()
 	var n int
@@ -88,7 +75,7 @@ func TestTable_Forever_ConcurrentInsertsRunOnce(t *testing.T) {
 	pool := setupTables(t, stormConns, true)
 	g := once.Table[int64]{Name: "billing.Charge", OnConflict: once.Duplicate}
 	var ran, dup atomic.Int64
-	tableStorm(t, pool, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
+	storm(t, pool, stormSize, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
 		id, out, err := g.Do(ctx, conn, chargeOrder("order-1", caller))
 		switch {
 		case err != nil:
@@ -125,7 +112,7 @@ func TestTable_WithoutTheIndexEveryCallerInserts(t *testing.T) {
 	}
 	g := once.Table[struct{}]{Name: "control", OnConflict: once.Duplicate}
 	for table, insert := range inserts {
-		tableStorm(t, pool, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
+		storm(t, pool, stormSize, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
 			// Without the index there is nothing to conflict with, and an ON CONFLICT naming
 			// its columns would fail (42P10): the insert is plain.
 			_, _, err := g.Do(ctx, conn, func(ctx context.Context, tx pgx.Tx) (struct{}, error) {
@@ -221,7 +208,7 @@ func TestTable_Open_DuplicatesGetTheOpenRowsHandle(t *testing.T) {
 	g := once.Table[int64]{Name: "ideas.StartRun", OnConflict: once.InFlight}
 	var winner atomic.Int64
 	handles := make([]string, stormSize)
-	tableStorm(t, pool, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
+	storm(t, pool, stormSize, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
 		id, out, err := g.Do(ctx, conn, startRun(7))
 		switch {
 		case err != nil:
@@ -269,7 +256,7 @@ func TestTable_Statement_CapHoldsUnderAStorm(t *testing.T) {
 	pool := setupTables(t, stormConns, true)
 	g := once.Table[int32]{Name: "sources.Fetch", OnConflict: once.Refused}
 	var ran, refused atomic.Int64
-	tableStorm(t, pool, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
+	storm(t, pool, stormSize, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
 		_, out, err := g.Do(ctx, conn, func(ctx context.Context, tx pgx.Tx) (int32, error) {
 			if err := effect(ctx, tx, "fetch", "serp", caller); err != nil {
 				return 0, err
@@ -313,7 +300,7 @@ func TestTable_Episode_FiresOnceUntilRearmed(t *testing.T) {
 		}
 	}
 	var ran atomic.Int64
-	tableStorm(t, pool, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
+	storm(t, pool, stormSize, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
 		_, out, err := g.Do(ctx, conn, notify(caller))
 		if out.Status == once.Ran {
 			ran.Add(1)
