@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // ErrConflict is what the function of a table= guard returns when its INSERT .. ON CONFLICT
@@ -62,11 +63,18 @@ type Table[T any] struct {
 	// OnConflict is the status of a call whose insert returned no row: Duplicate for a
 	// unique key or a set latch, InFlight for an open row, Refused for a full counter.
 	OnConflict Status
+	// CapCheck names the CHECK constraint that bounds a statement form's counter by its cap
+	// (oncegen's <table>_<counter>_once_cap). The conflict clause compares only an existing
+	// row's counter with the cap; a key's first insert creates its row and is compared by
+	// this constraint. An insert that violates it is refused like a full counter: Outcome
+	// Refused, no error, the transaction rolled back.
+	CapCheck string
 }
 
 // Do begins a transaction on db and runs fn with it. If fn returns ErrConflict, the
 // transaction is rolled back, so nothing fn did before the insert lasts, and Do returns
 // Outcome{Status: OnConflict, Handle: the ConflictError's handle, if any} and a nil error.
+// If fn returns the violation of CapCheck, the same, with Outcome{Status: Refused}.
 // If fn returns another error (or panics), the transaction is rolled back and the error
 // returned; pgx.ErrNoRows among them, since a SELECT finding nothing is not a conflict: the
 // error then says to mark the insert's own no-row with InsertConflict. Otherwise the
@@ -100,16 +108,22 @@ func (g Table[T]) Do(ctx context.Context, db DB, fn func(context.Context, pgx.Tx
 		tx.Rollback(rctx) // after a commit, a no-op
 	}()
 	v, err := fn(ctx, tx)
-	if errors.Is(err, ErrConflict) {
+	var refused Outcome
+	switch {
+	case errors.Is(err, ErrConflict):
+		refused.Status = g.OnConflict
+		var ce *ConflictError
+		if errors.As(err, &ce) {
+			refused.Handle = ce.Handle
+		}
+	case g.overCap(err):
+		refused.Status = Refused
+	}
+	if refused.Status != 0 {
 		if rerr := tx.Rollback(ctx); rerr != nil {
 			return zero, Outcome{}, fmt.Errorf("once: table guard %s: rollback: %w", g.Name, rerr)
 		}
-		out := Outcome{Status: g.OnConflict}
-		var ce *ConflictError
-		if errors.As(err, &ce) {
-			out.Handle = ce.Handle
-		}
-		return zero, out, nil
+		return zero, refused, nil
 	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return zero, Outcome{}, fmt.Errorf("once: table guard %s: %w (if the INSERT .. ON CONFLICT returned no row, return once.InsertConflict(err) from it: any other no-row is an error)", g.Name, err)
@@ -121,4 +135,14 @@ func (g Table[T]) Do(ctx context.Context, db DB, fn func(context.Context, pgx.Tx
 		return zero, Outcome{}, fmt.Errorf("once: table guard %s: commit: %w", g.Name, err)
 	}
 	return v, Outcome{Status: Ran}, nil
+}
+
+// checkViolation is PostgreSQL's SQLSTATE for a row that fails a CHECK constraint.
+const checkViolation = "23514"
+
+// overCap reports whether err is the violation of the guard's CapCheck: an insert of more
+// units than the cap.
+func (g Table[T]) overCap(err error) bool {
+	var pe *pgconn.PgError
+	return g.CapCheck != "" && errors.As(err, &pe) && pe.Code == checkViolation && pe.ConstraintName == g.CapCheck
 }

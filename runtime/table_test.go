@@ -25,7 +25,8 @@ var (
 )
 
 // setupTables is setup with the tables the table= tests insert into; index says whether each
-// gets its guard's unique index (the negative controls leave it out).
+// gets its guard's unique index and the statement form its cap check (the negative controls
+// leave them out).
 func setupTables(t *testing.T, conns int, index bool) *pgxpool.Pool {
 	t.Helper()
 	pool := setup(t, conns)
@@ -39,6 +40,7 @@ func setupTables(t *testing.T, conns int, index bool) *pgxpool.Pool {
 		for _, d := range []*directive.Directive{chargesGuard, runsGuard, quotaGuard, alertsGuard} {
 			stmts = append(stmts, d.IndexDef())
 		}
+		stmts = append(stmts, "ALTER TABLE quota ADD CONSTRAINT "+quotaGuard.CapName()+" "+quotaGuard.CapDef())
 	}
 	for _, s := range stmts {
 		if _, err := pool.Exec(context.Background(), s); err != nil {
@@ -257,14 +259,7 @@ func TestTable_Statement_CapHoldsUnderAStorm(t *testing.T) {
 	g := once.Table[int32]{Name: "sources.Fetch", OnConflict: once.Refused}
 	var ran, refused atomic.Int64
 	storm(t, pool, stormSize, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
-		_, out, err := g.Do(ctx, conn, func(ctx context.Context, tx pgx.Tx) (int32, error) {
-			if err := effect(ctx, tx, "fetch", "serp", caller); err != nil {
-				return 0, err
-			}
-			var used int32
-			err := tx.QueryRow(ctx, `INSERT INTO quota (provider, day, used) VALUES ('serp', '2025-01-01', 1) `+quotaGuard.ConflictClause()+` RETURNING used`).Scan(&used)
-			return used, once.InsertConflict(err)
-		})
+		_, out, err := g.Do(ctx, conn, useQuota(1, caller))
 		switch out.Status {
 		case once.Ran:
 			ran.Add(1)
@@ -281,6 +276,79 @@ func TestTable_Statement_CapHoldsUnderAStorm(t *testing.T) {
 	}
 	if n := effects(t, pool, "fetch", "serp"); n != 3 {
 		t.Errorf("%d fetches lasted, want 3", n)
+	}
+}
+
+// useQuota is the statement form's function: it records the effect, then inserts n units of
+// the day's quota, the insert being the check.
+func useQuota(n, caller int) func(context.Context, pgx.Tx) (int32, error) {
+	return func(ctx context.Context, tx pgx.Tx) (int32, error) {
+		if err := effect(ctx, tx, "fetch", "serp", caller); err != nil {
+			return 0, err
+		}
+		var used int32
+		err := tx.QueryRow(ctx, `INSERT INTO quota (provider, day, used) VALUES ('serp', '2025-01-01', $1) `+quotaGuard.ConflictClause()+` RETURNING used`, n).Scan(&used)
+		return used, once.InsertConflict(err)
+	}
+}
+
+// A key's first insert meets no conflict, so the conflict clause never compares it with the
+// cap: the cap check does, and the guard reports its violation as a refusal, with nothing
+// written. The negative control: without CapCheck, the same violation is an error, and
+// without the constraint, the insert of more than the cap lasts.
+func TestTable_Statement_FirstInsertOverTheCapIsRefused(t *testing.T) {
+	t.Parallel()
+	pool := setupTables(t, 4, true)
+	ctx := context.Background()
+	g := once.Table[int32]{Name: "sources.Fetch", OnConflict: once.Refused, CapCheck: quotaGuard.CapName()}
+	used, out, err := g.Do(ctx, pool, useQuota(4, 1))
+	if err != nil || out.Status != once.Refused || used != 0 {
+		t.Fatalf("first insert of 4 units against a cap of 3: used %d, outcome %+v, err %v: want refused", used, out, err)
+	}
+	if n := count(t, pool, "SELECT count(*) FROM quota"); n != 0 {
+		t.Fatalf("%d quota rows after the refusal, want 0", n)
+	}
+	if n := effects(t, pool, "fetch", "serp"); n != 0 {
+		t.Fatalf("%d effects lasted from the refused call, want 0", n)
+	}
+	if used, out, err := g.Do(ctx, pool, useQuota(3, 2)); err != nil || out.Status != once.Ran || used != 3 {
+		t.Fatalf("first insert of the whole cap: used %d, outcome %+v, err %v: want ran, 3", used, out, err)
+	}
+
+	// Inside the caller's transaction the refusal rolls back to the guard's savepoint: the
+	// caller's transaction goes on.
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, "DELETE FROM quota"); err != nil {
+		t.Fatal(err)
+	}
+	if _, out, err := g.Do(ctx, tx, useQuota(5, 3)); err != nil || out.Status != once.Refused {
+		t.Fatalf("in a transaction: outcome %+v, err %v: want refused", out, err)
+	}
+	if n := count(t, tx, "SELECT count(*) FROM quota"); n != 0 {
+		t.Fatalf("%d quota rows in the caller's transaction after the refusal, want 0", n)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// Without CapCheck, the guard cannot tell the violation from any error.
+	bare := once.Table[int32]{Name: "sources.Fetch", OnConflict: once.Refused}
+	if _, out, err := bare.Do(ctx, pool, useQuota(4, 4)); err == nil || out.Status != 0 {
+		t.Errorf("without CapCheck: outcome %+v, err %v: want the check's violation as an error", out, err)
+	}
+	// Without the constraint, the conflict clause alone lets the first insert pass the cap.
+	if _, err := pool.Exec(ctx, "DELETE FROM quota; ALTER TABLE quota DROP CONSTRAINT "+quotaGuard.CapName()); err != nil {
+		t.Fatal(err)
+	}
+	if _, out, err := g.Do(ctx, pool, useQuota(4, 5)); err != nil || out.Status != once.Ran {
+		t.Fatalf("without the constraint: outcome %+v, err %v", out, err)
+	}
+	if n := count(t, pool, "SELECT sum(used) FROM quota"); n != 4 {
+		t.Errorf("without the constraint, %d units lasted, want the 4 inserted over the cap of 3", n)
 	}
 }
 

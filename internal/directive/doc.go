@@ -41,17 +41,19 @@
 // the row that holds the promise), so that a SELECT finding nothing is not taken for a
 // duplicate. columns= names the key columns in place of key=, and each kind names the rest:
 //
-//	statement  table=T columns=C,... counter=COL cap=N   counter column, unique index on the key
+//	statement  table=T columns=C,... counter=COL cap=N   counter column within 0..cap, unique index on the key
 //	episode    table=T columns=C,... latch=COL           latch column, unique index on the key
 //	open       table=T columns=C,... status=COL open=V,... partial unique index while open
 //	forever    table=T columns=C,... [nulls=notdistinct]  unique index
 //
-// Two of them rely on the insert as well as on the clause. The conflict clause guards only a
-// key that has a row already: the statement form's first insert of a key is not compared
-// with the cap, so it must insert at most cap units; and the episode form's insert must set
-// the latch, which the latch column oncegen adds does by its DEFAULT clock_timestamp() (a
-// latch column of the table's own, which oncegen leaves as it is, needs that default too, or
-// the insert must write the latch itself).
+// The conflict clause guards only a key that has a row already. The statement form's first
+// insert of a key creates its row, so the clause cannot compare it with the cap (nor can the
+// wrapper: the insert, not a directive argument, says how many units it takes); oncegen adds
+// a CHECK constraint (counter <= cap, [Directive.CapName]) that does, and the generated
+// wrapper reports its violation as a refusal, with nothing written. The episode form's insert
+// must set the latch, which the latch column oncegen adds does by its DEFAULT
+// clock_timestamp() (a latch column of the table's own, which oncegen leaves as it is, needs
+// that default too, or the insert must write the latch itself).
 //
 // Table, column and status names must be plain lower-case SQL identifiers (letters, digits
 // and _, not a reserved word, at most 63 bytes; a table may be schema-qualified), and open=

@@ -77,6 +77,21 @@ func (d *Directive) CheckName() string {
 	return ShortName(d.relation() + "_" + d.Counter + "_once_check")
 }
 
+// CapName is the name of a statement's CHECK constraint bounding its counter by the cap.
+func (d *Directive) CapName() string {
+	return ShortName(d.relation() + "_" + d.Counter + "_once_cap")
+}
+
+// CapDef is that constraint as pg_get_constraintdef prints it. The conflict clause keeps an
+// existing row within the cap; this keeps a key's first insert, which creates the row and
+// meets no conflict, within it too. "" but for the statement form.
+func (d *Directive) CapDef() string {
+	if d.Kind != Statement || !d.HasTable() {
+		return ""
+	}
+	return fmt.Sprintf("CHECK ((%s <= %d))", d.Counter, d.Cap.Lit)
+}
+
 // ShortName returns name when it fits in an identifier, else its first bytes and an 8-digit
 // hash of the whole, so two long names that share a beginning stay distinct, and the same
 // name always shortens the same way.
@@ -131,7 +146,8 @@ func (d *Directive) IndexDef() string {
 //   - episode: a row whose latch is NULL (rearmed) is fired again; a fired one gives no row.
 //     A new row is fired only if the insert sets the latch (or the column's default does).
 //   - statement: the counter grows by the inserted amount while it stays within the cap;
-//     past it, no row. A new row is not compared with the cap: its insert must stay within it.
+//     past it, no row. A new row meets no conflict: the CHECK constraint of CapDef keeps
+//     its insert within the cap.
 func (d *Directive) ConflictClause() string {
 	if !d.HasTable() {
 		return ""
