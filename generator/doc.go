@@ -34,6 +34,17 @@
 // Each wrapped function also gets a compile-time guard (var _ func(...) ... = F) that breaks
 // the build when F's signature changes without regenerating.
 //
+// # Requirements
+//
+// A package with table= guards also gets an init function that registers, with
+// once.Require, the objects of the database they rely on (their unique indexes, latch and
+// counter columns, counter checks: Requirements of Objects), for once.Verify to check when
+// the program starts. A registration, not an exported value the program would pass to
+// Verify: the value would be API in the user's package that they did not write, and a
+// program that forgot to pass one package's would check less without a word, while a linked
+// package cannot fail to register. oncegen verify checks the same requirements with the same
+// function, once.VerifyRequirements.
+//
 // # Formatting
 //
 // The file is rendered by jennifer unformatted, its imports grouped as goimports groups

@@ -1,6 +1,7 @@
 package generator
 
 import (
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/token"
@@ -90,6 +91,7 @@ func Generate(pkgs []*packages.Package) (*Result, error) {
 	type job struct {
 		pkg   *packages.Package
 		plans []*plan
+		objs  []Object
 		out   string
 		src   []byte
 		err   error
@@ -115,6 +117,19 @@ func Generate(pkgs []*packages.Package) (*Result, error) {
 			}
 		}
 		errs = append(errs, c.errs...)
+		guards := make([]*Guard, len(j.plans))
+		for i, p := range j.plans {
+			guards[i] = p.g
+		}
+		objs, err := tableObjects(guards)
+		var derr *directive.Error
+		switch {
+		case errors.As(err, &derr):
+			errs = append(errs, derr)
+		case err != nil:
+			return nil, err
+		}
+		j.objs = objs
 		jobs = append(jobs, j)
 	}
 	errs = append(errs, duplicateNames(res.Guards)...)
@@ -140,7 +155,7 @@ func Generate(pkgs []*packages.Package) (*Result, error) {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			j.src, j.err = render(j.pkg, j.plans)
+			j.src, j.err = render(j.pkg, j.plans, j.objs)
 		}()
 	}
 	wg.Wait()

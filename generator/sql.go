@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -12,12 +11,13 @@ import (
 	once "github.com/oncekit/once/runtime"
 )
 
-// Object kinds: what a piece of DDL creates, and how verify finds it in a live database.
+// Object kinds: what a piece of DDL creates, and how verify finds it in a live database
+// (the runtime's object kinds, and the runtime's schema as one object).
 const (
-	ObjRuntime = "runtime" // the runtime's own schema
-	ObjColumn  = "column"  // a latch or counter column on a user's table
-	ObjCheck   = "check"   // a CHECK constraint on a counter column
-	ObjIndex   = "index"   // a unique index a table= form relies on
+	ObjRuntime = "runtime"                 // the runtime's own schema
+	ObjColumn  = string(once.ColumnObject) // a latch or counter column on a user's table
+	ObjCheck   = string(once.CheckObject)  // a CHECK constraint on a counter column
+	ObjIndex   = string(once.IndexObject)  // a unique index a table= form relies on
 )
 
 // Object is one piece of DDL oncegen emits, with its reverse.
@@ -48,14 +48,25 @@ func runtimeSchemaHash() string {
 
 // Objects returns the DDL the guards rely on, in the order it must be applied: the runtime's
 // schema, then columns, checks and indexes by table and name. Two guards relying on the same
-// object share it; two defining one name differently are an error.
+// object share it; two defining one name differently are an error (a *directive.Error, at
+// the second guard's directive).
 func Objects(guards []*Guard) ([]Object, error) {
+	rest, err := tableObjects(guards)
+	if err != nil {
+		return nil, err
+	}
+	return append([]Object{runtimeObject()}, rest...), nil
+}
+
+// tableObjects is Objects without the runtime's schema: what the table= guards rely on.
+func tableObjects(guards []*Guard) ([]Object, error) {
 	byID := map[string]*Object{}
 	add := func(o Object, g *Guard) error {
 		if prev, ok := byID[o.ID]; ok {
 			if prev.Up != o.Up {
-				return fmt.Errorf("%s: %s %s is declared twice, differently (also by %s): give the guards different columns or the same declaration",
-					g.Position, o.Kind, o.Name, strings.Join(prev.Guards, ", "))
+				return &directive.Error{Pos: g.Slash, Position: g.Position,
+					Msg: fmt.Sprintf("%s %s is declared twice, differently (also by %s): give the guards different columns or the same declaration",
+						o.Kind, o.Name, strings.Join(prev.Guards, ", "))}
 			}
 			prev.Guards = append(prev.Guards, g.Name)
 			return nil
@@ -88,14 +99,21 @@ func Objects(guards []*Guard) ([]Object, error) {
 			}, g); err != nil {
 				return nil, err
 			}
-			def := fmt.Sprintf("CHECK ((%s >= 0))", g.Counter)
-			if err := add(Object{
-				ID: "check:" + table + "." + g.CheckName(), Kind: ObjCheck, Table: table, Name: g.CheckName(),
-				Def:  def,
-				Up:   fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s %s;", table, g.CheckName(), def),
-				Down: fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT IF EXISTS %s;", table, g.CheckName()),
-			}, g); err != nil {
-				return nil, err
+			checks := []struct{ name, def string }{
+				{g.CheckName(), fmt.Sprintf("CHECK ((%s >= 0))", g.Counter)},
+				// The conflict clause keeps an existing row within the cap; this keeps the
+				// insert that creates a key's row within it too.
+				{g.CapName(), g.CapDef()},
+			}
+			for _, c := range checks {
+				if err := add(Object{
+					ID: "check:" + table + "." + c.name, Kind: ObjCheck, Table: table, Name: c.name,
+					Def:  c.def,
+					Up:   fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s %s;", table, c.name, c.def),
+					Down: fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT IF EXISTS %s;", table, c.name),
+				}, g); err != nil {
+					return nil, err
+				}
 			}
 		}
 		def := g.IndexDef()
@@ -113,7 +131,6 @@ func Objects(guards []*Guard) ([]Object, error) {
 			return nil, err
 		}
 	}
-	objs := []Object{runtimeObject()}
 	rank := map[string]int{ObjColumn: 1, ObjCheck: 2, ObjIndex: 3}
 	rest := make([]Object, 0, len(byID))
 	for _, o := range byID {
@@ -126,7 +143,7 @@ func Objects(guards []*Guard) ([]Object, error) {
 		}
 		return rest[i].ID < rest[j].ID
 	})
-	return append(objs, rest...), nil
+	return rest, nil
 }
 
 // runtimeObject is the runtime's own schema as an object.
@@ -140,18 +157,18 @@ func runtimeObject() Object {
 	}
 }
 
-var (
-	runtimeTableRE = regexp.MustCompile(`(?i)CREATE TABLE IF NOT EXISTS once\.(\w+)`)
-	runtimeIndexRE = regexp.MustCompile(`(?i)CREATE (?:UNIQUE )?INDEX IF NOT EXISTS (\w+) ON once\.`)
-)
-
-// runtimeRelations lists the tables and indexes of the runtime's schema.
-func runtimeRelations() (tables, indexes []string) {
-	for _, m := range runtimeTableRE.FindAllStringSubmatch(once.Schema, -1) {
-		tables = append(tables, m[1])
+// Requirements returns what the objects are to once.Verify: the runtime's schema stands for
+// once.SchemaRequirements, every other object for itself. oncegen verify checks these, and
+// each package's generated file registers those of its own guards, so the command and the
+// program's start-up check the same things the same way.
+func Requirements(objs []Object) []once.Requirement {
+	var out []once.Requirement
+	for _, o := range objs {
+		if o.Kind == ObjRuntime {
+			out = append(out, once.SchemaRequirements()...)
+			continue
+		}
+		out = append(out, once.Requirement{Kind: once.ObjectKind(o.Kind), Table: o.Table, Name: o.Name, Def: o.Def, Guards: o.Guards})
 	}
-	for _, m := range runtimeIndexRE.FindAllStringSubmatch(once.Schema, -1) {
-		indexes = append(indexes, m[1])
-	}
-	return tables, indexes
+	return out
 }

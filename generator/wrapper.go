@@ -17,7 +17,7 @@ import (
 
 // render writes the generated file of one package: the compile-time guards, then each
 // guard's wrapper (and conflict constant, and Rearm function) in source order.
-func render(pkg *packages.Package, plans []*plan) ([]byte, error) {
+func render(pkg *packages.Package, plans []*plan, objs []Object) ([]byte, error) {
 	f := jen.NewFilePathName(pkg.PkgPath, pkg.Name)
 	f.HeaderComment(Header)
 	names := importNames(pkg.Types)
@@ -59,6 +59,27 @@ func render(pkg *packages.Package, plans []*plan) ([]byte, error) {
 		"// has the signature its wrapper was generated from. Run go generate again.",
 	}, jen.Var().Defs(defs...))
 
+	if len(objs) > 0 {
+		reqs := make([]jen.Code, len(objs))
+		for i, o := range objs {
+			guards := make([]jen.Code, len(o.Guards))
+			for j, g := range o.Guards {
+				guards[j] = jen.Lit(g)
+			}
+			reqs[i] = jen.Qual(RuntimePath, "Requirement").Values(
+				jen.Id("Kind").Op(":").Qual(RuntimePath, objectKinds[o.Kind]),
+				jen.Id("Table").Op(":").Lit(o.Table),
+				jen.Id("Name").Op(":").Lit(o.Name),
+				jen.Id("Def").Op(":").Lit(o.Def),
+				jen.Id("Guards").Op(":").Index().String().Values(guards...))
+		}
+		decl([]string{
+			"// The objects of the database this package's table= guards rely on, registered for",
+			"// once.Verify to find, valid and in this form, when the program starts.",
+		}, jen.Func().Id("init").Params().Block(
+			jen.Qual(RuntimePath, "Require").Custom(jen.Options{Open: "(", Close: ")", Separator: ",", Multi: true}, reqs...)))
+	}
+
 	for _, p := range plans {
 		if p.g.HasTable() {
 			decl(docLines(fmt.Sprintf("%s is the ON CONFLICT clause %s's INSERT into %s must use: it matches the unique index %s text for text, so the insert is the check.",
@@ -91,6 +112,9 @@ func render(pkg *packages.Package, plans []*plan) ([]byte, error) {
 	}
 	return spliceDocs(src, docs)
 }
+
+// objectKinds names the runtime's constant for each kind of object a table= guard relies on.
+var objectKinds = map[string]string{ObjColumn: "ColumnObject", ObjCheck: "CheckObject", ObjIndex: "IndexObject"}
 
 // importNames maps every package reachable from pkg to its name, so jennifer writes
 // "pgx" for github.com/jackc/pgx/v5 and not a name guessed from the path.
@@ -448,6 +472,9 @@ func guardValue(p *plan) (jen.Code, error) {
 		field("Name", jen.Lit(d.Name))
 		status := map[directive.Kind]string{directive.Forever: "Duplicate", directive.Episode: "Duplicate", directive.Open: "InFlight", directive.Statement: "Refused"}[d.Kind]
 		field("OnConflict", jen.Qual(RuntimePath, status))
+		if d.Kind == directive.Statement {
+			field("CapCheck", jen.Lit(d.CapName()))
+		}
 	} else {
 		switch d.Kind {
 		case directive.Request:
@@ -505,6 +532,14 @@ func guardValue(p *plan) (jen.Code, error) {
 	return jen.Qual(RuntimePath, typeName).Types(resultType(p)).Values(fields...), nil
 }
 
+// capDoc is what the statement form's wrapper doc adds: the first insert's refusal.
+func capDoc(d *directive.Directive) string {
+	if d.Kind != directive.Statement {
+		return ""
+	}
+	return fmt.Sprintf(" A key's first insert meets no conflict: one of more than the cap violates the check %s, which is reported as a refusal too, with nothing written.", d.CapName())
+}
+
 // wrapperDoc is the wrapper's doc comment: which promise it keeps, and what a duplicate gets.
 func wrapperDoc(p *plan) string {
 	d := p.g.Directive
@@ -517,7 +552,7 @@ func wrapperDoc(p *plan) string {
 	if d.HasTable() {
 		return head + fmt.Sprintf(", on the rows of %s keyed by %s. It runs %s in a transaction; when %s returns once.ErrConflict (its INSERT .. %s returned no row: see once.InsertConflict), it rolls the transaction back and reports %s, without error.",
 			d.Table, strings.Join(d.Columns, ", "), f, f, directive.ConflictName(f),
-			map[directive.Kind]string{directive.Forever: "a duplicate", directive.Episode: "a duplicate (the latch is set)", directive.Open: "the work in flight (with the handle once.Conflict names)", directive.Statement: "a refusal (the cap is reached)"}[d.Kind])
+			map[directive.Kind]string{directive.Forever: "a duplicate", directive.Episode: "a duplicate (the latch is set)", directive.Open: "the work in flight (with the handle once.Conflict names)", directive.Statement: "a refusal (the cap is reached)"}[d.Kind]) + capDoc(d)
 	}
 	head += ", keyed by " + (&Guard{Directive: d}).KeyText() + ". "
 	switch d.Kind {

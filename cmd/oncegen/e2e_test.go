@@ -29,14 +29,7 @@ var stormKinds = []string{"request", "transaction", "statement", "episode", "ope
 // one key to exactly one effect; the same storm without the guards makes duplicates.
 func TestGeneratedWrappers_StormOfDuplicatesMakesExactlyOneEffect(t *testing.T) {
 	t.Parallel()
-	mod := newModule(t, copyTree(t, "testdata/e2e", ""))
-	if code, _, stderr := oncegen(t, mod, "-migrations", "migrations", "-format", "sql", "./..."); code != 0 {
-		t.Fatalf("oncegen exit %d:\n%s", code, stderr)
-	}
-	storm := filepath.Join(t.TempDir(), "storm")
-	if out, err := goCmd(mod, "build", "-o", storm, "./storm").CombinedOutput(); err != nil {
-		t.Fatalf("building the generated module: %v\n%s", err, out)
-	}
+	mod, storm := buildStorm(t)
 
 	guarded := setupDatabase(t, mod)
 	got := runStorm(t, storm, guarded.URL)
@@ -63,9 +56,25 @@ func TestGeneratedWrappers_StormOfDuplicatesMakesExactlyOneEffect(t *testing.T) 
 	// Negative control: the same storm, calling the functions without their guards, on a
 	// database without the unique indexes.
 	control := setupDatabase(t, mod)
-	for _, idx := range []string{"jobs_dedupe_key_once_open", "billing.charges_org_id_day_once_forever", "alerts_rule_id_once_episode", "quota_org_id_day_once_statement"} {
+	dropped := []string{"jobs_dedupe_key_once_open", "billing.charges_org_id_day_once_forever", "alerts_rule_id_once_episode", "quota_org_id_day_once_statement"}
+	for _, idx := range dropped {
 		if out, err := psqlCommand(control.URL, "DROP INDEX "+idx); err != nil {
 			t.Fatalf("dropping %s: %v\n%s", idx, err, out)
+		}
+	}
+	// With its guards, the program refuses to start there: once.Verify, at its start-up,
+	// finds each index the generated code registered missing.
+	out, err := exec.Command(storm, "-db", control.URL).CombinedOutput()
+	if err == nil {
+		t.Fatalf("the guarded storm ran on a database without the unique indexes:\n%s", out)
+	}
+	for _, idx := range dropped {
+		name := idx
+		if _, n, qualified := strings.Cut(idx, "."); qualified {
+			name = n
+		}
+		if !strings.Contains(string(out), "missing: index "+name+" on ") {
+			t.Errorf("once.Verify at start-up does not name the dropped index %s:\n%s", idx, out)
 		}
 	}
 	unguarded := runStorm(t, storm, control.URL, "-direct")
@@ -74,6 +83,63 @@ func TestGeneratedWrappers_StormOfDuplicatesMakesExactlyOneEffect(t *testing.T) 
 			t.Errorf("control %s: %d effects without the guard: the storm cannot show a duplicate", kind, r.Effects)
 		}
 	}
+}
+
+// The statement form's first insert of a key meets no conflict clause: the cap check
+// oncegen emits compares it with the cap, and the generated wrapper reports the violation as
+// a refusal, with nothing written. Without that check, once.Verify stops the program at
+// start-up.
+func TestGeneratedWrappers_StatementFirstInsertOverTheCapIsRefused(t *testing.T) {
+	t.Parallel()
+	mod, storm := buildStorm(t)
+	db := setupDatabase(t, mod)
+	first := func(n string) (status string, used int64) {
+		t.Helper()
+		out, err := exec.Command(storm, "-db", db.URL, "-first", n).Output()
+		if err != nil {
+			t.Fatalf("storm -first %s: %v\n%s", n, err, out)
+		}
+		var res struct {
+			Status, Error string
+			Used          int64
+		}
+		if err := json.Unmarshal(out, &res); err != nil {
+			t.Fatalf("storm output %q: %v", out, err)
+		}
+		if res.Error != "" {
+			t.Fatalf("storm -first %s: the call failed: %s", n, res.Error)
+		}
+		return res.Status, res.Used
+	}
+	// UseQuota's cap is 100.
+	if status, used := first("101"); status != "refused" || used != 0 {
+		t.Errorf("a first insert of 101 units: %s, %d units held: want refused, 0", status, used)
+	}
+	if status, used := first("100"); status != "ran" || used != 100 {
+		t.Errorf("a first insert of the whole cap: %s, %d units held: want ran, 100", status, used)
+	}
+	if out, err := psqlCommand(db.URL, "ALTER TABLE quota DROP CONSTRAINT quota_used_once_cap"); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	out, err := exec.Command(storm, "-db", db.URL, "-first", "101").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "missing: check quota_used_once_cap on public.quota\n  relied on by: app.UseQuota") {
+		t.Errorf("without the cap check: %v\n%s: want once.Verify to stop the program, naming the check", err, out)
+	}
+}
+
+// buildStorm copies testdata/e2e into a fresh module, runs oncegen there (wrappers and
+// plain SQL migrations), and builds the storm program against the generated code.
+func buildStorm(t *testing.T) (mod, storm string) {
+	t.Helper()
+	mod = newModule(t, copyTree(t, "testdata/e2e", ""))
+	if code, _, stderr := oncegen(t, mod, "-migrations", "migrations", "-format", "sql", "./..."); code != 0 {
+		t.Fatalf("oncegen exit %d:\n%s", code, stderr)
+	}
+	storm = filepath.Join(t.TempDir(), "storm")
+	if out, err := goCmd(mod, "build", "-o", storm, "./storm").CombinedOutput(); err != nil {
+		t.Fatalf("building the generated module: %v\n%s", err, out)
+	}
+	return mod, storm
 }
 
 // setupDatabase makes a fresh database holding the module's own tables and every up

@@ -260,7 +260,7 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "oncegen verify: %d constraint(s) the code relies on are missing, INVALID or different\n", len(problems))
 		return exitStale
 	}
-	fmt.Fprintf(stdout, "oncegen verify: all %d object(s) present and valid\n", len(objs))
+	fmt.Fprintf(stdout, "oncegen verify: all %d object(s) present and valid\n", len(generator.Requirements(objs)))
 	return exitOK
 }
 

@@ -22,6 +22,15 @@ var (
 	_ func(*Worker, context.Context, Run) (Findings, error)          = (*Worker).researchToday
 )
 
+// The objects of the database this package's table= guards rely on, registered for
+// once.Verify to find, valid and in this form, when the program starts.
+func init() {
+	once.Require(
+		once.Requirement{Kind: once.IndexObject, Table: "public.jobs", Name: "jobs_run_id_once_forever", Def: "CREATE UNIQUE INDEX jobs_run_id_once_forever ON public.jobs USING btree (run_id)", Guards: []string{"ideas.enqueueRun"}},
+		once.Requirement{Kind: once.IndexObject, Table: "public.runs", Name: "runs_org_id_once_open", Def: "CREATE UNIQUE INDEX runs_org_id_once_open ON public.runs USING btree (org_id) WHERE (status = ANY (ARRAY['queued'::text, 'researching'::text, 'ideating'::text]))", Guards: []string{"ideas.insertRun"}},
+	)
+}
+
 // RefineOnce calls Refine under a forever promise (once for ever), guard "ideas.App.Refine",
 // keyed by idea, revision. A duplicate call does not run Refine: it gets the outcome, and result,
 // the first call recorded.

@@ -31,6 +31,23 @@ var (
 	_ func(*App, context.Context, string) (User, error)                       = (*App).CurrentUser
 )
 
+// The objects of the database this package's table= guards rely on, registered for
+// once.Verify to find, valid and in this form, when the program starts.
+func init() {
+	once.Require(
+		once.Requirement{Kind: once.ColumnObject, Table: "public.provider_days", Name: "requests_used", Def: "bigint", Guards: []string{"outreach.UseSource"}},
+		once.Requirement{Kind: once.ColumnObject, Table: "public.provider_state", Name: "block_notified_at", Def: "timestamp with time zone", Guards: []string{"outreach.App.FireBlockedAlert"}},
+		once.Requirement{Kind: once.CheckObject, Table: "public.provider_days", Name: "provider_days_requests_used_once_cap", Def: "CHECK ((requests_used <= 50))", Guards: []string{"outreach.UseSource"}},
+		once.Requirement{Kind: once.CheckObject, Table: "public.provider_days", Name: "provider_days_requests_used_once_check", Def: "CHECK ((requests_used >= 0))", Guards: []string{"outreach.UseSource"}},
+		once.Requirement{Kind: once.IndexObject, Table: "public.inbound_emails", Name: "inbound_emails_provider_message_id_once_forever", Def: "CREATE UNIQUE INDEX inbound_emails_provider_message_id_once_forever ON public.inbound_emails USING btree (provider_message_id)", Guards: []string{"outreach.RecordInbound"}},
+		once.Requirement{Kind: once.IndexObject, Table: "public.jobs", Name: "jobs_dedupe_key_once_open", Def: "CREATE UNIQUE INDEX jobs_dedupe_key_once_open ON public.jobs USING btree (dedupe_key) WHERE (status = ANY (ARRAY['pending'::text, 'running'::text]))", Guards: []string{"outreach.EnqueueJob"}},
+		once.Requirement{Kind: once.IndexObject, Table: "public.outreach_threads", Name: "outreach_threads_campaign_id_creator_id_once_forever", Def: "CREATE UNIQUE INDEX outreach_threads_campaign_id_creator_id_once_forever ON public.outreach_threads USING btree (campaign_id, creator_id)", Guards: []string{"outreach.InsertThread"}},
+		once.Requirement{Kind: once.IndexObject, Table: "public.provider_days", Name: "provider_days_provider_day_once_statement", Def: "CREATE UNIQUE INDEX provider_days_provider_day_once_statement ON public.provider_days USING btree (provider, day)", Guards: []string{"outreach.UseSource"}},
+		once.Requirement{Kind: once.IndexObject, Table: "public.provider_state", Name: "provider_state_provider_once_episode", Def: "CREATE UNIQUE INDEX provider_state_provider_once_episode ON public.provider_state USING btree (provider)", Guards: []string{"outreach.App.FireBlockedAlert"}},
+		once.Requirement{Kind: once.IndexObject, Table: "public.suppressions", Name: "suppressions_address_hash_once_forever", Def: "CREATE UNIQUE INDEX suppressions_address_hash_once_forever ON public.suppressions USING btree (address_hash)", Guards: []string{"outreach.Suppress"}},
+	)
+}
+
 // SyncCustomerOnce calls SyncCustomer under a transaction promise (once per transaction: one
 // holder of the decision at a time), guard "outreach.billing-customer", keyed by customerID.
 // SyncCustomer runs in a transaction holding a 64-bit advisory lock on the key, so calls with one
@@ -123,10 +140,12 @@ const UseSourceConflict = "ON CONFLICT (provider, day) DO UPDATE SET requests_us
 // guard "outreach.UseSource", on the rows of provider_days keyed by provider, day. It runs
 // UseSource in a transaction; when UseSource returns once.ErrConflict (its INSERT ..
 // UseSourceConflict returned no row: see once.InsertConflict), it rolls the transaction back and
-// reports a refusal (the cap is reached), without error.
+// reports a refusal (the cap is reached), without error. A key's first insert meets no conflict:
+// one of more than the cap violates the check provider_days_requests_used_once_cap, which is
+// reported as a refusal too, with nothing written.
 func UseSourceOnce(ctx context.Context, db once.DB, provider string, day Day) (int64, once.Outcome, error) {
 	fn := func(ctx context.Context, tx pgx.Tx) (int64, error) { return UseSource(ctx, tx, provider, day) }
-	return once.Table[int64]{Name: "outreach.UseSource", OnConflict: once.Refused}.Do(ctx, db, fn)
+	return once.Table[int64]{Name: "outreach.UseSource", OnConflict: once.Refused, CapCheck: "provider_days_requests_used_once_cap"}.Do(ctx, db, fn)
 }
 
 // SearchPlacesOnce calls SearchPlaces under a provider promise (once at the provider, by its

@@ -20,6 +20,16 @@ var (
 	_ func(context.Context, pgx.Tx, int64, RenderInputs) (int, error)           = SaveRenderInputs
 )
 
+// The objects of the database this package's table= guards rely on, registered for
+// once.Verify to find, valid and in this form, when the program starts.
+func init() {
+	once.Require(
+		once.Requirement{Kind: once.IndexObject, Table: "public.candidates", Name: "candidates_transaction_id_once_forever", Def: "CREATE UNIQUE INDEX candidates_transaction_id_once_forever ON public.candidates USING btree (transaction_id)", Guards: []string{"paidactions.AttachResult"}},
+		once.Requirement{Kind: once.IndexObject, Table: "public.cost_ledger", Name: "cost_ledger_transaction_id_once_forever", Def: "CREATE UNIQUE INDEX cost_ledger_transaction_id_once_forever ON public.cost_ledger USING btree (transaction_id)", Guards: []string{"paidactions.RecordSpend"}},
+		once.Requirement{Kind: once.IndexObject, Table: "public.paid_actions", Name: "paid_actions_account_id_action_key_once_forever", Def: "CREATE UNIQUE INDEX paid_actions_account_id_action_key_once_forever ON public.paid_actions USING btree (account_id, action_key)", Guards: []string{"paidactions.ClaimAction"}},
+	)
+}
+
 // ClaimActionConflict is the ON CONFLICT clause ClaimAction's INSERT into paid_actions must use:
 // it matches the unique index paid_actions_account_id_action_key_once_forever text for text, so
 // the insert is the check.

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/oncekit/once/examples/internal/migrations"
+	once "github.com/oncekit/once/runtime"
 )
 
 // migrationFiles holds the app's migrations in golang-migrate's layout (NNNN_title.up.sql
@@ -26,6 +27,12 @@ func Migrations() fs.FS {
 // Migrate brings db up to date: each migration not applied yet, in order, recorded in
 // reports_migrations, then once's schema (so a newer runtime's tables exist even before
 // oncegen wrote them into a migration). Instances starting together take turns.
+//
+// It then proves, with once.Verify, that the database holds every index and constraint the
+// app's guards rely on, valid and as generated, and fails naming each one it lacks.
 func Migrate(ctx context.Context, db *pgxpool.Pool) error {
-	return migrations.Apply(ctx, db, "reports_migrations", Migrations())
+	if err := migrations.Apply(ctx, db, "reports_migrations", Migrations()); err != nil {
+		return err
+	}
+	return once.Verify(ctx, db)
 }

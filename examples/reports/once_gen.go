@@ -19,6 +19,15 @@ var (
 	_ func(context.Context, pgx.Tx, Report) (int64, error) = insertReport
 )
 
+// The objects of the database this package's table= guards rely on, registered for
+// once.Verify to find, valid and in this form, when the program starts.
+func init() {
+	once.Require(
+		once.Requirement{Kind: once.IndexObject, Table: "public.report_jobs", Name: "report_jobs_operation_id_once_forever", Def: "CREATE UNIQUE INDEX report_jobs_operation_id_once_forever ON public.report_jobs USING btree (operation_id)", Guards: []string{"reports.insertJob"}},
+		once.Requirement{Kind: once.IndexObject, Table: "public.reports", Name: "reports_job_id_once_forever", Def: "CREATE UNIQUE INDEX reports_job_id_once_forever ON public.reports USING btree (job_id)", Guards: []string{"reports.insertReport"}},
+	)
+}
+
 // lookupAccountOnce calls lookupAccount under a request promise (once per request), guard
 // "reports.App.lookupAccount", keyed by token. Within one request scope (once.WithRequestScope),
 // a second call with the same key gets the first call's result without running lookupAccount.

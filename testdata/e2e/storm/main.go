@@ -2,6 +2,11 @@
 // key and prints, as JSON, how many effects each kind left: rows, or charges the fake
 // provider performed. With -direct it calls the functions themselves, without their guards
 // (and the table= inserts without their conflict clauses): the negative control.
+//
+// Like an application, it first proves with once.Verify that the database holds what the
+// guards rely on, and refuses to run otherwise (not with -direct, which relies on nothing).
+// With -first N it makes one call of UseQuotaOnce taking N units of a fresh key's quota,
+// and prints its outcome and the units the key holds after it.
 package main
 
 import (
@@ -40,6 +45,7 @@ type Result struct {
 func main() {
 	dsn := flag.String("db", "", "database URL")
 	direct := flag.Bool("direct", false, "call the functions without their guards")
+	first := flag.Int64("first", 0, "make one call taking this many units of a fresh key's quota, and print its outcome")
 	flag.Parse()
 	ctx := context.Background()
 	cfg, err := pgxpool.ParseConfig(*dsn)
@@ -53,6 +59,15 @@ func main() {
 	}
 	defer pool.Close()
 	app.Pool = pool
+	if !*direct {
+		if err := once.Verify(ctx, pool); err != nil {
+			fail(err)
+		}
+	}
+	if *first > 0 {
+		firstCall(ctx, pool, *first)
+		return
+	}
 
 	var performed atomic.Int64
 	seen := sync.Map{}
@@ -248,6 +263,27 @@ func main() {
 		results[kind] = res
 	}
 	json.NewEncoder(os.Stdout).Encode(results)
+}
+
+// FirstResult is what one call taking n units of a fresh key's quota did.
+type FirstResult struct {
+	Status string `json:"status"`
+	Error  string `json:"error,omitempty"`
+	// Used is the units the key holds after the call.
+	Used int64 `json:"used"`
+}
+
+func firstCall(ctx context.Context, pool *pgxpool.Pool, n int64) {
+	const org, day = 8, "2026-12-01"
+	_, out, err := app.UseQuotaOnce(ctx, pool, org, day, n)
+	res := FirstResult{Status: out.Status.String()}
+	if err != nil {
+		res.Error = err.Error()
+	}
+	if err := pool.QueryRow(ctx, "SELECT coalesce(sum(used), 0) FROM quota WHERE org_id = $1 AND day = $2", org, day).Scan(&res.Used); err != nil {
+		fail(fmt.Errorf("counting: %w", err))
+	}
+	json.NewEncoder(os.Stdout).Encode(res)
 }
 
 // waitFor polls cond until it holds, for ten seconds at most: a storm that cannot meet

@@ -19,6 +19,22 @@ var (
 	_ func(context.Context, pgx.Tx, int64, string) error                 = RecordPreference
 )
 
+// The objects of the database this package's table= guards rely on, registered for
+// once.Verify to find, valid and in this form, when the program starts.
+func init() {
+	once.Require(
+		once.Requirement{Kind: once.ColumnObject, Table: "public.alerts", Name: "fired_at", Def: "timestamp with time zone", Guards: []string{"tables.FireAlert"}},
+		once.Requirement{Kind: once.ColumnObject, Table: "public.quota", Name: "used", Def: "bigint", Guards: []string{"tables.UseQuota"}},
+		once.Requirement{Kind: once.CheckObject, Table: "public.quota", Name: "quota_used_once_cap", Def: "CHECK ((used <= 100))", Guards: []string{"tables.UseQuota"}},
+		once.Requirement{Kind: once.CheckObject, Table: "public.quota", Name: "quota_used_once_check", Def: "CHECK ((used >= 0))", Guards: []string{"tables.UseQuota"}},
+		once.Requirement{Kind: once.IndexObject, Table: "billing.charges", Name: "charges_org_id_day_once_forever", Def: "CREATE UNIQUE INDEX charges_org_id_day_once_forever ON billing.charges USING btree (org_id, day) NULLS NOT DISTINCT", Guards: []string{"tables.charge"}},
+		once.Requirement{Kind: once.IndexObject, Table: "public.alerts", Name: "alerts_rule_id_once_episode", Def: "CREATE UNIQUE INDEX alerts_rule_id_once_episode ON public.alerts USING btree (rule_id)", Guards: []string{"tables.FireAlert"}},
+		once.Requirement{Kind: once.IndexObject, Table: "public.customer_notification_preferences_history", Name: "customer_notification_preferences_history_organisation_385f3cbc", Def: "CREATE UNIQUE INDEX customer_notification_preferences_history_organisation_385f3cbc ON public.customer_notification_preferences_history USING btree (organisation_identifier, notification_channel_name)", Guards: []string{"tables.RecordPreference"}},
+		once.Requirement{Kind: once.IndexObject, Table: "public.jobs", Name: "jobs_dedupe_key_once_open", Def: "CREATE UNIQUE INDEX jobs_dedupe_key_once_open ON public.jobs USING btree (dedupe_key) WHERE (status = ANY (ARRAY['pending'::text, 'running'::text]))", Guards: []string{"tables.EnqueueJob"}},
+		once.Requirement{Kind: once.IndexObject, Table: "public.quota", Name: "quota_org_id_day_once_statement", Def: "CREATE UNIQUE INDEX quota_org_id_day_once_statement ON public.quota USING btree (org_id, day)", Guards: []string{"tables.UseQuota"}},
+	)
+}
+
 // EnqueueJobConflict is the ON CONFLICT clause EnqueueJob's INSERT into jobs must use: it matches
 // the unique index jobs_dedupe_key_once_open text for text, so the insert is the check.
 const EnqueueJobConflict = "ON CONFLICT (dedupe_key) WHERE status IN ('pending', 'running') DO NOTHING"
@@ -74,10 +90,12 @@ const UseQuotaConflict = "ON CONFLICT (org_id, day) DO UPDATE SET used = quota.u
 // "tables.UseQuota", on the rows of quota keyed by org_id, day. It runs UseQuota in a
 // transaction; when UseQuota returns once.ErrConflict (its INSERT .. UseQuotaConflict returned no
 // row: see once.InsertConflict), it rolls the transaction back and reports a refusal (the cap is
-// reached), without error.
+// reached), without error. A key's first insert meets no conflict: one of more than the cap
+// violates the check quota_used_once_cap, which is reported as a refusal too, with nothing
+// written.
 func UseQuotaOnce(ctx context.Context, db once.DB, org int64, day string, n int64) (int64, once.Outcome, error) {
 	fn := func(ctx context.Context, tx pgx.Tx) (int64, error) { return UseQuota(ctx, tx, org, day, n) }
-	return once.Table[int64]{Name: "tables.UseQuota", OnConflict: once.Refused}.Do(ctx, db, fn)
+	return once.Table[int64]{Name: "tables.UseQuota", OnConflict: once.Refused, CapCheck: "quota_used_once_cap"}.Do(ctx, db, fn)
 }
 
 // RecordPreferenceConflict is the ON CONFLICT clause RecordPreference's INSERT into

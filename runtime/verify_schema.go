@@ -1,0 +1,50 @@
+package once
+
+import (
+	"regexp"
+	"strings"
+)
+
+// schemaIndexes are the indexes of Schema, as pg_get_indexdef prints them once Schema is
+// applied (PostgreSQL names a primary key's index <table>_pkey and a UNIQUE constraint's
+// after the constraint). The unique ones are what the runtime's promises rest on; the others
+// keep its sweeps and operator lists fast. A test applies Schema and compares this list with
+// the catalog, both ways.
+var schemaIndexes = []struct{ table, name, def string }{
+	{"checkpoints", "checkpoints_pkey", "CREATE UNIQUE INDEX checkpoints_pkey ON once.checkpoints USING btree (operation_id, step)"},
+	{"counters", "counters_pkey", "CREATE UNIQUE INDEX counters_pkey ON once.counters USING btree (name, key)"},
+	{"followups", "followups_due", "CREATE INDEX followups_due ON once.followups USING btree (due_at) WHERE (state = 'pending'::text)"},
+	{"followups", "followups_operation_id_action_once_forever", "CREATE UNIQUE INDEX followups_operation_id_action_once_forever ON once.followups USING btree (operation_id, action)"},
+	{"followups", "followups_pkey", "CREATE UNIQUE INDEX followups_pkey ON once.followups USING btree (id)"},
+	{"latches", "latches_pkey", "CREATE UNIQUE INDEX latches_pkey ON once.latches USING btree (name, key)"},
+	{"leases", "leases_pkey", "CREATE UNIQUE INDEX leases_pkey ON once.leases USING btree (name, key)"},
+	{"ledger", "ledger_operation_id_kind_unit_once_forever", "CREATE UNIQUE INDEX ledger_operation_id_kind_unit_once_forever ON once.ledger USING btree (operation_id, kind, unit)"},
+	{"ledger", "ledger_pkey", "CREATE UNIQUE INDEX ledger_pkey ON once.ledger USING btree (id)"},
+	{"ledger", "ledger_scope_recorded_at", "CREATE INDEX ledger_scope_recorded_at ON once.ledger USING btree (scope, recorded_at)"},
+	{"open_claims", "open_claims_name_key_once_open", "CREATE UNIQUE INDEX open_claims_name_key_once_open ON once.open_claims USING btree (name, key) WHERE (state = 'open'::text)"},
+	{"open_claims", "open_claims_pkey", "CREATE UNIQUE INDEX open_claims_pkey ON once.open_claims USING btree (id)"},
+	{"operations", "operations_attention", "CREATE INDEX operations_attention ON once.operations USING btree (name, settled_at) WHERE (state = 'uncertain'::text)"},
+	{"operations", "operations_expires_at", "CREATE INDEX operations_expires_at ON once.operations USING btree (expires_at) WHERE (expires_at IS NOT NULL)"},
+	{"operations", "operations_name_scope_key_once_forever", "CREATE UNIQUE INDEX operations_name_scope_key_once_forever ON once.operations USING btree (name, scope, key)"},
+	{"operations", "operations_pkey", "CREATE UNIQUE INDEX operations_pkey ON once.operations USING btree (id)"},
+}
+
+var schemaTableRE = regexp.MustCompile(`(?i)CREATE TABLE IF NOT EXISTS once\.(\w+)`)
+
+// SchemaRequirements returns what the runtime itself relies on: each table of Schema, and
+// each of its indexes in the form Schema creates it. Verify checks them in every program;
+// oncegen verify checks them too.
+//
+// Columns are not listed: a column missing from an older schema fails loudly at the first
+// statement that uses it, while a missing or INVALID unique index fails silently, letting
+// duplicates through.
+func SchemaRequirements() []Requirement {
+	var out []Requirement
+	for _, m := range schemaTableRE.FindAllStringSubmatch(Schema, -1) {
+		out = append(out, Requirement{Kind: TableObject, Table: "once." + strings.ToLower(m[1])})
+	}
+	for _, ix := range schemaIndexes {
+		out = append(out, Requirement{Kind: IndexObject, Table: "once." + ix.table, Name: ix.name, Def: ix.def})
+	}
+	return out
+}
