@@ -92,7 +92,8 @@ var registry struct {
 // guards, so a program that links a package has its requirements registered before main
 // runs (as a database/sql driver registers itself), and one call of Verify at start-up
 // checks them all: no package can be forgotten, and no package exports a value it did not
-// write. An object registered by several packages is checked once, naming all their guards.
+// write. An object registered by several packages is checked once, naming all their guards;
+// two packages requiring one name in different forms are both checked, so one of them fails.
 func Require(reqs ...Requirement) {
 	registry.Lock()
 	defer registry.Unlock()
