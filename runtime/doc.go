@@ -60,6 +60,14 @@
 // A deployment runs Drain.Run continuously (or every few seconds), and ReapExpired and
 // SweepStale from a scheduled job.
 //
+// # Proving the database at start-up
+//
+// A promise on a table= guard is only as real as the index behind it. Generated code
+// registers what its guards rely on (Require, from the generated file's init); a program
+// calls Verify once at start-up, after its migrations, and refuses to serve when an index or
+// check is missing, was left INVALID by a failed concurrent build, or exists in another form.
+// oncegen verify runs the same check from the command line.
+//
 // # Provider keys and net/http's own retries
 //
 // A provider key (ProviderKey, Attempt.ProviderKey, ProviderKeyFrom) makes a provider that

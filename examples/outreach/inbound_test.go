@@ -135,7 +135,7 @@ func TestLinks_UnsubscribeOnceAndUnknownTokensAnswerAPage(t *testing.T) {
 		}
 		page, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK || !strings.Contains(string(page), "That link has expired") {
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(page), "This link is no longer active") {
 			t.Errorf("%s %s: %d %q, want 200 and the friendly page", method, path, resp.StatusCode, page)
 		}
 	}

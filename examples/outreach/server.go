@@ -233,7 +233,7 @@ var pages = template.Must(template.New("").Parse(`
 {{if .Unsubscribed}}<p>You will not hear from us again.</p>{{else}}<form method="post" action="unsubscribe"><button>Stop these emails</button></form>{{end}}
 {{end}}
 {{define "expired"}}<!doctype html><title>Link expired</title>
-<h1>That link has expired</h1><p>The conversation it pointed to is no longer here. Nothing went wrong on your side.</p>
+<h1>This link is no longer active</h1><p>The conversation it pointed to is no longer here. Nothing went wrong on your side.</p>
 {{end}}
 {{define "unsubscribed"}}<!doctype html><title>Unsubscribed</title>
 <h1>You will not hear from us again</h1>
