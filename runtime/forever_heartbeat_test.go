@@ -107,8 +107,10 @@ func TestForever_HeartbeatOnlyOnAPool(t *testing.T) {
 				}
 				time.Sleep(stale / 6)
 			}
+			// claimed_at and alive_at are two readings of clock_timestamp() in the claim's
+			// insert, microseconds apart; a heartbeat moves alive_at by Stale/3.
 			var moved bool
-			err := db.QueryRow(ctx, `SELECT alive_at > claimed_at FROM once.operations WHERE id = $1`, a.ID()).Scan(&moved)
+			err := db.QueryRow(ctx, `SELECT alive_at - claimed_at > interval '50 milliseconds' FROM once.operations WHERE id = $1`, a.ID()).Scan(&moved)
 			return moved, err
 		}
 	}
