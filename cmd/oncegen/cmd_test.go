@@ -2,9 +2,9 @@ package main
 
 import (
 	"os"
-	"strconv"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
