@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"go/ast"
+	"go/parser"
 	"go/token"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"sort"
 	"strings"
@@ -166,6 +168,9 @@ func Generate(pkgs []*packages.Package) (*Result, error) {
 		if j.src != nil {
 			res.Files[j.out] = j.src
 		}
+	}
+	if err := checkTypeErrors(pkgs, res.Files); err != nil {
+		return nil, err
 	}
 	for _, j := range jobs {
 		existing, err := generatedFiles(filepath.Dir(j.out))
@@ -336,4 +341,85 @@ func WriteMigrations(dir string, files map[string][]byte) error {
 		}
 	}
 	return nil
+}
+
+// TypeErrors are type errors in the loaded packages that the generated files do not
+// account for: a package that does not type-check gets nothing written.
+type TypeErrors []string
+
+// Error lists the first errors, one per line, and says how many there were.
+func (es TypeErrors) Error() string {
+	const first = 10
+	lines := es
+	if len(lines) > first {
+		lines = lines[:first]
+	}
+	msg := strings.Join(lines, "\n")
+	if len(es) > first {
+		msg += fmt.Sprintf("\n(and %d more)", len(es)-first)
+	}
+	return msg + "\nthe packages do not type-check (apart from uses of what oncegen is about to generate): fix these first"
+}
+
+// undefinedRE finds the name a type error says is missing: "undefined: F", "undefined:
+// pkg.F", "x.F undefined (type T has no field or method F)".
+var undefinedRE = regexp.MustCompile(`undefined: (?:\w+\.)?(\w+)|has no field or method (\w+)`)
+
+// checkTypeErrors returns the type errors of pkgs that are not a use of a name declared by
+// one of the generated files: code that calls a wrapper or uses a conflict constant before
+// it is generated (or while its stale file is set aside, see Load) is expected not to
+// type-check, and anything else means the package is broken.
+func checkTypeErrors(pkgs []*packages.Package, files map[string][]byte) error {
+	var msgs []string
+	for _, pkg := range pkgs {
+		for _, e := range pkg.Errors {
+			for _, line := range strings.Split(e.Error(), "\n") {
+				line = strings.TrimPrefix(strings.TrimSpace(line), "-: ") // a go list error has no position of its own
+				if line == "" || strings.HasPrefix(line, "# ") {
+					continue
+				}
+				msgs = append(msgs, line)
+			}
+		}
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	declared := map[string]bool{}
+	for _, src := range files {
+		f, err := parser.ParseFile(token.NewFileSet(), "", src, parser.SkipObjectResolution)
+		if err != nil {
+			return fmt.Errorf("parsing a generated file: %w", err)
+		}
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				declared[d.Name.Name] = true
+			case *ast.GenDecl:
+				for _, sp := range d.Specs {
+					switch sp := sp.(type) {
+					case *ast.ValueSpec:
+						for _, n := range sp.Names {
+							declared[n.Name] = true
+						}
+					case *ast.TypeSpec:
+						declared[sp.Name.Name] = true
+					}
+				}
+			}
+		}
+	}
+	var bad TypeErrors
+	for _, m := range msgs {
+		sub := undefinedRE.FindStringSubmatch(m)
+		if sub != nil && (declared[sub[1]] || declared[sub[2]]) {
+			continue
+		}
+		bad = append(bad, m)
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	sort.Strings(bad)
+	return bad[:len(dedupe(bad))]
 }

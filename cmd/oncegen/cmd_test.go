@@ -122,6 +122,36 @@ func TestBadInput_ExitsTwoAndWritesNothing(t *testing.T) {
 	if code, _, _ := oncegen(t, mod, "-format", "liquibase"); code != 2 {
 		t.Errorf("unknown format: exit %d, want 2", code)
 	}
+	if code, _, stderr := oncegen(t, mod, "-migrations", "migrations", "-lock-timeout", "5 seconds", "./app"); code != 2 || !strings.Contains(stderr, `lock timeout "5 seconds"`) {
+		t.Errorf("a timeout PostgreSQL would not read: exit %d, want 2\n%s", code, stderr)
+	}
+}
+
+// A package that does not type-check is refused, exit 2, with its first errors and nothing
+// written; a package that uses a wrapper before it is generated is not refused for that.
+func TestBadInput_APackageThatDoesNotTypeCheckWritesNothing(t *testing.T) {
+	t.Parallel()
+	uses := "package main\n\nimport (\n\t\"context\"\n\n\t\"example.com/e2e/app\"\n)\n\nfunc main() {\n\t_, _ = app.WelcomeOnce(context.Background(), nil, app.User{ID: 1})\n\t_ = app.EnqueueConflict\n}\n"
+	mod := newModule(t, map[string]string{"app/app.go": appSrc, "cmd/main.go": uses})
+	if code, _, stderr := oncegen(t, mod, "-migrations", "migrations"); code != 0 {
+		t.Fatalf("a package using the wrappers before they exist: exit %d\n%s", code, stderr)
+	}
+	gen := filepath.Join(mod, "app", "once_gen.go")
+	before, _ := os.ReadFile(gen)
+	broken := strings.Replace(appSrc, "func Welcome(ctx context.Context, u User) error { return nil }", "func Welcome(ctx context.Context, u User) error { var n int = \"seven\"; _ = n; return nil }", 1)
+	broken = strings.Replace(broken, "key=u.ID", "key=u.ID name=app.welcome2", 1)
+	os.WriteFile(filepath.Join(mod, "app", "app.go"), []byte(broken), 0o644)
+	code, stdout, stderr := oncegen(t, mod, "-migrations", "migrations2")
+	if code != 2 || stdout != "" || !strings.Contains(stderr, `app/app.go:14:63: cannot use "seven"`) || !strings.Contains(stderr, `"seven"`) ||
+		!strings.HasSuffix(stderr, "oncegen: nothing was written\n") {
+		t.Fatalf("exit %d, want 2 with the type error\nstdout %q\nstderr %s", code, stdout, stderr)
+	}
+	if after, _ := os.ReadFile(gen); string(after) != string(before) {
+		t.Error("the generated file changed although the package does not type-check")
+	}
+	if _, err := os.Stat(filepath.Join(mod, "migrations2")); !os.IsNotExist(err) {
+		t.Error("migrations were written although the package does not type-check")
+	}
 }
 
 // inventory on the golden cases, run as a user runs it, matches the golden table and JSON.

@@ -60,7 +60,8 @@ func load(dir string, tags string, patterns []string) (*generator.Result, error)
 	res, err := generator.Generate(pkgs)
 	if err != nil {
 		var errs generator.Errors
-		if errors.As(err, &errs) {
+		var terrs generator.TypeErrors
+		if errors.As(err, &errs) || errors.As(err, &terrs) {
 			return nil, inputError{err}
 		}
 		return nil, err
