@@ -60,12 +60,13 @@ func syntheticModule(b *testing.B, pkgs, perPkg int) string {
 }
 
 // BenchmarkGenerate_1000Directives measures oncegen (load, validate, type-check keys,
-// render) on a module with 1,000 directives in 20 packages, against a bare packages.Load of
+// render, plan and render the migrations) on a module with 1,000 directives in 20 packages, against a bare packages.Load of
 // the same module with the same mode, in the same run: each iteration does both, in turn,
 // so a busy machine slows both alike. It reports each one's milliseconds and their ratio
 // (goal: at most 1.5).
 func BenchmarkGenerate_1000Directives(b *testing.B) {
 	dir := syntheticModule(b, 20, 50)
+	migs := b.TempDir()
 	mode := packages.NeedName | packages.NeedFiles | packages.NeedSyntax | packages.NeedTypes |
 		packages.NeedTypesInfo | packages.NeedModule
 	var load, gen, genLoad, loadCPU, genCPU time.Duration
@@ -88,6 +89,18 @@ func BenchmarkGenerate_1000Directives(b *testing.B) {
 		genLoad += time.Since(start)
 		res, err := generator.Generate(gpkgs)
 		if err != nil {
+			b.Fatal(err)
+		}
+		// The migrations too: the runtime's schema steps, planned against an empty snapshot.
+		objs, err := generator.Objects(res.Guards)
+		if err != nil {
+			b.Fatal(err)
+		}
+		plan, err := generator.Diff(generator.Snapshot{Version: 1}, res.Guards, objs, false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := generator.MigrationFiles(migs, "goose", plan, generator.Options{}); err != nil {
 			b.Fatal(err)
 		}
 		gen += time.Since(start)

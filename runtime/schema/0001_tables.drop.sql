@@ -1,4 +1,6 @@
 -- Drops once's tables and every row in them: what was promised, billed and owed is lost.
+-- Written only when the user asks for it by name (oncegen -down-drops-once-tables).
+-- squawk-ignore-file ban-drop-table
 DROP TABLE IF EXISTS once.followups;
 DROP TABLE IF EXISTS once.ledger;
 DROP TABLE IF EXISTS once.checkpoints;
