@@ -175,15 +175,16 @@ WHERE n.nspname = $1 AND c.relname = $2`, schema, o.Name).Scan(&def)
 	}
 }
 
-// checkDown proves every down part ran: nothing oncegen made is left.
+// checkDown proves every down part ran: nothing oncegen made is left on the app's tables,
+// and once's tables are kept (a generated down never drops them).
 func checkDown(t *testing.T, db *pgtest.Database) {
 	t.Helper()
 	ctx := context.Background()
 	conn := connect(t, db.URL)
 	var left []string
-	rows, err := conn.Query(ctx, `SELECT relname FROM pg_class WHERE relname LIKE '%once%' AND relkind IN ('i', 'r')
+	rows, err := conn.Query(ctx, `SELECT relname FROM pg_class WHERE relname LIKE '%once%' AND relkind IN ('i', 'r') AND relnamespace <> 'once'::regnamespace
 UNION ALL SELECT attname FROM pg_attribute WHERE attrelid IN ('alerts'::regclass, 'quota'::regclass) AND attname IN ('fired_at', 'used') AND NOT attisdropped
-UNION ALL SELECT nspname FROM pg_namespace WHERE nspname = 'once'`)
+UNION ALL SELECT conname FROM pg_constraint WHERE conname LIKE '%once%' AND connamespace <> 'once'::regnamespace`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,6 +200,10 @@ UNION ALL SELECT nspname FROM pg_namespace WHERE nspname = 'once'`)
 	}
 	if len(left) > 0 {
 		t.Errorf("left after every down migration: %v", left)
+	}
+	var kept int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_tables WHERE schemaname = 'once'").Scan(&kept); err != nil || kept < 9 {
+		t.Errorf("once's tables after every down migration: %d (%v), want them kept", kept, err)
 	}
 }
 
@@ -327,5 +332,237 @@ func TestAtlas_SumValidatesAndUpFilesApply(t *testing.T) {
 	os.WriteFile(name, append(b, []byte("-- changed\n")...), 0o644)
 	if err := migrate.Validate(local); err == nil {
 		t.Error("atlas accepted a directory whose file no longer matches atlas.sum")
+	}
+}
+
+// populated are the app's tables holding rows before oncegen's migrations, the columns a
+// guard needs among them where the app has them already: quota.used, with values, is
+// adopted; alerts has no latch column, so fired_at is added.
+const populated = `CREATE TABLE jobs (id bigserial PRIMARY KEY, dedupe_key text NOT NULL, payload text, status text NOT NULL);
+INSERT INTO jobs (dedupe_key, payload, status) SELECT 'k' || i, 'p' || i, CASE WHEN i % 3 = 0 THEN 'done' ELSE 'pending' END FROM generate_series(1, 500) i;
+CREATE SCHEMA billing;
+CREATE TABLE billing.charges (org_id bigint, day text);
+INSERT INTO billing.charges SELECT i, 'd' || (i % 7) FROM generate_series(1, 500) i;
+INSERT INTO billing.charges VALUES (NULL, 'd1');
+CREATE TABLE alerts (rule_id text NOT NULL, note text);
+INSERT INTO alerts SELECT 'r' || i, 'n' || i FROM generate_series(1, 500) i;
+CREATE TABLE quota (org_id bigint NOT NULL, day text NOT NULL, used bigint NOT NULL DEFAULT 0);
+INSERT INTO quota SELECT i, 'd', 7 FROM generate_series(1, 500) i;
+CREATE TABLE customer_notification_preferences_history (organisation_identifier bigint, notification_channel_name text, since date);
+INSERT INTO customer_notification_preferences_history SELECT i, 'email', date '2026-01-01' + i FROM generate_series(1, 500) i;`
+
+var appTables = []string{"jobs", "billing.charges", "alerts", "quota", "customer_notification_preferences_history"}
+
+// onceRows puts a row in every once.* table.
+const onceRows = `INSERT INTO once.counters (name, key, used, cap) VALUES ('app.Quota', 'k', 3, 10);
+INSERT INTO once.latches (name, key, fired_at, firings) VALUES ('app.Alert', 'r', now(), 1);
+INSERT INTO once.open_claims (name, key, token) VALUES ('app.Run', 'k', 't');
+INSERT INTO once.leases (name, key, holder, fence, acquired_at, expires_at) VALUES ('app.Tick', 'k', 'h', 1, now(), now() + interval '1 minute');
+INSERT INTO once.operations (id, name, key, token, state, settled_at) OVERRIDING SYSTEM VALUE VALUES (42, 'app.Charge', 'k', 't', 'done', now());
+INSERT INTO once.checkpoints (operation_id, step, attempt) VALUES (42, 'charged', 1);
+INSERT INTO once.ledger (operation_id, operation, scope, kind, unit, quantity) VALUES (42, 'app.Charge', '', 'cost', 'usd_cents', 250);
+INSERT INTO once.followups (operation_id, operation, scope, action, provider_key) VALUES (42, 'app.Charge', '', 'receipt', 'pk');`
+
+// populatedState is what must not change: a checksum of each app table over the columns it
+// had before oncegen's migrations, each table's relfilenode (a rewrite gives it a new one),
+// and the rows of once's tables (counted, when they exist).
+type populatedState struct {
+	sums, files map[string]string
+	once        string
+}
+
+func readState(t *testing.T, conn *pgx.Conn, cols map[string]string) populatedState {
+	t.Helper()
+	ctx := context.Background()
+	st := populatedState{sums: map[string]string{}, files: map[string]string{}}
+	for _, tbl := range appTables {
+		var sum, file string
+		q := fmt.Sprintf("SELECT md5(coalesce(string_agg(r::text, ',' ORDER BY r::text), '')), (SELECT relfilenode::text FROM pg_class WHERE oid = '%s'::regclass) FROM (SELECT %s FROM %s) r", tbl, cols[tbl], tbl)
+		if err := conn.QueryRow(ctx, q).Scan(&sum, &file); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		st.sums[tbl], st.files[tbl] = sum, file
+	}
+	var exists bool
+	if err := conn.QueryRow(ctx, "SELECT to_regclass('once.followups') IS NOT NULL").Scan(&exists); err != nil || !exists {
+		return st
+	}
+	err := conn.QueryRow(ctx, `SELECT string_agg(n::text, ' ') FROM (SELECT (SELECT count(*) FROM once.counters) UNION ALL SELECT (SELECT count(*) FROM once.latches)
+UNION ALL SELECT (SELECT count(*) FROM once.open_claims) UNION ALL SELECT (SELECT count(*) FROM once.leases)
+UNION ALL SELECT (SELECT count(*) FROM once.operations) UNION ALL SELECT (SELECT count(*) FROM once.checkpoints)
+UNION ALL SELECT (SELECT count(*) FROM once.ledger) UNION ALL SELECT (SELECT count(*) FROM once.followups)) c(n)`).Scan(&st.once)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// upDownUp checks a populated database through up, down to before oncegen's files, and up
+// again: every app table's rows unchanged at every stage and never rewritten, the episode
+// table's existing rows armed (latch NULL), once's rows kept by the down.
+func upDownUp(t *testing.T, tool func(url string) (up, down func())) {
+	t.Helper()
+	ctx := context.Background()
+	db := pgtest.NewDatabase(t)
+	conn := connect(t, db.URL)
+	up, down := tool(db.URL)
+	if _, err := conn.Exec(ctx, populated); err != nil {
+		t.Fatal(err)
+	}
+	cols := map[string]string{}
+	for _, tbl := range appTables {
+		var c string
+		if err := conn.QueryRow(ctx, `SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped`, tbl).Scan(&c); err != nil {
+			t.Fatal(err)
+		}
+		cols[tbl] = c
+	}
+	before := readState(t, conn, cols)
+	same := func(stage string, want populatedState, onceToo bool) {
+		t.Helper()
+		got := readState(t, conn, cols)
+		for _, tbl := range appTables {
+			if got.sums[tbl] != want.sums[tbl] {
+				t.Errorf("%s: %s's rows changed", stage, tbl)
+			}
+			if got.files[tbl] != want.files[tbl] {
+				t.Errorf("%s: %s was rewritten (relfilenode %s, was %s)", stage, tbl, got.files[tbl], want.files[tbl])
+			}
+		}
+		if onceToo && got.once != want.once {
+			t.Errorf("%s: once's rows per table %q, want %q", stage, got.once, want.once)
+		}
+	}
+
+	up()
+	same("up", before, false)
+	var armed, latched int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FILTER (WHERE fired_at IS NULL), count(*) FILTER (WHERE fired_at IS NOT NULL) FROM alerts").Scan(&armed, &latched); err != nil {
+		t.Fatal(err)
+	}
+	if armed != 500 || latched != 0 {
+		t.Errorf("after up, alerts has %d rows armed and %d latched: every existing row must stay armed", armed, latched)
+	}
+	if _, err := conn.Exec(ctx, "INSERT INTO alerts (rule_id) VALUES ('new')"); err != nil {
+		t.Fatal(err)
+	}
+	var fired bool
+	if err := conn.QueryRow(ctx, "DELETE FROM alerts WHERE rule_id = 'new' RETURNING fired_at IS NOT NULL").Scan(&fired); err != nil || !fired {
+		t.Errorf("a row inserted after up is not latched by the column's default (%v)", err)
+	}
+	if code, out := run(t, append([]string{"verify", "-db", db.URL}, second...)...); code != 0 {
+		t.Fatalf("verify after up: exit %d\n%s", code, out)
+	}
+	if _, err := conn.Exec(ctx, onceRows); err != nil {
+		t.Fatal(err)
+	}
+	withOnce := readState(t, conn, cols)
+
+	down()
+	same("down", withOnce, true)
+	var adopted int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM quota WHERE used = 7").Scan(&adopted); err != nil || adopted != 500 {
+		t.Errorf("after down, quota.used holds 7 in %d rows (%v), want 500: the column was the app's", adopted, err)
+	}
+
+	up()
+	same("up again", withOnce, true)
+	if code, out := run(t, append([]string{"verify", "-db", db.URL}, second...)...); code != 0 {
+		t.Fatalf("verify after up again: exit %d\n%s", code, out)
+	}
+}
+
+func TestPopulated_GooseUpDownUpKeepsEveryRow(t *testing.T) {
+	t.Parallel()
+	dir := writeMigrations(t, "goose")
+	upDownUp(t, func(url string) (func(), func()) {
+		sqldb := stdlib.OpenDB(*mustConfig(t, url))
+		t.Cleanup(func() { sqldb.Close() })
+		p, err := goose.NewProvider(goose.DialectPostgres, sqldb, os.DirFS(dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		return func() {
+				if _, err := p.Up(ctx); err != nil {
+					t.Fatalf("goose up: %v", err)
+				}
+			}, func() {
+				if _, err := p.DownTo(ctx, 0); err != nil {
+					t.Fatalf("goose down: %v", err)
+				}
+			}
+	})
+}
+
+func TestPopulated_GolangMigrateUpDownUpKeepsEveryRow(t *testing.T) {
+	t.Parallel()
+	dir := writeMigrations(t, "migrate")
+	upDownUp(t, func(url string) (func(), func()) {
+		m, err := gomigrate.New("file://"+dir, "pgx5://"+strings.TrimPrefix(url, "postgres://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { m.Close() })
+		return func() {
+				if err := m.Up(); err != nil {
+					t.Fatalf("migrate up: %v", err)
+				}
+			}, func() {
+				if err := m.Down(); err != nil {
+					t.Fatalf("migrate down: %v", err)
+				}
+			}
+	})
+}
+
+func TestPopulated_PsqlUpDownUpKeepsEveryRow(t *testing.T) {
+	t.Parallel()
+	dir := writeMigrations(t, "sql")
+	ups, _ := filepath.Glob(filepath.Join(dir, "*.up.sql"))
+	downs, _ := filepath.Glob(filepath.Join(dir, "*.down.sql"))
+	sort.Strings(ups)
+	sort.Sort(sort.Reverse(sort.StringSlice(downs)))
+	upDownUp(t, func(url string) (func(), func()) {
+		return func() {
+				for _, f := range ups {
+					psql(t, url, f)
+				}
+			}, func() {
+				for _, f := range downs {
+					psql(t, url, f)
+				}
+			}
+	})
+}
+
+// The checks can fail: the forms oncegen wrote before (a latch added with its volatile
+// default; a down that dropped the app's counter column, and an up that added it back)
+// rewrite alerts and latch every row, and change quota's rows.
+func TestPopulated_TheChecksCatchTheOldForms(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	conn := connect(t, pgtest.NewDatabase(t).URL)
+	if _, err := conn.Exec(ctx, populated); err != nil {
+		t.Fatal(err)
+	}
+	cols := map[string]string{"jobs": "*", "billing.charges": "*", "alerts": "rule_id, note", "quota": "org_id, day, used", "customer_notification_preferences_history": "*"}
+	before := readState(t, conn, cols)
+	old := `ALTER TABLE alerts ADD COLUMN IF NOT EXISTS fired_at timestamptz NULL DEFAULT clock_timestamp();
+ALTER TABLE quota DROP COLUMN IF EXISTS used;
+ALTER TABLE quota ADD COLUMN IF NOT EXISTS used bigint NOT NULL DEFAULT 0;`
+	if _, err := conn.Exec(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	after := readState(t, conn, cols)
+	if after.files["alerts"] == before.files["alerts"] {
+		t.Error("a volatile default did not show as a rewrite of alerts")
+	}
+	if after.sums["quota"] == before.sums["quota"] {
+		t.Error("quota.used dropped and added back did not show as changed rows")
+	}
+	var latched int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM alerts WHERE fired_at IS NOT NULL").Scan(&latched); err != nil || latched != 500 {
+		t.Errorf("the old latch form latched %d rows (%v), want all 500", latched, err)
 	}
 }
