@@ -225,13 +225,16 @@ $once$;`, table, column, addedMark)
 	}
 }
 
+// schemaSteps are the runtime's schema steps (a test grows them by one).
+var schemaSteps = once.SchemaSteps
+
 // runtimeObjects are the steps of the runtime's schema, one object each, identified by
 // number: a snapshot holding a step has emitted it, so only the steps it lacks are new. A
 // step's down keeps once's tables and their rows unless dropData, which the user asks for
 // by name (-down-drops-once-tables).
 func runtimeObjects(dropData bool) []Object {
 	var out []Object
-	for _, s := range once.SchemaSteps() {
+	for _, s := range schemaSteps() {
 		down := s.Down
 		if dropData && s.DropData != "" {
 			down = s.DropData
