@@ -4,7 +4,8 @@
 //
 // Usage:
 //
-//	oncegen [-check] [-migrations DIR -format sql|goose|migrate|atlas] [-tags TAGS] [packages]
+//	oncegen [-check] [-migrations DIR -format sql|goose|migrate|atlas] [-lock-timeout 5s]
+//	        [-statement-timeout 1min] [-down-drops-once-tables] [-tags TAGS] [packages]
 //	oncegen inventory [-format md|json] [packages]
 //	oncegen verify -db DSN [packages]   (or: oncegen verify DSN [packages])
 //
@@ -23,14 +24,20 @@
 //	//go:generate go tool oncegen
 //
 // Generation is all or nothing: on any error (a malformed directive, a key that does not
-// type-check, a package that does not load) oncegen writes nothing. A generated file is
+// type-check, a package that does not load or type-check, apart from its uses of what is
+// about to be generated) oncegen writes nothing. A generated file is
 // written only when its bytes differ; a file with oncegen's header that no directive
 // produces any more is removed.
 //
 // With -migrations, oncegen compares the declarations with the snapshot kept in DIR
 // (oncegen.snapshot.json) and writes a new migration holding only the difference, with its
 // down part; each CREATE UNIQUE INDEX CONCURRENTLY gets a file of its own, outside any
-// transaction. A guard that vanished while another of the same kind and key appeared looks
+// transaction. Each step of the runtime's schema the snapshot lacks gets a file of its own.
+// A column the table already has is adopted, never dropped by a down; DDL is online (no
+// volatile default on an existing table, CHECK NOT VALID then VALIDATE in a later file, a
+// changed key's new index built before the old one is dropped); every transactional file
+// sets -lock-timeout and -statement-timeout. A generated down never drops once's tables
+// unless -down-drops-once-tables asks for it. A guard that vanished while another of the same kind and key appeared looks
 // renamed, which would start its stored history afresh: oncegen refuses it and asks for
 // name=, unless -allow-rename accepts it. Either way the snapshot records the guards as they
 // now are (rewritten alone when no migration is due), so an accepted rename is reported
