@@ -242,7 +242,8 @@ func BenchmarkStatement(b *testing.B) {
 	bare := func(b *testing.B, keys *benchKeys) func() error {
 		return func() error {
 			var used int64
-			return pool.QueryRow(ctx, once.ReserveSQL, "ideas.Generate", key(keys), int64(1), int64(1000)).Scan(&used)
+			var ok bool
+			return pool.QueryRow(ctx, once.ReserveSQL, "ideas.Generate", key(keys), int64(1), int64(1000)).Scan(&used, &ok)
 		}
 	}
 	g := once.Statement[int]{Name: "ideas.Generate", Cap: 1000}
