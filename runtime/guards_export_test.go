@@ -9,3 +9,8 @@ const (
 	AcquireSQL = acquireSQL
 	ReleaseSQL = releaseSQL
 )
+
+// SetOpenDuplicateShare is SetDuplicateShare for an Open guard's claims.
+func SetOpenDuplicateShare(name string, share float64) {
+	historyIn(&openHistories, name).share.Store(int32(share * shareOne))
+}

@@ -64,22 +64,29 @@ RETURNING id`
 // still open, whoever closed it: this statement's update, or another caller's that committed
 // while this one waited for the row. Either way it is closed now, and the caller claims
 // again; it must not be told to redirect to it.
+//
+// A guard meeting open claims sends it pipelined with every claim (see forever_pipeline.go),
+// so on a fresh key it runs after an insert that succeeded: the token condition leaves the
+// claimer's own new claim alone (a stale window shorter than the round trip would otherwise
+// close it) and returns no row.
 const openClaimSQL = `WITH cutoff AS MATERIALIZED (
 	SELECT clock_timestamp() - $3::bigint * interval '1 microsecond' AS t
 ), stale AS (
 	UPDATE once.open_claims SET state = 'stale', closed_at = clock_timestamp(), reason = $4
-	WHERE name = $1 AND key = $2 AND state = 'open' AND opened_at <= (SELECT t FROM cutoff)
+	WHERE name = $1 AND key = $2 AND state = 'open' AND token <> $5 AND opened_at <= (SELECT t FROM cutoff)
 )
 SELECT c.id, c.opened_at <= cutoff.t
-FROM once.open_claims c, cutoff WHERE c.name = $1 AND c.key = $2 AND c.state = 'open'`
+FROM once.open_claims c, cutoff WHERE c.name = $1 AND c.key = $2 AND c.state = 'open' AND c.token <> $5`
 
 // Claim opens a claim on key that outlives the call: for work handed to a job queue, where
 // a worker settles it later with Finish or Fail. If another claim on the key is open (and not
 // stale), it returns a nil Claim and Outcome{Status: InFlight, Handle: that claim's ID}, with a
 // nil error. A new claim returns Outcome{Status: Ran, Handle: its ID}.
 //
-// On a fresh key this is one statement. Only a conflict costs a second, which also closes
-// the conflicting claim if it is stale.
+// On a fresh key this is one statement. A claim that meets an open claim also reads its
+// handle (closing it if it is stale): pipelined with the insert, in the same round trip,
+// when db can send a batch and the guard has been meeting open claims lately; otherwise in
+// a second round trip (see forever_pipeline.go).
 func (g Open[T]) Claim(ctx context.Context, db DB, key string) (*Claim, Outcome, error) {
 	if err := checkGuardCall(ctx, db, "open", g.Name, key); err != nil {
 		return nil, Outcome{}, err
@@ -89,30 +96,72 @@ func (g Open[T]) Claim(ctx context.Context, db DB, key string) (*Claim, Outcome,
 		return nil, Outcome{}, err
 	}
 	token := newToken()
-	for range maxClaimAttempts {
-		var id int64
-		err := db.QueryRow(ctx, claimSQL, g.Name, key, token).Scan(&id)
-		if err == nil {
+	history := historyIn(&openHistories, g.Name)
+	for attempt := range maxClaimAttempts {
+		id, claimed, wasStale, err := g.claimOrRead(ctx, db, key, token, stale, history.pipelined())
+		if err != nil {
+			return nil, Outcome{}, err
+		}
+		if attempt == 0 {
+			history.record(!claimed)
+		}
+		switch {
+		case claimed:
 			c := &Claim{ID: id, Name: g.Name, Key: key, Token: token}
 			return c, Outcome{Status: Ran, Handle: strconv.FormatInt(id, 10)}, nil
-		}
-		if !errors.Is(err, pgx.ErrNoRows) {
-			return nil, Outcome{}, fmt.Errorf("once: open guard %s: claim: %w", g.Name, err)
-		}
-		var wasStale bool
-		err = db.QueryRow(ctx, openClaimSQL, g.Name, key, micros(stale), staleReason(stale)).Scan(&id, &wasStale)
-		if errors.Is(err, pgx.ErrNoRows) {
+		case id == 0:
 			continue // the open claim was settled in between: claim again
-		}
-		if err != nil {
-			return nil, Outcome{}, fmt.Errorf("once: open guard %s: reading the open claim: %w", g.Name, err)
-		}
-		if !wasStale {
+		case !wasStale:
 			return nil, Outcome{Status: InFlight, Handle: strconv.FormatInt(id, 10)}, nil
 		}
 		// Closed as stale, by this statement or a concurrent one: claim again.
 	}
 	return nil, Outcome{}, fmt.Errorf("once: open guard %s: key %q: claims kept closing during %d attempts to claim", g.Name, key, maxClaimAttempts)
+}
+
+// claimOrRead sends the claim and, when the insert met an open claim, the read of that
+// claim: pipelined when pipeline says so and db can send a batch, else one after the other.
+// It returns the new claim's id (claimed), or the open claim's id and whether it was stale,
+// or id 0 when the open claim was settled before the read.
+func (g Open[T]) claimOrRead(ctx context.Context, db DB, key, token string, stale time.Duration, pipeline bool) (id int64, claimed, wasStale bool, err error) {
+	readArgs := []any{g.Name, key, micros(stale), staleReason(stale), token}
+	if b, ok := db.(batcher); ok && pipeline {
+		batch := &pgx.Batch{}
+		batch.Queue(claimSQL, g.Name, key, token)
+		batch.Queue(openClaimSQL, readArgs...)
+		br := b.SendBatch(ctx, batch)
+		defer br.Close()
+		err = br.QueryRow().Scan(&id)
+		if err == nil {
+			if err := br.Close(); err != nil {
+				return 0, false, false, fmt.Errorf("once: open guard %s: claim: %w", g.Name, err)
+			}
+			return id, true, false, nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return 0, false, false, fmt.Errorf("once: open guard %s: claim: %w", g.Name, err)
+		}
+		err = br.QueryRow().Scan(&id, &wasStale)
+		if err == nil {
+			err = br.Close()
+		}
+	} else {
+		err = db.QueryRow(ctx, claimSQL, g.Name, key, token).Scan(&id)
+		if err == nil {
+			return id, true, false, nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return 0, false, false, fmt.Errorf("once: open guard %s: claim: %w", g.Name, err)
+		}
+		err = db.QueryRow(ctx, openClaimSQL, readArgs...).Scan(&id, &wasStale)
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, false, false, nil
+	}
+	if err != nil {
+		return 0, false, false, fmt.Errorf("once: open guard %s: reading the open claim: %w", g.Name, err)
+	}
+	return id, false, wasStale, nil
 }
 
 // Do claims key and, if the claim is new, runs fn with the claim in its context (ClaimFrom),
