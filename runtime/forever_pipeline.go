@@ -20,8 +20,9 @@ import (
 // insert, as the pipelined one does.
 
 // claimHistories maps a Forever guard's name to its *claimHistory, openHistories an Open
-// guard's (an Open claim that meets an open claim reads its handle the same way). Guard names
-// are few (they are written in code), so the maps stay small.
+// guard's: an Open guard meeting open claims sends the claim that also reads the open
+// claim's handle (one statement, see claimOrReadSQL), and the claim alone while its keys are
+// new. Guard names are few (they are written in code), so the maps stay small.
 var claimHistories, openHistories sync.Map
 
 // claimHistory is one guard's running share of duplicate claims, in units of 1/shareOne.
