@@ -127,38 +127,36 @@ func Diff(prev Snapshot, guards []*Guard, objs []Object, allowRename bool) (*Pla
 			txDown = append([]string{o.Up}, txDown...)
 		}
 	}
+	var steps []Object
 	for _, o := range objs {
+		if o.Kind == ObjRuntime {
+			// A step of the runtime's schema is emitted once, in a file of its own, and
+			// never again: a released step does not change, and a database that applied it
+			// recorded it.
+			if _, had := old[o.ID]; !had {
+				steps = append(steps, o)
+			}
+			continue
+		}
 		if p, ok := old[o.ID]; ok && p.Up == o.Up {
 			continue
 		}
-		switch {
-		case o.Kind == ObjRuntime:
-			if _, had := old[o.ID]; had {
-				// A newer runtime: its schema is idempotent (IF NOT EXISTS), so applying the
-				// new text adds what is new; there is nothing to take back.
-				txUp = append(txUp, o.Up)
-				txDown = append([]string{"-- the runtime's schema is not taken back: it only grows"}, txDown...)
-			} else {
-				txUp = append(txUp, o.Up)
-				txDown = append([]string{o.Down}, txDown...)
-			}
-		case o.Concurrent:
+		if o.Concurrent {
 			create = append(create, o)
-		default:
+		} else {
 			txUp = append(txUp, o.Up)
 			txDown = append([]string{o.Down}, txDown...)
 		}
 	}
 	plan := &Plan{Next: next}
+	for _, o := range steps {
+		plan.Steps = append(plan.Steps, Step{Title: "once_schema_" + strings.TrimPrefix(o.ID, "runtime:step:") + "_" + o.Name, Up: []string{o.Up}, Down: []string{o.Down}})
+	}
 	for _, o := range dropIdx {
 		plan.Steps = append(plan.Steps, Step{Title: "drop_" + o.Name, Up: []string{o.Down}, Down: []string{o.Up}, Concurrent: true})
 	}
 	if len(txUp) > 0 {
-		title := "once"
-		if len(prev.Objects) == 0 {
-			title = "once_init"
-		}
-		plan.Steps = append(plan.Steps, Step{Title: title, Up: txUp, Down: txDown})
+		plan.Steps = append(plan.Steps, Step{Title: "once", Up: txUp, Down: txDown})
 	}
 	for _, o := range create {
 		plan.Steps = append(plan.Steps, Step{Title: o.Name, Up: []string{o.Up}, Down: []string{o.Down}, Concurrent: true})

@@ -1,10 +1,9 @@
 package generator
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/oncekit/once/internal/directive"
@@ -40,22 +39,29 @@ type Object struct {
 	Guards []string `json:"guards"`
 }
 
-// runtimeSchemaHash identifies the runtime schema a snapshot was made with.
-func runtimeSchemaHash() string {
-	sum := sha256.Sum256([]byte(once.Schema))
-	return hex.EncodeToString(sum[:])
-}
-
-// Objects returns the DDL the guards rely on, in the order it must be applied: the runtime's
-// schema, then columns, checks and indexes by table and name. Two guards relying on the same
+// Objects returns the DDL the guards rely on, in the order it must be applied: the steps of
+// the runtime's schema, then columns, checks and indexes by table and name. Two guards relying on the same
 // object share it; two defining one name differently are an error (a *directive.Error, at
 // the second guard's directive).
 func Objects(guards []*Guard) ([]Object, error) {
+	return ObjectsWith(guards, Options{})
+}
+
+// Options are the choices a user makes about the migrations oncegen writes.
+type Options struct {
+	// DownDropsOnceTables makes the down part of the runtime's first schema step drop once's
+	// tables and every row in them. Without it, a generated down never drops them: they hold
+	// what was promised, billed and owed.
+	DownDropsOnceTables bool
+}
+
+// ObjectsWith is Objects with opts.
+func ObjectsWith(guards []*Guard, opts Options) ([]Object, error) {
 	rest, err := tableObjects(guards)
 	if err != nil {
 		return nil, err
 	}
-	return append([]Object{runtimeObject()}, rest...), nil
+	return append(runtimeObjects(opts.DownDropsOnceTables), rest...), nil
 }
 
 // tableObjects is Objects without the runtime's schema: what the table= guards rely on.
@@ -146,26 +152,41 @@ func tableObjects(guards []*Guard) ([]Object, error) {
 	return rest, nil
 }
 
-// runtimeObject is the runtime's own schema as an object.
-func runtimeObject() Object {
-	return Object{
-		ID: "runtime:once", Kind: ObjRuntime, Name: "once",
-		Def:    runtimeSchemaHash(),
-		Up:     strings.TrimRight(once.Schema, "\n"),
-		Down:   "DROP SCHEMA IF EXISTS once CASCADE;",
-		Guards: []string{},
+// runtimeObjects are the steps of the runtime's schema, one object each, identified by
+// number: a snapshot holding a step has emitted it, so only the steps it lacks are new. A
+// step's down keeps once's tables and their rows unless dropData, which the user asks for
+// by name (-down-drops-once-tables).
+func runtimeObjects(dropData bool) []Object {
+	var out []Object
+	for _, s := range once.SchemaSteps() {
+		down := s.Down
+		if dropData && s.DropData != "" {
+			down = s.DropData
+		}
+		out = append(out, Object{
+			ID: fmt.Sprintf("runtime:step:%04d", s.Number), Kind: ObjRuntime, Name: s.Name,
+			Def:    strconv.Itoa(s.Number),
+			Up:     strings.TrimRight(s.Up, "\n") + "\n\n" + s.RecordSQL(),
+			Down:   s.UnrecordSQL() + "\n\n" + strings.TrimRight(down, "\n"),
+			Guards: []string{},
+		})
 	}
+	return out
 }
 
-// Requirements returns what the objects are to once.Verify: the runtime's schema stands for
+// Requirements returns what the objects are to once.Verify: the runtime's schema steps stand for
 // once.SchemaRequirements, every other object for itself. oncegen verify checks these, and
 // each package's generated file registers those of its own guards, so the command and the
 // program's start-up check the same things the same way.
 func Requirements(objs []Object) []once.Requirement {
 	var out []once.Requirement
+	runtime := false
 	for _, o := range objs {
 		if o.Kind == ObjRuntime {
-			out = append(out, once.SchemaRequirements()...)
+			if !runtime {
+				out = append(out, once.SchemaRequirements()...)
+				runtime = true
+			}
 			continue
 		}
 		out = append(out, once.Requirement{Kind: once.ObjectKind(o.Kind), Table: o.Table, Name: o.Name, Def: o.Def, Guards: o.Guards})

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -29,6 +30,10 @@ const (
 	// CheckObject is a CHECK constraint, compared with Def as pg_get_constraintdef prints
 	// it, and which must be validated (not NOT VALID).
 	CheckObject ObjectKind = "check"
+	// StepObject is the step of the runtime's schema a database is at (AppliedSchemaStep),
+	// which must be at least Def, a step number. Its Table is once.schema_steps, its Name
+	// "step".
+	StepObject ObjectKind = "step"
 )
 
 // Requirement is one object of the database that a guard relies on: a unique index, a
@@ -51,8 +56,11 @@ type Requirement struct {
 
 // label is how a problem names the requirement: "index jobs_key_once_open on public.jobs".
 func (r Requirement) label() string {
-	if r.Kind == TableObject {
+	switch r.Kind {
+	case TableObject:
 		return "table " + r.Table
+	case StepObject:
+		return "the schema step of once's tables"
 	}
 	return fmt.Sprintf("%s %s on %s", r.Kind, r.Name, r.Table)
 }
@@ -70,6 +78,10 @@ func (r Requirement) check() error {
 	case r.Kind == TableObject:
 		if r.Name != "" {
 			return fmt.Errorf("%w: requirement %s: a table requirement has no name (%q)", ErrInvalid, r.label(), r.Name)
+		}
+	case r.Kind == StepObject:
+		if n, err := strconv.Atoi(r.Def); err != nil || n < 1 {
+			return fmt.Errorf("%w: requirement %s: Def %q is not a step number", ErrInvalid, r.label(), r.Def)
 		}
 	case r.Kind == IndexObject, r.Kind == ColumnObject, r.Kind == CheckObject:
 		if r.Name == "" {
@@ -189,6 +201,9 @@ const (
 	FaultInvalid Fault = "invalid"
 	// FaultDiffers: the object is there in another form than the one required.
 	FaultDiffers Fault = "differs"
+	// FaultBehind: the database is at an earlier step of the runtime's schema than the one
+	// required (Live says which).
+	FaultBehind Fault = "behind"
 )
 
 // Problem is one required object the database lacks, holds INVALID, or holds in another
@@ -214,6 +229,8 @@ func (p Problem) String() string {
 		} else {
 			fmt.Fprintf(&b, "INVALID: %s (added NOT VALID and never validated: VALIDATE CONSTRAINT it)", label)
 		}
+	case FaultBehind:
+		fmt.Fprintf(&b, "behind: once's tables are at schema step %s, this runtime needs step %s (run once.Migrate, or apply the migrations oncegen wrote)", p.Live, p.Requirement.Def)
 	default:
 		fmt.Fprintf(&b, "differs: %s\n  want: %s\n  have: %s", label, p.Requirement.Def, p.Live)
 	}
@@ -304,7 +321,21 @@ func findProblems(ctx context.Context, db DB, reqs []Requirement) ([]Problem, er
 		found[kind] = got
 	}
 	var out []Problem
+	applied := -1 // read once, at the first step requirement
 	for _, r := range reqs {
+		if r.Kind == StepObject {
+			if applied < 0 {
+				n, err := AppliedSchemaStep(ctx, db)
+				if err != nil {
+					return nil, err
+				}
+				applied = n
+			}
+			if want, _ := strconv.Atoi(r.Def); applied < want { // Def checked by check
+				out = append(out, Problem{Requirement: r, Fault: FaultBehind, Live: strconv.Itoa(applied)})
+			}
+			continue
+		}
 		l, ok := found[r.Kind][id{r.Table, r.Name}]
 		switch {
 		case !ok:

@@ -2,6 +2,7 @@ package once
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -27,12 +28,14 @@ var schemaIndexes = []struct{ table, name, def string }{
 	{"operations", "operations_expires_at", "CREATE INDEX operations_expires_at ON once.operations USING btree (expires_at) WHERE (expires_at IS NOT NULL)"},
 	{"operations", "operations_name_scope_key_once_forever", "CREATE UNIQUE INDEX operations_name_scope_key_once_forever ON once.operations USING btree (name, scope, key)"},
 	{"operations", "operations_pkey", "CREATE UNIQUE INDEX operations_pkey ON once.operations USING btree (id)"},
+	{"schema_steps", "schema_steps_pkey", "CREATE UNIQUE INDEX schema_steps_pkey ON once.schema_steps USING btree (step)"},
 }
 
 var schemaTableRE = regexp.MustCompile(`(?i)CREATE TABLE IF NOT EXISTS once\.(\w+)`)
 
-// SchemaRequirements returns what the runtime itself relies on: each table of Schema, and
-// each of its indexes in the form Schema creates it. Verify checks them in every program;
+// SchemaRequirements returns what the runtime itself relies on: each table of Schema, each
+// of its indexes in the form Schema creates it, and the schema step this runtime knows last
+// (a database at an earlier step lacks something a statement of this runtime uses). Verify checks them in every program;
 // oncegen verify checks them too.
 //
 // Columns are not listed: a column missing from an older schema fails loudly at the first
@@ -43,6 +46,7 @@ func SchemaRequirements() []Requirement {
 	for _, m := range schemaTableRE.FindAllStringSubmatch(Schema, -1) {
 		out = append(out, Requirement{Kind: TableObject, Table: "once." + strings.ToLower(m[1])})
 	}
+	out = append(out, Requirement{Kind: StepObject, Table: "once.schema_steps", Name: "step", Def: strconv.Itoa(LatestSchemaStep())})
 	for _, ix := range schemaIndexes {
 		out = append(out, Requirement{Kind: IndexObject, Table: "once." + ix.table, Name: ix.name, Def: ix.def})
 	}

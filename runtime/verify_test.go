@@ -91,6 +91,9 @@ func TestVerify_SchemaRequirementsAreWhatSchemaCreates(t *testing.T) {
 	}
 	var listed []string
 	for _, r := range once.SchemaRequirements() {
+		if r.Kind == once.StepObject {
+			continue // not a catalog object: see TestVerify_ReportsTheSchemaStep
+		}
 		listed = append(listed, string(r.Kind)+" "+r.Table+" "+r.Name)
 	}
 	rows, err := pool.Query(ctx, `SELECT 'table once.' || relname || ' ' FROM pg_class

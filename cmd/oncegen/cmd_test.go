@@ -4,11 +4,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/oncekit/once/internal/pgtest"
+	once "github.com/oncekit/once/runtime"
 )
 
 const appSrc = `package app
@@ -152,7 +154,7 @@ func TestMigrations_SnapshotYieldsOnlyTheDifference(t *testing.T) {
 		t.Fatalf("oncegen: %s", stderr)
 	}
 	first := names(filesWith(t, migs, ""))
-	wantFirst := []string{"0001_once_init.down.sql", "0001_once_init.up.sql", "0002_jobs_dedupe_key_once_open.down.sql", "0002_jobs_dedupe_key_once_open.up.sql", "oncegen.snapshot.json"}
+	wantFirst := []string{"0001_once_schema_0001_tables.down.sql", "0001_once_schema_0001_tables.up.sql", "0002_jobs_dedupe_key_once_open.down.sql", "0002_jobs_dedupe_key_once_open.up.sql", "oncegen.snapshot.json"}
 	if strings.Join(first, " ") != strings.Join(wantFirst, " ") {
 		t.Fatalf("first migrations: %v, want %v", first, wantFirst)
 	}
@@ -278,9 +280,10 @@ func TestVerify_PassesThenNamesWhatIsMissingOrInvalid(t *testing.T) {
 		t.Fatalf("oncegen: %s", stderr)
 	}
 	db := pgtest.NewDatabase(t)
-	code, _, stderr := oncegen(t, mod, "verify", "-db", db.URL)
-	if code != 1 || !strings.Contains(stderr, "missing, INVALID or different") {
-		t.Fatalf("verify on an empty database: exit %d: %s", code, stderr)
+	code, stdout, stderr := oncegen(t, mod, "verify", "-db", db.URL)
+	if code != 1 || !strings.Contains(stderr, "missing, INVALID or different") ||
+		!strings.Contains(stdout, "once's tables are at schema step 0 (this runtime's latest: "+strconv.Itoa(once.LatestSchemaStep())+")") {
+		t.Fatalf("verify on an empty database: exit %d: %s%s", code, stdout, stderr)
 	}
 	if out, err := psql(db.URL, filepath.Join(mod, "schema.sql")); err != nil {
 		t.Fatalf("%v: %s", err, out)
@@ -290,8 +293,8 @@ func TestVerify_PassesThenNamesWhatIsMissingOrInvalid(t *testing.T) {
 			t.Fatalf("%s: %v: %s", f, err, out)
 		}
 	}
-	code, stdout, stderr := oncegen(t, mod, "verify", db.URL, "./...")
-	if code != 0 {
+	code, stdout, stderr = oncegen(t, mod, "verify", db.URL, "./...")
+	if code != 0 || !strings.Contains(stdout, "schema step "+strconv.Itoa(once.LatestSchemaStep())+" ") {
 		t.Fatalf("verify after the migrations: exit %d\n%s%s", code, stdout, stderr)
 	}
 
@@ -369,7 +372,7 @@ func TestMigrations_ChangedPredicateDropsAndRebuildsTheIndex(t *testing.T) {
 	}
 	migs := filepath.Join(mod, "migrations")
 	ups, downs := filesWith(t, migs, ".up.sql"), filesWith(t, migs, ".down.sql")
-	want := []string{"0001_once_init.up.sql", "0002_jobs_dedupe_key_once_open.up.sql", "0003_drop_jobs_dedupe_key_once_open.up.sql", "0004_jobs_dedupe_key_once_open.up.sql"}
+	want := []string{"0001_once_schema_0001_tables.up.sql", "0002_jobs_dedupe_key_once_open.up.sql", "0003_drop_jobs_dedupe_key_once_open.up.sql", "0004_jobs_dedupe_key_once_open.up.sql"}
 	if strings.Join(names(ups), " ") != strings.Join(want, " ") {
 		t.Fatalf("up migrations %v, want %v", names(ups), want)
 	}

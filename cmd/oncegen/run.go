@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/oncekit/once/generator"
+	once "github.com/oncekit/once/runtime"
 )
 
 // Exit codes (see the package doc).
@@ -101,6 +102,7 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 	migrations := fs.String("migrations", "", "directory of migrations to bring up to date with the declarations")
 	format := fs.String("format", "sql", "migration format: "+strings.Join(generator.Formats, ", "))
 	allowRename := fs.Bool("allow-rename", false, "accept a guard that looks renamed (same kind and key), starting its history afresh, and record it in the snapshot")
+	downDrops := fs.Bool("down-drops-once-tables", false, "make the down part of the runtime's first schema step drop once's tables and every row in them (by default a down keeps them: they hold what was promised, billed and owed)")
 	tags := fs.String("tags", "", "build tags for loading packages")
 	verbose := fs.Bool("v", false, "list the files written")
 	fs.Usage = func() {
@@ -122,7 +124,7 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 	// Everything is computed before anything is written.
 	var migFiles map[string][]byte
 	if *migrations != "" {
-		objs, err := generator.Objects(res.Guards)
+		objs, err := generator.ObjectsWith(res.Guards, generator.Options{DownDropsOnceTables: *downDrops})
 		if err != nil {
 			return report(stderr, inputError{err})
 		}
@@ -253,6 +255,13 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "oncegen verify: %v\n", err)
 		return exitEnv
 	}
+	// The step is read as once.Verify and once.Migrate read it.
+	step, err := once.AppliedSchemaStep(ctx, conn)
+	if err != nil {
+		fmt.Fprintf(stderr, "oncegen verify: %v\n", err)
+		return exitEnv
+	}
+	fmt.Fprintf(stdout, "oncegen verify: once's tables are at schema step %d (this runtime's latest: %d)\n", step, once.LatestSchemaStep())
 	for _, p := range problems {
 		fmt.Fprintln(stdout, p)
 	}
