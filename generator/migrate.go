@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/oncekit/once/internal/directive"
 )
 
 // SnapshotFile is the name of the snapshot kept beside the migrations: what oncegen has
@@ -109,59 +111,115 @@ func Diff(prev Snapshot, guards []*Guard, objs []Object, allowRename bool) (*Pla
 	for _, o := range objs {
 		cur[o.ID] = o
 	}
-	var dropIdx, create []Object
-	var txUp, txDown []string
-	// Removed or changed objects go first, in reverse order of creation.
-	for i := len(prev.Objects) - 1; i >= 0; i-- {
-		o := prev.Objects[i]
-		if n, ok := cur[o.ID]; ok && n.Up == o.Up {
-			continue
-		}
-		if o.Kind == ObjRuntime {
-			continue // the runtime's schema only grows: see below
-		}
-		if o.Concurrent {
-			dropIdx = append(dropIdx, o)
-		} else {
-			txUp = append(txUp, o.Down)
-			txDown = append([]string{o.Up}, txDown...)
-		}
-	}
-	var steps []Object
+	// An object is changed when its form (Def) is, not its text: a newer oncegen that writes
+	// the same column or index differently changes nothing in the database.
+	same := func(a, b Object) bool { return a.Def == b.Def && a.Kind == b.Kind }
+
+	// Expand, then contract: what is added comes first (columns, checks NOT VALID, then
+	// each index, built concurrently in a file of its own), then the checks are validated,
+	// and only then are the old indexes dropped and the old columns and checks removed. A
+	// changed index is built under a temporary name, the old one dropped, and the new one
+	// renamed: at every point between files the table has a unique index.
+	var steps, build, drop []Object
+	var expandUp, expandDown, validate, contractUp, contractDown, revalidate []string
+	type rename struct{ table, from, to string }
+	var renames []rename
 	for _, o := range objs {
-		if o.Kind == ObjRuntime {
+		p, had := old[o.ID]
+		switch {
+		case o.Kind == ObjRuntime:
 			// A step of the runtime's schema is emitted once, in a file of its own, and
 			// never again: a released step does not change, and a database that applied it
 			// recorded it.
-			if _, had := old[o.ID]; !had {
+			if !had {
 				steps = append(steps, o)
 			}
-			continue
-		}
-		if p, ok := old[o.ID]; ok && p.Up == o.Up {
-			continue
-		}
-		if o.Concurrent {
-			create = append(create, o)
-		} else {
-			txUp = append(txUp, o.Up)
-			txDown = append([]string{o.Down}, txDown...)
+		case had && same(p, o):
+		case o.Kind == ObjIndex && had:
+			schema, _, _ := strings.Cut(o.Table, ".")
+			tmp := nextName(o.Name)
+			next := o
+			next.Name = tmp
+			next.Up = strings.Replace(o.Up, "INDEX CONCURRENTLY "+o.Name+" ON ", "INDEX CONCURRENTLY "+tmp+" ON ", 1)
+			next.Down = fmt.Sprintf("DROP INDEX CONCURRENTLY IF EXISTS %s.%s;", schema, tmp)
+			build = append(build, next)
+			drop = append(drop, p)
+			renames = append(renames, rename{schema, tmp, o.Name})
+		case o.Kind == ObjIndex:
+			build = append(build, o)
+		case had: // a check whose definition changed: the old one goes as the new one comes
+			expandUp = append(expandUp, p.Down, o.Up)
+			expandDown = append([]string{o.Down, p.Up}, expandDown...) // NOT VALID: see below
+			validate = append(validate, o.Validate)
+		default:
+			expandUp = append(expandUp, o.Up)
+			expandDown = append([]string{o.Down}, expandDown...)
+			if o.Validate != "" {
+				validate = append(validate, o.Validate)
+			}
 		}
 	}
+	// Removed objects go in reverse order of creation.
+	for i := len(prev.Objects) - 1; i >= 0; i-- {
+		o := prev.Objects[i]
+		if _, ok := cur[o.ID]; ok || o.Kind == ObjRuntime {
+			continue // kept or changed (above); the runtime's steps are never taken back here
+		}
+		if o.Kind == ObjIndex {
+			drop = append(drop, o)
+			continue
+		}
+		contractUp = append(contractUp, o.Down)
+		contractDown = append([]string{o.Up}, contractDown...)
+		if o.Validate != "" {
+			revalidate = append(revalidate, o.Validate)
+		}
+	}
+	if len(revalidate) > 0 {
+		// Validating in the file that adds the check would hold its strong lock while every
+		// row is read: a down part brings a check back NOT VALID (new rows are checked), and
+		// says how to validate the rest.
+		note := "-- These checks come back NOT VALID: once the down has run, validate them (each reads\n-- the table under a lock that lets writes go on):"
+		for _, v := range revalidate {
+			note += "\n--   " + v
+		}
+		contractDown = append(contractDown, note)
+	}
+	for _, r := range renames {
+		contractUp = append([]string{fmt.Sprintf("ALTER INDEX %s.%s RENAME TO %s;", r.table, r.from, r.to)}, contractUp...)
+		contractDown = append(contractDown, fmt.Sprintf("ALTER INDEX %s.%s RENAME TO %s;", r.table, r.to, r.from))
+	}
+
 	plan := &Plan{Next: next}
 	for _, o := range steps {
 		plan.Steps = append(plan.Steps, Step{Title: "once_schema_" + strings.TrimPrefix(o.ID, "runtime:step:") + "_" + o.Name, Up: []string{o.Up}, Down: []string{o.Down}})
 	}
-	for _, o := range dropIdx {
-		plan.Steps = append(plan.Steps, Step{Title: "drop_" + o.Name, Up: []string{o.Down}, Down: []string{o.Up}, Concurrent: true})
+	if len(expandUp) > 0 {
+		plan.Steps = append(plan.Steps, Step{Title: "once", Up: expandUp, Down: expandDown})
 	}
-	if len(txUp) > 0 {
-		plan.Steps = append(plan.Steps, Step{Title: "once", Up: txUp, Down: txDown})
-	}
-	for _, o := range create {
+	for _, o := range build {
 		plan.Steps = append(plan.Steps, Step{Title: o.Name, Up: []string{o.Up}, Down: []string{o.Down}, Concurrent: true})
 	}
+	if len(validate) > 0 {
+		plan.Steps = append(plan.Steps, Step{Title: "once_validate", Up: validate,
+			Down: []string{"-- Nothing to take back: validating a constraint changes no row, and the down part of the\n-- file that added it drops it."}})
+	}
+	for _, o := range drop {
+		plan.Steps = append(plan.Steps, Step{Title: "drop_" + o.Name, Up: []string{o.Down}, Down: []string{o.Up}, Concurrent: true})
+	}
+	if len(contractUp) > 0 {
+		plan.Steps = append(plan.Steps, Step{Title: "once_contract", Up: contractUp, Down: contractDown})
+	}
 	return plan, nil
+}
+
+// nextName is the temporary name of an index built to replace the one named name.
+func nextName(name string) string {
+	const suffix = "_next"
+	if len(name)+len(suffix) > directive.MaxIdentLen {
+		name = strings.TrimRight(name[:directive.MaxIdentLen-len(suffix)], "_")
+	}
+	return name + suffix
 }
 
 func checkRenames(prev, next []SnapshotGuard, allow bool) error {
@@ -219,10 +277,14 @@ func nextVersion(dir string) (int, error) {
 // MigrationFiles renders plan's steps in format, numbered from the next free version in dir,
 // with the new snapshot (and, for atlas, the checksum file). Keys are file names in dir. A
 // plan with no steps renders only the snapshot, and only when it differs from the one in
-// dir; nothing when the directory is up to date.
-func MigrationFiles(dir, format string, plan *Plan) (map[string][]byte, error) {
+// dir; nothing when the directory is up to date. Every transactional file sets opts'
+// timeouts (DefaultLockTimeout and DefaultStatementTimeout where they are empty).
+func MigrationFiles(dir, format string, plan *Plan, opts Options) (map[string][]byte, error) {
 	if len(plan.Steps) == 0 {
 		return snapshotOnly(dir, plan.Next)
+	}
+	if err := opts.Validate(); err != nil {
+		return nil, err
 	}
 	v, err := nextVersion(dir)
 	if err != nil {
@@ -231,6 +293,11 @@ func MigrationFiles(dir, format string, plan *Plan) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	for i, st := range plan.Steps {
 		base := fmt.Sprintf("%04d_%s", v+i, st.Title)
+		if !st.Concurrent {
+			pre := opts.timeouts()
+			st.Up = append(append([]string(nil), pre...), st.Up...)
+			st.Down = append(append([]string(nil), pre...), st.Down...)
+		}
 		switch format {
 		case "sql":
 			files[base+".up.sql"] = []byte(sqlFile(st, st.Up))
@@ -261,6 +328,46 @@ func MigrationFiles(dir, format string, plan *Plan) (map[string][]byte, error) {
 	return files, nil
 }
 
+// The timeouts a transactional file sets unless told otherwise. The statements oncegen
+// writes there take their strong locks only for a moment (no row is rewritten or scanned
+// under them), so a file that waits longer than this for a lock is queued behind a long
+// transaction, and every query on the table is queued behind it: it is better to fail and
+// be run again.
+const (
+	DefaultLockTimeout      = "5s"
+	DefaultStatementTimeout = "1min"
+)
+
+var timeoutRE = regexp.MustCompile(`^[0-9]+(us|ms|s|min|h|d)?$`)
+
+// Validate refuses a timeout PostgreSQL would not read.
+func (o Options) Validate() error {
+	for _, t := range []struct{ flag, v string }{{"lock timeout", o.LockTimeout}, {"statement timeout", o.StatementTimeout}} {
+		if t.v != "" && !timeoutRE.MatchString(t.v) {
+			return fmt.Errorf("%s %q: give a number with a unit PostgreSQL reads (500ms, 5s, 1min)", t.flag, t.v)
+		}
+	}
+	return nil
+}
+
+// timeouts are the statements that open a transactional file. SET LOCAL lasts to the end of
+// the file's transaction, so the session a migration tool goes on using is left as it was.
+func (o Options) timeouts() []string {
+	lock, stmt := o.LockTimeout, o.StatementTimeout
+	if lock == "" {
+		lock = DefaultLockTimeout
+	}
+	if stmt == "" {
+		stmt = DefaultStatementTimeout
+	}
+	return []string{
+		"-- A strong lock waited for longer than this fails the file (run it again later) rather than\n" +
+			"-- queueing every query on the table behind it.\n" +
+			fmt.Sprintf("SET LOCAL lock_timeout = '%s';", lock),
+		fmt.Sprintf("SET LOCAL statement_timeout = '%s';", stmt),
+	}
+}
+
 // snapshotOnly returns the snapshot file when next differs from the one in dir, else no
 // file. It is compared as bytes, as written. (A plan without steps always has a snapshot to
 // compare with: a first run has the runtime's schema to write.)
@@ -285,7 +392,10 @@ func concurrentNote(st Step) string {
 	if st.Concurrent {
 		return "-- CONCURRENTLY cannot run inside a transaction, so this file holds one statement and no\n" +
 			"-- transaction. If the build fails it leaves an INVALID index: oncegen verify reports it;\n" +
-			"-- drop it (DROP INDEX CONCURRENTLY) and apply this file again.\n"
+			"-- drop it (DROP INDEX CONCURRENTLY) and apply this file again.\n" +
+			"-- No timeouts: CONCURRENTLY takes only a SHARE UPDATE EXCLUSIVE lock, which no read or\n" +
+			"-- write waits behind, and a timeout would stop it half-way, leaving an INVALID index.\n" +
+			"-- squawk-ignore-file require-lock-timeout, require-statement-timeout\n"
 	}
 	return ""
 }

@@ -33,6 +33,9 @@ type Object struct {
 	// Up creates the object; Down removes it.
 	Up   string `json:"up"`
 	Down string `json:"down"`
+	// Validate, for a CHECK added NOT VALID, is the statement that checks the rows already
+	// there, in a later file.
+	Validate string `json:"validate,omitempty"`
 	// Concurrent objects are built with CONCURRENTLY: outside a transaction, alone in a file.
 	Concurrent bool `json:"concurrent,omitempty"`
 	// Guards names the guards relying on the object.
@@ -49,6 +52,9 @@ func Objects(guards []*Guard) ([]Object, error) {
 
 // Options are the choices a user makes about the migrations oncegen writes.
 type Options struct {
+	// LockTimeout and StatementTimeout are set (SET LOCAL) by every transactional file, as
+	// PostgreSQL reads them: 5s, 1min. Empty: DefaultLockTimeout, DefaultStatementTimeout.
+	LockTimeout, StatementTimeout string
 	// DownDropsOnceTables makes the down part of the runtime's first schema step drop once's
 	// tables and every row in them. Without it, a generated down never drops them: they hold
 	// what was promised, billed and owed.
@@ -88,21 +94,11 @@ func tableObjects(guards []*Guard) ([]Object, error) {
 		table := g.QualifiedTable()
 		switch g.Kind {
 		case directive.Episode:
-			if err := add(Object{
-				ID: "column:" + table + "." + g.Latch, Kind: ObjColumn, Table: table, Name: g.Latch,
-				Def:  "timestamp with time zone",
-				Up:   fmt.Sprintf("ALTER TABLE %s ADD COLUMN IF NOT EXISTS %s timestamptz NULL DEFAULT clock_timestamp();", table, g.Latch),
-				Down: fmt.Sprintf("ALTER TABLE %s DROP COLUMN IF EXISTS %s;", table, g.Latch),
-			}, g); err != nil {
+			if err := add(columnObject(table, g.Latch, g.Name, latchColumn), g); err != nil {
 				return nil, err
 			}
 		case directive.Statement:
-			if err := add(Object{
-				ID: "column:" + table + "." + g.Counter, Kind: ObjColumn, Table: table, Name: g.Counter,
-				Def:  "bigint",
-				Up:   fmt.Sprintf("ALTER TABLE %s ADD COLUMN IF NOT EXISTS %s bigint NOT NULL DEFAULT 0;", table, g.Counter),
-				Down: fmt.Sprintf("ALTER TABLE %s DROP COLUMN IF EXISTS %s;", table, g.Counter),
-			}, g); err != nil {
+			if err := add(columnObject(table, g.Counter, g.Name, counterColumn), g); err != nil {
 				return nil, err
 			}
 			checks := []struct{ name, def string }{
@@ -112,11 +108,15 @@ func tableObjects(guards []*Guard) ([]Object, error) {
 				{g.CapName(), g.CapDef()},
 			}
 			for _, c := range checks {
+				// NOT VALID takes the lock only for a moment: rows written from now on are
+				// checked at once, and the rows already there are read by VALIDATE in a later
+				// file, under a lock that lets writes go on.
 				if err := add(Object{
 					ID: "check:" + table + "." + c.name, Kind: ObjCheck, Table: table, Name: c.name,
-					Def:  c.def,
-					Up:   fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s %s;", table, c.name, c.def),
-					Down: fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT IF EXISTS %s;", table, c.name),
+					Def:      c.def,
+					Up:       fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s %s NOT VALID;", table, c.name, c.def),
+					Validate: fmt.Sprintf("ALTER TABLE %s VALIDATE CONSTRAINT %s;", table, c.name),
+					Down:     fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT IF EXISTS %s;", table, c.name),
 				}, g); err != nil {
 					return nil, err
 				}
@@ -130,7 +130,9 @@ func tableObjects(guards []*Guard) ([]Object, error) {
 			// Written as PostgreSQL prints it, so pg_get_indexdef round-trips it; no IF NOT
 			// EXISTS, so an INVALID index left by a failed build stops the migration instead
 			// of being taken for a good one.
-			Up:         strings.Replace(def, "CREATE UNIQUE INDEX ", "CREATE UNIQUE INDEX CONCURRENTLY ", 1) + ";",
+			Up: "-- No IF NOT EXISTS: an INVALID index left by a failed build must stop this file, not pass\n" +
+				"-- for a valid one.\n-- squawk-ignore prefer-robust-stmts\n" +
+				strings.Replace(def, "CREATE UNIQUE INDEX ", "CREATE UNIQUE INDEX CONCURRENTLY ", 1) + ";",
 			Down:       fmt.Sprintf("DROP INDEX CONCURRENTLY IF EXISTS %s.%s;", schema, g.IndexName()),
 			Concurrent: true,
 		}, g); err != nil {
@@ -150,6 +152,77 @@ func tableObjects(guards []*Guard) ([]Object, error) {
 		return rest[i].ID < rest[j].ID
 	})
 	return rest, nil
+}
+
+// columnForm is what a guard needs of a column it relies on: its type, and what a column
+// oncegen adds is declared with.
+type columnForm struct {
+	what    string // the column's role, for errors: latch, counter
+	typ     string // as format_type prints it
+	notNull bool   // a column the table already has must be NOT NULL (else must be nullable)
+	// add is the column's declaration when oncegen adds it, after its name. It has no
+	// volatile default, so adding it rewrites no row and existing rows are not changed.
+	add string
+	// setDefault, when not empty, is a default set in a statement of its own after the
+	// column is added: it applies to rows inserted from then on only.
+	setDefault string
+}
+
+var (
+	// A latch added with the default in the same statement would be filled for every row
+	// already there (a volatile default rewrites the table), latching every key's current
+	// episode: so it is added NULL (armed), and the default set after.
+	latchColumn   = columnForm{what: "latch", typ: "timestamp with time zone", add: "timestamptz NULL", setDefault: "clock_timestamp()"}
+	counterColumn = columnForm{what: "counter", typ: "bigint", notNull: true, add: "bigint NOT NULL DEFAULT 0"}
+)
+
+// addedMark begins the comment oncegen puts on a column it added: the down drops the column
+// only when it carries it, so a column the table already had is never dropped.
+const addedMark = "once: added by oncegen"
+
+// columnObject adopts a column the table already has, after checking its form, or adds it.
+// Whether the column exists is known only when the migration runs, so the up decides then,
+// in a DO block, and marks a column it added with a comment; the down drops the column only
+// when it carries the mark.
+func columnObject(table, column, guard string, f columnForm) Object {
+	nullness := "NULL"
+	if f.notNull {
+		nullness = "NOT NULL"
+	}
+	var added strings.Builder
+	fmt.Fprintf(&added, "\t\tALTER TABLE %s ADD COLUMN %s %s;\n", table, column, f.add)
+	if f.setDefault != "" {
+		fmt.Fprintf(&added, "\t\tALTER TABLE %s ALTER COLUMN %s SET DEFAULT %s;\n", table, column, f.setDefault)
+	}
+	fmt.Fprintf(&added, "\t\tCOMMENT ON COLUMN %s.%s IS '%s for %s (its down drops it)';\n", table, column, addedMark, strings.ReplaceAll(guard, "'", "''"))
+	up := fmt.Sprintf(`-- %[1]s.%[2]s: adopted if the table has it (%[3]s %[4]s), else added.
+DO $once$
+DECLARE
+	have record;
+BEGIN
+	SELECT format_type(a.atttypid, a.atttypmod) AS type, a.attnotnull AS notnull INTO have
+	FROM pg_attribute a
+	WHERE a.attrelid = '%[1]s'::regclass AND a.attname = '%[2]s' AND a.attnum > 0 AND NOT a.attisdropped;
+	IF NOT FOUND THEN
+%[5]s	ELSIF have.type <> '%[3]s' OR have.notnull <> %[6]t THEN
+		RAISE EXCEPTION 'once: column %[1]s.%[2]s is %% %%, and the %[7]s of guard %[8]s needs %[3]s %[4]s: alter the column, or name another %[7]s= column',
+			have.type, CASE WHEN have.notnull THEN 'NOT NULL' ELSE 'NULL' END;
+	END IF;
+END
+$once$;`, table, column, f.typ, nullness, added.String(), f.notNull, f.what, strings.ReplaceAll(guard, "'", "''"))
+	down := fmt.Sprintf(`-- %[1]s.%[2]s is dropped only if its up added it (the comment says so).
+DO $once$
+BEGIN
+	IF col_description(to_regclass('%[1]s'), (SELECT a.attnum FROM pg_attribute a
+		WHERE a.attrelid = to_regclass('%[1]s') AND a.attname = '%[2]s' AND NOT a.attisdropped)) LIKE '%[3]s%%' THEN
+		ALTER TABLE %[1]s DROP COLUMN %[2]s;
+	END IF;
+END
+$once$;`, table, column, addedMark)
+	return Object{
+		ID: "column:" + table + "." + column, Kind: ObjColumn, Table: table, Name: column,
+		Def: f.typ, Up: up, Down: down,
+	}
 }
 
 // runtimeObjects are the steps of the runtime's schema, one object each, identified by

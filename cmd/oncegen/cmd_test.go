@@ -353,16 +353,56 @@ func TestGoGenerate_ToolLine(t *testing.T) {
 	}
 }
 
-// A changed predicate (open= values) keeps the index's name: the migration drops the old
-// index and builds the new one, each in a file of its own. Applied with psql, the new index
-// reads back as emitted (verify passes, a one-value predicate included), the generated
-// conflict clause infers it, and the down parts bring back the old one, then nothing.
-func TestMigrations_ChangedPredicateDropsAndRebuildsTheIndex(t *testing.T) {
+// uniqueIndexes lists the valid unique indexes on jobs other than its primary key.
+func uniqueIndexes(t *testing.T, url string) string {
+	t.Helper()
+	out, err := psqlCommand(url, `SELECT coalesce(string_agg(c.relname, ',' ORDER BY c.relname), '') FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+WHERE i.indrelid = 'jobs'::regclass AND i.indisunique AND i.indisvalid AND NOT i.indisprimary`)
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// A changed key is expanded, then contracted: the new unique index is built (concurrently,
+// in a file of its own) before a later file drops the old one, so at no point between files
+// is the table without one, going up or coming down. A changed predicate (open= values)
+// keeps the index's name: the new one is built under a temporary name and renamed once the
+// old one is gone. Applied with psql, the new index reads back as emitted (verify passes),
+// the generated conflict clause infers it, and the down parts bring back the old one.
+func TestMigrations_ChangedKeyBuildsTheNewIndexBeforeDroppingTheOld(t *testing.T) {
 	t.Parallel()
-	mod := newModule(t, map[string]string{"app/app.go": appSrc, "schema.sql": "CREATE TABLE jobs (id bigserial PRIMARY KEY, dedupe_key text NOT NULL, status text NOT NULL);\n"})
+	mod := newModule(t, map[string]string{"app/app.go": appSrc, "schema.sql": "CREATE TABLE jobs (id bigserial PRIMARY KEY, dedupe_key text NOT NULL, payload text, status text NOT NULL);\n"})
 	if code, _, stderr := oncegen(t, mod, "-migrations", "migrations"); code != 0 {
 		t.Fatalf("oncegen: %s", stderr)
 	}
+	db := pgtest.NewDatabase(t)
+	migs := filepath.Join(mod, "migrations")
+	applied := map[string]bool{}
+	indexed := false // once jobs has had a unique index, it must never be without one
+	up := func() {
+		t.Helper()
+		for _, f := range filesWith(t, migs, ".up.sql") {
+			if applied[f] {
+				continue
+			}
+			if out, err := psql(db.URL, f); err != nil {
+				t.Fatalf("%s: %v: %s", filepath.Base(f), err, out)
+			}
+			applied[f] = true
+			got := uniqueIndexes(t, db.URL)
+			if indexed && got == "" {
+				t.Fatalf("after %s jobs has no unique index", filepath.Base(f))
+			}
+			indexed = indexed || got != ""
+		}
+	}
+	if out, err := psql(db.URL, filepath.Join(mod, "schema.sql")); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	up()
+
+	// The predicate changes: same name, so a temporary one, then a rename.
 	changed := strings.Replace(appSrc, "open=pending,running", "open=pending", 1)
 	if err := os.WriteFile(filepath.Join(mod, "app", "app.go"), []byte(changed), 0o644); err != nil {
 		t.Fatal(err)
@@ -370,19 +410,12 @@ func TestMigrations_ChangedPredicateDropsAndRebuildsTheIndex(t *testing.T) {
 	if code, _, stderr := oncegen(t, mod, "-migrations", "migrations"); code != 0 {
 		t.Fatalf("oncegen: %s", stderr)
 	}
-	migs := filepath.Join(mod, "migrations")
-	ups, downs := filesWith(t, migs, ".up.sql"), filesWith(t, migs, ".down.sql")
-	want := []string{"0001_once_schema_0001_tables.up.sql", "0002_jobs_dedupe_key_once_open.up.sql", "0003_drop_jobs_dedupe_key_once_open.up.sql", "0004_jobs_dedupe_key_once_open.up.sql"}
-	if strings.Join(names(ups), " ") != strings.Join(want, " ") {
-		t.Fatalf("up migrations %v, want %v", names(ups), want)
+	want := []string{"0001_once_schema_0001_tables.up.sql", "0002_jobs_dedupe_key_once_open.up.sql",
+		"0003_jobs_dedupe_key_once_open_next.up.sql", "0004_drop_jobs_dedupe_key_once_open.up.sql", "0005_once_contract.up.sql"}
+	if got := names(filesWith(t, migs, ".up.sql")); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("up migrations %v, want %v", got, want)
 	}
-
-	db := pgtest.NewDatabase(t)
-	for _, f := range append([]string{filepath.Join(mod, "schema.sql")}, ups...) {
-		if out, err := psql(db.URL, f); err != nil {
-			t.Fatalf("%s: %v: %s", filepath.Base(f), err, out)
-		}
-	}
+	up()
 	if code, stdout, stderr := oncegen(t, mod, "verify", "-db", db.URL); code != 0 {
 		t.Fatalf("verify after the change: exit %d\n%s%s", code, stdout, stderr)
 	}
@@ -396,29 +429,54 @@ func TestMigrations_ChangedPredicateDropsAndRebuildsTheIndex(t *testing.T) {
 			t.Fatalf("the conflict clause does not infer the new index: %v: %s", err, out)
 		}
 	}
-	if out, err := psqlCommand(db.URL, "DELETE FROM jobs"); err != nil {
-		t.Fatalf("%v: %s", err, out)
+	if out, err := psqlCommand(db.URL, "SELECT count(*) FROM jobs"); err != nil || strings.TrimSpace(string(out)) != "1" {
+		t.Fatalf("two inserts of one key under the conflict clause: %s rows (%v), want 1", out, err)
 	}
 
-	// Down: 0004 drops the new index, 0003 rebuilds the old one as it was.
+	// The columns change: a new name, built before the old one is dropped.
+	changed = strings.Replace(changed, "columns=dedupe_key", "columns=dedupe_key,payload", 1)
+	if err := os.WriteFile(filepath.Join(mod, "app", "app.go"), []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := oncegen(t, mod, "-migrations", "migrations"); code != 0 {
+		t.Fatalf("oncegen: %s", stderr)
+	}
+	want = append(want, "0006_jobs_dedupe_key_payload_once_open.up.sql", "0007_drop_jobs_dedupe_key_once_open.up.sql")
+	if got := names(filesWith(t, migs, ".up.sql")); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("up migrations %v, want %v", got, want)
+	}
+	up()
+	if got := uniqueIndexes(t, db.URL); got != "jobs_dedupe_key_payload_once_open" {
+		t.Fatalf("after the columns changed, unique indexes %q", got)
+	}
+	if code, stdout, stderr := oncegen(t, mod, "verify", "-db", db.URL); code != 0 {
+		t.Fatalf("verify after the columns changed: exit %d\n%s%s", code, stdout, stderr)
+	}
+
+	// Down, one file at a time, to the first declaration: never without a unique index.
+	downs := filesWith(t, migs, ".down.sql")
 	slices.Reverse(downs)
-	for _, f := range downs[:2] {
+	for _, f := range downs[:5] {
 		if out, err := psql(db.URL, f); err != nil {
 			t.Fatalf("%s: %v: %s", filepath.Base(f), err, out)
+		}
+		if got := uniqueIndexes(t, db.URL); got == "" {
+			t.Fatalf("after %s jobs has no unique index", filepath.Base(f))
 		}
 	}
 	if err := os.WriteFile(filepath.Join(mod, "app", "app.go"), []byte(appSrc), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if code, stdout, stderr := oncegen(t, mod, "verify", "-db", db.URL); code != 0 {
-		t.Fatalf("verify of the old declaration after two down parts: exit %d\n%s%s", code, stdout, stderr)
+		t.Fatalf("verify of the first declaration after five down parts: exit %d\n%s%s", code, stdout, stderr)
 	}
-	for _, f := range downs[2:] {
+	for _, f := range downs[5:] {
 		if out, err := psql(db.URL, f); err != nil {
 			t.Fatalf("%s: %v: %s", filepath.Base(f), err, out)
 		}
 	}
-	out, err := psqlCommand(db.URL, "SELECT indexname FROM pg_indexes WHERE indexname = 'jobs_dedupe_key_once_open' UNION ALL SELECT nspname FROM pg_namespace WHERE nspname = 'once'")
+	// Every down run: no index of oncegen's is left, and once's tables are kept.
+	out, err := psqlCommand(db.URL, "SELECT indexname FROM pg_indexes WHERE indexname LIKE 'jobs_%once%' UNION ALL SELECT 'no once.operations' WHERE to_regclass('once.operations') IS NULL")
 	if err != nil || strings.TrimSpace(string(out)) != "" {
 		t.Fatalf("left after every down part: %v: %q", err, out)
 	}

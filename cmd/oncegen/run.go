@@ -102,6 +102,8 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 	migrations := fs.String("migrations", "", "directory of migrations to bring up to date with the declarations")
 	format := fs.String("format", "sql", "migration format: "+strings.Join(generator.Formats, ", "))
 	allowRename := fs.Bool("allow-rename", false, "accept a guard that looks renamed (same kind and key), starting its history afresh, and record it in the snapshot")
+	lockTimeout := fs.String("lock-timeout", generator.DefaultLockTimeout, "lock_timeout set by every transactional migration file: a lock waited for longer fails the file instead of queueing every query on its table behind it")
+	statementTimeout := fs.String("statement-timeout", generator.DefaultStatementTimeout, "statement_timeout set by every transactional migration file")
 	downDrops := fs.Bool("down-drops-once-tables", false, "make the down part of the runtime's first schema step drop once's tables and every row in them (by default a down keeps them: they hold what was promised, billed and owed)")
 	tags := fs.String("tags", "", "build tags for loading packages")
 	verbose := fs.Bool("v", false, "list the files written")
@@ -124,7 +126,11 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 	// Everything is computed before anything is written.
 	var migFiles map[string][]byte
 	if *migrations != "" {
-		objs, err := generator.ObjectsWith(res.Guards, generator.Options{DownDropsOnceTables: *downDrops})
+		opts := generator.Options{LockTimeout: *lockTimeout, StatementTimeout: *statementTimeout, DownDropsOnceTables: *downDrops}
+		if err := opts.Validate(); err != nil {
+			return report(stderr, inputError{err})
+		}
+		objs, err := generator.ObjectsWith(res.Guards, opts)
 		if err != nil {
 			return report(stderr, inputError{err})
 		}
@@ -136,7 +142,7 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return report(stderr, inputError{err})
 		}
-		if migFiles, err = generator.MigrationFiles(*migrations, *format, plan); err != nil {
+		if migFiles, err = generator.MigrationFiles(*migrations, *format, plan, opts); err != nil {
 			return report(stderr, err)
 		}
 	}
