@@ -330,7 +330,8 @@ func BenchmarkOpen(b *testing.B) {
 	compare(b, [2]string{"insert-first", "cte"}, [2]benchOp{claim((*benchKeys).next)[1], cte})
 
 	// The duplicate path: the bare insert only learns "conflict"; the guard also reads the
-	// open claim's handle (and closes it if stale), a second statement.
+	// open claim's handle, a second statement for its first two duplicates, then in the same
+	// statement as the claim (see claimOrReadSQL).
 	if _, _, err := g.Claim(ctx, pool, "open"); err != nil {
 		b.Fatal(err)
 	}
