@@ -14,9 +14,9 @@ GO ?= go
 # Packages whose tests fire goroutines at one key run under the race detector.
 RACE_PKGS := ./runtime/... ./internal/pgtest/... ./internal/fakeprovider/... ./examples/...
 
-# Modules of their own: the migration tools' tests and golangci-lint's plugin keep their
-# dependencies out of the main go.mod.
-NESTED := internal/migratetest plugin
+# Modules of their own: the migration tools' tests, golangci-lint's plugin and the throughput
+# benchmark against River keep their dependencies out of the main go.mod.
+NESTED := internal/migratetest plugin internal/throughput
 
 .PHONY: demo test lint unit race nested
 

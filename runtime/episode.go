@@ -26,8 +26,19 @@ type Episode[T any] struct {
 
 // fireSQL sets the latch where it is armed (no row yet, or fired_at NULL) and returns the
 // episode's number; a latch already set returns no row.
+//
+// ON CONFLICT .. DO UPDATE locks the conflicting row even when its WHERE refuses the update,
+// and the lock writes WAL: under a storm on a set latch every duplicate would queue on the
+// one row. So the insert proposes no row when the latch, read in the statement's snapshot
+// (a plain read: no lock, nothing written), is already set: such a duplicate meets no
+// conflict and takes no lock. It is a duplicate at that snapshot, a moment during the call; a
+// rearm committed since only ends the episode after the call saw it. A latch read as armed
+// (or absent) is set by the upsert under the row's lock, against the newest committed latch,
+// so one episode fires once whatever the snapshot read: the read can only answer duplicate,
+// never fire.
 const fireSQL = `INSERT INTO once.latches AS l (name, key, fired_at, firings)
-VALUES ($1, $2, clock_timestamp(), 1)
+SELECT $1::text, $2::text, clock_timestamp(), 1
+WHERE NOT EXISTS (SELECT FROM once.latches WHERE name = $1::text AND key = $2::text AND fired_at IS NOT NULL)
 ON CONFLICT (name, key) DO UPDATE SET fired_at = clock_timestamp(), firings = l.firings + 1
 WHERE l.fired_at IS NULL
 RETURNING firings`

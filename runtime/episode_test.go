@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	once "github.com/oncekit/once/runtime"
@@ -182,5 +185,168 @@ func TestEpisode_RearmOfAnUnknownKeyIsFalse(t *testing.T) {
 	var n int
 	if err := pool.QueryRow(context.Background(), "SELECT count(*) FROM once.latches").Scan(&n); err != nil || n != 0 {
 		t.Fatalf("%d latch rows (%v), want none", n, err)
+	}
+}
+
+// Rearms racing with duplicates: while callers keep firing one key, a rearmer keeps ending
+// the episode. The latch is set only from armed and rearmed only from set, so the firings
+// are exactly the successful rearms plus one if the latch ends set; a duplicate answered
+// from a read of the latch (no lock) must never fire, and two callers must never run the
+// same firing.
+func TestEpisode_RearmsRacingWithDuplicatesFireOncePerEpisode(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, stormConns)
+	g := once.Episode[struct{}]{Name: "alerts.CreditExhausted"}
+	const rearms = 30
+	var mu sync.Mutex
+	handles := map[string]int{}
+	var duplicates, rearmed atomic.Int64
+	done := make(chan struct{})
+	storm(t, pool, stormSize, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
+		if caller == 0 { // the rearmer
+			defer close(done)
+			for range rearms {
+				time.Sleep(2 * time.Millisecond)
+				ok, err := g.Rearm(ctx, conn, "source/serp")
+				if err != nil {
+					return err
+				}
+				if ok {
+					rearmed.Add(1)
+				}
+			}
+			return nil
+		}
+		for {
+			select {
+			case <-done:
+				return nil
+			default:
+			}
+			_, out, err := g.Do(ctx, conn, "source/serp", func(ctx context.Context) (struct{}, error) {
+				return struct{}{}, effect(ctx, conn, "episode", "serp", caller)
+			})
+			if err != nil {
+				return err
+			}
+			switch out.Status {
+			case once.Ran:
+				mu.Lock()
+				handles[out.Handle]++
+				mu.Unlock()
+			case once.Duplicate:
+				duplicates.Add(1)
+			}
+		}
+	})
+	var set bool
+	var firings int64
+	if err := pool.QueryRow(context.Background(), "SELECT fired_at IS NOT NULL, firings FROM once.latches WHERE name = $1 AND key = 'source/serp'", g.Name).Scan(&set, &firings); err != nil {
+		t.Fatal(err)
+	}
+	want := rearmed.Load()
+	if set {
+		want++
+	}
+	if firings != want || int64(len(handles)) != want {
+		t.Errorf("%d firings recorded, %d distinct firings ran; want %d (%d successful rearms, latch set at the end: %v)", firings, len(handles), want, rearmed.Load(), set)
+	}
+	for h, n := range handles {
+		if n != 1 {
+			t.Errorf("firing %s ran %d times", h, n)
+		}
+	}
+	if n := effects(t, pool, "episode", "serp"); int64(n) != want {
+		t.Errorf("%d alerts, want %d", n, want)
+	}
+	if duplicates.Load() == 0 || rearmed.Load() < 2 {
+		t.Errorf("%d duplicates and %d rearms: the storm did not race them", duplicates.Load(), rearmed.Load())
+	}
+}
+
+// Failures racing with duplicates: a failed alert rearms the latch (it was not sent), and
+// callers that met the latch set keep trying. Until one alert is sent, the latch passes from
+// one caller to the next, never to two at once: exactly one alert is sent in the end, and no
+// two functions ever run at the same time.
+func TestEpisode_FailuresRacingWithDuplicatesSendOneAlert(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, stormConns)
+	g := once.Episode[struct{}]{Name: "alerts.CreditExhausted"}
+	const failures = 20
+	var running, most, failed, sent atomic.Int64
+	storm(t, pool, stormSize, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
+		for sent.Load() == 0 {
+			_, _, err := g.Do(ctx, conn, "source/serp", func(ctx context.Context) (struct{}, error) {
+				now := running.Add(1)
+				defer running.Add(-1)
+				for m := most.Load(); now > m && !most.CompareAndSwap(m, now); m = most.Load() {
+				}
+				time.Sleep(500 * time.Microsecond)
+				if failed.Add(1) <= failures {
+					return struct{}{}, errBoom
+				}
+				sent.Add(1)
+				return struct{}{}, effect(ctx, conn, "episode", "serp", caller)
+			})
+			if err != nil && !errors.Is(err, errBoom) {
+				return err
+			}
+		}
+		return nil
+	})
+	if m := most.Load(); m != 1 {
+		t.Errorf("%d alert functions ran at once, want 1", m)
+	}
+	if n := effects(t, pool, "episode", "serp"); n != 1 {
+		t.Errorf("%d alerts sent, want 1", n)
+	}
+	var firings int64
+	if err := pool.QueryRow(context.Background(), "SELECT firings FROM once.latches WHERE name = $1 AND key = 'source/serp'", g.Name).Scan(&firings); err != nil {
+		t.Fatal(err)
+	}
+	if firings != failures+1 {
+		t.Errorf("%d firings, want the %d failed ones and the one sent", firings, failures+1)
+	}
+}
+
+// A duplicate reads the set latch without a lock: it answers while another transaction holds
+// the row locked. The guard's earlier form, the conditional upsert alone, waits for that lock
+// (ON CONFLICT .. DO UPDATE locks the row even when its WHERE refuses): the negative control.
+func TestEpisode_DuplicateTakesNoLock(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 4)
+	ctx := context.Background()
+	g := once.Episode[int]{Name: "alerts"}
+	if _, out, err := g.Do(ctx, pool, "serp", func(context.Context) (int, error) { return 0, nil }); err != nil || out.Status != once.Ran {
+		t.Fatalf("firing: %v, %v", out.Status, err)
+	}
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, "SELECT * FROM once.latches WHERE name = 'alerts' AND key = 'serp' FOR UPDATE"); err != nil {
+		t.Fatal(err)
+	}
+	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, out, err := g.Do(lctx, pool, "serp", func(context.Context) (int, error) { t.Error("fired a set latch"); return 0, nil })
+	if err != nil || out.Status != once.Duplicate {
+		t.Fatalf("Do on a set latch locked by another transaction: %v, %v; want a duplicate without waiting", out.Status, err)
+	}
+
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "SET lock_timeout = '200ms'"); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Exec(ctx, "RESET lock_timeout")
+	_, err = conn.Exec(ctx, `INSERT INTO once.latches AS l (name, key, fired_at, firings) VALUES ('alerts', 'serp', clock_timestamp(), 1)
+ON CONFLICT (name, key) DO UPDATE SET fired_at = clock_timestamp(), firings = l.firings + 1 WHERE l.fired_at IS NULL`)
+	if pgErrCode(err) != "55P03" {
+		t.Fatalf("the conditional upsert alone on the locked set latch: %v; want it to wait for the lock (55P03 after lock_timeout)", err)
 	}
 }

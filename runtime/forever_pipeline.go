@@ -19,9 +19,11 @@ import (
 // round trips only, never an outcome: an unpipelined duplicate reads the row after its
 // insert, as the pipelined one does.
 
-// claimHistories maps a guard name to its *claimHistory. Guard names are few (they are
-// written in code), so the map stays small.
-var claimHistories sync.Map
+// claimHistories maps a Forever guard's name to its *claimHistory, openHistories an Open
+// guard's: an Open guard meeting open claims sends the claim that also reads the open
+// claim's handle (one statement, see claimOrReadSQL), and the claim alone while its keys are
+// new. Guard names are few (they are written in code), so the maps stay small.
+var claimHistories, openHistories sync.Map
 
 // claimHistory is one guard's running share of duplicate claims, in units of 1/shareOne.
 type claimHistory struct{ share atomic.Int32 }
@@ -31,11 +33,13 @@ const (
 	pipelineAbove = shareOne / 8
 )
 
-func historyOf(name string) *claimHistory {
-	if h, ok := claimHistories.Load(name); ok {
+func historyOf(name string) *claimHistory { return historyIn(&claimHistories, name) }
+
+func historyIn(histories *sync.Map, name string) *claimHistory {
+	if h, ok := histories.Load(name); ok {
 		return h.(*claimHistory)
 	}
-	h, _ := claimHistories.LoadOrStore(name, &claimHistory{})
+	h, _ := histories.LoadOrStore(name, &claimHistory{})
 	return h.(*claimHistory)
 }
 

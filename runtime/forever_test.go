@@ -784,3 +784,50 @@ func TestForever_ConcurrentCallersMeetingADeadHolder(t *testing.T) {
 		}
 	}
 }
+
+// A forever guard's settle is a HOT update: no index reads what it changes, and the page has
+// room for the new version, so it writes no index entry. The negative control puts back the
+// index the schema had before (uncertain operations by state and settled_at), and the same
+// settle is no longer HOT.
+func TestForever_SettleIsAHOTUpdate(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 4)
+	ctx := context.Background()
+	g := once.Forever[receipt]{Name: "billing.Charge"}
+	settle := func(key string) (updates, hot int64) {
+		t.Helper()
+		// A connection of its own: a backend's counts of earlier transactions may not have
+		// been flushed yet, and would add to this one's.
+		conn, err := pgx.Connect(ctx, pool.Config().ConnString())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		tx, err := conn.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback(ctx)
+		if _, out, err := g.Do(ctx, tx, key, func(context.Context) (receipt, error) { return receipt{ChargeID: "ch"}, nil }); err != nil || out.Status != once.Ran {
+			t.Fatalf("Do: %+v, %v", out, err)
+		}
+		// The transaction's own counts: exact, and visible before it commits.
+		if err := tx.QueryRow(ctx, `SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_xact_user_tables
+WHERE schemaname = 'once' AND relname = 'operations'`).Scan(&updates, &hot); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return updates, hot
+	}
+	if updates, hot := settle("order/1"); updates != 1 || hot != 1 {
+		t.Errorf("the settle: %d updates, %d of them HOT; want 1 HOT update", updates, hot)
+	}
+	if _, err := pool.Exec(ctx, "CREATE INDEX operations_attention ON once.operations (name, settled_at) WHERE state = 'uncertain'"); err != nil {
+		t.Fatal(err)
+	}
+	if updates, hot := settle("order/2"); updates != 1 || hot != 0 {
+		t.Errorf("with an index on state and settled_at: %d updates, %d of them HOT; want 1 update that is not HOT (the difference this test must be able to see)", updates, hot)
+	}
+}

@@ -242,7 +242,8 @@ func BenchmarkStatement(b *testing.B) {
 	bare := func(b *testing.B, keys *benchKeys) func() error {
 		return func() error {
 			var used int64
-			return pool.QueryRow(ctx, once.ReserveSQL, "ideas.Generate", key(keys), int64(1), int64(1000)).Scan(&used)
+			var ok bool
+			return pool.QueryRow(ctx, once.ReserveSQL, "ideas.Generate", key(keys), int64(1), int64(1000)).Scan(&used, &ok)
 		}
 	}
 	g := once.Statement[int]{Name: "ideas.Generate", Cap: 1000}
@@ -329,7 +330,8 @@ func BenchmarkOpen(b *testing.B) {
 	compare(b, [2]string{"insert-first", "cte"}, [2]benchOp{claim((*benchKeys).next)[1], cte})
 
 	// The duplicate path: the bare insert only learns "conflict"; the guard also reads the
-	// open claim's handle (and closes it if stale), a second statement.
+	// open claim's handle, a second statement for its first two duplicates, then in the same
+	// statement as the claim (see claimOrReadSQL).
 	if _, _, err := g.Claim(ctx, pool, "open"); err != nil {
 		b.Fatal(err)
 	}

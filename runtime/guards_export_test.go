@@ -9,3 +9,9 @@ const (
 	AcquireSQL = acquireSQL
 	ReleaseSQL = releaseSQL
 )
+
+// SetOpenDuplicateShare is SetDuplicateShare for an Open guard's claims: above an eighth,
+// a claim reads the open claim it meets in the same statement.
+func SetOpenDuplicateShare(name string, share float64) {
+	historyIn(&openHistories, name).share.Store(int32(share * shareOne))
+}

@@ -56,30 +56,48 @@ const claimSQL = `INSERT INTO once.open_claims (name, key, token) VALUES ($1, $2
 ON CONFLICT (name, key) WHERE state = 'open' DO NOTHING
 RETURNING id`
 
-// openClaimSQL answers a conflict: it closes the key's open claim if it is stale, and returns
-// the open claim with whether it is past the stale window. The cutoff is read once, so the
-// update and the answer agree on it.
+// claimOrReadSQL is the claim of a guard whose claims keep meeting open claims: the insert
+// and, when it meets an open claim, the read of that claim's handle, in one statement. It
+// returns (the new claim's id, true) or (the open claim's id, false, whether it is past the
+// stale window).
 //
-// The answer reads the snapshot the statement started with, so a stale claim comes back
-// still open, whoever closed it: this statement's update, or another caller's that committed
-// while this one waited for the row. Either way it is closed now, and the caller claims
-// again; it must not be told to redirect to it.
-const openClaimSQL = `WITH cutoff AS MATERIALIZED (
-	SELECT clock_timestamp() - $3::bigint * interval '1 microsecond' AS t
-), stale AS (
-	UPDATE once.open_claims SET state = 'stale', closed_at = clock_timestamp(), reason = $4
-	WHERE name = $1 AND key = $2 AND state = 'open' AND opened_at <= (SELECT t FROM cutoff)
+// The read sees the snapshot the statement started with. A claim committed after it (one
+// whose inserter the insert waited for) is invisible to it: then no row comes back, and the
+// caller claims again, in a statement whose snapshot sees that claim. An open claim in the
+// snapshot that was settled before the insert checked for conflicts lets the insert through,
+// and the read is not answered. So a handle read is one of a claim that was open during the
+// call, the same as a read after the insert would give.
+const claimOrReadSQL = `WITH claimed AS (
+	INSERT INTO once.open_claims (name, key, token) VALUES ($1, $2, $3)
+	ON CONFLICT (name, key) WHERE state = 'open' DO NOTHING
+	RETURNING id
 )
-SELECT c.id, c.opened_at <= cutoff.t
-FROM once.open_claims c, cutoff WHERE c.name = $1 AND c.key = $2 AND c.state = 'open'`
+SELECT id, true, false FROM claimed
+UNION ALL
+SELECT c.id, false, c.opened_at <= clock_timestamp() - $4::bigint * interval '1 microsecond'
+FROM once.open_claims c
+WHERE c.name = $1 AND c.key = $2 AND c.state = 'open' AND NOT EXISTS (SELECT FROM claimed)`
+
+// openClaimSQL answers a conflict of claimSQL: the key's open claim, and whether it is past
+// the stale window. A plain read: a duplicate takes no lock.
+const openClaimSQL = `SELECT id, opened_at <= clock_timestamp() - $3::bigint * interval '1 microsecond'
+FROM once.open_claims WHERE name = $1 AND key = $2 AND state = 'open'`
+
+// closeStaleSQL closes an open claim read as stale, if it is still open and still stale: of
+// several callers that read it, one closes it; the rest find it closed (waiting for the
+// first one's lock, then reading the row it left). All of them claim again.
+const closeStaleSQL = `UPDATE once.open_claims SET state = 'stale', closed_at = clock_timestamp(), reason = $2
+WHERE id = $1 AND state = 'open' AND opened_at <= clock_timestamp() - $3::bigint * interval '1 microsecond'`
 
 // Claim opens a claim on key that outlives the call: for work handed to a job queue, where
 // a worker settles it later with Finish or Fail. If another claim on the key is open (and not
 // stale), it returns a nil Claim and Outcome{Status: InFlight, Handle: that claim's ID}, with a
 // nil error. A new claim returns Outcome{Status: Ran, Handle: its ID}.
 //
-// On a fresh key this is one statement. Only a conflict costs a second, which also closes
-// the conflicting claim if it is stale.
+// On a fresh key this is one statement. A claim that meets an open claim also reads its
+// handle: in the same statement while the guard keeps meeting open claims, otherwise in a
+// second one (see forever_pipeline.go for how a guard chooses). An open claim past the stale
+// window is closed, in a statement of its own, and the key claimed again.
 func (g Open[T]) Claim(ctx context.Context, db DB, key string) (*Claim, Outcome, error) {
 	if err := checkGuardCall(ctx, db, "open", g.Name, key); err != nil {
 		return nil, Outcome{}, err
@@ -89,30 +107,59 @@ func (g Open[T]) Claim(ctx context.Context, db DB, key string) (*Claim, Outcome,
 		return nil, Outcome{}, err
 	}
 	token := newToken()
-	for range maxClaimAttempts {
-		var id int64
-		err := db.QueryRow(ctx, claimSQL, g.Name, key, token).Scan(&id)
-		if err == nil {
+	history := historyIn(&openHistories, g.Name)
+	for attempt := range maxClaimAttempts {
+		id, claimed, wasStale, err := g.claimOrRead(ctx, db, key, token, stale, history.pipelined())
+		if err != nil {
+			return nil, Outcome{}, err
+		}
+		if attempt == 0 {
+			history.record(!claimed)
+		}
+		switch {
+		case claimed:
 			c := &Claim{ID: id, Name: g.Name, Key: key, Token: token}
 			return c, Outcome{Status: Ran, Handle: strconv.FormatInt(id, 10)}, nil
-		}
-		if !errors.Is(err, pgx.ErrNoRows) {
-			return nil, Outcome{}, fmt.Errorf("once: open guard %s: claim: %w", g.Name, err)
-		}
-		var wasStale bool
-		err = db.QueryRow(ctx, openClaimSQL, g.Name, key, micros(stale), staleReason(stale)).Scan(&id, &wasStale)
-		if errors.Is(err, pgx.ErrNoRows) {
-			continue // the open claim was settled in between: claim again
-		}
-		if err != nil {
-			return nil, Outcome{}, fmt.Errorf("once: open guard %s: reading the open claim: %w", g.Name, err)
-		}
-		if !wasStale {
+		case id == 0:
+			continue // the open claim was settled in between, or is newer than the read: claim again
+		case !wasStale:
 			return nil, Outcome{Status: InFlight, Handle: strconv.FormatInt(id, 10)}, nil
 		}
 		// Closed as stale, by this statement or a concurrent one: claim again.
+		if _, err := db.Exec(ctx, closeStaleSQL, id, staleReason(stale), micros(stale)); err != nil {
+			return nil, Outcome{}, fmt.Errorf("once: open guard %s: closing stale claim %d: %w", g.Name, id, err)
+		}
 	}
 	return nil, Outcome{}, fmt.Errorf("once: open guard %s: key %q: claims kept closing during %d attempts to claim", g.Name, key, maxClaimAttempts)
+}
+
+// claimOrRead sends the claim and, when the insert met an open claim, reads that claim: in
+// one statement when both says so, else one after the other. It returns the new claim's id
+// (claimed), or the open claim's id and whether it is stale, or id 0 when no open claim
+// was read (settled before the read, or committed after its snapshot).
+func (g Open[T]) claimOrRead(ctx context.Context, db DB, key, token string, stale time.Duration, both bool) (id int64, claimed, wasStale bool, err error) {
+	if both {
+		err = db.QueryRow(ctx, claimOrReadSQL, g.Name, key, token, micros(stale)).Scan(&id, &claimed, &wasStale)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return 0, false, false, fmt.Errorf("once: open guard %s: claim: %w", g.Name, err)
+		}
+		return id, claimed, wasStale, nil
+	}
+	err = db.QueryRow(ctx, claimSQL, g.Name, key, token).Scan(&id)
+	if err == nil {
+		return id, true, false, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return 0, false, false, fmt.Errorf("once: open guard %s: claim: %w", g.Name, err)
+	}
+	err = db.QueryRow(ctx, openClaimSQL, g.Name, key, micros(stale)).Scan(&id, &wasStale)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, false, false, nil
+	}
+	if err != nil {
+		return 0, false, false, fmt.Errorf("once: open guard %s: reading the open claim: %w", g.Name, err)
+	}
+	return id, false, wasStale, nil
 }
 
 // Do claims key and, if the claim is new, runs fn with the claim in its context (ClaimFrom),

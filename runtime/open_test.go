@@ -370,7 +370,10 @@ func TestOpen_StaleClaimClosedByAnotherCallerMeanwhileIsClaimedAgain(t *testing.
 	db := pgtest.NewDatabase(t)
 	pool := db.Pool(t, 4)
 	prepare(t, pool)
-	g := once.Open[int]{Name: "research.StartRun", Stale: time.Minute}
+	// A name of its own, whose claims are not pipelined: the hook below runs before the read
+	// is sent on its own, after the insert's answer (pipelined, the two leave together).
+	g := once.Open[int]{Name: "research.StartRunUnpipelined", Stale: time.Minute}
+	once.SetOpenDuplicateShare(g.Name, 0)
 	dead, _, err := g.Claim(ctx, pool, "org/1")
 	if err != nil {
 		t.Fatal(err)
@@ -432,5 +435,67 @@ func TestOpen_StaleClaimClosedByAnotherCallerMeanwhileIsClaimedAgain(t *testing.
 	}
 	if s := claimState(t, pool, dead.ID); s.state != "stale" || s.reason != "closed by another caller" {
 		t.Fatalf("dead claim %+v, want closed by the other caller", s)
+	}
+}
+
+// An Open claim that meets an open claim reads its handle in the same statement while its
+// guard keeps meeting open claims, and sends the claim alone while its keys are new.
+func TestOpen_RoundTrips(t *testing.T) {
+	t.Parallel()
+	pool, tracer := setupTraced(t)
+	ctx := context.Background()
+	g := once.Open[int]{Name: "roundtrips.StartRun"}
+	// Warm the connection's statement cache: pgx prepares each statement on first use.
+	once.SetOpenDuplicateShare(g.Name, 1)
+	g.Claim(ctx, pool, "warm")
+	g.Claim(ctx, pool, "warm")
+	once.SetOpenDuplicateShare(g.Name, 0)
+	g.Claim(ctx, pool, "warm")
+	step := func(what, key string, want once.Status, wantTrips int64) {
+		t.Helper()
+		if _, out, err := g.Claim(ctx, pool, key); err != nil || out.Status != want {
+			t.Fatalf("%s: %+v %v, want %v", what, out, err, want)
+		}
+		if trips, stmts := tracer.take(); trips != wantTrips || stmts != wantTrips {
+			t.Fatalf("%s: %d round trips, %d statements; want %d", what, trips, stmts, wantTrips)
+		}
+	}
+	once.SetOpenDuplicateShare(g.Name, 1)
+	tracer.take()
+	step("fresh, claim that reads", "a", once.Ran, 1)
+	step("in flight, claim that reads", "a", once.InFlight, 1)
+	once.SetOpenDuplicateShare(g.Name, 0)
+	step("fresh, claim alone", "b", once.Ran, 1)
+	step("in flight after a claim alone (claim, then read)", "b", once.InFlight, 2)
+	step("second in flight, still the claim alone", "b", once.InFlight, 2)
+	step("third in flight, claim that reads", "b", once.InFlight, 1)
+}
+
+// The claim that reads must close a stale claim of someone else's and claim again, and never
+// take the claimer's own new claim for another's.
+func TestOpen_ClaimThatReadsClosesAStaleClaim(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 4)
+	ctx := context.Background()
+	g := once.Open[int]{Name: "research.StartRunReads", Stale: time.Millisecond}
+	once.SetOpenDuplicateShare(g.Name, 1)
+	c, out, err := g.Claim(ctx, pool, "org/1")
+	if err != nil || c == nil || out.Status != once.Ran {
+		t.Fatalf("fresh claim: %v, %+v, %v", c, out, err)
+	}
+	if s := claimState(t, pool, c.ID); s.state != "open" {
+		t.Fatalf("the new claim is %q right after it was made, want open", s.state)
+	}
+	time.Sleep(5 * time.Millisecond)
+	once.SetOpenDuplicateShare(g.Name, 1)
+	next, out, err := g.Claim(ctx, pool, "org/1")
+	if err != nil || next == nil || out.Status != once.Ran {
+		t.Fatalf("claim over a stale one: %v, %+v, %v; want a new claim", next, out, err)
+	}
+	if s := claimState(t, pool, c.ID); s.state != "stale" {
+		t.Fatalf("the first claim is %q, want stale", s.state)
+	}
+	if s := claimState(t, pool, next.ID); s.state != "open" {
+		t.Fatalf("the second claim is %q, want open", s.state)
 	}
 }

@@ -115,8 +115,8 @@ func ListUncertain(ctx context.Context, db DB, name string, limit int) ([]Operat
 		return nil, err
 	}
 	rows, err := db.Query(ctx, `SELECT `+operationColumns+`
-FROM once.operations WHERE state = 'uncertain' AND ($1 = '' OR name = $1)
-ORDER BY settled_at, id LIMIT $2`, name, limit)
+FROM once.operations WHERE uncertain_since IS NOT NULL AND state = 'uncertain' AND ($1 = '' OR name = $1)
+ORDER BY uncertain_since, id LIMIT $2`, name, limit)
 	if err != nil {
 		return nil, fmt.Errorf("once: listing uncertain operations: %w", err)
 	}
@@ -180,7 +180,7 @@ func resolve(ctx context.Context, db DB, id int64, state string, result []byte, 
 resolved AS (
 	UPDATE once.operations o SET state = $2, result = $3,
 		error = CASE WHEN $2 = 'done' THEN NULL ELSE coalesce($4, o.error || ' (released by an operator)') END,
-		settled_at = t.now, expires_at = t.now + o.retain
+		settled_at = t.now, expires_at = t.now + o.retain, uncertain_since = NULL
 	FROM target, (SELECT clock_timestamp() AS now) t
 	WHERE o.id = target.id AND target.state = 'uncertain'
 	RETURNING o.id

@@ -23,36 +23,65 @@ type Statement[T any] struct {
 	Cap int64
 }
 
-// reserveSQL is the reservation. The conflict branch's WHERE keeps an existing counter within
-// the cap; the insert branch has no such WHERE, so the SELECT's own WHERE refuses a first
-// reservation larger than the cap (no row to insert, hence no row back). No row back is the
-// refusal. The casts are explicit: untyped parameters compared with each other would
-// compare as text.
-const reserveSQL = `INSERT INTO once.counters AS c (name, key, used, cap)
-SELECT $1::text, $2::text, $3::bigint, $4::bigint WHERE $3::bigint <= $4::bigint
-ON CONFLICT (name, key) DO UPDATE
-SET used = c.used + EXCLUDED.used, cap = EXCLUDED.cap, updated_at = clock_timestamp()
-WHERE c.used + EXCLUDED.used <= EXCLUDED.cap
-RETURNING used`
+// reserveSQL is the reservation, in one statement that answers a refusal too.
+//
+// A reservation is a conditional upsert: the conflict branch's WHERE keeps an existing counter
+// within the cap, and the SELECT's own WHERE refuses a first reservation larger than the cap
+// (the insert branch has no conflict WHERE). But ON CONFLICT .. DO UPDATE locks the
+// conflicting row even when its WHERE refuses the update, and the lock writes WAL; under a
+// storm on a full counter every refusal would queue on the one row. So the statement first
+// reads the counter in its snapshot (a plain read: no lock, nothing written), and proposes no
+// row at all when the counter it read is already too full for n: such a refusal meets no
+// conflict and takes no lock. The refusal is true at that snapshot, a moment during the call;
+// a refund committed since does not make it wrong, only older than the call's return.
+//
+// Only the upsert ever writes, and it checks the cap under the row's lock against the newest
+// committed count, so the cap stays exact whatever the snapshot read: the read can only
+// refuse, never reserve.
+//
+// The answer is one row: (used after this reservation, true), or (the count read, false) for
+// a refusal. The count read may still have had room when the upsert, waiting for the lock,
+// met a counter that others had filled meanwhile; then Reserve reads the count again. No row
+// at all is a refusal with no counter in the snapshot. The casts are explicit: untyped
+// parameters compared with each other would compare as text.
+const reserveSQL = `WITH counter AS (
+	SELECT used FROM once.counters WHERE name = $1::text AND key = $2::text
+), reserved AS (
+	INSERT INTO once.counters AS c (name, key, used, cap)
+	SELECT $1::text, $2::text, $3::bigint, $4::bigint
+	WHERE $3::bigint <= $4::bigint AND NOT EXISTS (SELECT FROM counter WHERE used + $3::bigint > $4::bigint)
+	ON CONFLICT (name, key) DO UPDATE
+	SET used = c.used + EXCLUDED.used, cap = EXCLUDED.cap, updated_at = clock_timestamp()
+	WHERE c.used + EXCLUDED.used <= EXCLUDED.cap
+	RETURNING used
+)
+SELECT used, true FROM reserved
+UNION ALL
+SELECT used, false FROM counter WHERE NOT EXISTS (SELECT FROM reserved)`
 
 // Reserve adds n units to the key's counter if the total stays within Cap, in one statement.
 // It returns the units used after the call and whether this reservation was made. A refusal
-// is not an error: ok is false and used is the key's current count (read by a second
-// statement, on the refusal path only).
+// is not an error: ok is false and used is the key's current count. A refusal on a counter
+// already full takes no lock and writes nothing; only a reservation that lost a race for the
+// last units reads the count in a second statement.
 func (g Statement[T]) Reserve(ctx context.Context, db DB, key string, n int64) (used int64, ok bool, err error) {
 	if err := g.check(ctx, db, key, n); err != nil {
 		return 0, false, err
 	}
-	err = db.QueryRow(ctx, reserveSQL, g.Name, key, n, g.Cap).Scan(&used)
-	if err == nil {
-		return used, true, nil
-	}
-	if !errors.Is(err, pgx.ErrNoRows) {
+	err = db.QueryRow(ctx, reserveSQL, g.Name, key, n, g.Cap).Scan(&used, &ok)
+	switch {
+	case err == nil && (ok || used+n > g.Cap):
+		return used, ok, nil
+	case n > g.Cap && errors.Is(err, pgx.ErrNoRows):
+		return 0, false, nil // n alone is over the cap
+	case err != nil && !errors.Is(err, pgx.ErrNoRows):
 		return 0, false, fmt.Errorf("once: statement guard %s: reserve %d: %w", g.Name, n, err)
 	}
+	// Refused under the lock although the snapshot had room (or no counter yet): the count
+	// that refused it is newer than the snapshot's.
 	err = db.QueryRow(ctx, "SELECT used FROM once.counters WHERE name = $1 AND key = $2", g.Name, key).Scan(&used)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, false, nil // refused on the first reservation: n alone is over the cap
+		return 0, false, nil
 	}
 	if err != nil {
 		return 0, false, fmt.Errorf("once: statement guard %s: reading the refused counter: %w", g.Name, err)

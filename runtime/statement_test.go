@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	once "github.com/oncekit/once/runtime"
@@ -169,5 +170,147 @@ func TestStatement_RefundBeyondWhatWasReservedChangesNothing(t *testing.T) {
 	}
 	if used := counterUsed(t, pool, g.Name, "k"); used != 2 {
 		t.Fatalf("used is %d after refused refunds, want 2", used)
+	}
+}
+
+// Refunds racing with reservations and refusals: the cap bounds the units held at every
+// moment, not only at the end. Each caller keeps asking until the cap is filled by work that
+// succeeded; half the callers' first runs fail and are refunded, so refusals (read without a
+// lock) keep meeting counters that a refund is about to lower. If a refusal or a refund could
+// let a reservation past the cap, more than cap functions would run at once, or the counter
+// would end above the successes.
+func TestStatement_RefundsRacingWithRefusalsKeepTheCap(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, stormConns)
+	const capacity = 5
+	g := once.Statement[int]{Name: "ideas.Generate", Cap: capacity}
+	var running, most, succeeded, refused, refunded atomic.Int64
+	storm(t, pool, stormSize, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
+		failFirst := caller%2 == 0
+		for succeeded.Load() < capacity {
+			_, out, err := g.Do(ctx, conn, "org/1", 1, func(ctx context.Context) (int, error) {
+				now := running.Add(1)
+				defer running.Add(-1)
+				for m := most.Load(); now > m && !most.CompareAndSwap(m, now); m = most.Load() {
+				}
+				time.Sleep(time.Millisecond) // hold the units long enough for others to meet them
+				if failFirst {
+					failFirst = false
+					refunded.Add(1)
+					return 0, errBoom
+				}
+				succeeded.Add(1)
+				return caller, effect(ctx, conn, "statement", "org/1", caller)
+			})
+			switch {
+			case errors.Is(err, errBoom):
+			case err != nil:
+				return err
+			case out.Status == once.Ran:
+				return nil
+			case out.Status == once.Refused:
+				refused.Add(1)
+				time.Sleep(100 * time.Microsecond)
+			}
+		}
+		return nil
+	})
+	if m := most.Load(); m > capacity {
+		t.Errorf("%d functions ran at once under a cap of %d", m, capacity)
+	}
+	if n := effects(t, pool, "statement", "org/1"); n != capacity {
+		t.Errorf("%d effects, want exactly the cap, %d", n, capacity)
+	}
+	if used := counterUsed(t, pool, g.Name, "org/1"); used != capacity {
+		t.Errorf("counter says %d used after %d refunds, want %d", used, refunded.Load(), capacity)
+	}
+	if refused.Load() == 0 || refunded.Load() == 0 {
+		t.Errorf("%d refusals and %d refunds: the storm did not race them", refused.Load(), refunded.Load())
+	}
+}
+
+// The negative control for the storm above: the same callers with the read alone deciding
+// (read the count, add if there was room, refund when done). The barriers hold every caller
+// between its read and its write until all have read, then every writer with its units until
+// all have written: all read room, so all hold units at once, far past the cap.
+func TestStatement_NegativeControl_ReadAloneDecidingPassesTheCapUnderRefunds(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, stormConns)
+	const capacity = 5
+	ctx := context.Background()
+	if _, err := pool.Exec(ctx, "INSERT INTO once.counters (name, key, used, cap) VALUES ('ideas.Generate', 'org/1', 0, $1)", capacity); err != nil {
+		t.Fatal(err)
+	}
+	var held atomic.Int64
+	read, wrote := newBarrier(stormSize), newBarrier(stormSize)
+	storm(t, pool, stormSize, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
+		var used int64
+		if err := conn.QueryRow(ctx, "SELECT used FROM once.counters WHERE name = 'ideas.Generate' AND key = 'org/1'").Scan(&used); err != nil {
+			return err
+		}
+		if err := read.wait(ctx); err != nil {
+			return err
+		}
+		room := used+1 <= capacity
+		if room {
+			if _, err := conn.Exec(ctx, "UPDATE once.counters SET used = used + 1 WHERE name = 'ideas.Generate' AND key = 'org/1'"); err != nil {
+				return err
+			}
+			held.Add(1)
+		}
+		if err := wrote.wait(ctx); err != nil {
+			return err
+		}
+		if !room {
+			return nil
+		}
+		_, err := conn.Exec(ctx, "UPDATE once.counters SET used = used - 1 WHERE name = 'ideas.Generate' AND key = 'org/1'")
+		return err
+	})
+	if n := held.Load(); n <= capacity {
+		t.Fatalf("%d held units at once with the read alone deciding, want more than the cap of %d (the race this test must be able to see)", n, capacity)
+	}
+}
+
+// A refusal of a full counter reads it without a lock: it answers while another transaction
+// holds the row locked. The guard's earlier form, the conditional upsert alone, waits for
+// that lock (ON CONFLICT .. DO UPDATE locks the row even when its WHERE refuses): that is the
+// negative control.
+func TestStatement_RefusalTakesNoLock(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 4)
+	ctx := context.Background()
+	g := once.Statement[int]{Name: "ideas.Generate", Cap: 2}
+	if _, ok, err := g.Reserve(ctx, pool, "org/1", 2); err != nil || !ok {
+		t.Fatalf("filling the counter: %v, %v", ok, err)
+	}
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, "SELECT * FROM once.counters WHERE name = 'ideas.Generate' AND key = 'org/1' FOR UPDATE"); err != nil {
+		t.Fatal(err)
+	}
+	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	used, ok, err := g.Reserve(lctx, pool, "org/1", 1)
+	if err != nil || ok || used != 2 {
+		t.Fatalf("Reserve on a full counter locked by another transaction = %d, %v, %v; want refused at 2 without waiting", used, ok, err)
+	}
+
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "SET lock_timeout = '200ms'"); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Exec(ctx, "RESET lock_timeout")
+	_, err = conn.Exec(ctx, `INSERT INTO once.counters AS c (name, key, used, cap) VALUES ('ideas.Generate', 'org/1', 1, 2)
+ON CONFLICT (name, key) DO UPDATE SET used = c.used + EXCLUDED.used WHERE c.used + EXCLUDED.used <= EXCLUDED.cap`)
+	if pgErrCode(err) != "55P03" {
+		t.Fatalf("the conditional upsert alone on the locked full counter: %v; want it to wait for the lock (55P03 after lock_timeout)", err)
 	}
 }

@@ -2,13 +2,28 @@ package once_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
+
+// errBoom is a function's failure in the storms where work fails and is undone (refunded,
+// rearmed).
+var errBoom = errors.New("boom")
+
+// pgErrCode returns the SQLSTATE of a PostgreSQL error, or "" for any other error.
+func pgErrCode(err error) string {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code
+	}
+	return ""
+}
 
 // stormSize is how many callers fire the same key at once in the race tests.
 const stormSize = 64

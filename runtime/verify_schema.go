@@ -24,10 +24,10 @@ var schemaIndexes = []struct{ table, name, def string }{
 	{"ledger", "ledger_scope_recorded_at", "CREATE INDEX ledger_scope_recorded_at ON once.ledger USING btree (scope, recorded_at)"},
 	{"open_claims", "open_claims_name_key_once_open", "CREATE UNIQUE INDEX open_claims_name_key_once_open ON once.open_claims USING btree (name, key) WHERE (state = 'open'::text)"},
 	{"open_claims", "open_claims_pkey", "CREATE UNIQUE INDEX open_claims_pkey ON once.open_claims USING btree (id)"},
-	{"operations", "operations_attention", "CREATE INDEX operations_attention ON once.operations USING btree (name, settled_at) WHERE (state = 'uncertain'::text)"},
 	{"operations", "operations_expires_at", "CREATE INDEX operations_expires_at ON once.operations USING btree (expires_at) WHERE (expires_at IS NOT NULL)"},
 	{"operations", "operations_name_scope_key_once_forever", "CREATE UNIQUE INDEX operations_name_scope_key_once_forever ON once.operations USING btree (name, scope, key)"},
 	{"operations", "operations_pkey", "CREATE UNIQUE INDEX operations_pkey ON once.operations USING btree (id)"},
+	{"operations", "operations_uncertain", "CREATE INDEX operations_uncertain ON once.operations USING btree (name, uncertain_since) WHERE (uncertain_since IS NOT NULL)"},
 	{"schema_steps", "schema_steps_pkey", "CREATE UNIQUE INDEX schema_steps_pkey ON once.schema_steps USING btree (step)"},
 }
 

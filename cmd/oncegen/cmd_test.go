@@ -184,7 +184,7 @@ func TestMigrations_SnapshotYieldsOnlyTheDifference(t *testing.T) {
 		t.Fatalf("oncegen: %s", stderr)
 	}
 	first := names(filesWith(t, migs, ""))
-	wantFirst := []string{"0001_once_schema_0001_tables.down.sql", "0001_once_schema_0001_tables.up.sql", "0002_jobs_dedupe_key_once_open.down.sql", "0002_jobs_dedupe_key_once_open.up.sql", "oncegen.snapshot.json"}
+	wantFirst := []string{"0001_once_schema_0001_tables.down.sql", "0001_once_schema_0001_tables.up.sql", "0002_once_schema_0002_operations_settle_hot.down.sql", "0002_once_schema_0002_operations_settle_hot.up.sql", "0003_jobs_dedupe_key_once_open.down.sql", "0003_jobs_dedupe_key_once_open.up.sql", "oncegen.snapshot.json"}
 	if strings.Join(first, " ") != strings.Join(wantFirst, " ") {
 		t.Fatalf("first migrations: %v, want %v", first, wantFirst)
 	}
@@ -201,19 +201,19 @@ func Charge(ctx context.Context, tx pgx.Tx, order string) error { return nil }
 `
 	os.WriteFile(filepath.Join(mod, "app", "app.go"), []byte(added), 0o644)
 	code, stdout, _ := oncegen(t, mod, "-check", "-migrations", "migrations")
-	if code != 1 || !strings.Contains(stdout, "+++ b/migrations/0003_charges_order_id_once_forever.up.sql") {
+	if code != 1 || !strings.Contains(stdout, "+++ b/migrations/0004_charges_order_id_once_forever.up.sql") {
 		t.Fatalf("-check with a due migration: exit %d\n%s", code, stdout)
 	}
 	if code, _, stderr := oncegen(t, mod, "-migrations", "migrations"); code != 0 {
 		t.Fatalf("oncegen: %s", stderr)
 	}
-	up, _ := os.ReadFile(filepath.Join(migs, "0003_charges_order_id_once_forever.up.sql"))
-	down, _ := os.ReadFile(filepath.Join(migs, "0003_charges_order_id_once_forever.down.sql"))
+	up, _ := os.ReadFile(filepath.Join(migs, "0004_charges_order_id_once_forever.up.sql"))
+	down, _ := os.ReadFile(filepath.Join(migs, "0004_charges_order_id_once_forever.down.sql"))
 	if !strings.Contains(string(up), "CREATE UNIQUE INDEX CONCURRENTLY charges_order_id_once_forever ON public.charges USING btree (order_id);") ||
 		!strings.Contains(string(down), "DROP INDEX CONCURRENTLY IF EXISTS public.charges_order_id_once_forever;") {
 		t.Errorf("the new migration:\n%s\n%s", up, down)
 	}
-	if got := len(filesWith(t, migs, ".up.sql")); got != 3 {
+	if got := len(filesWith(t, migs, ".up.sql")); got != 4 {
 		t.Errorf("%d up migrations, want 3: only the difference is new", got)
 	}
 
@@ -222,8 +222,8 @@ func Charge(ctx context.Context, tx pgx.Tx, order string) error { return nil }
 	if code, _, stderr := oncegen(t, mod, "-migrations", "migrations"); code != 0 {
 		t.Fatalf("oncegen: %s", stderr)
 	}
-	up, _ = os.ReadFile(filepath.Join(migs, "0004_drop_charges_order_id_once_forever.up.sql"))
-	down, _ = os.ReadFile(filepath.Join(migs, "0004_drop_charges_order_id_once_forever.down.sql"))
+	up, _ = os.ReadFile(filepath.Join(migs, "0005_drop_charges_order_id_once_forever.up.sql"))
+	down, _ = os.ReadFile(filepath.Join(migs, "0005_drop_charges_order_id_once_forever.down.sql"))
 	if !strings.Contains(string(up), "DROP INDEX CONCURRENTLY IF EXISTS public.charges_order_id_once_forever;") ||
 		!strings.Contains(string(down), "CREATE UNIQUE INDEX CONCURRENTLY charges_order_id_once_forever") {
 		t.Errorf("the drop migration:\n%s\n%s", up, down)
@@ -440,8 +440,8 @@ func TestMigrations_ChangedKeyBuildsTheNewIndexBeforeDroppingTheOld(t *testing.T
 	if code, _, stderr := oncegen(t, mod, "-migrations", "migrations"); code != 0 {
 		t.Fatalf("oncegen: %s", stderr)
 	}
-	want := []string{"0001_once_schema_0001_tables.up.sql", "0002_jobs_dedupe_key_once_open.up.sql",
-		"0003_jobs_dedupe_key_once_open_next.up.sql", "0004_drop_jobs_dedupe_key_once_open.up.sql", "0005_once_contract.up.sql"}
+	want := []string{"0001_once_schema_0001_tables.up.sql", "0002_once_schema_0002_operations_settle_hot.up.sql", "0003_jobs_dedupe_key_once_open.up.sql",
+		"0004_jobs_dedupe_key_once_open_next.up.sql", "0005_drop_jobs_dedupe_key_once_open.up.sql", "0006_once_contract.up.sql"}
 	if got := names(filesWith(t, migs, ".up.sql")); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("up migrations %v, want %v", got, want)
 	}
@@ -471,7 +471,7 @@ func TestMigrations_ChangedKeyBuildsTheNewIndexBeforeDroppingTheOld(t *testing.T
 	if code, _, stderr := oncegen(t, mod, "-migrations", "migrations"); code != 0 {
 		t.Fatalf("oncegen: %s", stderr)
 	}
-	want = append(want, "0006_jobs_dedupe_key_payload_once_open.up.sql", "0007_drop_jobs_dedupe_key_once_open.up.sql")
+	want = append(want, "0007_jobs_dedupe_key_payload_once_open.up.sql", "0008_drop_jobs_dedupe_key_once_open.up.sql")
 	if got := names(filesWith(t, migs, ".up.sql")); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("up migrations %v, want %v", got, want)
 	}

@@ -83,7 +83,8 @@ func serverUser() (*syscall.Credential, error) {
 func removeAbandoned() {
 	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), dirPrefix+"*"))
 	for _, dir := range dirs {
-		pid, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(dir), dirPrefix))
+		owner, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(dir), dirPrefix), "-")
+		pid, err := strconv.Atoi(owner)
 		if err != nil || pid == os.Getpid() {
 			continue
 		}
@@ -93,9 +94,15 @@ func removeAbandoned() {
 	}
 }
 
-// startCluster initialises and starts a new cluster. The server gets SIGKILL when this process
-// dies, whatever the reason.
+// startCluster initialises and starts a new cluster with durability off. The server gets
+// SIGKILL when this process dies, whatever the reason.
 func startCluster() (*cluster, error) {
+	return startClusterIn(dirPrefix+strconv.Itoa(os.Getpid()), false)
+}
+
+// startClusterIn initialises and starts a cluster in the temporary directory name, with
+// PostgreSQL's default durability when durable is true.
+func startClusterIn(name string, durable bool) (*cluster, error) {
 	removeAbandoned()
 	bin, err := findBinDir()
 	if err != nil {
@@ -105,7 +112,7 @@ func startCluster() (*cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(os.TempDir(), dirPrefix+strconv.Itoa(os.Getpid()))
+	dir := filepath.Join(os.TempDir(), name)
 	os.RemoveAll(dir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating cluster directory: %w", err)
@@ -135,7 +142,7 @@ func startCluster() (*cluster, error) {
 			c.remove()
 			return nil, err
 		}
-		if err := c.start(bin, data, port, cred); err != nil {
+		if err := c.start(bin, data, port, cred, durable); err != nil {
 			lastErr = err
 			continue
 		}
@@ -145,25 +152,27 @@ func startCluster() (*cluster, error) {
 	return nil, lastErr
 }
 
-func (c *cluster) start(bin, data string, port int, cred *syscall.Credential) error {
+func (c *cluster) start(bin, data string, port int, cred *syscall.Credential, durable bool) error {
 	logPath := filepath.Join(c.dir, "postgres.log")
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
 		return fmt.Errorf("opening server log: %w", err)
 	}
 	defer logFile.Close()
-	cmd := exec.Command(filepath.Join(bin, "postgres"), "-D", data,
+	args := []string{"-D", data,
 		"-p", strconv.Itoa(port),
 		"-c", "listen_addresses=127.0.0.1",
-		"-c", "unix_socket_directories="+c.dir,
-		"-c", "fsync=off",
-		"-c", "synchronous_commit=off",
-		"-c", "full_page_writes=off",
-		"-c", "max_connections=400",
+		"-c", "unix_socket_directories=" + c.dir,
+	}
+	if !durable {
+		args = append(args, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
+	}
+	args = append(args, "-c", "max_connections=400",
 		"-c", "shared_buffers=64MB",
 		"-c", "max_prepared_transactions=0",
 		"-c", "log_min_messages=warning",
 	)
+	cmd := exec.Command(filepath.Join(bin, "postgres"), args...)
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	cmd.Dir = c.dir
