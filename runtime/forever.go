@@ -323,7 +323,7 @@ func doCall[T any](ctx context.Context, db DB, p *foreverCall, fn func(context.C
 	}
 	a, row, err := p.claim(ctx, db)
 	if err != nil {
-		return zero, Outcome{}, err
+		return zero, Outcome{}, classify(err)
 	}
 	if a == nil {
 		return replay[T](p, row)
@@ -459,9 +459,17 @@ func (p *foreverCall) claim(ctx context.Context, db DB) (*Attempt, *operationRow
 	history := historyOf(p.name)
 	for round := range foreverRounds {
 		token := newToken()
-		a, row, err := p.insertOrRead(ctx, db, token, history.pipelined())
+		var a *Attempt
+		var row *operationRow
+		site, err := sendClaim(ctx, db, func(cdb DB) (err error) {
+			a, row, err = p.insertOrRead(ctx, cdb, token, history.pipelined())
+			return err
+		})
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, resolveClaim(ctx, db, site, err, p.withdrawUnseen(token))
+		}
+		if a != nil {
+			a.db = db // the attempt settles on the caller's DB, not the claim's connection
 		}
 		if round == 0 {
 			history.record(a == nil)
@@ -485,9 +493,17 @@ func (p *foreverCall) claim(ctx context.Context, db DB) (*Attempt, *operationRow
 		}
 		switch {
 		case row.state == opReleased || (row.state == opOpen && row.stale && p.repeatSafe):
-			a, err := p.takeOver(ctx, db, row, token)
-			if err != nil || a != nil {
-				return a, nil, err
+			var a *Attempt
+			site, err := sendClaim(ctx, db, func(cdb DB) (err error) {
+				a, err = p.takeOver(ctx, cdb, row, token)
+				return err
+			})
+			if err != nil {
+				return nil, nil, resolveClaim(ctx, db, site, err, p.withdrawUnseen(token))
+			}
+			if a != nil {
+				a.db = db
+				return a, nil, nil
 			}
 			continue // another caller took it over first: read again
 		case row.state == opOpen && row.stale:
@@ -686,6 +702,9 @@ func runAttempt[T any](ctx context.Context, p *foreverCall, a *Attempt, fn func(
 	}
 	if tooLarge != nil {
 		return v, out, errors.Join(err, tooLarge)
+	}
+	if state == opReleased || state == opWithdrawn {
+		err = classify(err) // the claim is released or gone: a transient failure may be retried
 	}
 	return v, out, err
 }
