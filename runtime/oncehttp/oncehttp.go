@@ -362,6 +362,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case errors.Is(err, once.ErrResultTooLarge):
 			writeProblem(w, http.StatusInternalServerError, ProblemNotRecorded, "Response not recorded",
 				"the first request with this Idempotency-Key was carried out, but its response was too large to keep")
+		case r.Context().Err() != nil && errors.Is(err, r.Context().Err()):
+			// The client hung up before its claim was answered (any claim that landed
+			// was withdrawn): nobody is left to answer or to tell.
 		default:
 			m.logf("oncehttp: %s %s: key %q of %q: %v", r.Method, r.URL.Path, key, account, err)
 			writeProblem(w, http.StatusInternalServerError, ProblemInternal, "Internal error", "")
