@@ -41,7 +41,8 @@
 // the function finds its Attempt in its context (AttemptFrom; an Operation passes it), which
 // derives provider keys (Attempt.ProviderKey), gathers ledger entries (Attempt.Record) and
 // follow-ups (Attempt.FollowUp) written with the outcome, records recovery points (Step,
-// Attempt.Checkpoint) and shows life (Attempt.Heartbeat, or Forever.Heartbeat on a pool).
+// Attempt.Checkpoint) and shows life (Attempt.Heartbeat; on a pool a heartbeat starts by itself
+// when the function outlives Stale/3, so a dead holder is noticed within 45 s by default).
 //
 // # What an operator reads
 //
