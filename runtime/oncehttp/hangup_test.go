@@ -31,7 +31,7 @@ func TestMiddleware_ClientsThatHangUpLeaveNoKeyInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	runs := make([]atomic.Int32, calls+workers*10)
-	mw, err := oncehttp.New(oncehttp.Config{DB: pool, Account: bearer, Name: "hangup.create", BareKeys: true})
+	mw, err := oncehttp.New(oncehttp.Config{DB: pool, Account: bearer, Name: "hangup.create"})
 	if err != nil {
 		t.Fatal(err)
 	}
