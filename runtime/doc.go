@@ -30,7 +30,7 @@
 //
 // A Forever guard claims a key by inserting its row; the first caller runs the function and
 // every later one gets the recorded outcome. Keys, scopes and operation references are
-// stored as key text, as EncodeKey writes it: Operation and oncehttp encode the account and
+// stored as key text, as Key writes it: Operation and oncehttp encode the account and
 // reference they are given exactly as a generated wrapper encodes its scope= and key=
 // expressions, so all three meet on one row and one scope per account.
 //

@@ -22,8 +22,8 @@ func TestEpisode_OneFirePerEpisodeAcrossRearms(t *testing.T) {
 			_, out, err := g.Do(ctx, conn, key, func(ctx context.Context) (struct{}, error) {
 				return struct{}{}, effect(ctx, conn, "episode", fmt.Sprint(ep), caller)
 			})
-			if err == nil && out.Status == once.Ran && out.Handle != fmt.Sprint(ep) {
-				t.Errorf("episode %d fired as firing %q", ep, out.Handle)
+			if err == nil && out.Status == once.Ran && out.Firing != int64(ep) {
+				t.Errorf("episode %d fired as firing %d", ep, out.Firing)
 			}
 			return err
 		})
@@ -135,7 +135,7 @@ func TestEpisode_FunctionErrorRearms(t *testing.T) {
 		g.Do(ctx, pool, "serp", func(context.Context) (int, error) { panic("kaboom") })
 	}()
 	_, out, err := g.Do(ctx, pool, "serp", func(context.Context) (int, error) { return 1, nil })
-	if err != nil || out.Status != once.Ran || out.Handle != "3" {
+	if err != nil || out.Status != once.Ran || out.Firing != 3 {
 		t.Fatalf("after a failure and a panic: %+v, %v; want the third firing to run", out, err)
 	}
 	if _, out, _ := g.Do(ctx, pool, "serp", func(context.Context) (int, error) { return 1, nil }); out.Status != once.Duplicate {

@@ -102,8 +102,8 @@ const DefaultHeartbeatStale = 45 * time.Second
 
 // Ref names one forever operation: a key, in a scope, optionally with the input it stands
 // for. Scope and Key are stored as they are given, and are meant to be key text, as
-// EncodeKey writes it: generated wrappers pass EncodeKey of their scope= and key=
-// expressions, and Operation and oncehttp store Key(account) and Key(reference). A call by
+// Key writes it: generated wrappers pass Key of their scope= and key=
+// expressions, and Operation and oncehttp store MustKey(account) and MustKey(reference). A call by
 // hand that should meet those encodes the same way.
 type Ref struct {
 	// Scope is the tenant or account the key belongs to ("" for none). The same key in two
@@ -121,8 +121,8 @@ type Ref struct {
 type Failure struct {
 	// Name is the guard's name.
 	Name string
-	// Handle is the operation's id, as text.
-	Handle string
+	// ID is the operation's id.
+	ID int64
 	// Message is the text of the error the function returned, as stored: NUL bytes dropped,
 	// invalid UTF-8 replaced, and cut at 2000 bytes.
 	Message string
@@ -130,7 +130,7 @@ type Failure struct {
 
 // Error returns the recorded message with the guard it came from.
 func (f *Failure) Error() string {
-	return fmt.Sprintf("once: %s (operation %s) failed earlier: %s", f.Name, f.Handle, f.Message)
+	return fmt.Sprintf("once: %s (operation %d) failed earlier: %s", f.Name, f.ID, f.Message)
 }
 
 // ErrResultTooLarge: a function's result, encoded as JSON, was over its guard's MaxResult. The
@@ -305,11 +305,11 @@ func (g Forever[T]) Do(ctx context.Context, db DB, key string, fn func(context.C
 //
 //   - a new claim: fn runs with the claim's Attempt in its context (AttemptFrom) and its
 //     outcome is recorded; DoRef returns fn's result and error, with Outcome{Status: Ran,
-//     Handle: the operation's id}. Two round trips on a fresh key: the claim and the settle.
+//     ID: the operation's id}. Two round trips on a fresh key: the claim and the settle.
 //   - done: the recorded result, Outcome{Status: Duplicate}, and a nil error.
 //   - a recorded terminal failure: Outcome{Status: Duplicate} and a *Failure.
 //   - uncertain: Outcome{Status: Duplicate} and an error wrapping ErrUncertain.
-//   - open, its holder alive: Outcome{Status: InFlight, Handle: the open operation's id} and
+//   - open, its holder alive: Outcome{Status: InFlight, ID: the open operation's id} and
 //     an error wrapping ErrInFlight. It is an error, unlike Open's redirect, because the
 //     caller asked for a result and has none: code that reads only the error must not take
 //     a zero T for the answer.
@@ -643,7 +643,7 @@ func (p *foreverCall) errorf(err error, format string, args ...any) error {
 func replay[T any](p *foreverCall, row *operationRow) (T, Outcome, error) {
 	var zero T
 	handle := strconv.FormatInt(row.id, 10)
-	out := Outcome{Status: Duplicate, Handle: handle}
+	out := Outcome{Status: Duplicate, ID: row.id}
 	text := ""
 	if row.errText != nil {
 		text = *row.errText
@@ -663,17 +663,17 @@ func replay[T any](p *foreverCall, row *operationRow) (T, Outcome, error) {
 		}
 		return v, out, nil
 	case opFailed:
-		return zero, out, &Failure{Name: p.name, Handle: handle, Message: text}
+		return zero, out, &Failure{Name: p.name, ID: row.id, Message: text}
 	case opUncertain:
 		return zero, out, fmt.Errorf("%w: %s: operation %s needs an operator's resolution: %s", ErrUncertain, p.what(), handle, text)
 	default: // open and alive
-		return zero, Outcome{Status: InFlight, Handle: handle}, fmt.Errorf("%w: %s: operation %s (attempt %d) is running", ErrInFlight, p.what(), handle, row.attempts)
+		return zero, Outcome{Status: InFlight, ID: row.id}, fmt.Errorf("%w: %s: operation %s (attempt %d) is running", ErrInFlight, p.what(), handle, row.attempts)
 	}
 }
 
 // runAttempt runs fn under a new claim and records its outcome.
 func runAttempt[T any](ctx context.Context, p *foreverCall, a *Attempt, fn func(context.Context) (T, error)) (T, Outcome, error) {
-	out := Outcome{Status: Ran, Handle: a.Handle()}
+	out := Outcome{Status: Ran, ID: a.id}
 	// The function's context carries the attempt and the operation's provider key, the same
 	// for every attempt, for an effect that passes it on (ProviderKeyFrom).
 	actx := context.WithValue(WithProviderKey(ctx, a.ProviderKey(p.name)), attemptContextKey{}, a)

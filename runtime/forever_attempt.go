@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 	"time"
 
@@ -49,9 +48,6 @@ func AttemptFrom(ctx context.Context) (*Attempt, bool) {
 // ID returns the operation's id in once.operations: the same for every attempt at it.
 func (a *Attempt) ID() int64 { return a.id }
 
-// Handle returns the operation's id as text (Outcome.Handle).
-func (a *Attempt) Handle() string { return strconv.FormatInt(a.id, 10) }
-
 // Number returns which attempt this is: 1 for the first, more after a retryable failure or
 // the takeover of a dead holder's claim.
 func (a *Attempt) Number() int { return a.number }
@@ -60,11 +56,11 @@ func (a *Attempt) Number() int { return a.number }
 func (a *Attempt) Name() string { return a.call.name }
 
 // Scope returns the scope of the operation's key, as stored: for an Operation, its account
-// encoded by EncodeKey (the account itself unless it holds '/' or '%').
+// encoded by Key (the account itself unless it holds '/' or '%').
 func (a *Attempt) Scope() string { return a.call.ref.Scope }
 
 // Key returns the operation's key, as stored: for an Operation, its reference encoded by
-// EncodeKey (the reference itself unless it holds '/' or '%').
+// Key (the reference itself unless it holds '/' or '%').
 func (a *Attempt) Key() string { return a.call.ref.Key }
 
 // RecoveryPoint returns the last checkpoint an earlier attempt recorded, or "" when this

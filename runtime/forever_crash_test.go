@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -54,6 +55,16 @@ func startForeverChild(t *testing.T, p *fakeprovider.Server) (*pgxpool.Pool, *cr
 	return pool, child
 }
 
+// payloadID reads the row id a child passed to Ready.
+func payloadID(t *testing.T, payload string) int64 {
+	t.Helper()
+	id, err := strconv.ParseInt(payload, 10, 64)
+	if err != nil {
+		t.Fatalf("child's payload %q is not a row id: %v", payload, err)
+	}
+	return id
+}
+
 // crashStale is the stale window of the crash tests' guards: long enough that the parent
 // reaches the dead child's claim within it on a loaded machine, short enough to wait out.
 const crashStale = 2 * time.Second
@@ -69,14 +80,14 @@ func TestForever_KilledHolderEndsUncertainAndIsListed(t *testing.T) {
 				t.Fatalf("child: %v", err)
 			}
 			a, _ := once.AttemptFrom(ctx)
-			crashtest.Ready(a.Handle())
+			crashtest.Ready(strconv.FormatInt(a.ID(), 10))
 			return "", nil
 		})
 	}
 	t.Parallel()
 	pool, child := startForeverChild(t, nil)
 	ctx := context.Background()
-	handle := child.Payload
+	handle := payloadID(t, child.Payload)
 	if err := child.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -84,12 +95,12 @@ func TestForever_KilledHolderEndsUncertainAndIsListed(t *testing.T) {
 		t.Error("the function ran again after its holder died")
 		return "", nil
 	}
-	if _, out, err := g.Do(ctx, pool, "order/9", mustNotRun); !errors.Is(err, once.ErrInFlight) || out.Handle != handle {
-		t.Fatalf("within the stale window: %+v, %v; want in flight on %s", out, err, handle)
+	if _, out, err := g.Do(ctx, pool, "order/9", mustNotRun); !errors.Is(err, once.ErrInFlight) || out.ID != handle {
+		t.Fatalf("within the stale window: %+v, %v; want in flight on %d", out, err, handle)
 	}
 	time.Sleep(crashStale + 100*time.Millisecond)
-	if _, out, err := g.Do(ctx, pool, "order/9", mustNotRun); !errors.Is(err, once.ErrUncertain) || out.Handle != handle {
-		t.Fatalf("after the stale window: %+v, %v; want ErrUncertain on %s", out, err, handle)
+	if _, out, err := g.Do(ctx, pool, "order/9", mustNotRun); !errors.Is(err, once.ErrUncertain) || out.ID != handle {
+		t.Fatalf("after the stale window: %+v, %v; want ErrUncertain on %d", out, err, handle)
 	}
 	list, err := once.ListUncertain(ctx, pool, "billing.Charge", 10)
 	if err != nil || len(list) != 1 || list[0].Key != "order/9" {
@@ -144,7 +155,7 @@ func TestForever_KilledHolderIsRetriedWhenRepeatSafe(t *testing.T) {
 			if c.effects == 1 && id != child.Payload {
 				t.Fatalf("charge %s, want the dead child's %s replayed by the provider", id, child.Payload)
 			}
-			if r := operationState(t, pool, out.Handle); r.state != "done" || r.attempts != 2 {
+			if r := operationState(t, pool, out.ID); r.state != "done" || r.attempts != 2 {
 				t.Fatalf("operation %+v, want done on attempt 2", r)
 			}
 			if p.Effects() != c.effects {

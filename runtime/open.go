@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -75,8 +74,8 @@ FROM once.open_claims c, cutoff WHERE c.name = $1 AND c.key = $2 AND c.state = '
 
 // Claim opens a claim on key that outlives the call: for work handed to a job queue, where
 // a worker settles it later with Finish or Fail. If another claim on the key is open (and not
-// stale), it returns a nil Claim and Outcome{Status: InFlight, Handle: that claim's ID}, with a
-// nil error. A new claim returns Outcome{Status: Ran, Handle: its ID}.
+// stale), it returns a nil Claim and Outcome{Status: InFlight, ID: that claim's ID}, with a
+// nil error. A new claim returns Outcome{Status: Ran, ID: its ID}.
 //
 // On a fresh key this is one statement. Only a conflict costs a second, which also closes
 // the conflicting claim if it is stale.
@@ -94,7 +93,7 @@ func (g Open[T]) Claim(ctx context.Context, db DB, key string) (*Claim, Outcome,
 		site, err := sendClaim(ctx, db, func(cdb DB) error { return cdb.QueryRow(ctx, claimSQL, g.Name, key, token).Scan(&id) })
 		if err == nil {
 			c := &Claim{ID: id, Name: g.Name, Key: key, Token: token}
-			return c, Outcome{Status: Ran, Handle: strconv.FormatInt(id, 10)}, nil
+			return c, Outcome{Status: Ran, ID: id}, nil
 		}
 		if !errors.Is(err, pgx.ErrNoRows) {
 			err = fmt.Errorf("once: open guard %s: claim: %w", g.Name, err)
@@ -109,7 +108,7 @@ func (g Open[T]) Claim(ctx context.Context, db DB, key string) (*Claim, Outcome,
 			return nil, Outcome{}, fmt.Errorf("once: open guard %s: reading the open claim: %w", g.Name, err)
 		}
 		if !wasStale {
-			return nil, Outcome{Status: InFlight, Handle: strconv.FormatInt(id, 10)}, nil
+			return nil, Outcome{Status: InFlight, ID: id}, nil
 		}
 		// Closed as stale, by this statement or a concurrent one: claim again.
 	}
@@ -119,7 +118,7 @@ func (g Open[T]) Claim(ctx context.Context, db DB, key string) (*Claim, Outcome,
 // Do claims key and, if the claim is new, runs fn with the claim in its context (ClaimFrom),
 // then settles it: done when fn returns nil, failed (with fn's error as the reason) when it
 // returns an error or panics. If another claim on the key is open, fn does not run and Do
-// returns Outcome{Status: InFlight, Handle: the open claim's ID} with a nil error.
+// returns Outcome{Status: InFlight, ID: the open claim's ID} with a nil error.
 //
 // If the claim was closed as stale while fn ran (fn took longer than Stale), the settle
 // finds it no longer open and Do returns fn's result with an error wrapping ErrNotOwner: the

@@ -27,7 +27,7 @@ const MaxReferenceLen = 255
 // can point at another account's operation would replay that account's result to it.
 //
 // An operation is stored as a Forever guard's would be, with the account and the reference
-// each encoded as a one-part key (EncodeKey): Ref{Scope: Key(account), Key: Key(reference)}.
+// each encoded as a one-part key (Key): Ref{Scope: MustKey(account), Key: MustKey(reference)}.
 // That is what a wrapper oncegen writes for //once:forever scope=account key=reference
 // passes, so an Operation, the oncehttp middleware and a generated guard of the same name
 // meet on the same row, and once.ledger and once.followups hold one scope per account
@@ -127,7 +127,7 @@ func (op Operation[T]) storedRef(ctx context.Context, db DB, ref OperationRef) (
 			return Ref{}, invalid("reference holds byte %#x at %d: only printable ASCII is accepted", c, i)
 		}
 	}
-	stored := Ref{Scope: Key(ref.Account), Key: Key(ref.Reference), Input: ref.Input}
+	stored := Ref{Scope: MustKey(ref.Account), Key: MustKey(ref.Reference), Input: ref.Input}
 	switch {
 	case len(stored.Key) > MaxKeyLen:
 		return Ref{}, invalid("reference is %d bytes once encoded ('/' and '%%' take three), over the %d-byte limit", len(stored.Key), MaxKeyLen)

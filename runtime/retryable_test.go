@@ -146,7 +146,7 @@ func TestForever_TransientFunctionErrorIsRetryableAndReleased(t *testing.T) {
 	if !errors.Is(err, once.ErrRetryable) {
 		t.Fatalf("err = %v; want ErrRetryable", err)
 	}
-	if r := operationState(t, pool, out.Handle); r.state != "released" {
+	if r := operationState(t, pool, out.ID); r.state != "released" {
 		t.Fatalf("operation %+v, want released", r)
 	}
 	// A terminal failure is recorded, whatever its cause: never retryable.

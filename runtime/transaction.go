@@ -49,7 +49,7 @@ type Transaction[T any] struct {
 
 // Do begins a transaction on db, takes the key's lock, runs fn with the transaction and
 // commits; if fn returns an error (or panics) the transaction is rolled back and fn's error
-// returned as it is. The lock is released by the commit or rollback. Outcome.Handle is the
+// returned as it is. The lock is released by the commit or rollback. Outcome.LockID is the
 // lock's number, LockID(Name, key), in decimal (pg_locks shows it as classid and objid, its
 // high and low 32 bits).
 //
@@ -99,7 +99,7 @@ func (g Transaction[T]) Do(ctx context.Context, db DB, key string, fn func(conte
 // transaction failed for a transient reason and did not commit.
 func (g Transaction[T]) run(ctx context.Context, db DB, lockID int64, fn func(context.Context, pgx.Tx) (T, error)) (T, Outcome, error) {
 	var zero T
-	out := Outcome{Handle: strconv.FormatInt(lockID, 10)}
+	out := Outcome{LockID: lockID}
 	var tx pgx.Tx
 	var err error
 	if b, ok := db.(txBeginner); ok && g.IsoLevel != "" {

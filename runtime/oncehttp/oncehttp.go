@@ -292,7 +292,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err == nil && m.cfg.ValidateKey != nil {
 		err = m.cfg.ValidateKey(key)
 	}
-	if err == nil && len(once.Key(key)) > once.MaxKeyLen {
+	if err == nil && len(once.MustKey(key)) > once.MaxKeyLen {
 		// Stored encoded (see once.Operation), where '/' and '%' take three bytes each.
 		err = fmt.Errorf("the Idempotency-Key holds too many '/' and '%%' characters (each is stored as three bytes, and the limit is %d)", once.MaxKeyLen)
 	}

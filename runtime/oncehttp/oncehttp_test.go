@@ -691,7 +691,7 @@ func TestMiddleware_DontRecordLeavesTheKeyUnused(t *testing.T) {
 
 // The middleware stores its operations as once.Operation does, and as a wrapper oncegen
 // writes for "//once:forever scope=account key=reference" passes them to DoRef: account and
-// key encoded by once.Key. So for an account holding '/' and '%' (which the encoding
+// key encoded by once.MustKey. So for an account holding '/' and '%' (which the encoding
 // escapes) all three meet on one row, and the ledger's scope is the encoded account. The
 // negative control is the raw strings, as the middleware once stored them: another row.
 func TestMiddleware_ScopeAgreesWithOperationsAndGeneratedGuards(t *testing.T) {
@@ -706,18 +706,18 @@ func TestMiddleware_ScopeAgreesWithOperationsAndGeneratedGuards(t *testing.T) {
 	ran := false
 	fn := func(context.Context) (json.RawMessage, error) { ran = true; return nil, nil }
 	generated := once.Forever[json.RawMessage]{Name: "reports.generate"}
-	rec, out, err := generated.DoRef(ctx, f.pool, once.Ref{Scope: once.Key(account), Key: once.Key(key)}, fn)
+	rec, out, err := generated.DoRef(ctx, f.pool, once.Ref{Scope: once.MustKey(account), Key: once.MustKey(key)}, fn)
 	if err != nil || ran || out.Status != once.Duplicate || !strings.Contains(string(rec), `"status":201`) {
 		t.Fatalf("generated-style DoRef: %s %+v %v (ran: %v), want the middleware's recorded response", rec, out, err, ran)
 	}
 	op := once.Operation[json.RawMessage]{Name: "reports.generate"}
 	looked, err := op.Lookup(ctx, f.pool, account, key)
-	if err != nil || looked.State != "done" || strconv.FormatInt(looked.ID, 10) != out.Handle {
-		t.Fatalf("Operation.Lookup: %+v %v, want operation %s", looked, err, out.Handle)
+	if err != nil || looked.State != "done" || looked.ID != out.ID {
+		t.Fatalf("Operation.Lookup: %+v %v, want operation %d", looked, err, out.ID)
 	}
 	var scope string
-	if err := f.pool.QueryRow(ctx, `SELECT scope FROM once.ledger`).Scan(&scope); err != nil || scope != once.Key(account) {
-		t.Fatalf("ledger scope %q (%v), want %q", scope, err, once.Key(account))
+	if err := f.pool.QueryRow(ctx, `SELECT scope FROM once.ledger`).Scan(&scope); err != nil || scope != once.MustKey(account) {
+		t.Fatalf("ledger scope %q (%v), want %q", scope, err, once.MustKey(account))
 	}
 	if _, out, err := generated.DoRef(ctx, f.pool, once.Ref{Scope: account, Key: key}, fn); err != nil || !ran || out.Status != once.Ran {
 		t.Fatalf("raw strings: %+v %v (ran: %v), want another operation", out, err, ran)
