@@ -11,7 +11,7 @@
 //
 // Each key= expression is type-checked in the scope of the function it guards (its
 // parameters and receiver, and the package's own names), by directive.CheckTypes, the check
-// oncelint's ONCE000 makes too. Its type must be one once.EncodeKey encodes: a string,
+// oncelint's ONCE000 makes too. Its type must be one once.Key encodes: a string,
 // integer or bool, a [16]byte UUID, a time.Time, a once.KeyPart or an
 // encoding.TextMarshaler, a named type of one of those, or a pointer to one. A call of
 // time.Now, time.Since or time.Until, of math/rand, math/rand/v2 or crypto/rand, or of a
@@ -25,9 +25,9 @@
 //
 //	func FOnce(ctx context.Context, db once.DB, args...) (once.Outcome, error)
 //
-// returning (T, once.Outcome, error) for (T, error). Its key is once.Key(parts...) when no
+// returning (T, once.Outcome, error) for (T, error). Its key is once.MustKey(parts...) when no
 // part can fail to encode (a string, integer or bool that is no text marshaler, a [16]byte,
-// a time.Time, a once.KeyPart value), and otherwise comes from once.EncodeKey, whose error
+// a time.Time, a once.KeyPart value), and otherwise comes from once.Key, whose error
 // the wrapper returns naming the guard (a nil pointer, a MarshalText error). Request and
 // provider guards take no db; transaction and table= guards supply F's pgx.Tx parameter
 // themselves, so it is left out of the wrapper's parameters. A method gets a method wrapper.

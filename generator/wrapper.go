@@ -382,8 +382,8 @@ func rearmCode(p *plan) (jen.Code, error) {
 
 // encodeKey returns the code that encodes keys and the value that stands for the result.
 // When no part can fail to encode (directive.EncodableWithoutError), the value is the call
-// once.Key(parts...), which then cannot panic, and there is no code before it; otherwise
-// the code is name, errName := once.EncodeKey(parts...) followed by fail, and the value is
+// once.MustKey(parts...), which then cannot panic, and there is no code before it; otherwise
+// the code is name, errName := once.Key(parts...) followed by fail, and the value is
 // name.
 func encodeKey(keys []directive.TypedExpr, name, errName string, fail jen.Code) ([]jen.Code, jen.Code, error) {
 	parts, err := keyParts(keys)
@@ -395,9 +395,9 @@ func encodeKey(keys []directive.TypedExpr, name, errName string, fail jen.Code) 
 		sure = sure && directive.EncodableWithoutError(k.Type)
 	}
 	if sure {
-		return nil, jen.Qual(RuntimePath, "Key").Call(parts...), nil
+		return nil, jen.Qual(RuntimePath, "MustKey").Call(parts...), nil
 	}
-	return []jen.Code{jen.List(jen.Id(name), jen.Id(errName)).Op(":=").Qual(RuntimePath, "EncodeKey").Call(parts...), fail}, jen.Id(name), nil
+	return []jen.Code{jen.List(jen.Id(name), jen.Id(errName)).Op(":=").Qual(RuntimePath, "Key").Call(parts...), fail}, jen.Id(name), nil
 }
 
 func keyParts(keys []directive.TypedExpr) ([]jen.Code, error) {

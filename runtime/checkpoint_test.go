@@ -50,7 +50,7 @@ func TestStep_KilledWorkerResumesFromTheLastCheckpoint(t *testing.T) {
 	if crashtest.IsChild(t) {
 		c := connectForeverChild(t)
 		g.Do(context.Background(), c.conn, "report/1", buildReport(c.conn, 1, func(a *once.Attempt) {
-			crashtest.Ready(a.Handle())
+			crashtest.Ready(strconv.FormatInt(a.ID(), 10))
 		}))
 		t.Fatal("child: the operation returned instead of stopping in its last step")
 	}
@@ -59,7 +59,7 @@ func TestStep_KilledWorkerResumesFromTheLastCheckpoint(t *testing.T) {
 	if err := child.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	if r := operationState(t, pool, child.Payload); r.state != "open" || r.recoveryPoint != "render" {
+	if r := operationState(t, pool, payloadID(t, child.Payload)); r.state != "open" || r.recoveryPoint != "render" {
 		t.Fatalf("after the kill: %+v, want open with recovery point render", r)
 	}
 	time.Sleep(crashStale + 100*time.Millisecond)
@@ -75,7 +75,7 @@ func TestStep_KilledWorkerResumesFromTheLastCheckpoint(t *testing.T) {
 			t.Errorf("step %s wrote %d times, want once", s, n)
 		}
 	}
-	if r := operationState(t, pool, out.Handle); r.state != "done" || r.attempts != 2 {
+	if r := operationState(t, pool, out.ID); r.state != "done" || r.attempts != 2 {
 		t.Fatalf("operation %+v, want done on attempt 2", r)
 	}
 }
@@ -131,7 +131,7 @@ func TestCheckpoint_RecordsNothingForAReplacedAttempt(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Forever[int]{Name: "reports.Build", Stale: 100 * time.Millisecond, RepeatSafe: true}
+	g := once.Forever[int]{Name: "reports.Build", Stale: 100 * time.Millisecond, RepeatSafe: true, NoHeartbeat: true}
 	g.Do(ctx, pool, "report/3", func(ctx context.Context) (int, error) {
 		a, _ := once.AttemptFrom(ctx)
 		time.Sleep(250 * time.Millisecond)
@@ -190,7 +190,7 @@ func TestStep_CancelledStepRollsBackAndTheOperationSettles(t *testing.T) {
 	if conn.IsClosed() {
 		t.Fatal("the connection was closed by the cancelled step's rollback")
 	}
-	if r := operationState(t, pool, out.Handle); r.state != "released" {
+	if r := operationState(t, pool, out.ID); r.state != "released" {
 		t.Fatalf("operation %+v, want released: the attempt's outcome recorded", r)
 	}
 	if n := effects(t, pool, "step", "extract"); n != 0 {

@@ -112,7 +112,7 @@ func TestOpen_KilledWorkersClaimIsClosedAsStaleAndTheKeyClaimedAgain(t *testing.
 	t.Parallel()
 	pool, child := startChild(t)
 	ctx := context.Background()
-	dead := child.Payload
+	dead := payloadID(t, child.Payload)
 	if err := child.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -120,8 +120,8 @@ func TestOpen_KilledWorkersClaimIsClosedAsStaleAndTheKeyClaimedAgain(t *testing.
 		t.Error("started again while the dead claim was inside its window")
 		return 0, nil
 	})
-	if err != nil || out.Status != once.InFlight || out.Handle != dead {
-		t.Fatalf("claim just after the kill: %+v, %v; want in flight at the dead claim %s", out, err, dead)
+	if err != nil || out.Status != once.InFlight || out.ID != dead {
+		t.Fatalf("claim just after the kill: %+v, %v; want in flight at the dead claim %d", out, err, dead)
 	}
 
 	// Claim until the window has passed, as callers arriving over time would.
@@ -138,7 +138,7 @@ func TestOpen_KilledWorkersClaimIsClosedAsStaleAndTheKeyClaimedAgain(t *testing.
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if out.Status != once.Ran || out.Handle == dead {
+	if out.Status != once.Ran || out.ID == dead {
 		t.Fatalf("claim after the window: %+v, want a new claim that ran", out)
 	}
 	if n := effects(t, pool, "open", "org/1"); n != 1 {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -47,7 +46,7 @@ RETURNING firings`
 // panics) the latch is rearmed, but only if it still holds this firing (a Rearm and a new
 // firing in between are left alone), so the next attempt fires again: an alert that failed
 // to send was not sent. If the latch was already set, fn does not run and Do returns
-// Outcome{Status: Duplicate}. Outcome.Handle is the episode's number (once.latches.firings).
+// Outcome{Status: Duplicate}. Outcome.Firing is the episode's number (once.latches.firings).
 func (g Episode[T]) Do(ctx context.Context, db DB, key string, fn func(context.Context) (T, error)) (T, Outcome, error) {
 	var zero T
 	if err := checkGuardCall(ctx, db, "episode", g.Name, key); err != nil {
@@ -62,9 +61,9 @@ func (g Episode[T]) Do(ctx context.Context, db DB, key string, fn func(context.C
 		return zero, Outcome{Status: Duplicate}, nil
 	}
 	if err != nil {
-		return zero, Outcome{}, fmt.Errorf("once: episode guard %s: fire: %w", g.Name, err)
+		return zero, Outcome{}, classifyAnswered(fmt.Errorf("once: episode guard %s: fire: %w", g.Name, err))
 	}
-	out := Outcome{Status: Ran, Handle: strconv.FormatInt(firing, 10)}
+	out := Outcome{Status: Ran, Firing: firing}
 	v, err := callUndoing(ctx, fn, func(sctx context.Context, _ error) error { return g.unfire(sctx, db, key, firing) })
 	return v, out, err
 }

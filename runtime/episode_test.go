@@ -25,8 +25,8 @@ func TestEpisode_OneFirePerEpisodeAcrossRearms(t *testing.T) {
 			_, out, err := g.Do(ctx, conn, key, func(ctx context.Context) (struct{}, error) {
 				return struct{}{}, effect(ctx, conn, "episode", fmt.Sprint(ep), caller)
 			})
-			if err == nil && out.Status == once.Ran && out.Handle != fmt.Sprint(ep) {
-				t.Errorf("episode %d fired as firing %q", ep, out.Handle)
+			if err == nil && out.Status == once.Ran && out.Firing != int64(ep) {
+				t.Errorf("episode %d fired as firing %d", ep, out.Firing)
 			}
 			return err
 		})
@@ -138,7 +138,7 @@ func TestEpisode_FunctionErrorRearms(t *testing.T) {
 		g.Do(ctx, pool, "serp", func(context.Context) (int, error) { panic("kaboom") })
 	}()
 	_, out, err := g.Do(ctx, pool, "serp", func(context.Context) (int, error) { return 1, nil })
-	if err != nil || out.Status != once.Ran || out.Handle != "3" {
+	if err != nil || out.Status != once.Ran || out.Firing != 3 {
 		t.Fatalf("after a failure and a panic: %+v, %v; want the third firing to run", out, err)
 	}
 	if _, out, _ := g.Do(ctx, pool, "serp", func(context.Context) (int, error) { return 1, nil }); out.Status != once.Duplicate {
@@ -199,7 +199,7 @@ func TestEpisode_RearmsRacingWithDuplicatesFireOncePerEpisode(t *testing.T) {
 	g := once.Episode[struct{}]{Name: "alerts.CreditExhausted"}
 	const rearms = 30
 	var mu sync.Mutex
-	handles := map[string]int{}
+	handles := map[int64]int{}
 	var duplicates, rearmed atomic.Int64
 	done := make(chan struct{})
 	storm(t, pool, stormSize, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
@@ -232,7 +232,7 @@ func TestEpisode_RearmsRacingWithDuplicatesFireOncePerEpisode(t *testing.T) {
 			switch out.Status {
 			case once.Ran:
 				mu.Lock()
-				handles[out.Handle]++
+				handles[out.Firing]++
 				mu.Unlock()
 			case once.Duplicate:
 				duplicates.Add(1)
@@ -253,7 +253,7 @@ func TestEpisode_RearmsRacingWithDuplicatesFireOncePerEpisode(t *testing.T) {
 	}
 	for h, n := range handles {
 		if n != 1 {
-			t.Errorf("firing %s ran %d times", h, n)
+			t.Errorf("firing %d ran %d times", h, n)
 		}
 	}
 	if n := effects(t, pool, "episode", "serp"); int64(n) != want {

@@ -19,7 +19,7 @@ func ExampleOpen() {
 		// A second tab presses the button while this run is open.
 		_, again, _ := startRun.Do(ctx, db, "org/7", func(context.Context) (string, error) { return "", nil })
 		c, _ := once.ClaimFrom(ctx)
-		fmt.Println("second press:", again.Status, "redirected to this run:", again.Handle == fmt.Sprint(c.ID))
+		fmt.Println("second press:", again.Status, "redirected to this run:", again.ID == c.ID)
 		return "report", nil
 	})
 	fmt.Println("first press:", out.Status, err)

@@ -12,12 +12,12 @@ import (
 // retry after a lost response is recognised by the payment provider and not charged again.
 func ExampleProvider() {
 	fee := once.Provider[string]{Prefix: "fee", TTL: 24 * time.Hour}
-	_, out, err := fee.Do(context.Background(), once.Key("reply", 1042), func(ctx context.Context) (string, error) {
+	_, out, err := fee.Do(context.Background(), once.MustKey("reply", 1042), func(ctx context.Context) (string, error) {
 		k, _ := once.ProviderKeyFrom(ctx)
 		fmt.Println("Idempotency-Key:", k) // pass it to the provider's API
 		return "ch_1", nil
 	})
-	fmt.Println(out.Status, out.Handle, err)
+	fmt.Println(out.Status, out.ProviderKey, err)
 
 	// Output:
 	// Idempotency-Key: fee-reply/1042

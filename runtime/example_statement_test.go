@@ -14,7 +14,7 @@ func ExampleStatement() {
 	ctx := context.Background()
 	db := examplePool()
 	allowance := once.Statement[string]{Name: "ideas.Generate", Cap: 2}
-	key := once.Key("org", 7, "2026-11")
+	key := once.MustKey("org", 7, "2026-11")
 
 	failing := func(context.Context) (string, error) { return "", errors.New("model unavailable") }
 	_, out, err := allowance.Do(ctx, db, key, 1, failing)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 	"time"
 
@@ -49,9 +48,6 @@ func AttemptFrom(ctx context.Context) (*Attempt, bool) {
 // ID returns the operation's id in once.operations: the same for every attempt at it.
 func (a *Attempt) ID() int64 { return a.id }
 
-// Handle returns the operation's id as text (Outcome.Handle).
-func (a *Attempt) Handle() string { return strconv.FormatInt(a.id, 10) }
-
 // Number returns which attempt this is: 1 for the first, more after a retryable failure or
 // the takeover of a dead holder's claim.
 func (a *Attempt) Number() int { return a.number }
@@ -60,11 +56,11 @@ func (a *Attempt) Number() int { return a.number }
 func (a *Attempt) Name() string { return a.call.name }
 
 // Scope returns the scope of the operation's key, as stored: for an Operation, its account
-// encoded by EncodeKey (the account itself unless it holds '/' or '%').
+// encoded by Key (the account itself unless it holds '/' or '%').
 func (a *Attempt) Scope() string { return a.call.ref.Scope }
 
 // Key returns the operation's key, as stored: for an Operation, its reference encoded by
-// EncodeKey (the reference itself unless it holds '/' or '%').
+// Key (the reference itself unless it holds '/' or '%').
 func (a *Attempt) Key() string { return a.call.ref.Key }
 
 // RecoveryPoint returns the last checkpoint an earlier attempt recorded, or "" when this
@@ -101,45 +97,69 @@ func (a *Attempt) uncertainty() error {
 	return a.uncertain
 }
 
-// heartbeatWhileRunning starts the attempt's automatic heartbeat (Forever.Heartbeat) when its
-// guard asks for one and its DB is a pool, which several goroutines may use at once. It
+// heartbeatWhileRunning arranges the attempt's automatic heartbeat (see Forever.NoHeartbeat)
+// when its guard has one and its DB is a pool, which several goroutines may use at once. It
 // returns the function's context, cancelled with the cause if a heartbeat finds the claim
 // lost, and a stop function, safe to call more than once, that returns when the heartbeat
 // has stopped.
 //
-// The heartbeat lasts as long as the function runs, not as long as the caller's context: a
-// function still running after its caller gave up holds the claim all the same.
+// The heartbeat starts only when the function outlives one interval (Stale/3): until then a
+// timer is all it costs, and a short function, the common case, sends no statement for it.
+// It lasts as long as the function runs, not as long as the caller's context: a function
+// still running after its caller gave up holds the claim all the same.
 func (a *Attempt) heartbeatWhileRunning(ctx context.Context) (context.Context, func()) {
 	if _, pool := a.db.(*pgxpool.Pool); !a.call.heartbeat || !pool {
 		return ctx, func() {}
 	}
 	fctx, cancelFn := context.WithCancelCause(ctx)
-	bctx, cancelBeat := context.WithCancel(context.WithoutCancel(ctx))
 	every := max(a.call.stale/3, time.Millisecond)
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		tick := time.NewTicker(every)
-		defer tick.Stop()
-		for {
-			select {
-			case <-bctx.Done():
-				return
-			case <-tick.C:
-			}
-			// A failed heartbeat is tried again at the next tick: only a lost claim stops
-			// it, and tells the function.
-			if err := a.Heartbeat(bctx); errors.Is(err, ErrNotOwner) {
-				cancelFn(err)
-				return
-			}
+	var mu sync.Mutex
+	stopped := false
+	var cancelBeat context.CancelFunc
+	var beating chan struct{} // closed when the heartbeat loop has returned
+	start := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped {
+			return
 		}
-	})
-	var stopped sync.Once
+		var bctx context.Context
+		bctx, cancelBeat = context.WithCancel(context.WithoutCancel(ctx))
+		beating = make(chan struct{})
+		go func() {
+			defer close(beating)
+			tick := time.NewTicker(every)
+			defer tick.Stop()
+			for {
+				// A failed heartbeat is tried again at the next tick: only a lost claim
+				// stops it, and tells the function.
+				if err := a.Heartbeat(bctx); errors.Is(err, ErrNotOwner) {
+					cancelFn(err)
+					return
+				}
+				select {
+				case <-bctx.Done():
+					return
+				case <-tick.C:
+				}
+			}
+		}()
+	}
+	timer := time.AfterFunc(every, start)
 	return fctx, func() {
-		stopped.Do(func() {
-			cancelBeat()
-			wg.Wait()
-			cancelFn(context.Canceled)
-		})
+		mu.Lock()
+		if stopped {
+			mu.Unlock()
+			return
+		}
+		stopped = true
+		cancel, done := cancelBeat, beating
+		mu.Unlock()
+		timer.Stop()
+		if cancel != nil {
+			cancel()
+			<-done
+		}
+		cancelFn(context.Canceled)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -54,6 +55,16 @@ func startForeverChild(t *testing.T, p *fakeprovider.Server) (*pgxpool.Pool, *cr
 	return pool, child
 }
 
+// payloadID reads the row id a child passed to Ready.
+func payloadID(t *testing.T, payload string) int64 {
+	t.Helper()
+	id, err := strconv.ParseInt(payload, 10, 64)
+	if err != nil {
+		t.Fatalf("child's payload %q is not a row id: %v", payload, err)
+	}
+	return id
+}
+
 // crashStale is the stale window of the crash tests' guards: long enough that the parent
 // reaches the dead child's claim within it on a loaded machine, short enough to wait out.
 const crashStale = 2 * time.Second
@@ -69,14 +80,14 @@ func TestForever_KilledHolderEndsUncertainAndIsListed(t *testing.T) {
 				t.Fatalf("child: %v", err)
 			}
 			a, _ := once.AttemptFrom(ctx)
-			crashtest.Ready(a.Handle())
+			crashtest.Ready(strconv.FormatInt(a.ID(), 10))
 			return "", nil
 		})
 	}
 	t.Parallel()
 	pool, child := startForeverChild(t, nil)
 	ctx := context.Background()
-	handle := child.Payload
+	handle := payloadID(t, child.Payload)
 	if err := child.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -84,12 +95,12 @@ func TestForever_KilledHolderEndsUncertainAndIsListed(t *testing.T) {
 		t.Error("the function ran again after its holder died")
 		return "", nil
 	}
-	if _, out, err := g.Do(ctx, pool, "order/9", mustNotRun); !errors.Is(err, once.ErrInFlight) || out.Handle != handle {
-		t.Fatalf("within the stale window: %+v, %v; want in flight on %s", out, err, handle)
+	if _, out, err := g.Do(ctx, pool, "order/9", mustNotRun); !errors.Is(err, once.ErrInFlight) || out.ID != handle {
+		t.Fatalf("within the stale window: %+v, %v; want in flight on %d", out, err, handle)
 	}
 	time.Sleep(crashStale + 100*time.Millisecond)
-	if _, out, err := g.Do(ctx, pool, "order/9", mustNotRun); !errors.Is(err, once.ErrUncertain) || out.Handle != handle {
-		t.Fatalf("after the stale window: %+v, %v; want ErrUncertain on %s", out, err, handle)
+	if _, out, err := g.Do(ctx, pool, "order/9", mustNotRun); !errors.Is(err, once.ErrUncertain) || out.ID != handle {
+		t.Fatalf("after the stale window: %+v, %v; want ErrUncertain on %d", out, err, handle)
 	}
 	list, err := once.ListUncertain(ctx, pool, "billing.Charge", 10)
 	if err != nil || len(list) != 1 || list[0].Key != "order/9" {
@@ -144,11 +155,67 @@ func TestForever_KilledHolderIsRetriedWhenRepeatSafe(t *testing.T) {
 			if c.effects == 1 && id != child.Payload {
 				t.Fatalf("charge %s, want the dead child's %s replayed by the provider", id, child.Payload)
 			}
-			if r := operationState(t, pool, out.Handle); r.state != "done" || r.attempts != 2 {
+			if r := operationState(t, pool, out.ID); r.state != "done" || r.attempts != 2 {
 				t.Fatalf("operation %+v, want done on attempt 2", r)
 			}
 			if p.Effects() != c.effects {
 				t.Fatalf("%d charges, want %d", p.Effects(), c.effects)
+			}
+		})
+	}
+}
+
+// A holder SIGKILLed mid-effect, with the guard's defaults on a pool: its claim shows no more
+// life, and the next caller is told so within a minute (the default window is 45 s from the
+// last sign of life), not after 20 minutes: uncertain, or, when the effect is repeat-safe, it
+// runs again.
+func TestForever_KilledHolderIsNoticedWithinAMinuteByDefault(t *testing.T) {
+	for _, repeatSafe := range []bool{false, true} {
+		name := map[bool]string{false: "uncertain", true: "repeat-safe runs again"}[repeatSafe]
+		t.Run(name, func(t *testing.T) {
+			g := once.Forever[string]{Name: "billing.Charge", RepeatSafe: repeatSafe}
+			if crashtest.IsChild(t) {
+				pool, err := pgxpool.New(context.Background(), os.Getenv(envForeverDSN))
+				if err != nil {
+					t.Fatalf("child: %v", err)
+				}
+				g.Do(context.Background(), pool, "order/9", func(ctx context.Context) (string, error) {
+					if err := effect(ctx, pool, "forever", "order/9", 1); err != nil {
+						t.Fatalf("child: %v", err)
+					}
+					crashtest.Ready("")
+					return "", nil
+				})
+			}
+			t.Parallel()
+			pool, child := startForeverChild(t, nil)
+			ctx := context.Background()
+			if err := child.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			killed := time.Now()
+			ran := false
+			run := func(ctx context.Context) (string, error) { ran = true; return "again", nil }
+			for {
+				_, out, err := g.Do(ctx, pool, "order/9", run)
+				waited := time.Since(killed)
+				if errors.Is(err, once.ErrInFlight) {
+					if waited > time.Minute {
+						t.Fatalf("still in flight %v after the holder was killed", waited)
+					}
+					time.Sleep(time.Second)
+					continue
+				}
+				switch {
+				case waited > time.Minute:
+					t.Fatalf("noticed only %v after the kill", waited)
+				case !repeatSafe && (!errors.Is(err, once.ErrUncertain) || ran):
+					t.Fatalf("after %v: %+v, %v; want uncertain", waited, out, err)
+				case repeatSafe && (err != nil || out.Status != once.Ran || !ran):
+					t.Fatalf("after %v: %+v, %v; want the claim taken over and run", waited, out, err)
+				}
+				t.Logf("noticed %v after the kill: %+v, %v", waited.Round(time.Second), out, err)
+				return
 			}
 		})
 	}

@@ -3,6 +3,7 @@ package once_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -103,7 +104,7 @@ func TestForever_RejectedAfterEarlierWorkOnlyReleases(t *testing.T) {
 		if out.Status != once.Ran || err == nil {
 			t.Fatalf("%s: %+v %v", key, out, err)
 		}
-		if r := operationState(t, pool, out.Handle); r.state != "released" {
+		if r := operationState(t, pool, out.ID); r.state != "released" {
 			t.Fatalf("%s: operation %+v, want released", key, r)
 		}
 		other := order{Item: "x", Qty: 2}
@@ -128,7 +129,7 @@ func TestErrors_NameWhatTheCallerUsed(t *testing.T) {
 	}
 	ref.Input = map[string]int{"n": 2}
 	_, _, err = op.Do(ctx, pool, ref, slow)
-	if !errors.Is(err, once.ErrMismatch) || err.Error() != `once: key reused with different input: operation reports.generate: reference "ref/1" (operation `+first.Handle+`) was first used with another input` {
+	if !errors.Is(err, once.ErrMismatch) || err.Error() != `once: key reused with different input: operation reports.generate: reference "ref/1" (operation `+strconv.FormatInt(first.ID, 10)+`) was first used with another input` {
 		t.Fatalf("operation mismatch: %v", err)
 	}
 	if _, _, err := op.Do(ctx, pool, once.OperationRef{Account: "acct-a"}, slow); !errors.Is(err, once.ErrInvalid) ||
@@ -146,7 +147,7 @@ func TestErrors_NameWhatTheCallerUsed(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, err = g.DoRef(ctx, pool, once.Ref{Key: "order/1", Input: 2}, func(context.Context) (int, error) { return 1, nil })
-	if !errors.Is(err, once.ErrMismatch) || err.Error() != `once: key reused with different input: forever guard billing.Charge: key "order/1" (operation `+first.Handle+`) was first used with another input` {
+	if !errors.Is(err, once.ErrMismatch) || err.Error() != `once: key reused with different input: forever guard billing.Charge: key "order/1" (operation `+strconv.FormatInt(first.ID, 10)+`) was first used with another input` {
 		t.Fatalf("forever mismatch: %v", err)
 	}
 	if _, _, err := g.Do(ctx, pool, "order/2", nil); err == nil || err.Error() != "once: invalid argument: forever guard billing.Charge: nil function" {

@@ -31,13 +31,13 @@ type operationRow struct {
 	recoveryPoint string
 }
 
-func operationState(t testing.TB, db once.DB, id string) operationRow {
+func operationState(t testing.TB, db once.DB, id int64) operationRow {
 	t.Helper()
 	var r operationRow
 	err := db.QueryRow(context.Background(), `SELECT state, attempts, coalesce(error, ''), coalesce(recovery_point, '')
 FROM once.operations WHERE id = $1`, id).Scan(&r.state, &r.attempts, &r.errText, &r.recoveryPoint)
 	if err != nil {
-		t.Fatalf("reading operation %s: %v", id, err)
+		t.Fatalf("reading operation %d: %v", id, err)
 	}
 	return r
 }
@@ -114,13 +114,13 @@ func TestForever_FirstCallRunsLaterCallsGetTheRecordedResult(t *testing.T) {
 		return receipt{ChargeID: "ch_" + strconv.Itoa(runs), Amount: 500, Tags: map[string]string{"plan": "pro"}}, effect(ctx, pool, "forever", "order/7", runs)
 	}
 	first, out, err := g.Do(ctx, pool, "order/7", charge)
-	if err != nil || out.Status != once.Ran || out.Handle == "" {
+	if err != nil || out.Status != once.Ran || out.ID == 0 {
 		t.Fatalf("first call: %+v, %v; want Ran with a handle", out, err)
 	}
 	for range 3 {
 		again, out2, err := g.Do(ctx, pool, "order/7", charge)
-		if err != nil || out2.Status != once.Duplicate || out2.Handle != out.Handle {
-			t.Fatalf("repeat: %+v, %v; want Duplicate of %s", out2, err, out.Handle)
+		if err != nil || out2.Status != once.Duplicate || out2.ID != out.ID {
+			t.Fatalf("repeat: %+v, %v; want Duplicate of %d", out2, err, out.ID)
 		}
 		if again.ChargeID != first.ChargeID || again.Amount != 500 || again.Tags["plan"] != "pro" {
 			t.Fatalf("repeat got %+v, want the recorded %+v", again, first)
@@ -129,7 +129,7 @@ func TestForever_FirstCallRunsLaterCallsGetTheRecordedResult(t *testing.T) {
 	if n := effects(t, pool, "forever", "order/7"); n != 1 || runs != 1 {
 		t.Fatalf("%d effects, %d runs; want 1", n, runs)
 	}
-	if r := operationState(t, pool, out.Handle); r.state != "done" || r.attempts != 1 {
+	if r := operationState(t, pool, out.ID); r.state != "done" || r.attempts != 1 {
 		t.Fatalf("operation %+v, want done after 1 attempt", r)
 	}
 }
@@ -228,13 +228,13 @@ func TestForever_TerminalFailureIsRecordedAndReplayed(t *testing.T) {
 	}
 	_, out2, err := g.Do(ctx, pool, "order/2", fn)
 	var f *once.Failure
-	if !errors.As(err, &f) || f.Message != "card declined" || f.Handle != out.Handle || out2.Status != once.Duplicate {
+	if !errors.As(err, &f) || f.Message != "card declined" || f.ID != out.ID || out2.Status != once.Duplicate {
 		t.Fatalf("repeat: %+v, %v; want the recorded failure", out2, err)
 	}
 	if runs != 1 {
 		t.Fatalf("%d runs, want 1", runs)
 	}
-	if r := operationState(t, pool, out.Handle); r.state != "failed" || r.errText != "card declined" {
+	if r := operationState(t, pool, out.ID); r.state != "failed" || r.errText != "card declined" {
 		t.Fatalf("operation %+v, want failed with the message", r)
 	}
 }
@@ -260,7 +260,7 @@ func TestForever_ErrorTextTheColumnRefusesIsRecordedCleaned(t *testing.T) {
 		if err == nil || errors.Is(err, once.ErrNotOwner) || strings.Contains(err.Error(), "recording operation") {
 			t.Fatalf("%s: %v, want the function's error alone", c.key, err)
 		}
-		r := operationState(t, pool, out.Handle)
+		r := operationState(t, pool, out.ID)
 		if r.state != c.state || !utf8.ValidString(r.errText) || strings.ContainsRune(r.errText, 0) || len(r.errText) > 2000+len("…") {
 			t.Fatalf("%s: operation %+v, want %s with its text cleaned", c.key, r, c.state)
 		}
@@ -288,14 +288,14 @@ func TestForever_RetryableFailureReleasesTheClaim(t *testing.T) {
 	}
 	if _, out, err := g.Do(ctx, pool, "order/3", fn); err == nil || out.Status != once.Ran {
 		t.Fatalf("first call: %+v, %v; want Ran with an error", out, err)
-	} else if r := operationState(t, pool, out.Handle); r.state != "released" || !strings.Contains(r.errText, "503") {
+	} else if r := operationState(t, pool, out.ID); r.state != "released" || !strings.Contains(r.errText, "503") {
 		t.Fatalf("after a retryable failure: %+v, want released with the reason", r)
 	}
 	v, out, err := g.Do(ctx, pool, "order/3", fn)
 	if err != nil || out.Status != once.Ran || v.ChargeID != "ch_2" {
 		t.Fatalf("retry: %+v %+v %v; want attempt 2 to run", v, out, err)
 	}
-	if r := operationState(t, pool, out.Handle); r.state != "done" || r.attempts != 2 {
+	if r := operationState(t, pool, out.ID); r.state != "done" || r.attempts != 2 {
 		t.Fatalf("operation %+v, want done after 2 attempts", r)
 	}
 }
@@ -321,8 +321,8 @@ func TestForever_UncertainIsRefusedListedAndResolved(t *testing.T) {
 		t.Fatalf("%d runs of an uncertain operation, want 1", runs)
 	}
 	list, err := once.ListUncertain(ctx, pool, "billing.Charge", 0)
-	if err != nil || len(list) != 1 || strconv.FormatInt(list[0].ID, 10) != out.Handle || !strings.Contains(list[0].Error, "connection reset") {
-		t.Fatalf("ListUncertain = %+v, %v; want operation %s with its reason", list, err, out.Handle)
+	if err != nil || len(list) != 1 || list[0].ID != out.ID || !strings.Contains(list[0].Error, "connection reset") {
+		t.Fatalf("ListUncertain = %+v, %v; want operation %d with its reason", list, err, out.ID)
 	}
 
 	// The operator checked with the provider: the charge went through.
@@ -339,7 +339,7 @@ func TestForever_UncertainIsRefusedListedAndResolved(t *testing.T) {
 
 	// Another lost charge, which the operator finds never happened: released, it runs again.
 	_, out4, _ := g.Do(ctx, pool, "order/5", lost)
-	id, _ := strconv.ParseInt(out4.Handle, 10, 64)
+	id := out4.ID
 	if err := once.ResolveRetry(ctx, pool, id); err != nil {
 		t.Fatal(err)
 	}
@@ -407,7 +407,7 @@ func TestForever_ScopesAreIndependent(t *testing.T) {
 	}
 	a, outA := run("acct-a")
 	b, outB := run("acct-b")
-	if outA.Status != once.Ran || outB.Status != once.Ran || outA.Handle == outB.Handle {
+	if outA.Status != once.Ran || outB.Status != once.Ran || outA.ID == outB.ID {
 		t.Fatalf("outcomes %+v and %+v: want two independent runs", outA, outB)
 	}
 	if a.ChargeID != "for-acct-a" || b.ChargeID != "for-acct-b" {
@@ -437,7 +437,7 @@ func TestForever_RetentionWindow(t *testing.T) {
 	}
 	var kept time.Duration
 	if err := pool.QueryRow(ctx, `SELECT extract(epoch FROM expires_at - settled_at) * 1e6 FROM once.operations WHERE id = $1`,
-		out.Handle).Scan((*int64)(&kept)); err != nil {
+		out.ID).Scan((*int64)(&kept)); err != nil {
 		t.Fatal(err)
 	}
 	if kept*time.Microsecond != time.Hour {
@@ -456,7 +456,7 @@ func TestForever_RetentionWindow(t *testing.T) {
 	// ...and a millisecond after it: the key is forgotten, the retry is new work.
 	age("-1 millisecond")
 	v, out3, err := g.Do(ctx, pool, "ref-1", fn)
-	if err != nil || out3.Status != once.Ran || v.ChargeID != "r2" || out3.Handle == out.Handle {
+	if err != nil || out3.Status != once.Ran || v.ChargeID != "r2" || out3.ID == out.ID {
 		t.Fatalf("just after the window: %+v %+v %v; want a new operation", v, out3, err)
 	}
 
@@ -652,7 +652,7 @@ func TestForever_OversizedResultIsRecordedDoneWithoutIt(t *testing.T) {
 	if runs != 1 {
 		t.Fatalf("%d runs, want 1: the effect happened, it must not happen again", runs)
 	}
-	if r := operationState(t, pool, out.Handle); r.state != "done" {
+	if r := operationState(t, pool, out.ID); r.state != "done" {
 		t.Fatalf("operation %+v, want done", r)
 	}
 }
@@ -706,7 +706,7 @@ func TestForever_HolderMarkedUncertainForSilenceCanStillSettle(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Forever[int]{Name: "g", Stale: 100 * time.Millisecond}
+	g := once.Forever[int]{Name: "g", Stale: 100 * time.Millisecond, NoHeartbeat: true} // a holder that cannot show life
 	_, out, err := g.Do(ctx, pool, "k", func(ctx context.Context) (int, error) {
 		time.Sleep(300 * time.Millisecond) // silent for longer than Stale
 		_, o, err := g.Do(ctx, pool, "k", func(context.Context) (int, error) { return 0, nil })
@@ -718,7 +718,7 @@ func TestForever_HolderMarkedUncertainForSilenceCanStillSettle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := operationState(t, pool, out.Handle); r.state != "done" {
+	if r := operationState(t, pool, out.ID); r.state != "done" {
 		t.Fatalf("operation %+v, want done: the holder came back with the outcome", r)
 	}
 	if v, _, err := g.Do(ctx, pool, "k", func(context.Context) (int, error) { return 0, nil }); v != 42 || err != nil {

@@ -25,18 +25,18 @@ type KeyPart interface {
 	OnceKey() string
 }
 
-// Key encodes parts as one key. It panics where EncodeKey returns an error, so it suits
-// parts whose types are known to be encodable: generated code calls it where no part can
-// fail, and EncodeKey where a part is a pointer, a text marshaler or an interface.
-func Key(parts ...any) string {
-	k, err := EncodeKey(parts...)
+// MustKey is Key for parts whose types are known to be encodable: it panics where Key
+// returns an error. Generated code calls it where no part can fail, and Key where a part is
+// a pointer, a text marshaler or an interface.
+func MustKey(parts ...any) string {
+	k, err := Key(parts...)
 	if err != nil {
 		panic(err)
 	}
 	return k
 }
 
-// EncodeKey encodes parts as one key, deterministically across processes and versions:
+// Key encodes parts as one key, deterministically across processes and versions:
 //
 //   - strings as themselves, with '%' written "%25" and '/' written "%2F";
 //   - integers (any size, signed or not) in decimal; booleans as "true" or "false";
@@ -48,11 +48,11 @@ func Key(parts ...any) string {
 //   - named types by their underlying type; non-nil pointers by what they point to (unless
 //     the pointer's own methods make it a KeyPart or a TextMarshaler).
 //
-// Parts are joined with '/', so Key("org", 42, "day") is "org/42/day" and no two different
+// Parts are joined with '/', so the parts "org", 42, "day" are "org/42/day" and no two different
 // lists of parts of the same types give the same key (a guard's key parts have fixed types;
 // across types, 42 and "42" are one key). Floats, maps, slices, structs and nil are refused:
 // they have no single text a retry is sure to reproduce.
-func EncodeKey(parts ...any) (string, error) {
+func Key(parts ...any) (string, error) {
 	if len(parts) == 0 {
 		return "", fmt.Errorf("%w: key has no parts", ErrInvalid)
 	}

@@ -53,13 +53,13 @@ func TestEncodeKey_PinnedVectors(t *testing.T) {
 		{[]any{&account{7}}, "account-7"},
 	}
 	for _, c := range cases {
-		got, err := once.EncodeKey(c.parts...)
+		got, err := once.Key(c.parts...)
 		if err != nil {
-			t.Errorf("EncodeKey(%v): %v", c.parts, err)
+			t.Errorf("Key(%v): %v", c.parts, err)
 			continue
 		}
 		if got != c.want {
-			t.Errorf("EncodeKey(%v) = %q, want %q", c.parts, got, c.want)
+			t.Errorf("Key(%v) = %q, want %q", c.parts, got, c.want)
 		}
 	}
 }
@@ -73,9 +73,9 @@ func TestEncodeKey_DifferentPartsNeverCollide(t *testing.T) {
 		{{"", "x"}, {"x"}},
 	}
 	for _, p := range pairs {
-		a, b := once.Key(p[0]...), once.Key(p[1]...)
+		a, b := once.MustKey(p[0]...), once.MustKey(p[1]...)
 		if a == b {
-			t.Errorf("Key(%q) and Key(%q) both encode as %q", p[0], p[1], a)
+			t.Errorf("MustKey(%q) and MustKey(%q) both encode as %q", p[0], p[1], a)
 		}
 	}
 }
@@ -84,12 +84,12 @@ func TestEncodeKey_RefusesPartsWithoutOneStableText(t *testing.T) {
 	t.Parallel()
 	var nilPtr *int
 	for _, part := range []any{nil, nilPtr, 1.5, []string{"a"}, map[string]int{}, struct{ A int }{1}} {
-		if _, err := once.EncodeKey("x", part); !errors.Is(err, once.ErrInvalid) {
-			t.Errorf("EncodeKey(%#v) error = %v, want ErrInvalid", part, err)
+		if _, err := once.Key("x", part); !errors.Is(err, once.ErrInvalid) {
+			t.Errorf("Key(%#v) error = %v, want ErrInvalid", part, err)
 		}
 	}
-	if _, err := once.EncodeKey(); !errors.Is(err, once.ErrInvalid) {
-		t.Errorf("EncodeKey() error = %v, want ErrInvalid", err)
+	if _, err := once.Key(); !errors.Is(err, once.ErrInvalid) {
+		t.Errorf("Key() error = %v, want ErrInvalid", err)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -91,8 +90,8 @@ WHERE id = $1 AND state = 'open' AND opened_at <= clock_timestamp() - $3::bigint
 
 // Claim opens a claim on key that outlives the call: for work handed to a job queue, where
 // a worker settles it later with Finish or Fail. If another claim on the key is open (and not
-// stale), it returns a nil Claim and Outcome{Status: InFlight, Handle: that claim's ID}, with a
-// nil error. A new claim returns Outcome{Status: Ran, Handle: its ID}.
+// stale), it returns a nil Claim and Outcome{Status: InFlight, ID: that claim's ID}, with a
+// nil error. A new claim returns Outcome{Status: Ran, ID: its ID}.
 //
 // On a fresh key this is one statement. A claim that meets an open claim also reads its
 // handle: in the same statement while the guard keeps meeting open claims, otherwise in a
@@ -109,9 +108,15 @@ func (g Open[T]) Claim(ctx context.Context, db DB, key string) (*Claim, Outcome,
 	token := newToken()
 	history := historyIn(&openHistories, g.Name)
 	for attempt := range maxClaimAttempts {
-		id, claimed, wasStale, err := g.claimOrRead(ctx, db, key, token, stale, history.pipelined())
+		var id int64
+		var claimed, wasStale bool
+		site, err := sendClaim(ctx, db, func(cdb DB) error {
+			var cerr error
+			id, claimed, wasStale, cerr = g.claimOrRead(ctx, cdb, key, token, stale, history.pipelined())
+			return cerr
+		})
 		if err != nil {
-			return nil, Outcome{}, err
+			return nil, Outcome{}, classify(resolveClaim(ctx, db, site, err, withdrawOpen(g.Name, key, token)))
 		}
 		if attempt == 0 {
 			history.record(!claimed)
@@ -119,11 +124,11 @@ func (g Open[T]) Claim(ctx context.Context, db DB, key string) (*Claim, Outcome,
 		switch {
 		case claimed:
 			c := &Claim{ID: id, Name: g.Name, Key: key, Token: token}
-			return c, Outcome{Status: Ran, Handle: strconv.FormatInt(id, 10)}, nil
+			return c, Outcome{Status: Ran, ID: id}, nil
 		case id == 0:
 			continue // the open claim was settled in between, or is newer than the read: claim again
 		case !wasStale:
-			return nil, Outcome{Status: InFlight, Handle: strconv.FormatInt(id, 10)}, nil
+			return nil, Outcome{Status: InFlight, ID: id}, nil
 		}
 		// Closed as stale, by this statement or a concurrent one: claim again.
 		if _, err := db.Exec(ctx, closeStaleSQL, id, staleReason(stale), micros(stale)); err != nil {
@@ -165,7 +170,7 @@ func (g Open[T]) claimOrRead(ctx context.Context, db DB, key, token string, stal
 // Do claims key and, if the claim is new, runs fn with the claim in its context (ClaimFrom),
 // then settles it: done when fn returns nil, failed (with fn's error as the reason) when it
 // returns an error or panics. If another claim on the key is open, fn does not run and Do
-// returns Outcome{Status: InFlight, Handle: the open claim's ID} with a nil error.
+// returns Outcome{Status: InFlight, ID: the open claim's ID} with a nil error.
 //
 // If the claim was closed as stale while fn ran (fn took longer than Stale), the settle
 // finds it no longer open and Do returns fn's result with an error wrapping ErrNotOwner: the

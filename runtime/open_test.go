@@ -3,7 +3,6 @@ package once_test
 import (
 	"context"
 	"errors"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -48,7 +47,7 @@ func TestOpen_ConcurrentStartsRunOnceAndRedirectToTheOpenClaim(t *testing.T) {
 	var redirected atomic.Int64
 	allRedirected := make(chan struct{})
 	var winner atomic.Int64
-	handles := make([]string, stormSize)
+	handles := make([]int64, stormSize)
 	storm(t, pool, stormSize, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
 		_, out, err := g.Do(ctx, conn, "org/1", func(ctx context.Context) (int64, error) {
 			c, ok := once.ClaimFrom(ctx)
@@ -64,7 +63,7 @@ func TestOpen_ConcurrentStartsRunOnceAndRedirectToTheOpenClaim(t *testing.T) {
 			}
 			return c.ID, effect(ctx, conn, "open", "org/1", caller)
 		})
-		handles[caller] = out.Handle
+		handles[caller] = out.ID
 		if out.Status == once.InFlight && redirected.Add(1) == stormSize-1 {
 			close(allRedirected)
 		}
@@ -76,10 +75,10 @@ func TestOpen_ConcurrentStartsRunOnceAndRedirectToTheOpenClaim(t *testing.T) {
 	if got := redirected.Load(); got != stormSize-1 {
 		t.Fatalf("%d callers redirected, want %d", got, stormSize-1)
 	}
-	want := strconv.FormatInt(winner.Load(), 10)
+	want := winner.Load()
 	for i, h := range handles {
 		if h != want {
-			t.Fatalf("caller %d got handle %q, want the open claim %s", i, h, want)
+			t.Fatalf("caller %d got handle %d, want the open claim %d", i, h, want)
 		}
 	}
 	if s := claimState(t, pool, winner.Load()); s.state != "done" {
@@ -166,7 +165,7 @@ func TestOpen_OnlyTheOwnerSettlesAndOnlyOnce(t *testing.T) {
 	ctx := context.Background()
 	g := once.Open[int]{Name: "jobs.Enqueue"}
 	c, out, err := g.Claim(ctx, pool, "job/1")
-	if err != nil || out.Status != once.Ran || out.Handle != strconv.FormatInt(c.ID, 10) {
+	if err != nil || out.Status != once.Ran || out.ID != c.ID {
 		t.Fatalf("Claim: %+v, %v", out, err)
 	}
 	forged := &once.Claim{ID: c.ID, Name: c.Name, Key: c.Key, Token: "not-the-token"}
@@ -205,7 +204,7 @@ func TestOpen_StaleClaimIsClosedByTheNextClaimAndItsWorkerIsFenced(t *testing.T)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c, out, err := g.Claim(ctx, pool, "org/1"); err != nil || c != nil || out.Status != once.InFlight || out.Handle != strconv.FormatInt(old.ID, 10) {
+	if c, out, err := g.Claim(ctx, pool, "org/1"); err != nil || c != nil || out.Status != once.InFlight || out.ID != old.ID {
 		t.Fatalf("claim within the window: %v, %+v, %v; want in flight at %d", c, out, err, old.ID)
 	}
 	backdate(t, pool, old.ID, 2*time.Minute) // its worker stalled
@@ -317,7 +316,7 @@ func TestOpen_ConcurrentTakeoverOfAStaleClaimRunsOnce(t *testing.T) {
 	}
 	backdate(t, pool, dead.ID, time.Hour) // its worker died an hour ago
 	var redirected atomic.Int64
-	handles := make([]string, stormSize)
+	handles := make([]int64, stormSize)
 	var fresh atomic.Int64
 	storm(t, pool, stormSize, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
 		c, out, err := g.Claim(ctx, conn, "org/1")
@@ -327,7 +326,7 @@ func TestOpen_ConcurrentTakeoverOfAStaleClaimRunsOnce(t *testing.T) {
 		}
 		if out.Status == once.InFlight {
 			redirected.Add(1)
-			handles[caller] = out.Handle
+			handles[caller] = out.ID
 		}
 		return err
 	})
@@ -338,10 +337,10 @@ func TestOpen_ConcurrentTakeoverOfAStaleClaimRunsOnce(t *testing.T) {
 		t.Fatalf("%d callers redirected, want %d", got, stormSize-1)
 	}
 	// A redirect to the dead claim would send the caller to work nobody is doing.
-	want := strconv.FormatInt(fresh.Load(), 10)
+	want := fresh.Load()
 	for i, h := range handles {
-		if h != "" && h != want {
-			t.Errorf("caller %d redirected to claim %s, want the new claim %s (the dead one is %d)", i, h, want, dead.ID)
+		if h != 0 && h != want {
+			t.Errorf("caller %d redirected to claim %d, want the new claim %d (the dead one is %d)", i, h, want, dead.ID)
 		}
 	}
 	if s := claimState(t, pool, dead.ID); s.state != "stale" {

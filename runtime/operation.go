@@ -27,7 +27,7 @@ const MaxReferenceLen = 255
 // can point at another account's operation would replay that account's result to it.
 //
 // An operation is stored as a Forever guard's would be, with the account and the reference
-// each encoded as a one-part key (EncodeKey): Ref{Scope: Key(account), Key: Key(reference)}.
+// each encoded as a one-part key (Key): Ref{Scope: MustKey(account), Key: MustKey(reference)}.
 // That is what a wrapper oncegen writes for //once:forever scope=account key=reference
 // passes, so an Operation, the oncehttp middleware and a generated guard of the same name
 // meet on the same row, and once.ledger and once.followups hold one scope per account
@@ -39,11 +39,12 @@ type Operation[T any] struct {
 	// Retain is how long a settled operation's reference is remembered; zero means
 	// DefaultOperationRetain. After it, a retry with the same reference runs as new work.
 	Retain time.Duration
-	// Stale, RepeatSafe, MaxResult and Heartbeat are as for Forever.
-	Stale      time.Duration
-	RepeatSafe bool
-	MaxResult  int
-	Heartbeat  bool
+	// Stale, RepeatSafe, MaxResult, NoHeartbeat and Wait are as for Forever.
+	Stale       time.Duration
+	RepeatSafe  bool
+	MaxResult   int
+	NoHeartbeat bool
+	Wait        time.Duration
 }
 
 // OperationRef is what names one intention of one account.
@@ -95,7 +96,7 @@ func (op Operation[T]) forever() Forever[T] {
 		retain = DefaultOperationRetain
 	}
 	return Forever[T]{Name: op.Name, Retain: retain, Stale: op.Stale, RepeatSafe: op.RepeatSafe,
-		MaxResult: op.MaxResult, Heartbeat: op.Heartbeat}
+		MaxResult: op.MaxResult, NoHeartbeat: op.NoHeartbeat, Wait: op.Wait}
 }
 
 // storedRef checks the call and ref, and returns ref as stored: account and reference
@@ -126,7 +127,7 @@ func (op Operation[T]) storedRef(ctx context.Context, db DB, ref OperationRef) (
 			return Ref{}, invalid("reference holds byte %#x at %d: only printable ASCII is accepted", c, i)
 		}
 	}
-	stored := Ref{Scope: Key(ref.Account), Key: Key(ref.Reference), Input: ref.Input}
+	stored := Ref{Scope: MustKey(ref.Account), Key: MustKey(ref.Reference), Input: ref.Input}
 	switch {
 	case len(stored.Key) > MaxKeyLen:
 		return Ref{}, invalid("reference is %d bytes once encoded ('/' and '%%' take three), over the %d-byte limit", len(stored.Key), MaxKeyLen)

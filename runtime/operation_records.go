@@ -19,9 +19,9 @@ var ErrNotUncertain = errors.New("once: operation is not uncertain")
 
 // OperationRecord is a row of once.operations, as an operator or a status endpoint reads it.
 type OperationRecord struct {
-	// ID is the operation's id (Outcome.Handle as a number).
+	// ID is the operation's id (Outcome.ID).
 	ID int64
-	// Name, Scope and Key identify it, as stored: key text as EncodeKey writes it (an
+	// Name, Scope and Key identify it, as stored: key text as Key writes it (an
 	// Operation's account and reference are encoded, see Operation).
 	Name, Scope, Key string
 	// State is "open", "done", "failed", "released" or "uncertain" (see Forever).

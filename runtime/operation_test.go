@@ -12,7 +12,7 @@ import (
 )
 
 // An Operation stores its account and reference as a generated forever wrapper passes its
-// scope= and key= expressions: each encoded by once.EncodeKey. So the two meet on one row,
+// scope= and key= expressions: each encoded by once.Key. So the two meet on one row,
 // for accounts whose encoding differs from the raw text ('/', '%') too, and the ledger holds
 // one scope for the account. The negative control passes the raw strings to DoRef, as a hand
 // call that skipped the encoding would: another operation.
@@ -34,25 +34,25 @@ func TestOperation_StoredAsAGeneratedGuardScopesIt(t *testing.T) {
 			t.Fatalf("%s: %+v %v", account, out, err)
 		}
 		// What oncegen writes for //once:forever name=billing.Charge scope=acct key=orderRef.
-		scope, err := once.EncodeKey(account)
+		scope, err := once.Key(account)
 		if err != nil {
 			t.Fatal(err)
 		}
-		key, err := once.EncodeKey("order/9")
+		key, err := once.Key("order/9")
 		if err != nil {
 			t.Fatal(err)
 		}
 		generated := once.Forever[string]{Name: "billing.Charge", Retain: once.DefaultOperationRetain}
 		v, out2, err := generated.DoRef(ctx, pool, once.Ref{Scope: scope, Key: key}, charge)
-		if err != nil || out2.Status != once.Duplicate || out2.Handle != out.Handle || v != first {
-			t.Fatalf("%s: generated-style call %q %+v %v, want operation %s's %q", account, v, out2, err, out.Handle, first)
+		if err != nil || out2.Status != once.Duplicate || out2.ID != out.ID || v != first {
+			t.Fatalf("%s: generated-style call %q %+v %v, want operation %d's %q", account, v, out2, err, out.ID, first)
 		}
 		var ledgerScope string
-		pool.QueryRow(ctx, `SELECT scope FROM once.ledger WHERE operation_id = $1`, out.Handle).Scan(&ledgerScope)
+		pool.QueryRow(ctx, `SELECT scope FROM once.ledger WHERE operation_id = $1`, out.ID).Scan(&ledgerScope)
 		if ledgerScope != scope {
 			t.Fatalf("%s: ledger scope %q, want %q", account, ledgerScope, scope)
 		}
-		if rec, err := op.Lookup(ctx, pool, account, "order/9"); err != nil || strconv.FormatInt(rec.ID, 10) != out.Handle {
+		if rec, err := op.Lookup(ctx, pool, account, "order/9"); err != nil || rec.ID != out.ID {
 			t.Fatalf("%s: Lookup %+v %v", account, rec, err)
 		}
 	}
@@ -103,7 +103,7 @@ func TestResolve_KeepsTheResolutionForTheGuardsRetention(t *testing.T) {
 	} {
 		g := once.Forever[int]{Name: "billing.Charge", Retain: c.retain}
 		_, out, _ := g.Do(ctx, pool, c.name, lost)
-		id, _ := strconv.ParseInt(out.Handle, 10, 64)
+		id := out.ID
 		if err := c.resolve(id); err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}

@@ -11,7 +11,7 @@ const (
 	// Duplicate: the promise was already kept; the function did not run. Where a result was
 	// recorded, the call returns it.
 	Duplicate
-	// InFlight: another holder's claim on the same key is open; Outcome.Handle names it.
+	// InFlight: another holder's claim on the same key is open; Outcome.ID names it.
 	InFlight
 	// Refused: a counter's cap would be exceeded; nothing was reserved.
 	Refused
@@ -32,12 +32,20 @@ func (s Status) String() string {
 // Outcome says what happened to one guarded call, beyond its error.
 type Outcome struct {
 	Status Status
-	// Handle names the claim the call ran under or ran into: for InFlight, the open claim a
-	// caller can redirect to; for Ran, the claim this call holds. By kind: open and forever,
-	// the claim's row id; episode, the firing's number (once.latches.firings); transaction,
-	// the advisory lock's number (LockID); provider, the provider key. Request, statement
-	// and lease leave it empty (statement reports Count, lease Fence).
-	Handle string
+	// ID is the row of the claim the call ran under or ran into, for Open (once.open_claims)
+	// and Forever or Operation (once.operations): for Ran, the claim this call holds; for
+	// InFlight, the open claim a caller can redirect to; for Duplicate, the operation whose
+	// outcome was replayed. Zero for the other kinds.
+	ID int64
+	// Firing is the number of the episode this call fired (once.latches.firings), for Episode.
+	Firing int64
+	// LockID is the advisory lock's number, LockID(Name, key), for Transaction.
+	LockID int64
+	// ProviderKey is the provider key the function was given, for Provider.
+	ProviderKey string
+	// Holder names the row that holds the promise when a Table guard's insert met it: the
+	// handle its function gave Conflict.
+	Holder string
 	// Count is a counter's value after the call (statement): units used against the cap.
 	Count int64
 	// Fence is a lease's fencing number: it increases every time the lease changes hands.

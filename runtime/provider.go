@@ -18,7 +18,7 @@ const MaxProviderKeyLen = 255
 //
 // The result is printable ASCII only, so it is safe in an HTTP header: every byte of prefix
 // and key outside '!' to '~', and '%' itself, is written as %XX (upper-case hex). Keys made
-// by EncodeKey from integers, UUIDs and plain names come out unchanged. A result over
+// by Key from integers, UUIDs and plain names come out unchanged. A result over
 // MaxProviderKeyLen bytes is shortened, stably: its first 222 bytes, '~', and 32 hex digits
 // of the SHA-256 of the whole unshortened text, so two long keys that share a beginning still
 // differ.
@@ -86,7 +86,7 @@ type Provider[T any] struct {
 }
 
 // Do runs fn with ProviderKey(Prefix, key) in its context (ProviderKeyFrom) and returns
-// Outcome{Status: Ran, Handle: the provider key}. Every call runs fn: the provider, not this
+// Outcome{Status: Ran, ProviderKey: the provider key}. Every call runs fn: the provider, not this
 // process, decides whether a request with that key is new.
 func (g Provider[T]) Do(ctx context.Context, key string, fn func(context.Context) (T, error)) (T, Outcome, error) {
 	var zero T
@@ -104,5 +104,5 @@ func (g Provider[T]) Do(ctx context.Context, key string, fn func(context.Context
 	}
 	k := ProviderKey(g.Prefix, key)
 	v, err := fn(WithProviderKey(ctx, k))
-	return v, Outcome{Status: Ran, Handle: k}, err
+	return v, Outcome{Status: Ran, ProviderKey: k}, err
 }

@@ -24,7 +24,7 @@ func TestProviderKey_PinnedVectors(t *testing.T) {
 	cases := []struct{ prefix, key, want string }{
 		{"charge", "42", "charge-42"},
 		{"answer", "6ba7b810-9dad-11d1-80b4-00c04fd430c8", "answer-6ba7b810-9dad-11d1-80b4-00c04fd430c8"},
-		{"fee", once.Key("org", 7, "2026-11"), "fee-org/7/2026-11"},
+		{"fee", once.MustKey("org", 7, "2026-11"), "fee-org/7/2026-11"},
 		{"email", "héllo wörld", "email-h%C3%A9llo%20w%C3%B6rld"},
 		{"x", "a%2Fb", "x-a%252Fb"},
 		{"tab", "a\tb\nc", "tab-a%09b%0Ac"},
@@ -131,8 +131,8 @@ func TestProvider_ConcurrentRetriesChargeOnceAtTheFarEnd(t *testing.T) {
 		mu.Lock()
 		ids[id]++
 		mu.Unlock()
-		if err == nil && out.Handle != "charge-order/42" {
-			t.Errorf("caller %d: handle %q", caller, out.Handle)
+		if err == nil && out.ProviderKey != "charge-order/42" {
+			t.Errorf("caller %d: handle %q", caller, out.ProviderKey)
 		}
 		return out, err
 	})

@@ -75,7 +75,7 @@ func (g Statement[T]) Reserve(ctx context.Context, db DB, key string, n int64) (
 	case n > g.Cap && errors.Is(err, pgx.ErrNoRows):
 		return 0, false, nil // n alone is over the cap
 	case err != nil && !errors.Is(err, pgx.ErrNoRows):
-		return 0, false, fmt.Errorf("once: statement guard %s: reserve %d: %w", g.Name, n, err)
+		return 0, false, classifyAnswered(fmt.Errorf("once: statement guard %s: reserve %d: %w", g.Name, n, err))
 	}
 	// Refused under the lock although the snapshot had room (or no counter yet): the count
 	// that refused it is newer than the snapshot's.
@@ -84,7 +84,7 @@ func (g Statement[T]) Reserve(ctx context.Context, db DB, key string, n int64) (
 		return 0, false, nil
 	}
 	if err != nil {
-		return 0, false, fmt.Errorf("once: statement guard %s: reading the refused counter: %w", g.Name, err)
+		return 0, false, classify(fmt.Errorf("once: statement guard %s: reading the refused counter: %w", g.Name, err))
 	}
 	return used, false, nil
 }

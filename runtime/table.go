@@ -18,7 +18,7 @@ var ErrConflict = errors.New("once: the insert's conflict clause let no row thro
 // ConflictError is ErrConflict naming the row that holds the promise (errors.Is(err,
 // ErrConflict) holds for it).
 type ConflictError struct {
-	// Handle names the row, as Table.Do reports it in Outcome.Handle.
+	// Handle names the row, as Table.Do reports it in Outcome.Holder.
 	Handle string
 }
 
@@ -31,7 +31,7 @@ func (e *ConflictError) Error() string {
 func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
 
 // Conflict returns ErrConflict naming the row that holds the promise, for Table.Do to report
-// in Outcome.Handle. The open form's function uses it to name the open row, so a duplicate
+// in Outcome.Holder. The open form's function uses it to name the open row, so a duplicate
 // caller can redirect to the work in flight: after its INSERT .. ON CONFLICT returned no row,
 // a SELECT of the open row by its key, in the same transaction, sees it (the insert waited for
 // that row's transaction to commit).
@@ -73,7 +73,7 @@ type Table[T any] struct {
 
 // Do begins a transaction on db and runs fn with it. If fn returns ErrConflict, the
 // transaction is rolled back, so nothing fn did before the insert lasts, and Do returns
-// Outcome{Status: OnConflict, Handle: the ConflictError's handle, if any} and a nil error.
+// Outcome{Status: OnConflict, Holder: the ConflictError's handle, if any} and a nil error.
 // If fn returns the violation of CapCheck, the same, with Outcome{Status: Refused}.
 // If fn returns another error (or panics), the transaction is rolled back and the error
 // returned; pgx.ErrNoRows among them, since a SELECT finding nothing is not a conflict: the
@@ -114,7 +114,7 @@ func (g Table[T]) Do(ctx context.Context, db DB, fn func(context.Context, pgx.Tx
 		refused.Status = g.OnConflict
 		var ce *ConflictError
 		if errors.As(err, &ce) {
-			refused.Handle = ce.Handle
+			refused.Holder = ce.Handle
 		}
 	case g.overCap(err):
 		refused.Status = Refused

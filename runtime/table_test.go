@@ -217,7 +217,7 @@ func TestTable_Open_DuplicatesGetTheOpenRowsHandle(t *testing.T) {
 		case out.Status == once.Ran:
 			winner.Store(id)
 		case out.Status == once.InFlight:
-			handles[caller] = out.Handle
+			handles[caller] = out.Holder
 		default:
 			t.Errorf("caller %d: outcome %+v", caller, out)
 		}

@@ -36,7 +36,7 @@ func init() {
 // the first call recorded.
 func (a *App) RefineOnce(ctx context.Context, db once.DB, idea int64, revision int, note string) (Idea, once.Outcome, error) {
 	fn := func(ctx context.Context) (Idea, error) { return a.Refine(ctx, idea, revision, note) }
-	return once.Forever[Idea]{Name: "ideas.App.Refine"}.DoRef(ctx, db, once.Ref{Key: once.Key(idea, revision), Input: note}, fn)
+	return once.Forever[Idea]{Name: "ideas.App.Refine"}.DoRef(ctx, db, once.Ref{Key: once.MustKey(idea, revision), Input: note}, fn)
 }
 
 // ResearchOnce calls Research under a provider promise (once at the provider, by its idempotency
@@ -44,7 +44,7 @@ func (a *App) RefineOnce(ctx context.Context, db once.DB, idea int64, revision i
 // idempotency key (once.ProviderKeyFrom), "research" and the key, the same for every retry.
 func (m *Model) ResearchOnce(ctx context.Context, run Run) (Findings, once.Outcome, error) {
 	fn := func(ctx context.Context) (Findings, error) { return m.Research(ctx, run) }
-	return once.Provider[Findings]{Prefix: "research", TTL: 24 * time.Hour}.Do(ctx, once.Key(run.ID), fn)
+	return once.Provider[Findings]{Prefix: "research", TTL: 24 * time.Hour}.Do(ctx, once.MustKey(run.ID), fn)
 }
 
 // IdeateOnce calls Ideate under a provider promise (once at the provider, by its idempotency
@@ -52,7 +52,7 @@ func (m *Model) ResearchOnce(ctx context.Context, run Run) (Findings, once.Outco
 // idempotency key (once.ProviderKeyFrom), "ideate" and the key, the same for every retry.
 func (m *Model) IdeateOnce(ctx context.Context, run Run, f Findings) ([]string, once.Outcome, error) {
 	fn := func(ctx context.Context) ([]string, error) { return m.Ideate(ctx, run, f) }
-	return once.Provider[[]string]{Prefix: "ideate", TTL: 24 * time.Hour}.Do(ctx, once.Key(run.ID), fn)
+	return once.Provider[[]string]{Prefix: "ideate", TTL: 24 * time.Hour}.Do(ctx, once.MustKey(run.ID), fn)
 }
 
 // StartGenerationOnce calls StartGeneration under a lease promise (one holder at a time, expiring
@@ -60,7 +60,7 @@ func (m *Model) IdeateOnce(ctx context.Context, run Run, f Findings) ([]string, 
 // a call that finds the lease held is busy.
 func (a *App) StartGenerationOnce(ctx context.Context, db once.DB, org int64) (Start, once.Outcome, error) {
 	fn := func(ctx context.Context) (Start, error) { return a.StartGeneration(ctx, org) }
-	return once.Lease[Start]{Name: "ideas.generate", TTL: 10 * time.Second}.Do(ctx, db, once.Key(org), fn)
+	return once.Lease[Start]{Name: "ideas.generate", TTL: 10 * time.Second}.Do(ctx, db, once.MustKey(org), fn)
 }
 
 // insertRunConflict is the ON CONFLICT clause insertRun's INSERT into runs must use: it matches
@@ -96,5 +96,5 @@ func enqueueRunOnce(ctx context.Context, db once.DB, run int64) (once.Outcome, e
 // against the cap first and runs researchToday only if they fit; past the cap it is refused.
 func (w *Worker) researchTodayOnce(ctx context.Context, db once.DB, run Run) (Findings, once.Outcome, error) {
 	fn := func(ctx context.Context) (Findings, error) { return w.researchToday(ctx, run) }
-	return once.Statement[Findings]{Name: "ideas.research-daily", Cap: int64(DailyResearchCap)}.Do(ctx, db, once.Key(run.OrgID, run.Day), 1, fn)
+	return once.Statement[Findings]{Name: "ideas.research-daily", Cap: int64(DailyResearchCap)}.Do(ctx, db, once.MustKey(run.OrgID, run.Day), 1, fn)
 }

@@ -108,7 +108,7 @@ func TestGenerate_LockHeldFromOutsideStartsNothing(t *testing.T) {
 	ctx := context.Background()
 
 	lease := once.Lease[struct{}]{Name: "ideas.generate", TTL: 10 * time.Second}
-	held, err := lease.Acquire(ctx, e.db, once.Key(int64(org)))
+	held, err := lease.Acquire(ctx, e.db, once.MustKey(int64(org)))
 	if err != nil {
 		t.Fatal(err)
 	}

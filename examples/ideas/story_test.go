@@ -112,7 +112,7 @@ func TestStory(t *testing.T) {
 	// 3. The lock held from outside (another instance is starting a run right now). The
 	// naive twin has no lock to hold.
 	a = setup(t)
-	heldLease, err := once.Lease[struct{}]{Name: "ideas.generate", TTL: 10 * time.Second}.Acquire(context.Background(), a.db, once.Key(int64(org)))
+	heldLease, err := once.Lease[struct{}]{Name: "ideas.generate", TTL: 10 * time.Second}.Acquire(context.Background(), a.db, once.MustKey(int64(org)))
 	if err != nil {
 		t.Fatal(err)
 	}

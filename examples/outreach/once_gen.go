@@ -54,7 +54,7 @@ func init() {
 // key take turns.
 func (a *App) SyncCustomerOnce(ctx context.Context, db once.DB, customerID string) (Subscription, once.Outcome, error) {
 	fn := func(ctx context.Context, tx pgx.Tx) (Subscription, error) { return a.SyncCustomer(ctx, tx, customerID) }
-	return once.Transaction[Subscription]{Name: "outreach.billing-customer"}.Do(ctx, db, once.Key(customerID), fn)
+	return once.Transaction[Subscription]{Name: "outreach.billing-customer"}.Do(ctx, db, once.MustKey(customerID), fn)
 }
 
 // RequestPlanChangeOnce calls RequestPlanChange under a provider promise (once at the provider,
@@ -63,7 +63,7 @@ func (a *App) SyncCustomerOnce(ctx context.Context, db once.DB, customerID strin
 // (once.ProviderKeyFrom), "plan-change" and the key, the same for every retry.
 func (a *App) RequestPlanChangeOnce(ctx context.Context, sub Subscription, plan string) (string, once.Outcome, error) {
 	fn := func(ctx context.Context) (string, error) { return a.RequestPlanChange(ctx, sub, plan) }
-	return once.Provider[string]{Prefix: "plan-change", TTL: 24 * time.Hour}.Do(ctx, once.Key(sub.UserID, sub.UpdatedAt), fn)
+	return once.Provider[string]{Prefix: "plan-change", TTL: 24 * time.Hour}.Do(ctx, once.MustKey(sub.UserID, sub.UpdatedAt), fn)
 }
 
 // SendDigestsOnce calls SendDigests under a lease promise (one holder at a time, expiring by
@@ -71,7 +71,7 @@ func (a *App) RequestPlanChangeOnce(ctx context.Context, sub Subscription, plan 
 // to 1m; a call that finds the lease held is busy.
 func (a *App) SendDigestsOnce(ctx context.Context, db once.DB, day Day) (int, once.Outcome, error) {
 	fn := func(ctx context.Context) (int, error) { return a.SendDigests(ctx, day) }
-	return once.Lease[int]{Name: "outreach.App.SendDigests", TTL: time.Minute}.Do(ctx, db, once.Key(day), fn)
+	return once.Lease[int]{Name: "outreach.App.SendDigests", TTL: time.Minute}.Do(ctx, db, once.MustKey(day), fn)
 }
 
 // SendDigestOnce calls SendDigest under a forever promise (once for ever), guard
@@ -79,7 +79,7 @@ func (a *App) SendDigestsOnce(ctx context.Context, db once.DB, day Day) (int, on
 // it gets the outcome, and result, the first call recorded.
 func (a *App) SendDigestOnce(ctx context.Context, db once.DB, d Digest) (once.Outcome, error) {
 	fn := func(ctx context.Context) (struct{}, error) { return struct{}{}, a.SendDigest(ctx, d) }
-	_, out, err := once.Forever[struct{}]{Name: "outreach.App.SendDigest", Retain: 720 * time.Hour, RepeatSafe: true}.Do(ctx, db, once.Key(d.UserID, d.Day), fn)
+	_, out, err := once.Forever[struct{}]{Name: "outreach.App.SendDigest", Retain: 720 * time.Hour, RepeatSafe: true}.Do(ctx, db, once.MustKey(d.UserID, d.Day), fn)
 	return out, err
 }
 
@@ -89,7 +89,7 @@ func (a *App) SendDigestOnce(ctx context.Context, db once.DB, d Digest) (once.Ou
 // the same for every retry.
 func (a *App) SendOutreachOnce(ctx context.Context, m OutreachMessage) (string, once.Outcome, error) {
 	fn := func(ctx context.Context) (string, error) { return a.SendOutreach(ctx, m) }
-	return once.Provider[string]{Prefix: "outreach", TTL: 24 * time.Hour}.Do(ctx, once.Key(m.ThreadID), fn)
+	return once.Provider[string]{Prefix: "outreach", TTL: 24 * time.Hour}.Do(ctx, once.MustKey(m.ThreadID), fn)
 }
 
 // NotifyReplyOnce calls NotifyReply under a provider promise (once at the provider, by its
@@ -98,7 +98,7 @@ func (a *App) SendOutreachOnce(ctx context.Context, m OutreachMessage) (string, 
 // for every retry.
 func (a *App) NotifyReplyOnce(ctx context.Context, n ReplyNotice) (once.Outcome, error) {
 	fn := func(ctx context.Context) (struct{}, error) { return struct{}{}, a.NotifyReply(ctx, n) }
-	_, out, err := once.Provider[struct{}]{Prefix: "answer", TTL: 24 * time.Hour}.Do(ctx, once.Key(n.InboundID), fn)
+	_, out, err := once.Provider[struct{}]{Prefix: "answer", TTL: 24 * time.Hour}.Do(ctx, once.MustKey(n.InboundID), fn)
 	return out, err
 }
 
@@ -154,7 +154,7 @@ func UseSourceOnce(ctx context.Context, db once.DB, provider string, day Day) (i
 // same for every retry.
 func (a *App) SearchPlacesOnce(ctx context.Context, jobID int64, city string) (string, once.Outcome, error) {
 	fn := func(ctx context.Context) (string, error) { return a.SearchPlaces(ctx, jobID, city) }
-	return once.Provider[string]{Prefix: "place-import", TTL: 2 * time.Hour}.Do(ctx, once.Key(jobID), fn)
+	return once.Provider[string]{Prefix: "place-import", TTL: 2 * time.Hour}.Do(ctx, once.MustKey(jobID), fn)
 }
 
 // FireBlockedAlertConflict is the ON CONFLICT clause FireBlockedAlert's INSERT into
@@ -200,7 +200,7 @@ func (a *App) StartThreadOnce(ctx context.Context, db once.DB, user User, campai
 	fn := func(ctx context.Context, tx pgx.Tx) (Thread, error) {
 		return a.StartThread(ctx, tx, user, campaignID, creatorID)
 	}
-	return once.Transaction[Thread]{Name: "outreach.allowance"}.Do(ctx, db, once.Key(user.ID), fn)
+	return once.Transaction[Thread]{Name: "outreach.allowance"}.Do(ctx, db, once.MustKey(user.ID), fn)
 }
 
 // InsertThreadConflict is the ON CONFLICT clause InsertThread's INSERT into outreach_threads must
@@ -224,14 +224,14 @@ func InsertThreadOnce(ctx context.Context, db once.DB, t NewThread) (int64, once
 // are duplicates.
 func (a *App) NotifyLimitReachedOnce(ctx context.Context, db once.DB, user User) (once.Outcome, error) {
 	fn := func(ctx context.Context) (struct{}, error) { return struct{}{}, a.NotifyLimitReached(ctx, user) }
-	_, out, err := once.Episode[struct{}]{Name: "outreach.App.NotifyLimitReached"}.Do(ctx, db, once.Key(user.ID), fn)
+	_, out, err := once.Episode[struct{}]{Name: "outreach.App.NotifyLimitReached"}.Do(ctx, db, once.MustKey(user.ID), fn)
 	return out, err
 }
 
 // RearmNotifyLimitReached rearms the episode of NotifyLimitReached for a key: the next call of
 // NotifyLimitReachedOnce fires again. It reports whether the latch was set.
 func (a *App) RearmNotifyLimitReached(ctx context.Context, db once.DB, user User) (bool, error) {
-	return once.Episode[struct{}]{Name: "outreach.App.NotifyLimitReached"}.Rearm(ctx, db, once.Key(user.ID))
+	return once.Episode[struct{}]{Name: "outreach.App.NotifyLimitReached"}.Rearm(ctx, db, once.MustKey(user.ID))
 }
 
 // CurrentUserOnce calls CurrentUser under a request promise (once per request), guard
@@ -239,5 +239,5 @@ func (a *App) RearmNotifyLimitReached(ctx context.Context, db once.DB, user User
 // second call with the same key gets the first call's result without running CurrentUser.
 func (a *App) CurrentUserOnce(ctx context.Context, token string) (User, once.Outcome, error) {
 	fn := func(ctx context.Context) (User, error) { return a.CurrentUser(ctx, token) }
-	return once.Request[User]{Name: "outreach.App.CurrentUser"}.Do(ctx, once.Key(token), fn)
+	return once.Request[User]{Name: "outreach.App.CurrentUser"}.Do(ctx, once.MustKey(token), fn)
 }

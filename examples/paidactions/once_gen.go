@@ -82,7 +82,7 @@ func AttachResultOnce(ctx context.Context, db once.DB, t Transaction, providerJo
 // same for every retry.
 func (c *Client) DispatchOnce(ctx context.Context, req DispatchRequest) (DispatchResult, once.Outcome, error) {
 	fn := func(ctx context.Context) (DispatchResult, error) { return c.Dispatch(ctx, req) }
-	return once.Provider[DispatchResult]{Prefix: "paidaction", TTL: 24 * time.Hour}.Do(ctx, once.Key(req.TransactionID), fn)
+	return once.Provider[DispatchResult]{Prefix: "paidaction", TTL: 24 * time.Hour}.Do(ctx, once.MustKey(req.TransactionID), fn)
 }
 
 // SaveRenderInputsOnce calls SaveRenderInputs under a transaction promise (once per transaction:
@@ -91,5 +91,5 @@ func (c *Client) DispatchOnce(ctx context.Context, req DispatchRequest) (Dispatc
 // one key take turns.
 func SaveRenderInputsOnce(ctx context.Context, db once.DB, jobID int64, in RenderInputs) (int, once.Outcome, error) {
 	fn := func(ctx context.Context, tx pgx.Tx) (int, error) { return SaveRenderInputs(ctx, tx, jobID, in) }
-	return once.Transaction[int]{Name: "paidactions.SaveRenderInputs", LockTimeout: 5 * time.Second}.Do(ctx, db, once.Key(jobID), fn)
+	return once.Transaction[int]{Name: "paidactions.SaveRenderInputs", LockTimeout: 5 * time.Second}.Do(ctx, db, once.MustKey(jobID), fn)
 }

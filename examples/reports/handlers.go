@@ -179,7 +179,7 @@ func (app *App) handleUsage(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	scope, err := once.EncodeKey(acct.ID) // as GenerateReportOnce scopes its operations
+	scope, err := once.Key(acct.ID) // as GenerateReportOnce scopes its operations
 	if err != nil {
 		app.serverError(w, err)
 		return

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/jackc/pgx/v5"
 	once "github.com/oncekit/once/runtime"
@@ -131,7 +130,7 @@ func (app *App) runJob(ctx context.Context, job Job) (string, error) {
 	if errors.Is(err, once.ErrInFlight) {
 		return "busy", nil
 	}
-	opID, _ := strconv.ParseInt(out.Handle, 10, 64)
+	opID := out.ID
 	state, why := "done", ""
 	if err != nil {
 		why = err.Error()

@@ -33,7 +33,7 @@ func init() {
 // a second call with the same key gets the first call's result without running lookupAccount.
 func (app *App) lookupAccountOnce(ctx context.Context, token string) (Account, once.Outcome, error) {
 	fn := func(ctx context.Context) (Account, error) { return app.lookupAccount(ctx, token) }
-	return once.Request[Account]{Name: "reports.App.lookupAccount"}.Do(ctx, once.Key(token), fn)
+	return once.Request[Account]{Name: "reports.App.lookupAccount"}.Do(ctx, once.MustKey(token), fn)
 }
 
 // insertJobConflict is the ON CONFLICT clause insertJob's INSERT into report_jobs must use: it
@@ -56,7 +56,7 @@ func insertJobOnce(ctx context.Context, db once.DB, job Job) (int64, once.Outcom
 // outcome, and result, the first call recorded.
 func (app *App) GenerateReportOnce(ctx context.Context, db once.DB, job Job) (Receipt, once.Outcome, error) {
 	fn := func(ctx context.Context) (Receipt, error) { return app.GenerateReport(ctx, job) }
-	return once.Forever[Receipt]{Name: "reports.generate", Retain: 720 * time.Hour, RepeatSafe: true}.DoRef(ctx, db, once.Ref{Scope: once.Key(job.Account), Key: once.Key(job.ID)}, fn)
+	return once.Forever[Receipt]{Name: "reports.generate", Retain: 720 * time.Hour, RepeatSafe: true}.DoRef(ctx, db, once.Ref{Scope: once.MustKey(job.Account), Key: once.MustKey(job.ID)}, fn)
 }
 
 // insertReportConflict is the ON CONFLICT clause insertReport's INSERT into reports must use: it

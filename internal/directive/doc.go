@@ -73,7 +73,7 @@
 // [CheckTypes] then resolves a parsed directive against its package's types, for both tools
 // alike: the guarded function's signature (a context.Context first; error or (T, error)
 // results; one pgx.Tx where the guard supplies it) and each expression, type-checked in the
-// function's scope. A key= or scope= part must have a type once.EncodeKey encodes, a
+// function's scope. A key= or scope= part must have a type once.Key encodes, a
 // fingerprint= part one encoding/json encodes (no channels, functions, complex numbers, or
 // map keys that are not strings, integers or text marshalers), cap= and n= must be integers,
 // and none may read the clock or a random source. Its errors are [Error]s too, worded and

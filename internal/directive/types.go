@@ -59,7 +59,7 @@ type TypedExpr struct {
 //     supplied pgx.Tx nor a named result, call nothing that reads the clock or a random source, and hold only
 //     the forms a generated wrapper can repeat (no function or composite literals, no channel
 //     receives);
-//   - each key= and scope= part has a type once.EncodeKey encodes, each fingerprint= part a
+//   - each key= and scope= part has a type once.Key encodes, each fingerprint= part a
 //     type encoding/json encodes, and cap= and n= are integers.
 func CheckTypes(fset *token.FileSet, pkg *types.Package, info *types.Info, d *Directive) (*Typed, []*Error) {
 	c := &typeChecker{fset: fset, pkg: pkg, d: d}
@@ -361,12 +361,12 @@ func (c *typeChecker) intExpr(arg string, e Expr, scope token.Pos, t *Typed) *Ty
 	return x
 }
 
-// checkKeyPart reports a key= or scope= part whose type once.EncodeKey refuses.
+// checkKeyPart reports a key= or scope= part whose type once.Key refuses.
 func (c *typeChecker) checkKeyPart(arg string, x *TypedExpr) {
 	if Encodable(x.Type) {
 		return
 	}
-	c.errorf(x.Pos, "%s: %s=%s has type %s, which once.EncodeKey cannot encode: use a string, integer, bool, [16]byte UUID, time.Time, once.KeyPart or encoding.TextMarshaler",
+	c.errorf(x.Pos, "%s: %s=%s has type %s, which once.Key cannot encode: use a string, integer, bool, [16]byte UUID, time.Time, once.KeyPart or encoding.TextMarshaler",
 		c.on(), arg, x.Text, types.TypeString(x.Type, types.RelativeTo(c.pkg)))
 }
 
@@ -381,8 +381,8 @@ func (c *typeChecker) checkJSON(x *TypedExpr) {
 		c.on(), x.Text, types.TypeString(x.Type, types.RelativeTo(c.pkg)), why)
 }
 
-// Encodable reports whether once.EncodeKey encodes a value of type t: it mirrors
-// EncodeKey's rules (a string, integer or bool, a [16]byte UUID, a time.Time, a KeyPart or
+// Encodable reports whether once.Key encodes a value of type t: it mirrors
+// once.Key's rules (a string, integer or bool, a [16]byte UUID, a time.Time, a KeyPart or
 // an encoding.TextMarshaler, a named type of one of those, or a pointer to one) on static
 // types.
 func Encodable(t types.Type) bool {
@@ -408,11 +408,11 @@ func Encodable(t types.Type) bool {
 	return false
 }
 
-// EncodableWithoutError reports a type once.EncodeKey encodes without the chance of an
+// EncodableWithoutError reports a type once.Key encodes without the chance of an
 // error, whatever the value: a time.Time, a KeyPart, a [16]byte, or a string, integer or bool
 // that is no encoding.TextMarshaler (whose MarshalText may fail). Pointers (which may be
 // nil), interfaces and text marshalers are not, though they may be Encodable. It mirrors the
-// order of EncodeKey's cases (runtime/key.go): time, KeyPart, [16]byte, TextMarshaler, kind.
+// order of once.Key's cases (runtime/key.go): time, KeyPart, [16]byte, TextMarshaler, kind.
 func EncodableWithoutError(t types.Type) bool {
 	switch t.Underlying().(type) {
 	case *types.Pointer, *types.Interface:

@@ -185,10 +185,10 @@ func F(ctx context.Context, u User) error { return nil }`,
 			`a.go:%[1]d:20: //once:forever on F: key=user.ID: undefined: user (a key may use the function's parameters)`},
 		{"float key", `//once:forever key=u.Score
 func F(ctx context.Context, u User) error { return nil }`,
-			`a.go:%[1]d:20: //once:forever on F: key=u.Score has type float64, which once.EncodeKey cannot encode: use a string, integer, bool, [16]byte UUID, time.Time, once.KeyPart or encoding.TextMarshaler`},
+			`a.go:%[1]d:20: //once:forever on F: key=u.Score has type float64, which once.Key cannot encode: use a string, integer, bool, [16]byte UUID, time.Time, once.KeyPart or encoding.TextMarshaler`},
 		{"slice scope", `//once:forever key=u.ID scope=u.Tags
 func F(ctx context.Context, u User) error { return nil }`,
-			`a.go:%[1]d:31: //once:forever on F: scope=u.Tags has type []string, which once.EncodeKey cannot encode: use a string, integer, bool, [16]byte UUID, time.Time, once.KeyPart or encoding.TextMarshaler`},
+			`a.go:%[1]d:31: //once:forever on F: scope=u.Tags has type []string, which once.Key cannot encode: use a string, integer, bool, [16]byte UUID, time.Time, once.KeyPart or encoding.TextMarshaler`},
 		{"clock", `//once:forever key=u.ID,time.Now().Unix()
 func F(ctx context.Context, u User) error { return nil }`,
 			`a.go:%[1]d:25: //once:forever on F: key=time.Now().Unix() calls time.Now: a retry must produce the same key, so it may not come from the clock or a random source`},
@@ -291,9 +291,9 @@ func F(ctx context.Context, u User, in Input) error { return nil }
 	}
 }
 
-// A key part once.Key encodes with no chance of an error lets the wrapper call once.Key;
+// A key part once.MustKey encodes with no chance of an error lets the wrapper call once.MustKey;
 // one that may fail (a nil pointer, a MarshalText error, an interface holding nil) keeps
-// EncodeKey and its error.
+// once.Key and its error.
 func TestEncodableWithoutError_OnlyWhereEncodeKeyCannotFail(t *testing.T) {
 	t.Parallel()
 	src := typesHeader + `

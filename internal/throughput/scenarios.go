@@ -238,12 +238,12 @@ func newScenarios(cfg Config) []*scenario {
 			return false, err
 		}
 		if c == nil {
-			if w, ok := winners.Load(key); ok && w != out.Handle {
-				return false, fmt.Errorf("redirected to claim %s, want %s", out.Handle, w)
+			if w, ok := winners.Load(key); ok && w != out.ID {
+				return false, fmt.Errorf("redirected to claim %d, want %d", out.ID, w)
 			}
 			return false, nil
 		}
-		winners.Store(key, out.Handle)
+		winners.Store(key, out.ID)
 		return true, nil
 	}
 	openTwin := &scenario{name: "twin: partial-unique claim", kind: "open", twin: true}

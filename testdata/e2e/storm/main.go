@@ -240,7 +240,7 @@ func main() {
 				if out.Status == once.Ran {
 					res.Ran++
 				}
-				if out.Status == once.InFlight && out.Handle != "" {
+				if out.Status == once.InFlight && (out.ID != 0 || out.Holder != "") {
 					res.Redirected++
 				}
 				if err != nil && !errors.Is(err, once.ErrBusy) && !errors.Is(err, once.ErrInFlight) {

@@ -37,7 +37,7 @@ var (
 // key gets the first call's result without running Summary.
 func SummaryOnce(ctx context.Context, u User) (string, once.Outcome, error) {
 	fn := func(ctx context.Context) (string, error) { return Summary(ctx, u) }
-	return once.Request[string]{Name: "kinds.Summary"}.Do(ctx, once.Key(u.ID), fn)
+	return once.Request[string]{Name: "kinds.Summary"}.Do(ctx, once.MustKey(u.ID), fn)
 }
 
 // ApproveOnce calls Approve under a transaction promise (once per transaction: one holder of the
@@ -48,7 +48,7 @@ func ApproveOnce(ctx context.Context, db once.DB, org string, amount int64) (onc
 	fn := func(ctx context.Context, tx pgx.Tx) (struct{}, error) {
 		return struct{}{}, Approve(ctx, tx, org, amount)
 	}
-	_, out, err := once.Transaction[struct{}]{Name: "kinds.Approve", NoWait: true, LockTimeout: 2 * timepkg.Second}.Do(ctx, db, once.Key(org), fn)
+	_, out, err := once.Transaction[struct{}]{Name: "kinds.Approve", NoWait: true, LockTimeout: 2 * timepkg.Second}.Do(ctx, db, once.MustKey(org), fn)
 	return out, err
 }
 
@@ -57,7 +57,7 @@ func ApproveOnce(ctx context.Context, db once.DB, org string, amount int64) (onc
 // Generate only if they fit; past the cap it is refused.
 func GenerateOnce(ctx context.Context, db once.DB, org string, day Day, limit int, ideas ...string) ([]string, once.Outcome, error) {
 	fn := func(ctx context.Context) ([]string, error) { return Generate(ctx, org, day, limit, ideas...) }
-	return once.Statement[[]string]{Name: "ideas:daily", Cap: int64(limit)}.Do(ctx, db, once.Key(org, day), int64(len(ideas)), fn)
+	return once.Statement[[]string]{Name: "ideas:daily", Cap: int64(limit)}.Do(ctx, db, once.MustKey(org, day), int64(len(ideas)), fn)
 }
 
 // AlertOnce calls Alert under an episode promise (once per episode, until rearmed), guard
@@ -65,14 +65,14 @@ func GenerateOnce(ctx context.Context, db once.DB, org string, day Day, limit in
 // rearms it, further calls are duplicates.
 func AlertOnce(ctx context.Context, db once.DB, m Mailer, source string) (once.Outcome, error) {
 	fn := func(ctx context.Context) (struct{}, error) { return struct{}{}, Alert(ctx, m, source) }
-	_, out, err := once.Episode[struct{}]{Name: "kinds.Alert"}.Do(ctx, db, once.Key(source), fn)
+	_, out, err := once.Episode[struct{}]{Name: "kinds.Alert"}.Do(ctx, db, once.MustKey(source), fn)
 	return out, err
 }
 
 // RearmAlert rearms the episode of Alert for a key: the next call of AlertOnce fires again. It
 // reports whether the latch was set.
 func RearmAlert(ctx context.Context, db once.DB, source string) (bool, error) {
-	return once.Episode[struct{}]{Name: "kinds.Alert"}.Rearm(ctx, db, once.Key(source))
+	return once.Episode[struct{}]{Name: "kinds.Alert"}.Rearm(ctx, db, once.MustKey(source))
 }
 
 // StartRunOnce calls StartRun under an open promise (once while the work is open), guard
@@ -81,7 +81,7 @@ func RearmAlert(ctx context.Context, db once.DB, source string) (bool, error) {
 // are closed as stale.
 func StartRunOnce(ctx context.Context, db once.DB, org int64) (int64, once.Outcome, error) {
 	fn := func(ctx context.Context) (int64, error) { return StartRun(ctx, org) }
-	return once.Open[int64]{Name: "kinds.StartRun", Stale: 45 * timepkg.Minute}.Do(ctx, db, once.Key(org), fn)
+	return once.Open[int64]{Name: "kinds.StartRun", Stale: 45 * timepkg.Minute}.Do(ctx, db, once.MustKey(org), fn)
 }
 
 // ChargeOnce calls Charge under a forever promise (once for ever), guard "kinds.Billing.Charge",
@@ -89,7 +89,7 @@ func StartRunOnce(ctx context.Context, db once.DB, org int64) (int64, once.Outco
 // first call recorded.
 func (b *Billing) ChargeOnce(ctx context.Context, db once.DB, order Order) (Receipt, once.Outcome, error) {
 	fn := func(ctx context.Context) (Receipt, error) { return b.Charge(ctx, order) }
-	return once.Forever[Receipt]{Name: "kinds.Billing.Charge", Retain: 720 * timepkg.Hour, RepeatSafe: true}.DoRef(ctx, db, once.Ref{Scope: once.Key(b.tenant), Key: once.Key(order.ID), Input: []any{order.Amount, order.Currency}}, fn)
+	return once.Forever[Receipt]{Name: "kinds.Billing.Charge", Retain: 720 * timepkg.Hour, RepeatSafe: true}.DoRef(ctx, db, once.Ref{Scope: once.MustKey(b.tenant), Key: once.MustKey(order.ID), Input: []any{order.Amount, order.Currency}}, fn)
 }
 
 // WelcomeOnce calls Welcome under a forever promise (once for ever), guard
@@ -97,7 +97,7 @@ func (b *Billing) ChargeOnce(ctx context.Context, db once.DB, order Order) (Rece
 // outcome, and result, the first call recorded.
 func (b Billing) WelcomeOnce(ctx context.Context, db once.DB, m Mailer, u User) (once.Outcome, error) {
 	fn := func(ctx context.Context) (struct{}, error) { return struct{}{}, b.Welcome(ctx, m, u) }
-	_, out, err := once.Forever[struct{}]{Name: "kinds.Billing.Welcome"}.Do(ctx, db, once.Key(u.ID), fn)
+	_, out, err := once.Forever[struct{}]{Name: "kinds.Billing.Welcome"}.Do(ctx, db, once.MustKey(u.ID), fn)
 	return out, err
 }
 
@@ -107,7 +107,7 @@ func (b Billing) WelcomeOnce(ctx context.Context, db once.DB, m Mailer, u User) 
 // retry.
 func SendReplyOnce(ctx context.Context, m Mailer, reply int64) (once.Outcome, error) {
 	fn := func(ctx context.Context) (struct{}, error) { return struct{}{}, SendReply(ctx, m, reply) }
-	_, out, err := once.Provider[struct{}]{Prefix: "answer", TTL: 24 * timepkg.Hour}.Do(ctx, once.Key(reply), fn)
+	_, out, err := once.Provider[struct{}]{Prefix: "answer", TTL: 24 * timepkg.Hour}.Do(ctx, once.MustKey(reply), fn)
 	return out, err
 }
 
@@ -116,7 +116,7 @@ func SendReplyOnce(ctx context.Context, m Mailer, reply int64) (once.Outcome, er
 // that finds the lease held is busy.
 func ReconcileOnce(ctx context.Context, db2 once.DB, db *Billing, key string, at timepkg.Time, p4 int) (once.Outcome, error) {
 	fn := func(ctx context.Context) (struct{}, error) { return struct{}{}, Reconcile(ctx, db, key, at, p4) }
-	_, out, err := once.Lease[struct{}]{Name: "kinds.Reconcile", TTL: 10 * timepkg.Second, Wait: 500 * timepkg.Millisecond}.Do(ctx, db2, once.Key(key, at), fn)
+	_, out, err := once.Lease[struct{}]{Name: "kinds.Reconcile", TTL: 10 * timepkg.Second, Wait: 500 * timepkg.Millisecond}.Do(ctx, db2, once.MustKey(key, at), fn)
 	return out, err
 }
 
@@ -125,7 +125,7 @@ func ReconcileOnce(ctx context.Context, db2 once.DB, db *Billing, key string, at
 // flight with the open claim's handle; once it ends, the key can run again. Open claims older
 // than 5m are closed as stale.
 func RemindOnce(ctx context.Context, db once.DB, fmt *string, time timepkg.Time) (once.Outcome, error) {
-	key, err := once.EncodeKey(fmt, time)
+	key, err := once.Key(fmt, time)
 	if err != nil {
 		return once.Outcome{}, fmtpkg.Errorf("guard kinds.Remind: %w", err)
 	}
@@ -138,12 +138,12 @@ func RemindOnce(ctx context.Context, db once.DB, fmt *string, time timepkg.Time)
 // keyed by email. A duplicate call does not run Subscribe: it gets the outcome, and result, the
 // first call recorded.
 func SubscribeOnce(ctx context.Context, db once.DB, email Email, tenant *int64) (bool, once.Outcome, error) {
-	key, err := once.EncodeKey(email)
+	key, err := once.Key(email)
 	if err != nil {
 		var zero bool
 		return zero, once.Outcome{}, fmtpkg.Errorf("guard kinds.Subscribe: %w", err)
 	}
-	scope, err := once.EncodeKey(tenant)
+	scope, err := once.Key(tenant)
 	if err != nil {
 		var zero bool
 		return zero, once.Outcome{}, fmtpkg.Errorf("guard kinds.Subscribe: %w", err)
@@ -160,14 +160,14 @@ func ImportOnce(ctx context.Context, db once.DB, row struct {
 	Note string `xml:"note,attr"`
 }) (once.Outcome, error) {
 	fn := func(ctx context.Context) (struct{}, error) { return struct{}{}, Import(ctx, row) }
-	_, out, err := once.Forever[struct{}]{Name: "kinds.Import"}.Do(ctx, db, once.Key(row.ID), fn)
+	_, out, err := once.Forever[struct{}]{Name: "kinds.Import"}.Do(ctx, db, once.MustKey(row.ID), fn)
 	return out, err
 }
 
 // keyOnce calls key under a forever promise (once for ever), guard "kinds.key", keyed by email. A
 // duplicate call does not run key: it gets the outcome, and result, the first call recorded.
 func keyOnce(ctx context.Context, db once.DB, email Email) (once.Outcome, error) {
-	key2, err := once.EncodeKey(email)
+	key2, err := once.Key(email)
 	if err != nil {
 		return once.Outcome{}, fmtpkg.Errorf("guard kinds.key: %w", err)
 	}

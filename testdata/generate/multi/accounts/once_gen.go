@@ -21,7 +21,7 @@ var (
 // recorded.
 func OpenOnce(ctx context.Context, db once.DB, acct Account) (Account, once.Outcome, error) {
 	fn := func(ctx context.Context) (Account, error) { return Open(ctx, acct) }
-	return once.Forever[Account]{Name: "accounts.Open"}.Do(ctx, db, once.Key(acct.ID), fn)
+	return once.Forever[Account]{Name: "accounts.Open"}.Do(ctx, db, once.MustKey(acct.ID), fn)
 }
 
 // InviteOnce calls Invite under an open promise (once while the work is open), guard
@@ -30,6 +30,6 @@ func OpenOnce(ctx context.Context, db once.DB, acct Account) (Account, once.Outc
 // than 20m are closed as stale.
 func InviteOnce(ctx context.Context, db once.DB, acct *Account) (once.Outcome, error) {
 	fn := func(ctx context.Context) (struct{}, error) { return struct{}{}, Invite(ctx, acct) }
-	_, out, err := once.Open[struct{}]{Name: "accounts.Invite", Stale: 20 * time.Minute}.Do(ctx, db, once.Key(acct.Owner), fn)
+	_, out, err := once.Open[struct{}]{Name: "accounts.Invite", Stale: 20 * time.Minute}.Do(ctx, db, once.MustKey(acct.Owner), fn)
 	return out, err
 }

@@ -22,7 +22,7 @@ var (
 // the first call recorded.
 func InvoiceOnce(ctx context.Context, db once.DB, a accounts.Account, month int, batch pgx.Batch) (map[string][]accounts.ID, once.Outcome, error) {
 	fn := func(ctx context.Context) (map[string][]accounts.ID, error) { return Invoice(ctx, a, month, batch) }
-	return once.Forever[map[string][]accounts.ID]{Name: "billing.Invoice"}.Do(ctx, db, once.Key(a.ID, month), fn)
+	return once.Forever[map[string][]accounts.ID]{Name: "billing.Invoice"}.Do(ctx, db, once.MustKey(a.ID, month), fn)
 }
 
 // NotifyOnce calls Notify under a provider promise (once at the provider, by its idempotency
@@ -30,6 +30,6 @@ func InvoiceOnce(ctx context.Context, db once.DB, a accounts.Account, month int,
 // idempotency key (once.ProviderKeyFrom), "notify" and the key, the same for every retry.
 func NotifyOnce(ctx context.Context, a *accounts.Account, extra ...string) (once.Outcome, error) {
 	fn := func(ctx context.Context) (struct{}, error) { return struct{}{}, Notify(ctx, a, extra...) }
-	_, out, err := once.Provider[struct{}]{Prefix: "notify"}.Do(ctx, once.Key(a.Owner), fn)
+	_, out, err := once.Provider[struct{}]{Prefix: "notify"}.Do(ctx, once.MustKey(a.Owner), fn)
 	return out, err
 }

@@ -11,7 +11,7 @@ import (
 )
 
 func (h *Handler) sendReceiptOnce(ctx context.Context, db once.DB, o notify.Order) (once.Outcome, error) {
-	_, out, err := once.Forever[struct{}]{Name: "api.Handler.sendReceipt"}.Do(ctx, db, once.Key(o.ID), func(ctx context.Context) (struct{}, error) {
+	_, out, err := once.Forever[struct{}]{Name: "api.Handler.sendReceipt"}.Do(ctx, db, once.MustKey(o.ID), func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, h.sendReceipt(ctx, o)
 	})
 	return out, err

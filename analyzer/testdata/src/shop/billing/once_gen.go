@@ -11,7 +11,7 @@ import (
 var _ func(context.Context, Order) error = (*Server)(nil).chargeOrder
 
 func (s *Server) chargeOrderOnce(ctx context.Context, db once.DB, order Order) (once.Outcome, error) {
-	_, out, err := once.Forever[struct{}]{Name: "billing.Server.chargeOrder"}.Do(ctx, db, once.Key(order.ID), func(ctx context.Context) (struct{}, error) {
+	_, out, err := once.Forever[struct{}]{Name: "billing.Server.chargeOrder"}.Do(ctx, db, once.MustKey(order.ID), func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, s.chargeOrder(ctx, order)
 	})
 	return out, err

@@ -11,7 +11,7 @@ import (
 var _ func(context.Context, User) error = (*Sender)(nil).SendWelcome
 
 func (s *Sender) SendWelcomeOnce(ctx context.Context, db once.DB, u User) (once.Outcome, error) {
-	_, out, err := once.Forever[struct{}]{Name: "welcome.Sender.SendWelcome"}.Do(ctx, db, once.Key(u.ID), func(ctx context.Context) (struct{}, error) {
+	_, out, err := once.Forever[struct{}]{Name: "welcome.Sender.SendWelcome"}.Do(ctx, db, once.MustKey(u.ID), func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, s.SendWelcome(ctx, u)
 	})
 	return out, err

@@ -50,6 +50,8 @@ func ProviderKeyFrom(ctx context.Context) string { return "" }
 // ProviderKey derives a provider idempotency key from a prefix and a key.
 func ProviderKey(prefix, key string) string { return prefix + "-" + key }
 
-func Key(parts ...any) string { return "" }
+func MustKey(parts ...any) string { return "" }
+
+func Key(parts ...any) (string, error) { return "", nil }
 
 func WithRequestScope(ctx context.Context) context.Context { return ctx }
