@@ -307,7 +307,7 @@ func newScenarios(cfg Config) []*scenario {
 	web := &scenario{name: "oncehttp over a handler that writes nothing", kind: "oncehttp", lifecycle: true}
 	var mw http.Handler
 	web.setup = func(context.Context) error {
-		wrap, err := oncehttp.New(oncehttp.Config{DB: web.pool, Name: "bench.http", BareKeys: true,
+		wrap, err := oncehttp.New(oncehttp.Config{DB: web.pool, Name: "bench.http",
 			Account: func(*http.Request) (string, error) { return "acct", nil }})
 		if err != nil {
 			return err
