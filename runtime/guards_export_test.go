@@ -9,3 +9,6 @@ const (
 	AcquireSQL = acquireSQL
 	ReleaseSQL = releaseSQL
 )
+
+// ServerRefusal is the check a guard makes of the server's parameters, over a lookup.
+var ServerRefusal = serverRefusal
