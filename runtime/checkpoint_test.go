@@ -131,7 +131,7 @@ func TestCheckpoint_RecordsNothingForAReplacedAttempt(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Forever[int]{Name: "reports.Build", Stale: 100 * time.Millisecond, RepeatSafe: true}
+	g := once.Forever[int]{Name: "reports.Build", Stale: 100 * time.Millisecond, RepeatSafe: true, NoHeartbeat: true}
 	g.Do(ctx, pool, "report/3", func(ctx context.Context) (int, error) {
 		a, _ := once.AttemptFrom(ctx)
 		time.Sleep(250 * time.Millisecond)

@@ -41,7 +41,8 @@
 // the function finds its Attempt in its context (AttemptFrom; an Operation passes it), which
 // derives provider keys (Attempt.ProviderKey), gathers ledger entries (Attempt.Record) and
 // follow-ups (Attempt.FollowUp) written with the outcome, records recovery points (Step,
-// Attempt.Checkpoint) and shows life (Attempt.Heartbeat, or Forever.Heartbeat on a pool).
+// Attempt.Checkpoint) and shows life (Attempt.Heartbeat; on a pool a heartbeat starts by itself
+// when the function outlives Stale/3, so a dead holder is noticed within 45 s by default).
 //
 // # What an operator reads
 //
@@ -67,6 +68,27 @@
 // calls Verify once at start-up, after its migrations, and refuses to serve when an index or
 // check is missing, was left INVALID by a failed concurrent build, or exists in another form.
 // oncegen verify runs the same check from the command line.
+//
+// # Cancelled callers and transient failures
+//
+// A claim is one auto-committed statement, so a caller whose context ends (or whose
+// connection breaks) while the claim is on its way cannot tell whether it landed. The guard
+// does not leave that to the stale window: it holds the claim's owner token, so on a short
+// context of its own (at most 5 s, which the caller's cancellation does not reach) it waits
+// for the server process that ran the claim to end and withdraws the claim by its token if
+// it is there. The key is free at once, and the caller gets its context's error. This covers
+// Forever, Operation (and so oncehttp), Open and Lease. Where that clean-up cannot reach the
+// database, or a pooler hides the server's process ids and the server reads the claim only
+// after the clean-up looked, the stale window (Forever.Stale, Open.Stale) or the lease's TTL
+// still frees the key. Statement and Episode write no owner token with their reservation or
+// firing, so theirs cannot be told apart and is left as it landed.
+//
+// Errors that pass by themselves (a serialization failure, 40001; a deadlock, 40P01; an
+// administrator's shutdown, 57P0x; a lost connection) match ErrRetryable when the guard
+// left nothing behind: the claim was rolled back, withdrawn, or released. A Transaction
+// guard can run its whole transaction again by itself (Transaction.Retries). A failure
+// whose effect is unknown (a connection lost during a commit, a reservation or a firing) is
+// never marked retryable.
 //
 // # Provider keys and net/http's own retries
 //

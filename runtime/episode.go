@@ -51,7 +51,7 @@ func (g Episode[T]) Do(ctx context.Context, db DB, key string, fn func(context.C
 		return zero, Outcome{Status: Duplicate}, nil
 	}
 	if err != nil {
-		return zero, Outcome{}, fmt.Errorf("once: episode guard %s: fire: %w", g.Name, err)
+		return zero, Outcome{}, classifyAnswered(fmt.Errorf("once: episode guard %s: fire: %w", g.Name, err))
 	}
 	out := Outcome{Status: Ran, Handle: strconv.FormatInt(firing, 10)}
 	v, err := callUndoing(ctx, fn, func(sctx context.Context, _ error) error { return g.unfire(sctx, db, key, firing) })

@@ -15,6 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // DefaultMaxResult is the largest result, in bytes of JSON, a Forever guard records when its
@@ -58,9 +59,12 @@ type Forever[T any] struct {
 	// is forgotten: a late retry runs as new work, and ReapExpired deletes the row.
 	Retain time.Duration
 	// Stale is how long an open claim may show no life (a claim, a checkpoint or a
-	// heartbeat) before its holder is taken to be dead. Zero means DefaultStale. Make it
-	// longer than the function ever legitimately takes between checkpoints, or set
-	// Heartbeat.
+	// heartbeat) before its holder is taken to be dead. Zero means DefaultHeartbeatStale
+	// (45 s) when the call's DB is a *pgxpool.Pool and the heartbeat is on, and DefaultStale
+	// (20 min) otherwise, where nothing shows a long function's life by itself. The window
+	// is judged by the caller that finds the claim, so every caller of a guard should use
+	// the same one: a guard also called on a single connection or with NoHeartbeat should
+	// set Stale.
 	Stale time.Duration
 	// RepeatSafe says a dead holder's claim may be run again: the effect carries a provider
 	// idempotency key (Attempt.ProviderKey), or its steps are checkpointed. Without it such a
@@ -68,18 +72,33 @@ type Forever[T any] struct {
 	RepeatSafe bool
 	// MaxResult is the most bytes of JSON result recorded; zero means DefaultMaxResult.
 	MaxResult int
-	// Heartbeat, when true and the call's DB is a *pgxpool.Pool, shows the attempt's life
-	// every Stale/3 while the function runs, on a connection of its own from the pool, so a
-	// long effect is not taken for a dead holder's. If a heartbeat finds the claim lost (it
-	// was taken over or marked uncertain after the heartbeats could not reach the database
-	// for Stale), the function's context is cancelled with a cause wrapping ErrNotOwner.
+	// NoHeartbeat turns the automatic heartbeat off. By default, when the call's DB is a
+	// *pgxpool.Pool, a function still running after Stale/3 (15 s by default) starts showing
+	// the attempt's life every Stale/3, on a connection of its own from the pool, until it
+	// returns; a function that returns sooner, as most do, costs no statement. So a dead
+	// holder is noticed within Stale of its last sign of life (45 s by default), and a
+	// living one, however long it runs, is not taken for dead. If a heartbeat finds the claim
+	// lost (it was taken over or marked uncertain after the heartbeats could not reach the
+	// database for Stale), the function's context is cancelled with a cause wrapping
+	// ErrNotOwner.
 	//
 	// On a pgx.Tx or a *pgx.Conn, which two goroutines cannot use at once, there is no
 	// automatic heartbeat. Inside a transaction none is needed: the claim is not visible
 	// until the transaction commits, and other callers of the key wait for it rather than
 	// judge it stale. On a single connection, call Attempt.Heartbeat between steps.
-	Heartbeat bool
+	NoHeartbeat bool
+	// Wait is how long a call that finds its key in flight (another caller is running the
+	// function) waits for that caller to settle, and then answers as a duplicate does, with
+	// the recorded outcome; if the holder released the key meanwhile, the waiting call runs
+	// the function itself. It stops waiting when ctx ends. Zero does not wait: the call
+	// returns ErrInFlight at once. While it waits it polls, with pauses of 5-10 ms, then
+	// 10-20 ms, doubling up to 250-500 ms, each drawn at random (see wait.go for why polling).
+	Wait time.Duration
 }
+
+// DefaultHeartbeatStale is a Forever guard's stale window when its Stale is zero and a
+// heartbeat shows a long function's life (see Forever.NoHeartbeat): three heartbeats.
+const DefaultHeartbeatStale = 45 * time.Second
 
 // Ref names one forever operation: a key, in a scope, optionally with the input it stands
 // for. Scope and Key are stored as they are given, and are meant to be key text, as
@@ -318,12 +337,18 @@ func doCall[T any](ctx context.Context, db DB, p *foreverCall, fn func(context.C
 	if err := p.check(fn == nil); err != nil {
 		return zero, Outcome{}, err
 	}
+	if p.stale == 0 {
+		p.stale = DefaultStale
+		if _, pool := db.(*pgxpool.Pool); pool && p.heartbeat {
+			p.stale = DefaultHeartbeatStale
+		}
+	}
 	if err := checkResultType[T](p); err != nil {
 		return zero, Outcome{}, err
 	}
-	a, row, err := p.claim(ctx, db)
+	a, row, err := p.claimWaiting(ctx, db)
 	if err != nil {
-		return zero, Outcome{}, err
+		return zero, Outcome{}, classify(err)
 	}
 	if a == nil {
 		return replay[T](p, row)
@@ -351,11 +376,12 @@ type foreverCall struct {
 	repeatSafe  bool
 	heartbeat   bool
 	maxResult   int
+	wait        time.Duration
 }
 
 func (g Forever[T]) call(kind string, ref Ref, shownKey string) *foreverCall {
 	return &foreverCall{kind: kind, name: g.Name, ref: ref, shownKey: shownKey, retain: g.Retain, stale: g.Stale,
-		repeatSafe: g.RepeatSafe, heartbeat: g.Heartbeat, maxResult: g.MaxResult}
+		repeatSafe: g.RepeatSafe, heartbeat: !g.NoHeartbeat, maxResult: g.MaxResult, wait: g.Wait}
 }
 
 // what names the call in errors: "forever guard billing.Charge", "operation reports.generate".
@@ -398,9 +424,8 @@ func (p *foreverCall) check(nilFunc bool) error {
 		return p.invalid("negative stale window %v", p.stale)
 	case p.maxResult < 0:
 		return p.invalid("negative MaxResult %d", p.maxResult)
-	}
-	if p.stale == 0 {
-		p.stale = DefaultStale
+	case p.wait < 0:
+		return p.invalid("negative wait %v", p.wait)
 	}
 	if p.maxResult == 0 {
 		p.maxResult = DefaultMaxResult
@@ -459,9 +484,17 @@ func (p *foreverCall) claim(ctx context.Context, db DB) (*Attempt, *operationRow
 	history := historyOf(p.name)
 	for round := range foreverRounds {
 		token := newToken()
-		a, row, err := p.insertOrRead(ctx, db, token, history.pipelined())
+		var a *Attempt
+		var row *operationRow
+		site, err := sendClaim(ctx, db, func(cdb DB) (err error) {
+			a, row, err = p.insertOrRead(ctx, cdb, token, history.pipelined())
+			return err
+		})
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, resolveClaim(ctx, db, site, err, p.withdrawUnseen(token))
+		}
+		if a != nil {
+			a.db = db // the attempt settles on the caller's DB, not the claim's connection
 		}
 		if round == 0 {
 			history.record(a == nil)
@@ -485,9 +518,17 @@ func (p *foreverCall) claim(ctx context.Context, db DB) (*Attempt, *operationRow
 		}
 		switch {
 		case row.state == opReleased || (row.state == opOpen && row.stale && p.repeatSafe):
-			a, err := p.takeOver(ctx, db, row, token)
-			if err != nil || a != nil {
-				return a, nil, err
+			var a *Attempt
+			site, err := sendClaim(ctx, db, func(cdb DB) (err error) {
+				a, err = p.takeOver(ctx, cdb, row, token)
+				return err
+			})
+			if err != nil {
+				return nil, nil, resolveClaim(ctx, db, site, err, p.withdrawUnseen(token))
+			}
+			if a != nil {
+				a.db = db
+				return a, nil, nil
 			}
 			continue // another caller took it over first: read again
 		case row.state == opOpen && row.stale:
@@ -686,6 +727,9 @@ func runAttempt[T any](ctx context.Context, p *foreverCall, a *Attempt, fn func(
 	}
 	if tooLarge != nil {
 		return v, out, errors.Join(err, tooLarge)
+	}
+	if state == opReleased || state == opWithdrawn {
+		err = classify(err) // the claim is released or gone: a transient failure may be retried
 	}
 	return v, out, err
 }

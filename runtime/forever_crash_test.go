@@ -153,3 +153,59 @@ func TestForever_KilledHolderIsRetriedWhenRepeatSafe(t *testing.T) {
 		})
 	}
 }
+
+// A holder SIGKILLed mid-effect, with the guard's defaults on a pool: its claim shows no more
+// life, and the next caller is told so within a minute (the default window is 45 s from the
+// last sign of life), not after 20 minutes: uncertain, or, when the effect is repeat-safe, it
+// runs again.
+func TestForever_KilledHolderIsNoticedWithinAMinuteByDefault(t *testing.T) {
+	for _, repeatSafe := range []bool{false, true} {
+		name := map[bool]string{false: "uncertain", true: "repeat-safe runs again"}[repeatSafe]
+		t.Run(name, func(t *testing.T) {
+			g := once.Forever[string]{Name: "billing.Charge", RepeatSafe: repeatSafe}
+			if crashtest.IsChild(t) {
+				pool, err := pgxpool.New(context.Background(), os.Getenv(envForeverDSN))
+				if err != nil {
+					t.Fatalf("child: %v", err)
+				}
+				g.Do(context.Background(), pool, "order/9", func(ctx context.Context) (string, error) {
+					if err := effect(ctx, pool, "forever", "order/9", 1); err != nil {
+						t.Fatalf("child: %v", err)
+					}
+					crashtest.Ready("")
+					return "", nil
+				})
+			}
+			t.Parallel()
+			pool, child := startForeverChild(t, nil)
+			ctx := context.Background()
+			if err := child.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			killed := time.Now()
+			ran := false
+			run := func(ctx context.Context) (string, error) { ran = true; return "again", nil }
+			for {
+				_, out, err := g.Do(ctx, pool, "order/9", run)
+				waited := time.Since(killed)
+				if errors.Is(err, once.ErrInFlight) {
+					if waited > time.Minute {
+						t.Fatalf("still in flight %v after the holder was killed", waited)
+					}
+					time.Sleep(time.Second)
+					continue
+				}
+				switch {
+				case waited > time.Minute:
+					t.Fatalf("noticed only %v after the kill", waited)
+				case !repeatSafe && (!errors.Is(err, once.ErrUncertain) || ran):
+					t.Fatalf("after %v: %+v, %v; want uncertain", waited, out, err)
+				case repeatSafe && (err != nil || out.Status != once.Ran || !ran):
+					t.Fatalf("after %v: %+v, %v; want the claim taken over and run", waited, out, err)
+				}
+				t.Logf("noticed %v after the kill: %+v, %v", waited.Round(time.Second), out, err)
+				return
+			}
+		})
+	}
+}

@@ -14,3 +14,15 @@ const (
 func SetDuplicateShare(name string, share float64) {
 	historyOf(name).share.Store(int32(share * shareOne))
 }
+
+// SetResolveUnseen turns the clean-up of claims whose outcome the caller did not see on or
+// off, so that a test can show what the clean-up prevents. It returns the previous setting.
+func SetResolveUnseen(on bool) bool {
+	old := resolveUnseen
+	resolveUnseen = on
+	return old
+}
+
+// UnseenWithdrawn returns how many claims, whose outcome their callers did not see, the
+// clean-up has found landed and withdrawn in this process.
+func UnseenWithdrawn() int64 { return unseenWithdrawn.Load() }

@@ -3,6 +3,7 @@ package once_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -24,7 +25,7 @@ func TestForever_HeartbeatKeepsALongEffectItsClaim(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			g := once.Forever[int]{Name: "reports.Render", Stale: stale, RepeatSafe: true, Heartbeat: heartbeat}
+			g := once.Forever[int]{Name: "reports.Render", Stale: stale, RepeatSafe: true, NoHeartbeat: !heartbeat}
 			key := name
 			var wg sync.WaitGroup
 			var firstErr error
@@ -61,7 +62,7 @@ func TestForever_HeartbeatLosingTheClaimCancelsTheFunction(t *testing.T) {
 		t.Run(map[bool]string{true: "heartbeat", false: "negative control: no heartbeat"}[heartbeat], func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			g := once.Forever[int]{Name: "reports.Render", Stale: 300 * time.Millisecond, Heartbeat: heartbeat}
+			g := once.Forever[int]{Name: "reports.Render", Stale: 300 * time.Millisecond, NoHeartbeat: !heartbeat}
 			errNeverTold := errors.New("the function was never told")
 			var fnErr error
 			_, out, err := g.Do(ctx, pool, t.Name(), func(ctx context.Context) (int, error) {
@@ -95,7 +96,7 @@ func TestForever_HeartbeatOnlyOnAPool(t *testing.T) {
 	pool := setup(t, 4)
 	ctx := context.Background()
 	const stale = 300 * time.Millisecond
-	g := once.Forever[bool]{Name: "reports.Render", Stale: stale, Heartbeat: true}
+	g := once.Forever[bool]{Name: "reports.Render", Stale: stale}
 	// fn works on db for a few heartbeat intervals, then reports whether its claim showed
 	// life meanwhile.
 	fn := func(db once.DB) func(ctx context.Context) (bool, error) {
@@ -139,5 +140,31 @@ func TestForever_HeartbeatOnlyOnAPool(t *testing.T) {
 	}
 	if moved, _, err := g.Do(ctx, one, "conn", fn(one)); err != nil || moved {
 		t.Fatalf("on one connection: showed life %v, %v; want no heartbeat and no error", moved, err)
+	}
+}
+
+// The default heartbeat costs a short function nothing: a fresh key is its claim and its
+// settle, two statements. A function that outlives Stale/3 gets heartbeats (the control,
+// which shows the counter would see them).
+func TestForever_ShortEffectSendsNoHeartbeat(t *testing.T) {
+	t.Parallel()
+	pool, trips := setupTraced(t)
+	ctx := context.Background()
+	once.SetDuplicateShare("reports.Short", 0)
+	g := once.Forever[int]{Name: "reports.Short"}
+	for i := range 20 {
+		if _, _, err := g.Do(ctx, pool, fmt.Sprint("k", i), func(context.Context) (int, error) { return i, nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, statements := trips.take(); statements != 40 {
+		t.Fatalf("%d statements for 20 short calls, want 40 (claim and settle each)", statements)
+	}
+	long := once.Forever[int]{Name: "reports.Short", Stale: 300 * time.Millisecond}
+	if _, _, err := long.Do(ctx, pool, "long", func(context.Context) (int, error) { time.Sleep(450 * time.Millisecond); return 0, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, statements := trips.take(); statements < 4 {
+		t.Fatalf("%d statements for a call outliving Stale/3 four times, want its heartbeats beside claim and settle", statements)
 	}
 }

@@ -706,7 +706,7 @@ func TestForever_HolderMarkedUncertainForSilenceCanStillSettle(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Forever[int]{Name: "g", Stale: 100 * time.Millisecond}
+	g := once.Forever[int]{Name: "g", Stale: 100 * time.Millisecond, NoHeartbeat: true} // a holder that cannot show life
 	_, out, err := g.Do(ctx, pool, "k", func(ctx context.Context) (int, error) {
 		time.Sleep(300 * time.Millisecond) // silent for longer than Stale
 		_, o, err := g.Do(ctx, pool, "k", func(context.Context) (int, error) { return 0, nil })

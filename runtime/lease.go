@@ -78,12 +78,15 @@ func (g Lease[T]) Acquire(ctx context.Context, db DB, key string) (*Held, error)
 	pause := 5 * time.Millisecond
 	for {
 		h := &Held{Name: g.Name, Key: key, Token: token}
-		err := db.QueryRow(ctx, acquireSQL, g.Name, key, token, micros(g.TTL)).Scan(&h.Fence, &h.ExpiresAt)
+		site, err := sendClaim(ctx, db, func(cdb DB) error {
+			return cdb.QueryRow(ctx, acquireSQL, g.Name, key, token, micros(g.TTL)).Scan(&h.Fence, &h.ExpiresAt)
+		})
 		if err == nil {
 			return h, nil
 		}
 		if !errors.Is(err, pgx.ErrNoRows) {
-			return nil, fmt.Errorf("once: lease guard %s: acquire: %w", g.Name, err)
+			err = fmt.Errorf("once: lease guard %s: acquire: %w", g.Name, err)
+			return nil, classify(resolveClaim(ctx, db, site, err, withdrawLease(g.Name, key, token)))
 		}
 		left := time.Until(deadline)
 		if g.Wait == 0 || left <= 0 {

@@ -81,7 +81,7 @@ func TestLedger_ReplacedWorkerCannotCountTwice(t *testing.T) {
 		want   int
 	}{{"ledger written by the settle", false, 1}, {"negative control: each worker writes its usage", true, 2}} {
 		scope := "acct-" + c.name
-		g := once.Forever[int]{Name: "reports.Generate", Stale: 100 * time.Millisecond, RepeatSafe: true}
+		g := once.Forever[int]{Name: "reports.Generate", Stale: 100 * time.Millisecond, RepeatSafe: true, NoHeartbeat: true}
 		record := func(ctx context.Context, a *once.Attempt) error {
 			if c.direct {
 				_, err := pool.Exec(ctx, `INSERT INTO effects (guard, key, caller) VALUES ('usage', $1, $2)`, scope, a.Number())

@@ -91,13 +91,14 @@ func (g Open[T]) Claim(ctx context.Context, db DB, key string) (*Claim, Outcome,
 	token := newToken()
 	for range maxClaimAttempts {
 		var id int64
-		err := db.QueryRow(ctx, claimSQL, g.Name, key, token).Scan(&id)
+		site, err := sendClaim(ctx, db, func(cdb DB) error { return cdb.QueryRow(ctx, claimSQL, g.Name, key, token).Scan(&id) })
 		if err == nil {
 			c := &Claim{ID: id, Name: g.Name, Key: key, Token: token}
 			return c, Outcome{Status: Ran, Handle: strconv.FormatInt(id, 10)}, nil
 		}
 		if !errors.Is(err, pgx.ErrNoRows) {
-			return nil, Outcome{}, fmt.Errorf("once: open guard %s: claim: %w", g.Name, err)
+			err = fmt.Errorf("once: open guard %s: claim: %w", g.Name, err)
+			return nil, Outcome{}, classify(resolveClaim(ctx, db, site, err, withdrawOpen(g.Name, key, token)))
 		}
 		var wasStale bool
 		err = db.QueryRow(ctx, openClaimSQL, g.Name, key, micros(stale), staleReason(stale)).Scan(&id, &wasStale)

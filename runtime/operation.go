@@ -39,11 +39,12 @@ type Operation[T any] struct {
 	// Retain is how long a settled operation's reference is remembered; zero means
 	// DefaultOperationRetain. After it, a retry with the same reference runs as new work.
 	Retain time.Duration
-	// Stale, RepeatSafe, MaxResult and Heartbeat are as for Forever.
-	Stale      time.Duration
-	RepeatSafe bool
-	MaxResult  int
-	Heartbeat  bool
+	// Stale, RepeatSafe, MaxResult, NoHeartbeat and Wait are as for Forever.
+	Stale       time.Duration
+	RepeatSafe  bool
+	MaxResult   int
+	NoHeartbeat bool
+	Wait        time.Duration
 }
 
 // OperationRef is what names one intention of one account.
@@ -95,7 +96,7 @@ func (op Operation[T]) forever() Forever[T] {
 		retain = DefaultOperationRetain
 	}
 	return Forever[T]{Name: op.Name, Retain: retain, Stale: op.Stale, RepeatSafe: op.RepeatSafe,
-		MaxResult: op.MaxResult, Heartbeat: op.Heartbeat}
+		MaxResult: op.MaxResult, NoHeartbeat: op.NoHeartbeat, Wait: op.Wait}
 }
 
 // storedRef checks the call and ref, and returns ref as stored: account and reference

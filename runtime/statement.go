@@ -48,14 +48,14 @@ func (g Statement[T]) Reserve(ctx context.Context, db DB, key string, n int64) (
 		return used, true, nil
 	}
 	if !errors.Is(err, pgx.ErrNoRows) {
-		return 0, false, fmt.Errorf("once: statement guard %s: reserve %d: %w", g.Name, n, err)
+		return 0, false, classifyAnswered(fmt.Errorf("once: statement guard %s: reserve %d: %w", g.Name, n, err))
 	}
 	err = db.QueryRow(ctx, "SELECT used FROM once.counters WHERE name = $1 AND key = $2", g.Name, key).Scan(&used)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, false, nil // refused on the first reservation: n alone is over the cap
 	}
 	if err != nil {
-		return 0, false, fmt.Errorf("once: statement guard %s: reading the refused counter: %w", g.Name, err)
+		return 0, false, classify(fmt.Errorf("once: statement guard %s: reading the refused counter: %w", g.Name, err))
 	}
 	return used, false, nil
 }

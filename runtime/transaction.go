@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"time"
 
@@ -31,6 +32,19 @@ type Transaction[T any] struct {
 	// ErrLockTimeout. Zero waits until ctx ends. It applies to taking the lock only: the
 	// function's own statements run under the session's setting.
 	LockTimeout time.Duration
+	// IsoLevel is the transaction's isolation level; empty means the database's default (READ
+	// COMMITTED unless configured). Serializable makes PostgreSQL refuse, with a serialization
+	// failure, a decision that another transaction's concurrent writes would make wrong. It
+	// cannot be set when db is itself a transaction.
+	IsoLevel pgx.TxIsoLevel
+	// Retries is how many more times Do runs the whole transaction (begin, lock, fn, commit)
+	// after a retryable failure (ErrRetryable: a serialization failure, a deadlock, a lost
+	// connection before the commit was sent), pausing 10 ms, 20 ms, 40 ms... (each drawn at
+	// random from its upper half) between runs. fn must be safe to run again: everything it
+	// wrote in the failed run was rolled back. Zero runs it once. A lost commit is never
+	// retried (it may have committed), nor is a Do inside the caller's transaction (the
+	// failure aborted that transaction too).
+	Retries int
 }
 
 // Do begins a transaction on db, takes the key's lock, runs fn with the transaction and
@@ -57,11 +71,44 @@ func (g Transaction[T]) Do(ctx context.Context, db DB, key string, fn func(conte
 		return zero, Outcome{}, invalid("transaction", g.Name, "NoWait and LockTimeout both set: choose one")
 	}
 	lockID := LockID(g.Name, key)
-	out := Outcome{Handle: strconv.FormatInt(lockID, 10)}
+	_, inTx := db.(pgx.Tx)
+	switch {
+	case g.Retries < 0:
+		return zero, Outcome{}, invalid("transaction", g.Name, "negative Retries %d", g.Retries)
+	case g.IsoLevel != "" && inTx:
+		return zero, Outcome{}, invalid("transaction", g.Name, "IsoLevel %s cannot be set inside the caller's transaction", g.IsoLevel)
+	}
+	pause := 10 * time.Millisecond
+	for run := 0; ; run++ {
+		v, out, err := g.run(ctx, db, lockID, fn)
+		if err == nil || run >= g.Retries || inTx || !errors.Is(err, ErrRetryable) {
+			return v, out, err
+		}
+		t := time.NewTimer(pause/2 + rand.N(pause/2))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return v, out, err
+		case <-t.C:
+		}
+		pause *= 2
+	}
+}
 
-	tx, err := db.Begin(ctx)
+// run is one run of Do: begin, lock, fn, commit. Its error is ErrRetryable when the
+// transaction failed for a transient reason and did not commit.
+func (g Transaction[T]) run(ctx context.Context, db DB, lockID int64, fn func(context.Context, pgx.Tx) (T, error)) (T, Outcome, error) {
+	var zero T
+	out := Outcome{Handle: strconv.FormatInt(lockID, 10)}
+	var tx pgx.Tx
+	var err error
+	if b, ok := db.(txBeginner); ok && g.IsoLevel != "" {
+		tx, err = b.BeginTx(ctx, pgx.TxOptions{IsoLevel: g.IsoLevel})
+	} else {
+		tx, err = db.Begin(ctx)
+	}
 	if err != nil {
-		return zero, Outcome{}, fmt.Errorf("once: transaction guard %s: begin: %w", g.Name, err)
+		return zero, Outcome{}, classify(fmt.Errorf("once: transaction guard %s: begin: %w", g.Name, err))
 	}
 	committed := false
 	defer func() {
@@ -82,18 +129,23 @@ func (g Transaction[T]) Do(ctx context.Context, db DB, key string, fn func(conte
 			out.Status = Busy
 			return zero, out, err
 		}
-		return zero, Outcome{}, err
+		return zero, Outcome{}, classify(err)
 	}
 	out.Status = Ran
 	v, err := fn(ctx, tx)
 	if err != nil {
-		return v, out, err
+		return v, out, classify(err) // rolled back: a transient failure may be run again
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return v, out, fmt.Errorf("once: transaction guard %s: commit: %w", g.Name, err)
+		return v, out, classifyAnswered(fmt.Errorf("once: transaction guard %s: commit: %w", g.Name, err))
 	}
 	committed = true
 	return v, out, nil
+}
+
+// txBeginner is the part of a pool or connection that begins a transaction with options.
+type txBeginner interface {
+	BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error)
 }
 
 // lockTimeoutSQL takes the lock with a lock_timeout that applies to this statement only. The

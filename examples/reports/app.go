@@ -54,7 +54,6 @@ func New(cfg Config) (*App, error) {
 		Retain:   cfg.Retain,
 		// A request that died mid-way only recorded a job, whose insert is its own check.
 		RepeatSafe: true,
-		BareKeys:   true,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("reports: %w", err)

@@ -72,7 +72,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
+	"log/slog"
 	"mime"
 	"net/http"
 	"strings"
@@ -127,22 +127,26 @@ type Config struct {
 	Methods []string
 	// Retain is how long a key is remembered; zero means once.DefaultOperationRetain (a day).
 	Retain time.Duration
-	// Stale is how long a request may run before its key is taken to be held by a dead
-	// process; zero means once.DefaultStale.
+	// Stale is how long a request's key may show no life before it is taken to be held by
+	// a dead process; zero means once.Forever's default (45 s on a *pgxpool.Pool, whose
+	// heartbeat shows a long handler's life; 20 minutes otherwise).
 	Stale time.Duration
 	// RepeatSafe says the handler's effects may be repeated after a process died mid-request
 	// (they carry provider keys, or are checkpointed); see once.Forever.
 	RepeatSafe bool
-	// Heartbeat keeps a long request's key from being taken for a dead process's while the
-	// handler runs, when DB is a *pgxpool.Pool; see once.Forever.
-	Heartbeat bool
+	// NoHeartbeat turns off the heartbeat that keeps a long request's key from being taken
+	// for a dead process's while the handler runs, when DB is a *pgxpool.Pool; see
+	// once.Forever.
+	NoHeartbeat bool
 	// Unrecorded are the 4xx statuses whose responses are not recorded: the key is left
 	// unused, and a corrected request with the same key runs (see the package doc). Nil
 	// means DefaultUnrecorded; an empty slice records every 4xx but 408, 425 and 429. A
 	// handler can also leave one response unrecorded with DontRecord.
 	Unrecorded []int
 	// Wait, when positive, makes a request that finds its key in flight wait up to Wait for
-	// the first request to finish, and answer with its response, instead of 409 at once.
+	// the first request to finish, and answer with its response, instead of 409 at once
+	// (once.Forever.Wait: it polls with growing, jittered pauses, and stops when the client
+	// hangs up).
 	Wait time.Duration
 	// ReplayHeaders are the response headers recorded and replayed; nil means
 	// DefaultReplayHeaders.
@@ -154,18 +158,19 @@ type Config struct {
 	// larger response is sent, and its operation recorded done, but cannot be replayed: a
 	// retry gets 500 (ProblemNotRecorded).
 	MaxResponse int
-	// BareKeys accepts a key that is not a quoted string (Idempotency-Key: abc-123, as
-	// Stripe's clients send it) besides the Structured Field String form the IETF draft
-	// specifies ("abc-123").
-	BareKeys bool
+	// StrictKeys accepts only the Structured Field String form the IETF draft specifies
+	// (Idempotency-Key: "abc-123"). By default a key that is not quoted is accepted too, as
+	// it is (Idempotency-Key: abc-123, as Stripe's clients send it), provided it is
+	// printable ASCII without spaces, quotes, backslashes, commas or semicolons.
+	StrictKeys bool
 	// ValidateKey, when set, checks a key's format (say, that it is a UUID); an error is
 	// answered 400 with its text.
 	ValidateKey func(key string) error
-	// ErrorLog receives the errors a client is not told about: the records could not be
-	// read or written (the client gets 500), or a handler's outcome could not be recorded
-	// (the client gets the handler's response). Nil means the log package's standard
-	// logger, as for http.Server.
-	ErrorLog *log.Logger
+	// Logger receives, at level Error, the errors a client is not told about: the records
+	// could not be read or written (the client gets 500), or a handler's outcome could not be
+	// recorded (the client gets the handler's response). Each record carries the request's
+	// method, path, key and account, and the error. Nil means slog.Default().
+	Logger *slog.Logger
 }
 
 // recorded is a response as stored in the operation's result.
@@ -223,11 +228,12 @@ func New(cfg Config) (func(http.Handler) http.Handler, error) {
 		m.replay[http.CanonicalHeaderKey(h)] = true
 	}
 	m.op = once.Operation[recorded]{
-		Name:       m.cfg.Name,
-		Retain:     m.cfg.Retain,
-		Stale:      m.cfg.Stale,
-		RepeatSafe: m.cfg.RepeatSafe,
-		Heartbeat:  m.cfg.Heartbeat,
+		Name:        m.cfg.Name,
+		Retain:      m.cfg.Retain,
+		Stale:       m.cfg.Stale,
+		RepeatSafe:  m.cfg.RepeatSafe,
+		NoHeartbeat: m.cfg.NoHeartbeat,
+		Wait:        m.cfg.Wait,
 		// The body is stored base64-encoded inside the JSON record, with the headers.
 		MaxResult: m.cfg.MaxResponse/3*4 + 8<<10,
 	}
@@ -282,7 +288,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, http.StatusBadRequest, ProblemKeyMalformed, "Malformed Idempotency-Key", "the request has more than one Idempotency-Key header")
 		return
 	}
-	key, err := parseKey(fields[0], m.cfg.BareKeys)
+	key, err := parseKey(fields[0], !m.cfg.StrictKeys)
 	if err == nil && m.cfg.ValidateKey != nil {
 		err = m.cfg.ValidateKey(key)
 	}
@@ -315,67 +321,53 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ref := once.OperationRef{Account: account, Reference: key, Input: requestInput(r, body)}
 
-	var deadline time.Time
-	if m.cfg.Wait > 0 {
-		deadline = time.Now().Add(m.cfg.Wait)
-	}
-	pause := 10 * time.Millisecond
-	for {
-		var rec *recorder
-		resp, out, err := m.op.Do(r.Context(), m.cfg.DB, ref, func(ctx context.Context, _ *once.Attempt) (recorded, error) {
-			rec = newRecorder()
-			req := r.WithContext(context.WithValue(ctx, recorderKey{}, rec))
-			req.Body = io.NopCloser(bytes.NewReader(body))
-			h.next.ServeHTTP(rec, req)
-			return rec.result(m)
-		})
-		switch {
-		case out.Status == once.Ran:
-			// Whatever was recorded (done, released, uncertain, nothing; or a failed
-			// settle), the handler's own response is what this request gets.
-			if err != nil && !errors.Is(err, errRetryable) && !errors.Is(err, errUnrecorded) {
-				m.logf("oncehttp: %s %s: key %q of %q: the response was sent but its outcome: %v", r.Method, r.URL.Path, key, account, err)
-			}
-			rec.send(w)
-			return
-		case err == nil:
-			writeReplay(w, resp)
-			return
-		case errors.Is(err, once.ErrInFlight) && !deadline.IsZero() && time.Now().Add(pause).Before(deadline):
-			select {
-			case <-time.After(pause):
-				pause = min(2*pause, 200*time.Millisecond)
-				continue
-			case <-r.Context().Done():
-				return
-			}
-		case errors.Is(err, once.ErrInFlight):
-			w.Header().Set("Retry-After", "1")
-			writeProblem(w, http.StatusConflict, ProblemInFlight, "Request in progress",
-				"a request with this Idempotency-Key is being processed; retry it later")
-		case errors.Is(err, once.ErrMismatch):
-			writeProblem(w, http.StatusUnprocessableEntity, ProblemMismatch, "Idempotency-Key reused",
-				"this Idempotency-Key was used with a different request; use a new key for new work")
-		case errors.Is(err, once.ErrUncertain):
-			writeProblem(w, http.StatusConflict, ProblemUncertain, "Outcome uncertain",
-				"the first request with this Idempotency-Key may or may not have taken effect; it is awaiting reconciliation")
-		case errors.Is(err, once.ErrResultTooLarge):
-			writeProblem(w, http.StatusInternalServerError, ProblemNotRecorded, "Response not recorded",
-				"the first request with this Idempotency-Key was carried out, but its response was too large to keep")
-		default:
-			m.logf("oncehttp: %s %s: key %q of %q: %v", r.Method, r.URL.Path, key, account, err)
-			writeProblem(w, http.StatusInternalServerError, ProblemInternal, "Internal error", "")
+	var rec *recorder
+	resp, out, err := m.op.Do(r.Context(), m.cfg.DB, ref, func(ctx context.Context, _ *once.Attempt) (recorded, error) {
+		rec = newRecorder()
+		req := r.WithContext(context.WithValue(ctx, recorderKey{}, rec))
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		h.next.ServeHTTP(rec, req)
+		return rec.result(m)
+	})
+	switch {
+	case out.Status == once.Ran:
+		// Whatever was recorded (done, released, uncertain, nothing; or a failed
+		// settle), the handler's own response is what this request gets.
+		if err != nil && !errors.Is(err, errRetryable) && !errors.Is(err, errUnrecorded) {
+			m.logError(r, key, account, "oncehttp: the response was sent, but its outcome was not recorded", err)
 		}
-		return
+		rec.send(w)
+	case err == nil:
+		writeReplay(w, resp)
+	case errors.Is(err, once.ErrInFlight):
+		w.Header().Set("Retry-After", "1")
+		writeProblem(w, http.StatusConflict, ProblemInFlight, "Request in progress",
+			"a request with this Idempotency-Key is being processed; retry it later")
+	case errors.Is(err, once.ErrMismatch):
+		writeProblem(w, http.StatusUnprocessableEntity, ProblemMismatch, "Idempotency-Key reused",
+			"this Idempotency-Key was used with a different request; use a new key for new work")
+	case errors.Is(err, once.ErrUncertain):
+		writeProblem(w, http.StatusConflict, ProblemUncertain, "Outcome uncertain",
+			"the first request with this Idempotency-Key may or may not have taken effect; it is awaiting reconciliation")
+	case errors.Is(err, once.ErrResultTooLarge):
+		writeProblem(w, http.StatusInternalServerError, ProblemNotRecorded, "Response not recorded",
+			"the first request with this Idempotency-Key was carried out, but its response was too large to keep")
+	case r.Context().Err() != nil && errors.Is(err, r.Context().Err()):
+		// The client hung up before its claim was answered (any claim that landed
+		// was withdrawn): nobody is left to answer or to tell.
+	default:
+		m.logError(r, key, account, "oncehttp: the request's records could not be read or written", err)
+		writeProblem(w, http.StatusInternalServerError, ProblemInternal, "Internal error", "")
 	}
 }
 
-func (m *middleware) logf(format string, args ...any) {
-	if m.cfg.ErrorLog != nil {
-		m.cfg.ErrorLog.Printf(format, args...)
-		return
+func (m *middleware) logError(r *http.Request, key, account, msg string, err error) {
+	l := m.cfg.Logger
+	if l == nil {
+		l = slog.Default()
 	}
-	log.Printf(format, args...)
+	l.ErrorContext(context.WithoutCancel(r.Context()), msg, slog.String("method", r.Method), slog.String("path", r.URL.Path),
+		slog.String("key", key), slog.String("account", account), slog.Any("error", err))
 }
 
 // requestInput is what a key promises: the request's method, target, media type and body.

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"log"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -510,7 +510,7 @@ func TestMiddleware_RefusesBadRequestsBeforeAnyWork(t *testing.T) {
 		problem            string
 	}{
 		{"missing key", "acct-a", "", http.StatusBadRequest, oncehttp.ProblemKeyMissing},
-		{"bare key", "acct-a", "ref-1", http.StatusBadRequest, oncehttp.ProblemKeyMalformed},
+		{"bare key with a space", "acct-a", "ref 1", http.StatusBadRequest, oncehttp.ProblemKeyMalformed},
 		{"empty string", "acct-a", `""`, http.StatusBadRequest, oncehttp.ProblemKeyMalformed},
 		{"parameters", "acct-a", `"ref-1";a=1`, http.StatusBadRequest, oncehttp.ProblemKeyMalformed},
 		{"a list", "acct-a", `"ref-1", "ref-2"`, http.StatusBadRequest, oncehttp.ProblemKeyMalformed},
@@ -807,7 +807,7 @@ func TestMiddleware_DatabaseErrorIs500AndLogged(t *testing.T) {
 	pool := pgtest.NewDatabase(t).Pool(t, 2)
 	pool.Close()
 	var logged strings.Builder
-	mw, err := oncehttp.New(oncehttp.Config{DB: pool, Account: bearer, ErrorLog: log.New(&logged, "", 0)})
+	mw, err := oncehttp.New(oncehttp.Config{DB: pool, Account: bearer, Logger: slog.New(slog.NewTextHandler(&logged, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -822,7 +822,7 @@ func TestMiddleware_DatabaseErrorIs500AndLogged(t *testing.T) {
 	if r.status != http.StatusInternalServerError || r.problemType(t) != oncehttp.ProblemInternal || ran {
 		t.Fatalf("%d %s (handler ran: %v), want 500 without running the handler", r.status, r.body, ran)
 	}
-	if !strings.Contains(logged.String(), `key "ref-1" of "acct-a"`) {
+	if !strings.Contains(logged.String(), `level=ERROR`) || !strings.Contains(logged.String(), `key=ref-1 account=acct-a`) {
 		t.Fatalf("log %q does not name the request", logged.String())
 	}
 }
@@ -864,5 +864,24 @@ func TestMiddleware_UnreadableBodyIs400(t *testing.T) {
 	var ops int
 	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM once.operations`).Scan(&ops); err != nil || ops != 0 {
 		t.Fatalf("%d operations (%v), want none", ops, err)
+	}
+}
+
+// A bare key (Idempotency-Key: ref-1, as Stripe's clients send it) is accepted by default and
+// is the same key as its quoted form; StrictKeys refuses it.
+func TestMiddleware_BareKeysByDefaultStrictOnRequest(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, fixtureOptions{})
+	first := f.post(t, "acct-a", "ref-1", q3)
+	again := f.post(t, "acct-a", `"ref-1"`, q3)
+	if first.status != http.StatusCreated || again.status != http.StatusCreated || again.header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("bare then quoted: %d, %d (replayed %q); want 201 and its replay", first.status, again.status, again.header.Get("Idempotent-Replayed"))
+	}
+	strict := newFixture(t, fixtureOptions{configure: func(c *oncehttp.Config) { c.StrictKeys = true }})
+	if r := strict.post(t, "acct-a", "ref-1", q3); r.status != http.StatusBadRequest || r.problemType(t) != oncehttp.ProblemKeyMalformed {
+		t.Fatalf("strict, bare key: %d %s, want 400", r.status, r.body)
+	}
+	if r := strict.post(t, "acct-a", `"ref-1"`, q3); r.status != http.StatusCreated {
+		t.Fatalf("strict, quoted key: %d %s, want 201", r.status, r.body)
 	}
 }

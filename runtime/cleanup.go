@@ -1,0 +1,216 @@
+package once
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// A claim is one auto-committed statement. When its round trip ends in the caller's context
+// error or a broken connection, the server may have committed it or not: the caller holds a
+// claim it does not know of, and would leave its key blocked (in flight until the stale
+// window, then uncertain) for work that never ran. The caller does know the claim's owner
+// token, though, so the guard finds out by itself, on a short context of its own that the
+// caller's cancellation does not reach, and withdraws the claim by that token if it landed.
+//
+// "If it landed" needs care: pgx closes a connection whose statement the context
+// interrupted, but the server may not have read the statement yet, or may still be running
+// it, and commits it all the same. So the clean-up first waits for the server process that
+// ran the claim to end (it ends as soon as it reads the closed connection); from then on the
+// claim's fate is fixed, and the token says whether it is there. A process that does not end
+// within backendWait (blocked behind a lock) is terminated, which aborts an uncommitted claim.
+// Behind a pooler that hides the server's process ids the process cannot be found, and the
+// clean-up withdraws at once: a claim the server reads after that is left to the stale
+// window. So is every claim whose clean-up cannot reach the database at all.
+
+// cleanupTimeout bounds the clean-up of one claim whose outcome the caller did not see.
+const cleanupTimeout = 5 * time.Second
+
+// backendWait is how long the clean-up waits for the server process that ran an unseen
+// claim to end by itself before terminating it.
+const backendWait = time.Second
+
+// resolveUnseen turns the clean-up of unseen claims on; tests turn it off to show what it
+// prevents.
+var resolveUnseen = true
+
+// unseenWithdrawn counts the unseen claims the clean-up found landed and withdrew, for tests.
+var unseenWithdrawn atomic.Int64
+
+// claimSite says where a claim was sent, for its clean-up.
+type claimSite struct {
+	sent   bool      // the claim may have reached the server
+	inTx   bool      // sent inside the caller's transaction: it lives and dies with it
+	conn   *pgx.Conn // the connection it went on, when known
+	pid    uint32    // that connection's server process
+	closed bool      // pgx closed the connection after the claim's error
+}
+
+// sendClaim runs send, which sends a claim, on one connection of db whose server process is
+// known, so that an unseen outcome can be resolved. On a pool it acquires the connection
+// itself, as the pool's own QueryRow would; the connection goes back when send returns.
+func sendClaim(ctx context.Context, db DB, send func(DB) error) (claimSite, error) {
+	switch d := db.(type) {
+	case *pgxpool.Pool:
+		c, err := d.Acquire(ctx)
+		if err != nil {
+			return claimSite{}, err // nothing was sent
+		}
+		defer c.Release()
+		conn := c.Conn()
+		site := claimSite{sent: true, conn: conn, pid: conn.PgConn().PID()}
+		err = send(conn)
+		site.closed = conn.IsClosed()
+		return site, err
+	case *pgx.Conn:
+		site := claimSite{sent: true, conn: d, pid: d.PgConn().PID()}
+		err := send(d)
+		site.closed = d.IsClosed()
+		return site, err
+	case pgx.Tx:
+		return claimSite{sent: true, inTx: true}, send(d)
+	}
+	return claimSite{sent: true}, send(db)
+}
+
+// unseen reports whether err leaves the claim sent at site unknown: sent outside a
+// transaction, and answered neither by the server (a server error means the statement, and
+// so the claim, was rolled back) nor refused before anything was sent.
+func (s claimSite) unseen(err error) bool {
+	if err == nil || !s.sent || s.inTx || errors.Is(err, pgx.ErrNoRows) || pgconn.SafeToRetry(err) {
+		return false
+	}
+	var pgErr *pgconn.PgError
+	return !errors.As(err, &pgErr)
+}
+
+// resolveClaim, after a claim sent at site failed with err, withdraws the claim if its
+// outcome is unknown (see the top of this file), with withdraw, on a context of its own. It
+// returns err, joined with the clean-up's own error if the clean-up failed.
+func resolveClaim(ctx context.Context, db DB, site claimSite, err error, withdraw func(context.Context, DB) error) error {
+	if !resolveUnseen || !site.unseen(err) {
+		return err
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	cdb := db
+	if c, ok := db.(*pgx.Conn); ok && c.IsClosed() {
+		// The caller's only connection died with the claim: the clean-up dials its own.
+		nc, cerr := pgx.ConnectConfig(cctx, c.Config())
+		if cerr != nil {
+			return errors.Join(err, fmt.Errorf("%w: the claim's outcome is unknown and the clean-up cannot connect: %w", errClaimLeft, cerr))
+		}
+		defer nc.Close(cctx)
+		cdb = nc
+	}
+	if site.closed && site.pid != 0 {
+		if werr := waitBackendGone(cctx, cdb, site.pid); werr != nil {
+			return errors.Join(err, fmt.Errorf("%w: the claim's outcome is unknown and the clean-up could not wait for it: %w", errClaimLeft, werr))
+		}
+	}
+	if werr := withdraw(cctx, cdb); werr != nil {
+		return errors.Join(err, fmt.Errorf("%w: the claim's outcome is unknown and the clean-up failed: %w", errClaimLeft, werr))
+	}
+	return err
+}
+
+// waitBackendGone waits until the server process pid has ended, terminating it after
+// backendWait. A pid the server does not know (already gone, or a pooler's) returns at once.
+func waitBackendGone(ctx context.Context, db DB, pid uint32) error {
+	deadline := time.Now().Add(backendWait)
+	pause := time.Millisecond
+	for {
+		var alive bool
+		if err := db.QueryRow(ctx, `SELECT EXISTS (SELECT FROM pg_stat_activity WHERE pid = $1)`, int64(pid)).Scan(&alive); err != nil {
+			return fmt.Errorf("looking for server process %d: %w", pid, err)
+		}
+		if !alive {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			// The process still runs the dead connection's statement, blocked: end it, which
+			// rolls back what it has not committed, and wait for it to go.
+			var gone bool
+			if err := db.QueryRow(ctx, `SELECT pg_terminate_backend($1, $2)`, int64(pid), backendWait.Milliseconds()).Scan(&gone); err != nil {
+				return fmt.Errorf("terminating server process %d: %w", pid, err)
+			}
+			return nil
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		pause = min(pause*2, 20*time.Millisecond)
+	}
+}
+
+// Withdrawals of a claim whose caller never ran the function, by the claim's token.
+
+// unseenReason is what a withdrawn claim records where it keeps a reason.
+const unseenReason = "the caller's call ended before it learned of its claim; the function did not run"
+
+// withdrawForeverSQL deletes a first attempt's unseen claim: nothing of the operation exists
+// beyond its row. releaseForeverSQL releases a later attempt's (a takeover), keeping what the
+// earlier attempts left, as a retryable failure does.
+const (
+	withdrawForeverSQL = `DELETE FROM once.operations
+WHERE name = $1 AND scope = $2 AND key = $3 AND token = $4 AND state = 'open' AND attempts = 1 AND recovery_point IS NULL`
+	releaseForeverSQL = `UPDATE once.operations SET state = 'released', settled_at = clock_timestamp(), error = $5
+WHERE name = $1 AND scope = $2 AND key = $3 AND token = $4 AND state = 'open'`
+)
+
+// withdrawForever withdraws the forever claim with token on p's key.
+func (p *foreverCall) withdrawUnseen(token string) func(context.Context, DB) error {
+	return func(ctx context.Context, db DB) error {
+		tag, err := db.Exec(ctx, withdrawForeverSQL, p.name, p.ref.Scope, p.ref.Key, token)
+		if err != nil {
+			return p.errorf(err, "withdrawing an unseen claim")
+		}
+		if tag.RowsAffected() == 1 {
+			unseenWithdrawn.Add(1)
+			return nil
+		}
+		tag, err = db.Exec(ctx, releaseForeverSQL, p.name, p.ref.Scope, p.ref.Key, token, unseenReason)
+		if err != nil {
+			return p.errorf(err, "releasing an unseen claim")
+		}
+		unseenWithdrawn.Add(tag.RowsAffected())
+		return nil
+	}
+}
+
+// withdrawOpenSQL closes an Open guard's unseen claim as failed.
+const withdrawOpenSQL = `UPDATE once.open_claims SET state = 'failed', closed_at = clock_timestamp(), reason = $4
+WHERE name = $1 AND key = $2 AND token = $3 AND state = 'open'`
+
+func withdrawOpen(name, key, token string) func(context.Context, DB) error {
+	return func(ctx context.Context, db DB) error {
+		tag, err := db.Exec(ctx, withdrawOpenSQL, name, key, token, unseenReason)
+		if err != nil {
+			return fmt.Errorf("once: open guard %s: closing an unseen claim: %w", name, err)
+		}
+		unseenWithdrawn.Add(tag.RowsAffected())
+		return nil
+	}
+}
+
+// withdrawLease releases a lease whose acquisition the caller did not see.
+func withdrawLease(name, key, token string) func(context.Context, DB) error {
+	return func(ctx context.Context, db DB) error {
+		tag, err := db.Exec(ctx, releaseSQL, name, key, token)
+		if err != nil {
+			return fmt.Errorf("once: lease guard %s: releasing an unseen lease: %w", name, err)
+		}
+		unseenWithdrawn.Add(tag.RowsAffected())
+		return nil
+	}
+}

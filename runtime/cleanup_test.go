@@ -1,0 +1,240 @@
+package once_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	once "github.com/oncekit/once/runtime"
+)
+
+// deadlineCalls is how many calls of each kind the deadline storms make.
+const deadlineCalls = 300
+
+// stormWorkers is how many callers the deadline storms run at once.
+const stormWorkers = 8
+
+// claimRoundTrip measures the median round trip of a bare forever claim on a fresh key, the
+// statement whose answer a short deadline loses, sent by stormWorkers callers at once as in
+// the storms.
+func claimRoundTrip(t *testing.T, pool *pgxpool.Pool) time.Duration {
+	t.Helper()
+	var mu sync.Mutex
+	var times []time.Duration
+	var wg sync.WaitGroup
+	for w := range stormWorkers {
+		wg.Go(func() {
+			for i := range 25 {
+				key := fmt.Sprint(w, "/", i)
+				start := time.Now()
+				if _, err := pool.Exec(context.Background(), once.ForeverClaimSQL, "rtt", "", key, key, nil); err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				times = append(times, time.Since(start))
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if _, err := pool.Exec(context.Background(), "DELETE FROM once.operations WHERE name = 'rtt'"); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(times)
+	return times[len(times)/2]
+}
+
+// deadlineStorm makes n calls of call, on workers goroutines, the i-th with a deadline of
+// (0.2 + 2.8·i/(n-1)) round trips, and returns how many ended in their context's error.
+func deadlineStorm(n, workers int, rtt time.Duration, call func(ctx context.Context, i int) error) (cancelled int64, err error) {
+	var next, ended atomic.Int64
+	var firstErr error
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				d := time.Duration(float64(rtt) * (0.2 + 2.8*float64(i)/float64(n-1)))
+				ctx, cancel := context.WithTimeout(context.Background(), d)
+				err := call(ctx, i)
+				cancel()
+				switch {
+				case errors.Is(err, context.DeadlineExceeded):
+					ended.Add(1)
+				case err != nil:
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = fmt.Errorf("call %d: %w", i, err)
+					}
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return ended.Load(), firstErr
+}
+
+// unseenKind is one guard kind in the deadline storms: how to call it, how many of its keys
+// are left open, and what a later call of a key must do.
+type unseenKind struct {
+	name string
+	// call calls the guard for key i; fn counts the runs of each key.
+	call func(ctx context.Context, pool *pgxpool.Pool, i int, runs []atomic.Int32) (once.Outcome, error)
+	// openSQL counts the guard's keys held open ($1 is the guard's name).
+	openSQL string
+	// runsOnce: a later call replays a key that ran (forever); otherwise it runs again.
+	runsOnce bool
+}
+
+var unseenKinds = []unseenKind{
+	{
+		name: "forever",
+		call: func(ctx context.Context, pool *pgxpool.Pool, i int, runs []atomic.Int32) (once.Outcome, error) {
+			g := once.Forever[int]{Name: "unseen.forever"}
+			_, out, err := g.Do(ctx, pool, fmt.Sprint("k", i), func(context.Context) (int, error) { runs[i].Add(1); return i, nil })
+			return out, err
+		},
+		openSQL:  `SELECT count(*) FROM once.operations WHERE name = $1 AND state = 'open'`,
+		runsOnce: true,
+	},
+	{
+		name: "operation",
+		call: func(ctx context.Context, pool *pgxpool.Pool, i int, runs []atomic.Int32) (once.Outcome, error) {
+			op := once.Operation[int]{Name: "unseen.operation"}
+			ref := once.OperationRef{Account: "acct", Reference: fmt.Sprint("r", i), Input: map[string]int{"i": i}}
+			_, out, err := op.Do(ctx, pool, ref, func(context.Context, *once.Attempt) (int, error) { runs[i].Add(1); return i, nil })
+			return out, err
+		},
+		openSQL:  `SELECT count(*) FROM once.operations WHERE name = $1 AND state = 'open'`,
+		runsOnce: true,
+	},
+	{
+		name: "open",
+		call: func(ctx context.Context, pool *pgxpool.Pool, i int, runs []atomic.Int32) (once.Outcome, error) {
+			g := once.Open[int]{Name: "unseen.open"}
+			_, out, err := g.Do(ctx, pool, fmt.Sprint("k", i), func(context.Context) (int, error) { runs[i].Add(1); return i, nil })
+			return out, err
+		},
+		openSQL: `SELECT count(*) FROM once.open_claims WHERE name = $1 AND state = 'open'`,
+	},
+	{
+		name: "lease",
+		call: func(ctx context.Context, pool *pgxpool.Pool, i int, runs []atomic.Int32) (once.Outcome, error) {
+			g := once.Lease[int]{Name: "unseen.lease", TTL: time.Hour}
+			_, out, err := g.Do(ctx, pool, fmt.Sprint("k", i), func(context.Context) (int, error) { runs[i].Add(1); return i, nil })
+			return out, err
+		},
+		openSQL: `SELECT count(*) FROM once.leases WHERE name = $1 AND released_at IS NULL AND expires_at > clock_timestamp()`,
+	},
+}
+
+// openKeys counts kind's keys held open, by nobody: every call has returned.
+func openKeys(t *testing.T, pool *pgxpool.Pool, k unseenKind) int {
+	t.Helper()
+	var n int
+	if err := pool.QueryRow(context.Background(), k.openSQL, "unseen."+k.name).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// A caller whose deadline fires while its claim is in flight does not know whether the claim
+// landed; the guard finds out and withdraws it, so no key is left open by a caller that
+// never ran the work. 300 calls per kind, with deadlines from a fifth of a claim's round
+// trip to three: a second later no key is open, and every key's next call runs (or, for a
+// forever key that ran, replays), with no key's work done twice.
+func TestUnseenClaim_CancelledCallersLeaveNoKeyOpen(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 12)
+	rtt := claimRoundTrip(t, pool)
+	t.Logf("a claim's round trip: %v", rtt)
+	for _, k := range unseenKinds {
+		t.Run(k.name, func(t *testing.T) {
+			runs := make([]atomic.Int32, deadlineCalls)
+			withdrawn := once.UnseenWithdrawn()
+			cancelled, err := deadlineStorm(deadlineCalls, stormWorkers, rtt, func(ctx context.Context, i int) error {
+				_, err := k.call(ctx, pool, i, runs)
+				return err
+			})
+			if err != nil {
+				t.Fatalf("a call failed otherwise than by its deadline: %v", err)
+			}
+			t.Logf("%d of %d calls ended by their deadline; the clean-up withdrew %d claims that had landed",
+				cancelled, deadlineCalls, once.UnseenWithdrawn()-withdrawn)
+			time.Sleep(time.Second)
+			if n := openKeys(t, pool, k); n != 0 {
+				t.Fatalf("%d keys left open with no caller running them", n)
+			}
+			for i := range deadlineCalls {
+				before := runs[i].Load()
+				out, err := k.call(context.Background(), pool, i, runs)
+				if err != nil {
+					t.Fatalf("key %d: the next call: %+v, %v", i, out, err)
+				}
+				switch {
+				case k.runsOnce && before == 1 && out.Status != once.Duplicate:
+					t.Fatalf("key %d ran once already; the next call got %v, want a replay", i, out.Status)
+				case (!k.runsOnce || before == 0) && out.Status != once.Ran:
+					t.Fatalf("key %d: the next call got %v, want it to run", i, out.Status)
+				}
+				if k.runsOnce && runs[i].Load() != 1 {
+					t.Fatalf("key %d ran %d times, want once", i, runs[i].Load())
+				}
+			}
+		})
+	}
+}
+
+// The negative control: the same storm with the clean-up turned off leaves keys open, for
+// work that never ran, until the stale window (20 minutes by default). It is not parallel:
+// it turns the clean-up off for the whole process while it runs.
+func TestUnseenClaim_WithoutCleanupKeysAreLeftOpen(t *testing.T) {
+	pool := setup(t, 12)
+	rtt := claimRoundTrip(t, pool)
+	defer once.SetResolveUnseen(once.SetResolveUnseen(false))
+	k := unseenKinds[0]
+	// A lost answer is a matter of timing: a few calls in 300 meet it. Storm again, on
+	// fresh keys, until one does.
+	for round := range 5 {
+		if _, err := pool.Exec(context.Background(), "DELETE FROM once.operations"); err != nil {
+			t.Fatal(err)
+		}
+		runs := make([]atomic.Int32, deadlineCalls)
+		deadlineStorm(deadlineCalls, stormWorkers, rtt, func(ctx context.Context, i int) error {
+			_, err := k.call(ctx, pool, i, runs)
+			return err
+		})
+		time.Sleep(time.Second)
+		n := openKeys(t, pool, k)
+		if n == 0 {
+			continue
+		}
+		t.Logf("round %d: %d of %d keys left open by callers that gave up", round+1, n, deadlineCalls)
+		stuck := 0
+		for i := range deadlineCalls {
+			if _, err := k.call(context.Background(), pool, i, runs); errors.Is(err, once.ErrInFlight) {
+				stuck++
+				if runs[i].Load() != 0 {
+					t.Fatalf("key %d is in flight but its work ran", i)
+				}
+			}
+		}
+		if stuck != n {
+			t.Fatalf("%d keys answer in flight, want the %d left open", stuck, n)
+		}
+		return
+	}
+	t.Fatal("without the clean-up, five storms of cancelled callers left no key open: the storm does not reach the window it is meant to test")
+}
