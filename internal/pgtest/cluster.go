@@ -28,6 +28,8 @@ type cluster struct {
 	// exited receives the server's exit status once; the waiting goroutine reaps the process.
 	exited chan error
 	url    string // superuser URL of the "postgres" database
+	// settings are more -c name=value settings of the server, after the defaults.
+	settings []string
 }
 
 // findBinDir returns the directory holding initdb and postgres.
@@ -83,7 +85,8 @@ func serverUser() (*syscall.Credential, error) {
 func removeAbandoned() {
 	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), dirPrefix+"*"))
 	for _, dir := range dirs {
-		pid, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(dir), dirPrefix))
+		owner, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(dir), dirPrefix), "-")
+		pid, err := strconv.Atoi(owner)
 		if err != nil || pid == os.Getpid() {
 			continue
 		}
@@ -97,6 +100,12 @@ func removeAbandoned() {
 // dies, whatever the reason.
 func startCluster() (*cluster, error) {
 	removeAbandoned()
+	return startNamedCluster("", nil)
+}
+
+// startNamedCluster is startCluster for a cluster beside the main one: name tells their
+// directories apart, and settings are more -c name=value settings of the server.
+func startNamedCluster(name string, settings []string) (*cluster, error) {
 	bin, err := findBinDir()
 	if err != nil {
 		return nil, err
@@ -106,11 +115,14 @@ func startCluster() (*cluster, error) {
 		return nil, err
 	}
 	dir := filepath.Join(os.TempDir(), dirPrefix+strconv.Itoa(os.Getpid()))
+	if name != "" {
+		dir += "-" + name
+	}
 	os.RemoveAll(dir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating cluster directory: %w", err)
 	}
-	c := &cluster{dir: dir}
+	c := &cluster{dir: dir, settings: settings}
 	if cred != nil {
 		if err := os.Chown(dir, int(cred.Uid), int(cred.Gid)); err != nil {
 			c.remove()
@@ -164,6 +176,9 @@ func (c *cluster) start(bin, data string, port int, cred *syscall.Credential) er
 		"-c", "max_prepared_transactions=0",
 		"-c", "log_min_messages=warning",
 	)
+	for _, kv := range c.settings {
+		cmd.Args = append(cmd.Args, "-c", kv)
+	}
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	cmd.Dir = c.dir
