@@ -18,7 +18,12 @@ RACE_PKGS := ./runtime/... ./internal/pgtest/... ./internal/fakeprovider/... ./e
 # dependencies out of the main go.mod.
 NESTED := internal/migratetest plugin
 
-.PHONY: demo test lint unit race nested
+# What runs again through PgBouncer in transaction mode (ONCE_TEST_PGBOUNCER, see
+# internal/pgtest): every kind's storm, kill and cancellation tests, the pooler check, and
+# the four stories.
+POOLER_RUN := Concurrent|Storm|Killed|Cancel|TestVerify_Refuses|^TestStory
+
+.PHONY: demo test lint unit race nested pooler
 
 demo:
 	@echo "== oncegen: the examples' wrappers and migrations, regenerated and checked"
@@ -36,7 +41,7 @@ demo:
 	@$(GO) test -count=1 -v -run '^TestStory$$' ./examples/... | \
 	  grep -v -e '^=== ' -e '^PASS$$' -e '^ok ' -e '^?' -e '^--- PASS' -e '^testing: warning: no tests to run'
 
-test: lint unit race nested
+test: lint unit race nested pooler
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v -e '^testdata/' -e '/testdata/')); \
@@ -51,6 +56,9 @@ unit:
 
 race:
 	$(GO) test -count=1 -race $(RACE_PKGS)
+
+pooler:
+	ONCE_TEST_PGBOUNCER=exec $(GO) test -count=1 -run '$(POOLER_RUN)' ./runtime/... ./examples/ideas ./examples/reports ./examples/outreach ./examples/paidactions
 
 nested:
 	@set -e; for m in $(NESTED); do \

@@ -363,4 +363,3 @@ func failoverKinds(provider *fakeprovider.Server) []*failoverKind {
 	}
 	return []*failoverKind{forever, statement, episode, transaction, open, lease}
 }
-
