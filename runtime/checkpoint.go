@@ -53,7 +53,7 @@ func (a *Attempt) Checkpoint(ctx context.Context, tx DB, step string, state any)
 		enc = b
 	}
 	var one int
-	err := tx.QueryRow(ctx, checkpointSQL, a.id, a.token, step, enc, a.number).Scan(&one)
+	err := tx.QueryRow(ctx, checkpointSQL, a.id, a.token, step, jsonParam(enc), a.number).Scan(&one)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("%w: operation %d: attempt %d no longer holds the claim; checkpoint %s not recorded", ErrNotOwner, a.id, a.number, step)
 	}

@@ -90,6 +90,19 @@
 // whose effect is unknown (a connection lost during a commit, a reservation or a firing) is
 // never marked retryable.
 //
+// # Behind a pooler, across a failover
+//
+// Through PgBouncer in transaction mode every guard works, as it keeps only
+// transaction-scoped state, provided pgx does not keep prepared statements on a server
+// session: set default_query_exec_mode=exec (or simple_protocol, cache_describe). Verify
+// refuses a pool in pgx's default mode behind such a pooler (ErrPoolMode). With a synchronous
+// standby a promotion loses nothing a caller saw acknowledged. With an asynchronous one, what
+// the old primary acknowledged last can be lost: a claim or latch (its effect may run again:
+// derive the provider key from the operation's key, ProviderKey(step, key), so the provider
+// drops the repeat), a reservation, or a settle (the operation stays open, then uncertain).
+// A Transaction guard refuses a server whose advisory locks lock nothing (CockroachDB:
+// ErrUnsupportedServer). See the README's "Behind a pooler, across a failover".
+//
 // # Provider keys and net/http's own retries
 //
 // A provider key (ProviderKey, Attempt.ProviderKey, ProviderKeyFrom) makes a provider that

@@ -463,7 +463,7 @@ func TestDrain_ADeliveryCutShortByTheStopIsNotAFailure(t *testing.T) {
 			<-ctx.Done()
 			return fmt.Errorf("sending: %w", ctx.Err())
 		}, want: once.DrainResult{Released: 1}, state: "pending/0/"},
-		{name: "cut short by the drain's deadline", timeout: 20 * time.Millisecond, deliver: func(ctx context.Context, _ context.CancelFunc) error {
+		{name: "cut short by the drain's deadline", timeout: 500 * time.Millisecond, deliver: func(ctx context.Context, _ context.CancelFunc) error {
 			<-ctx.Done()
 			return fmt.Errorf("sending: %w", ctx.Err())
 		}, want: once.DrainResult{Released: 1}, state: "pending/0/"},

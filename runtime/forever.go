@@ -771,13 +771,13 @@ func (a *Attempt) settle(ctx context.Context, state string, result []byte, text 
 	var n int64
 	var err error
 	if (state == opDone || state == opFailed) && (len(ledger) > 0 || len(followups) > 0) {
-		args := []any{a.id, a.token, state, result, errText, retain}
+		args := []any{a.id, a.token, state, jsonParam(result), errText, retain}
 		args = append(args, ledgerColumns(ledger)...)
 		args = append(args, followUpColumns(followups)...)
 		err = a.db.QueryRow(ctx, foreverSettleWithSQL, args...).Scan(&n)
 	} else {
 		var tag pgconn.CommandTag
-		tag, err = a.db.Exec(ctx, foreverSettleSQL, a.id, a.token, state, result, errText, retain)
+		tag, err = a.db.Exec(ctx, foreverSettleSQL, a.id, a.token, state, jsonParam(result), errText, retain)
 		n = tag.RowsAffected()
 	}
 	if err != nil {

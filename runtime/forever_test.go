@@ -436,7 +436,7 @@ func TestForever_RetentionWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	var kept time.Duration
-	if err := pool.QueryRow(ctx, `SELECT extract(epoch FROM expires_at - settled_at) * 1e6 FROM once.operations WHERE id = $1`,
+	if err := pool.QueryRow(ctx, `SELECT (extract(epoch FROM expires_at - settled_at) * 1e6)::bigint FROM once.operations WHERE id = $1`,
 		out.ID).Scan((*int64)(&kept)); err != nil {
 		t.Fatal(err)
 	}

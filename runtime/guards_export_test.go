@@ -15,3 +15,6 @@ const (
 func SetOpenDuplicateShare(name string, share float64) {
 	historyIn(&openHistories, name).share.Store(int32(share * shareOne))
 }
+
+// ServerRefusal is the check a guard makes of the server's parameters, over a lookup.
+var ServerRefusal = serverRefusal

@@ -385,7 +385,8 @@ func TestOpen_StaleClaimClosedByAnotherCallerMeanwhileIsClaimedAgain(t *testing.
 		t.Fatal(err)
 	}
 	defer other.Rollback(context.Background())
-	cfg, err := pgx.ParseConfig(db.URL)
+	// Straight to the server: the test finds this connection's backend by its pid.
+	cfg, err := pgx.ParseConfig(db.DirectURL)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -185,7 +185,7 @@ resolved AS (
 	WHERE o.id = target.id AND target.state = 'uncertain'
 	RETURNING o.id
 )
-SELECT target.state FROM target`, id, state, result, message).Scan(&was)
+SELECT target.state FROM target`, id, state, jsonParam(result), message).Scan(&was)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return fmt.Errorf("%w: %d", ErrNoOperation, id)

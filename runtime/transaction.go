@@ -119,6 +119,11 @@ func (g Transaction[T]) run(ctx context.Context, db DB, lockID int64, fn func(co
 		}
 	}()
 
+	if c := tx.Conn(); c != nil {
+		if err := checkServer("transaction", g.Name, c.PgConn()); err != nil {
+			return zero, Outcome{}, err
+		}
+	}
 	if err := g.lock(ctx, tx, lockID); err != nil {
 		if errors.Is(err, ErrBusy) || errors.Is(err, ErrLockTimeout) {
 			out.Status = Busy

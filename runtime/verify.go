@@ -156,6 +156,11 @@ func Requirements() []Requirement {
 // every one that is missing, INVALID or in another form; or another error when the check
 // could not be made. It only reads the catalog.
 //
+// Given a *pgxpool.Pool whose default_query_exec_mode keeps prepared statements on a server
+// session (cache_statement, pgx's default, or describe_exec), it also checks that the pool
+// does not reach PostgreSQL through a pooler in transaction mode, which would fail every
+// guard's statements, and returns ErrPoolMode if it does (see the README's "Behind a pooler").
+//
 // Call it once at start-up, after migrating, and refuse to serve when it fails: a unique
 // index that is missing, or INVALID after a failed CREATE INDEX CONCURRENTLY, lets
 // duplicates through without a single error, so the setting every guard depends on is
@@ -178,6 +183,9 @@ func VerifyRequirements(ctx context.Context, db DB, reqs ...Requirement) error {
 		if err := r.check(); err != nil {
 			return err
 		}
+	}
+	if err := verifyPool(ctx, db); err != nil {
+		return err
 	}
 	problems, err := findProblems(ctx, db, reqs)
 	if err != nil {

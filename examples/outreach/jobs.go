@@ -45,7 +45,7 @@ func EnqueueJob(ctx context.Context, tx pgx.Tx, job Job) (int64, error) {
 	}
 	var id int64
 	err = tx.QueryRow(ctx, `INSERT INTO jobs (kind, dedupe_key, payload, run_after) VALUES ($1, $2, $3, $4) `+
-		EnqueueJobConflict+` RETURNING id`, job.Kind, job.DedupeKey, payload, job.RunAfter).Scan(&id)
+		EnqueueJobConflict+` RETURNING id`, job.Kind, job.DedupeKey, string(payload), job.RunAfter).Scan(&id) // text: a []byte goes as bytea in the exec modes a pooler needs
 	return id, once.InsertConflict(err)
 }
 

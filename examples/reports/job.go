@@ -27,7 +27,7 @@ func insertJob(ctx context.Context, tx pgx.Tx, job Job) (int64, error) {
 	var id int64
 	err = tx.QueryRow(ctx, `INSERT INTO report_jobs (account_id, submission_id, operation_id, reference, input, replaces)
 VALUES ($1, $2, $3, $4, $5, nullif($6::bigint, 0)) `+insertJobConflict+` RETURNING id`,
-		job.Account, job.Submission, job.Operation, job.Reference, input, job.Replaces).Scan(&id)
+		job.Account, job.Submission, job.Operation, job.Reference, string(input), job.Replaces).Scan(&id) // text: a []byte goes as bytea in the exec modes a pooler needs
 	return id, once.InsertConflict(err)
 }
 

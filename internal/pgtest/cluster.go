@@ -28,6 +28,8 @@ type cluster struct {
 	// exited receives the server's exit status once; the waiting goroutine reaps the process.
 	exited chan error
 	url    string // superuser URL of the "postgres" database
+	// settings are more -c name=value settings of the server, after the defaults.
+	settings []string
 }
 
 // findBinDir returns the directory holding initdb and postgres.
@@ -97,12 +99,19 @@ func removeAbandoned() {
 // startCluster initialises and starts a new cluster with durability off. The server gets
 // SIGKILL when this process dies, whatever the reason.
 func startCluster() (*cluster, error) {
-	return startClusterIn(dirPrefix+strconv.Itoa(os.Getpid()), false)
+	return startClusterIn(dirPrefix+strconv.Itoa(os.Getpid()), false, nil)
+}
+
+// startNamedCluster is startCluster for a cluster beside the main one: name tells their
+// directories apart, and settings are more -c name=value settings of the server.
+func startNamedCluster(name string, settings []string) (*cluster, error) {
+	return startClusterIn(dirPrefix+strconv.Itoa(os.Getpid())+"-"+name, false, settings)
 }
 
 // startClusterIn initialises and starts a cluster in the temporary directory name, with
-// PostgreSQL's default durability when durable is true.
-func startClusterIn(name string, durable bool) (*cluster, error) {
+// PostgreSQL's default durability when durable is true, and settings as more -c
+// name=value settings of the server.
+func startClusterIn(name string, durable bool, settings []string) (*cluster, error) {
 	removeAbandoned()
 	bin, err := findBinDir()
 	if err != nil {
@@ -117,7 +126,7 @@ func startClusterIn(name string, durable bool) (*cluster, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating cluster directory: %w", err)
 	}
-	c := &cluster{dir: dir}
+	c := &cluster{dir: dir, settings: settings}
 	if cred != nil {
 		if err := os.Chown(dir, int(cred.Uid), int(cred.Gid)); err != nil {
 			c.remove()
@@ -173,6 +182,9 @@ func (c *cluster) start(bin, data string, port int, cred *syscall.Credential, du
 		"-c", "log_min_messages=warning",
 	)
 	cmd := exec.Command(filepath.Join(bin, "postgres"), args...)
+	for _, kv := range c.settings {
+		cmd.Args = append(cmd.Args, "-c", kv)
+	}
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	cmd.Dir = c.dir

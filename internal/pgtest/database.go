@@ -30,6 +30,13 @@ var (
 	absent   error    // why there is no server, when there is none
 	prepared []string // prepared databases made on a shared server, dropped at the end
 	counter  atomic.Int64
+
+	// bouncer is the PgBouncer started in front of the server, when EnvPgBouncer asked for
+	// it or a test asked for a pooled database; bouncerErr says why there is none.
+	bouncer     *pooler
+	bouncerErr  error
+	bouncerTold bool   // bouncer or bouncerErr is set
+	poolMode    string // EnvPgBouncer's exec mode: every test database's URL goes through the pooler
 )
 
 // Main prepares a server, runs the tests and removes the server again. It returns the exit
@@ -76,9 +83,18 @@ func ensure() error {
 		return absent
 	}
 	started = true
+	mode, err := poolerMode()
+	if err != nil {
+		absent = err
+		return absent
+	}
+	poolMode = mode
 	if u := os.Getenv(EnvURL); u != "" {
 		adminURL = u
 		absent = prepareTemplate(u, false)
+		if absent == nil && poolMode != "" {
+			absent = ensurePoolerLocked()
+		}
 		return absent
 	}
 	c, err := startCluster()
@@ -90,12 +106,33 @@ func ensure() error {
 	if err := prepareTemplate(c.url, true); err != nil {
 		absent = err
 	}
+	if absent == nil && poolMode != "" {
+		absent = ensurePoolerLocked()
+	}
 	return absent
+}
+
+// ensurePoolerLocked starts PgBouncer in front of the server the first time it is asked
+// for. mu is held.
+func ensurePoolerLocked() error {
+	if !bouncerTold {
+		bouncerTold = true
+		bouncer, bouncerErr = startPooler(adminURL)
+		if bouncerErr != nil {
+			bouncerErr = fmt.Errorf("no PgBouncer for tests: %w", bouncerErr)
+		}
+	}
+	return bouncerErr
 }
 
 func shutdown() {
 	mu.Lock()
 	defer mu.Unlock()
+	if bouncer != nil {
+		bouncer.stop()
+		bouncer.remove()
+		bouncer = nil
+	}
 	if own != nil {
 		own.stop()
 		own.remove()
@@ -162,8 +199,13 @@ func template() string {
 type Database struct {
 	// Name is the database's name.
 	Name string
-	// URL connects to it as a superuser.
+	// URL connects to it as a superuser: through PgBouncer when EnvPgBouncer is set (or the
+	// database came from NewPooledDatabase), straight to the server otherwise.
 	URL string
+	// DirectURL connects to it as a superuser straight to the server, never through a
+	// pooler: for what a pooler in transaction mode cannot carry (LISTEN, a session lock
+	// held across transactions) and for looking behind it.
+	DirectURL string
 }
 
 // NewDatabase creates a fresh, empty database for t and drops it when t ends. Without a
@@ -193,7 +235,40 @@ func copyDatabase(t testing.TB, from string) *Database {
 		t.Fatalf("pgtest: %v", err)
 	}
 	t.Cleanup(func() { dropDatabase(t, name) })
-	return &Database{Name: name, URL: withDatabase(adminURL, name)}
+	d := &Database{Name: name, URL: withDatabase(adminURL, name), DirectURL: withDatabase(adminURL, name)}
+	if poolMode != "" {
+		d.URL = bouncer.url(name, poolMode)
+	}
+	return d
+}
+
+// NewPooledDatabase creates a fresh, empty database for t, as NewDatabase does, whose URL
+// goes through PgBouncer in transaction pooling mode whatever EnvPgBouncer says, and asks
+// pgx for mode as its default_query_exec_mode (pgx's own default when mode is empty). The
+// pooler is started the first time a test asks. Without PgBouncer (or PostgreSQL) it skips
+// t, or fails it under CI=true.
+func NewPooledDatabase(t testing.TB, mode string) *Database {
+	t.Helper()
+	requireServer(t)
+	mu.Lock()
+	err := ensurePoolerLocked()
+	mu.Unlock()
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("pgtest: %v (CI=true: a missing pooler fails the build)", err)
+		}
+		t.Skipf("pgtest: skipped, %v", err)
+	}
+	d := copyDatabase(t, template())
+	d.URL = bouncer.url(d.Name, mode)
+	return d
+}
+
+// Pooled reports whether EnvPgBouncer routes every test database through PgBouncer, and
+// with which query exec mode.
+func Pooled() (mode string, ok bool) {
+	m, err := poolerMode()
+	return m, err == nil && m != ""
 }
 
 // createDatabase copies the database from as name.

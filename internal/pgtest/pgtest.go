@@ -26,6 +26,16 @@
 // run. Every test database is a copy of an empty template, so making one costs a few
 // milliseconds.
 //
+// Production sits behind a pooler and a standby, so both are part of the harness:
+//
+//   - ONCE_TEST_PGBOUNCER=exec (or simple_protocol, cache_describe, ...) starts PgBouncer in
+//     transaction pooling mode in front of the server and routes every test database's URL
+//     through it, asking pgx for that query exec mode; Database.DirectURL still reaches the
+//     server. NewPooledDatabase gives one test a pooled database whatever the variable says.
+//   - NewReplicated starts a primary and a streaming standby of its own (pg_basebackup, a
+//     replication slot, synchronous or not), whose stream a test can cut before it kills the
+//     primary and promotes the standby.
+//
 // Without PostgreSQL, New and NewDatabase skip the test and say why — except when CI=true,
 // where they fail it: in CI a missing database is a broken build, not a reason to pass.
 package pgtest

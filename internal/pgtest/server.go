@@ -21,7 +21,7 @@ var servers atomic.Int64
 func StartServer(durable bool) (*Server, error) {
 	removeAbandoned()
 	name := dirPrefix + strconv.Itoa(os.Getpid()) + "-server" + strconv.FormatInt(servers.Add(1), 10)
-	c, err := startClusterIn(name, durable)
+	c, err := startClusterIn(name, durable, nil)
 	if err != nil {
 		return nil, fmt.Errorf("pgtest: %w", err)
 	}

@@ -6,7 +6,10 @@
 // with -format migrate (golang-migrate's layout) or -format sql. Applied versions are
 // recorded in a table the app names. Instances starting together take turns on a session
 // advisory lock, so a second instance waits and then finds nothing left to do. (It tries
-// for the lock rather than queueing for it: see takeLock.)
+// for the lock rather than queueing for it: see takeLock.) A session lock needs a session:
+// run Apply on a direct connection (or through a pooler in session mode). Behind a pooler
+// in transaction mode (PgBouncer's usual set-up) the lock is taken on one server session and
+// the migrations run, and the unlock goes, on others, so instances do not take turns.
 //
 // A file is applied together with its record, or not at all; the one exception is a file
 // that builds an index CONCURRENTLY, which PostgreSQL cannot run inside a transaction. Such

@@ -140,7 +140,7 @@ func (a *App) enqueue(ctx context.Context, kind, key string, payload any) (id in
 		return 0, false, err
 	}
 	err = a.db.QueryRow(ctx, `INSERT INTO jobs (kind, dedupe_key, payload, run_after) VALUES ($1, $2, $3, $4) RETURNING id`, // ONCE005: two requests both looked, both insert
-		kind, key, p, a.now()).Scan(&id)
+		kind, key, string(p), a.now()).Scan(&id)
 	return id, err == nil, err
 }
 

@@ -123,7 +123,7 @@ func (s *Server) handleGenerate(w http.ResponseWriter, r *http.Request) {
 		s.AfterCheck()
 	}
 	err = s.db.QueryRow(ctx, `INSERT INTO report_jobs (account_id, submission_id, reference, input) VALUES ($1, $2, $3, $4) RETURNING id`, // ONCE005: nothing stops two requests that both found nothing
-		acct, sub, ref, input).Scan(&v.ID)
+		acct, sub, ref, string(input)).Scan(&v.ID)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
