@@ -3,6 +3,7 @@ package effects
 import (
 	"go/ast"
 	"go/types"
+	"slices"
 	"strings"
 
 	"golang.org/x/tools/go/analysis"
@@ -156,15 +157,11 @@ func (s *scanner) noteCall(fn *Func, call *ast.CallExpr, g *Guard) {
 	}
 	callee = callee.Origin()
 	s.noteGuardedCall(fn, fn.File, call)
+	if s.cat.IsRead(callee.FullName()) {
+		return
+	}
 	if e, ok := s.cat.Effect(callee.FullName()); ok {
-		if e.Request != nil && !requestMatches(s.pass, fn.Decl.Body, call, e.Request) {
-			return
-		}
-		name := DisplayName(s.pass.TypesInfo, call, callee)
-		fn.Sites = append(fn.Sites, &Site{
-			Call: call, Func: fn, Name: name, Effect: e, Via: name, What: e.Effect, Class: e.Class,
-			Deep: call.Pos(), Keyed: keyCarried(s.pass, fn.Decl.Body, call, e), Guard: g, Callee: callee,
-		})
+		s.noteEffect(fn, call, callee, e, g)
 		return
 	}
 	if isAbstract(callee) {
@@ -180,11 +177,113 @@ func (s *scanner) noteCall(fn *Func, call *ast.CallExpr, g *Guard) {
 		return
 	}
 	var fact EffectFact
-	if s.pass.ImportObjectFact(callee, &fact) {
-		fn.Sites = append(fn.Sites, &Site{
-			Call: call, Func: fn, Name: DisplayName(s.pass.TypesInfo, call, callee), Via: fact.Via,
-			What: fact.Effect, Class: fact.Class, Guard: g, Callee: callee,
-		})
+	if !s.pass.ImportObjectFact(callee, &fact) {
+		return
+	}
+	site := &Site{
+		Call: call, Func: fn, Name: DisplayName(s.pass.TypesInfo, call, callee), Via: fact.Via,
+		What: fact.Effect, Class: fact.Class, Guard: g, Callee: callee, Chain: fact.Chain,
+		Reported: fact.Reported,
+	}
+	if fact.Cond {
+		s.noteConditional(fn, call, site, fact.Param, fact.Methods)
+		return
+	}
+	fn.Sites = append(fn.Sites, site)
+}
+
+// noteEffect records a call of a catalogued effect. An HTTP request is an effect only
+// when its method is one of the entry's (traced through the request value; a request
+// whose method comes from a parameter makes the function's callers decide), and only
+// when its URL is not one the catalogue lists as a read.
+func (s *scanner) noteEffect(fn *Func, call *ast.CallExpr, callee *types.Func, e *catalog.Effect, g *Guard) {
+	t := tracer{pass: s.pass, fn: fn.Decl}
+	param := -1
+	if r := e.Request; r != nil {
+		if r.Arg >= len(call.Args) {
+			return
+		}
+		m := t.methodOf(call.Args[r.Arg], call.Pos(), 0)
+		switch {
+		case m.name != "":
+			if !slices.Contains(r.Methods, m.name) {
+				return
+			}
+		case m.param >= 0:
+			param = m.param
+		default:
+			return // built where it cannot be seen: a request is no effect unless shown one
+		}
+		if parts, lead := t.urlParts(call.Args[r.Arg], call.Pos(), 0); s.cat.ReadURL(parts, lead) {
+			return
+		}
+	}
+	if e.URL != nil && *e.URL < len(call.Args) {
+		if parts, lead := t.urlParts(call.Args[*e.URL], call.Pos(), 0); s.cat.ReadURL(parts, lead) {
+			return
+		}
+	}
+	name := DisplayName(s.pass.TypesInfo, call, callee)
+	site := &Site{
+		Call: call, Func: fn, Name: name, Effect: e, Via: name, What: e.Effect, Class: e.Class,
+		Deep: call.Pos(), Keyed: keyCarried(s.pass, fn.Decl.Body, call, e), Guard: g, Callee: callee,
+	}
+	if param >= 0 {
+		if !site.Keyed && site.Guard == nil {
+			site.Param, site.Methods = param, e.Request.Methods
+			fn.cond = append(fn.cond, site)
+		}
+		return
+	}
+	fn.Sites = append(fn.Sites, site)
+}
+
+// noteConditional records a call of a function that performs an effect only for some
+// values of its parameter param (the HTTP method, or the request): the call is an effect
+// when its argument is one of methods, and makes fn conditional in turn when the argument
+// is fn's own parameter.
+func (s *scanner) noteConditional(fn *Func, call *ast.CallExpr, site *Site, param int, methods []string) {
+	if param >= len(call.Args) {
+		return
+	}
+	m := tracer{pass: s.pass, fn: fn.Decl}.methodOf(call.Args[param], call.Pos(), 0)
+	switch {
+	case m.name != "" && slices.Contains(methods, m.name):
+		fn.Sites = append(fn.Sites, site)
+	case m.name == "" && m.param >= 0 && site.Guard == nil:
+		c := *site
+		c.Param, c.Methods = m.param, methods
+		fn.cond = append(fn.cond, &c)
+	}
+}
+
+// resolveConditional turns the calls of the package's functions whose effect depends on
+// a parameter into effects of their callers (or conditions of theirs), until nothing
+// changes.
+func (s *scanner) resolveConditional() {
+	done := map[*edge]bool{}
+	for changed := true; changed; {
+		changed = false
+		for _, fn := range s.res.Funcs {
+			for _, e := range fn.calls {
+				if done[e] || len(e.to.cond) == 0 {
+					continue
+				}
+				done[e] = true
+				changed = true
+				c := e.to.cond[0]
+				name := e.to.Obj
+				if static, ok := typeutil.Callee(s.pass.TypesInfo, e.call).(*types.Func); ok {
+					name = static.Origin()
+				}
+				site := &Site{
+					Call: e.call, Func: fn, Name: DisplayName(s.pass.TypesInfo, e.call, name), Via: c.Via,
+					What: c.What, Class: c.Class, Deep: c.Deep, Guard: e.guard, Callee: e.to.Obj,
+					Chain: below(c),
+				}
+				s.noteConditional(fn, e.call, site, c.Param, c.Methods)
+			}
+		}
 	}
 }
 
@@ -324,6 +423,25 @@ func (s *scanner) propagate() {
 			}
 		}
 	}
+	// Other packages of the module may call the package's exported functions: read
+	// which do, and whether under a promise.
+	ext := map[*Func][2]bool{} // called elsewhere in the module; every such call promised
+	if inModule(s.pass) {
+		var idx *callerIndex
+		for _, fn := range funcs {
+			if fn.Test || !exportedAPI(fn.Obj) || !(fn.Effectful || len(fn.cond) > 0 || reaches(fn)) {
+				continue
+			}
+			if idx == nil {
+				if idx = moduleCallers(s.pass); idx == nil {
+					break
+				}
+			}
+			called, any, all := idx.external(s.pass.Pkg.Path(), fn)
+			ext[fn] = [2]bool{called, all}
+			fn.promised = fn.promised || any
+		}
+	}
 	// Covered: a function with a directive, or one called only under promises.
 	for _, fn := range funcs {
 		fn.Covered = fn.Directive != nil
@@ -331,7 +449,8 @@ func (s *scanner) propagate() {
 	for changed := true; changed; {
 		changed = false
 		for _, fn := range funcs {
-			if fn.Covered || fn.ValueRef || len(fn.callers) == 0 {
+			e := ext[fn]
+			if fn.Covered || fn.ValueRef || (len(fn.callers) == 0 && !e[0]) || (e[0] && !e[1]) {
 				continue
 			}
 			all := true
@@ -347,16 +466,38 @@ func (s *scanner) propagate() {
 			}
 		}
 	}
-	isMain := s.pass.Pkg.Name() == "main"
+	// Promised: a promise is held above some call of the function, here or elsewhere in
+	// the module. Its unguarded effect is then the fault of the callers that hold none,
+	// and is reported at their calls; a function no promise is held above is where its
+	// effect is reported, once, however many callers it has.
 	for _, fn := range funcs {
-		if !fn.Effectful || fn.Covered || fn.Test {
-			continue
-		}
-		// An exported function of a library is judged where it is called, unless the
-		// package itself hands it out (as a value) or it is a handler.
-		deferred := !isMain && !fn.ValueRef && exportedAPI(fn.Obj) && !handlerShaped(fn.Obj)
-		fn.Reports = !deferred
+		fn.promised = fn.promised || fn.Directive != nil
 	}
+	for changed := true; changed; {
+		changed = false
+		for _, fn := range funcs {
+			for _, e := range fn.callers {
+				if !fn.promised && (e.from.promised || (e.guard != nil && e.guard.Kind != string(directive.Request))) {
+					fn.promised = true
+					changed = true
+				}
+			}
+		}
+	}
+	for _, fn := range funcs {
+		fn.Reports = fn.Effectful && !fn.Covered && !fn.Test && !fn.promised
+	}
+}
+
+// reaches reports whether fn calls a function of the package that performs an effect,
+// or one of the effects that depend on a parameter.
+func reaches(fn *Func) bool {
+	for _, e := range fn.calls {
+		if e.to.Effectful || len(e.to.cond) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // addCallSite records the call of an effectful in-package function as a site of its
@@ -371,7 +512,17 @@ func (s *scanner) addCallSite(e *edge) {
 	e.from.Sites = append(e.from.Sites, &Site{
 		Call: e.call, Func: e.from, Name: DisplayName(s.pass.TypesInfo, e.call, name),
 		Via: v.Via, What: v.What, Class: v.Class, Deep: v.Deep, Guard: e.guard, Callee: e.to.Obj,
+		Chain: below(v),
 	})
+}
+
+// below names the functions a call reaching site's effect goes through after the
+// function holding site: none for a provider call, else site's callee and what it calls.
+func below(site *Site) []string {
+	if site.Effect != nil || site.Callee == nil {
+		return nil
+	}
+	return append([]string{FuncName(site.Callee)}, site.Chain...)
 }
 
 // exportedAPI reports whether other packages can call fn by name.
@@ -393,25 +544,10 @@ func exportedAPI(fn *types.Func) bool {
 	return true
 }
 
-// handlerShaped reports a function with an HTTP handler's parameters: it is called by a
-// server, not by other packages' code.
-func handlerShaped(fn *types.Func) bool {
-	params := fn.Signature().Params()
-	var w, r bool
-	for i := range params.Len() {
-		switch types.TypeString(params.At(i).Type(), nil) {
-		case "net/http.ResponseWriter":
-			w = true
-		case "*net/http.Request":
-			r = true
-		}
-	}
-	return w && r
-}
-
 // exportFacts exports the facts callers in other packages need.
 func (s *scanner) exportFacts() {
 	any := false
+	module := inModule(s.pass)
 	for _, fn := range s.res.Funcs {
 		if fn.Test {
 			continue
@@ -421,10 +557,21 @@ func (s *scanner) exportFacts() {
 			any = true
 			continue
 		}
-		// A function covered by its callers here may still be called unguarded elsewhere.
-		if fn.Effectful && !fn.Reports && fn.via != nil && exportedAPI(fn.Obj) {
-			s.pass.ExportObjectFact(fn.Obj, &EffectFact{Via: fn.via.Via, Effect: fn.via.What, Class: fn.via.Class})
-			any = true
+		// Only the module's own functions carry an effect to their callers: a library's
+		// internals are not effects unless the catalogue names them. A function covered
+		// by its callers here may still be called unguarded elsewhere; one reported at
+		// its definition tells its callers so, for the checks that look at what a call
+		// reaches (a request memo around it, a per-process set in front of it).
+		if module && exportedAPI(fn.Obj) {
+			switch {
+			case fn.Effectful && fn.via != nil:
+				s.pass.ExportObjectFact(fn.Obj, &EffectFact{Via: fn.via.Via, Effect: fn.via.What, Class: fn.via.Class, Chain: below(fn.via), Reported: fn.Reports})
+				any = true
+			case len(fn.cond) > 0 && fn.Directive == nil:
+				c := fn.cond[0]
+				s.pass.ExportObjectFact(fn.Obj, &EffectFact{Via: c.Via, Effect: c.What, Class: c.Class, Chain: below(c), Cond: true, Param: c.Param, Methods: c.Methods})
+				any = true
+			}
 		}
 		// Any method with an exported name can be called from elsewhere, through a value
 		// an exported function returns.
