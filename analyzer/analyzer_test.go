@@ -101,6 +101,19 @@ func TestChecks(t *testing.T) {
 	analysistest.RunWithSuggestedFixes(t, dir, all(analyzer.Analyzers), shop...)
 }
 
+// TestChecks_DependencyInternalsAreNoEffects loads a module whose dependency (replaced by
+// a directory, so it has a version) logs through a webhook, registers clients, logs
+// session misses and exchanges OAuth codes over POST: the application's calls of it are
+// no effects, while its own POST is.
+func TestChecks_DependencyInternalsAreNoEffects(t *testing.T) {
+	t.Parallel()
+	dir, err := filepath.Abs(filepath.Join("testdata", "deps"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	analysistest.Run(t, dir, all(analyzer.Analyzers), "example.com/app/...")
+}
+
 // all joins the checks into one analyzer for analysistest, which runs one analyzer and
 // compares its diagnostics and facts with the want comments. Each check's Run is called
 // with the joined analyzer's pass: the checks share one effects analyzer, so its result
