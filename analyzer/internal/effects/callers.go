@@ -35,9 +35,10 @@ type callerIndex struct {
 
 // indexCall is one call found in the module's source.
 type indexCall struct {
-	pkg     string // the calling package's path
-	from    string // the calling function's key
-	guarded bool   // made in a closure given to a guard of the runtime
+	pkg     string          // the calling package's path
+	from    string          // the calling function's key
+	guarded bool            // made in a closure given to a guard of the runtime
+	imports map[string]bool // the paths the calling file imports
 }
 
 // funcKey names a function for the index: "pkg/path.F" for a function, ".M" for any
@@ -166,6 +167,7 @@ func (idx *callerIndex) mark(k string, callees map[string][]string) {
 // a directive.
 func (idx *callerIndex) addFile(pkg string, f *ast.File) []string {
 	imports := map[string]string{} // local name → path
+	paths := map[string]bool{}
 	runtimeName := ""
 	for _, imp := range f.Imports {
 		p, err := strconv.Unquote(imp.Path.Value)
@@ -180,6 +182,7 @@ func (idx *callerIndex) addFile(pkg string, f *ast.File) []string {
 			name = imp.Name.Name
 		}
 		imports[name] = p
+		paths[p] = true
 		if p == RuntimePath {
 			runtimeName = name
 		}
@@ -198,7 +201,7 @@ func (idx *callerIndex) addFile(pkg string, f *ast.File) []string {
 		if fd.Doc != nil && hasOnceDirective(fd.Doc) {
 			promised = append(promised, from)
 		}
-		idx.addBody(pkg, from, fd.Body, imports, runtimeName)
+		idx.addBody(pkg, from, fd.Body, imports, paths, runtimeName)
 	}
 	return promised
 }
@@ -214,7 +217,7 @@ func hasOnceDirective(g *ast.CommentGroup) bool {
 }
 
 // addBody indexes the calls in one function body.
-func (idx *callerIndex) addBody(pkg, from string, body *ast.BlockStmt, imports map[string]string, runtimeName string) {
+func (idx *callerIndex) addBody(pkg, from string, body *ast.BlockStmt, imports map[string]string, paths map[string]bool, runtimeName string) {
 	var guards []ast.Node // closures given to a runtime guard, enclosing the current node
 	var stack []ast.Node
 	ast.Inspect(body, func(n ast.Node) bool {
@@ -251,7 +254,7 @@ func (idx *callerIndex) addBody(pkg, from string, body *ast.BlockStmt, imports m
 				}
 			}
 			if key != "" {
-				idx.calls[key] = append(idx.calls[key], indexCall{pkg: pkg, from: from, guarded: len(guards) > 0})
+				idx.calls[key] = append(idx.calls[key], indexCall{pkg: pkg, from: from, guarded: len(guards) > 0, imports: paths})
 			}
 		}
 		return true
@@ -270,27 +273,27 @@ func mentions(e ast.Expr, name string) bool {
 	return found
 }
 
-// external returns, for the function fn of package pkg, whether the module's other
-// packages call it, and whether any (and every) such call is made under a promise.
-func (idx *callerIndex) external(pkg string, fn *Func) (called, promised, all bool) {
+// external returns, for the function fn of package pkg, the calls the module's other
+// packages make of it. A method is matched by name, in files that import its package (a
+// value of the type is seldom used where its package is not imported).
+func (idx *callerIndex) external(pkg string, fn *Func) []indexCall {
 	if idx == nil {
-		return false, false, false
+		return nil
 	}
-	all = true
+	method := fn.Obj.Signature().Recv() != nil
 	recv := ""
-	if fn.Obj.Signature().Recv() != nil {
+	if method {
 		recv = "recv"
 	}
+	var out []indexCall
 	for _, c := range idx.calls[funcKey(pkg, recv, fn.Obj.Name())] {
-		if c.pkg == pkg {
+		if c.pkg == pkg || (method && !c.imports[pkg]) {
 			continue
 		}
-		called = true
-		if c.guarded || idx.promised[c.from] {
-			promised = true
-		} else {
-			all = false
-		}
+		out = append(out, c)
 	}
-	return called, promised, called && all
+	return out
 }
+
+// isPromised reports whether the call is made under a promise.
+func (idx *callerIndex) isPromised(c indexCall) bool { return c.guarded || idx.promised[c.from] }

@@ -131,6 +131,10 @@ type Func struct {
 
 	cond     []*Site // effects that depend on a parameter (an HTTP method or request)
 	promised bool    // a promise is held above some call of it (see propagate)
+	// shared: the function is called from two or more packages of the module (the
+	// module's own mail or SMS service): each caller decides what it sends, so the
+	// callers are judged, each at its call.
+	shared bool
 }
 
 // edge is one static call between two functions of the package.

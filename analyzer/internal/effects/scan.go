@@ -165,10 +165,15 @@ func (s *scanner) noteCall(fn *Func, call *ast.CallExpr, g *Guard) {
 		return
 	}
 	if isAbstract(callee) {
-		for _, to := range s.implementations(callee) {
+		impls := s.implementations(callee)
+		for _, to := range impls {
 			s.addEdge(fn, call, to, g)
 		}
-		return
+		if len(impls) > 0 || callee.Pkg() == s.pass.Pkg {
+			return
+		}
+		// An interface of another package of the module: its implementations there
+		// export their effect on the interface's method.
 	}
 	if callee.Pkg() == s.pass.Pkg {
 		if to := s.res.ByObj[callee]; to != nil {
@@ -437,9 +442,19 @@ func (s *scanner) propagate() {
 					break
 				}
 			}
-			called, any, all := idx.external(s.pass.Pkg.Path(), fn)
-			ext[fn] = [2]bool{called, all}
-			fn.promised = fn.promised || any
+			calls := idx.external(s.pass.Pkg.Path(), fn)
+			all := true
+			for _, c := range calls {
+				if idx.isPromised(c) {
+					fn.promised = true
+				} else {
+					all = false
+				}
+				if !fn.shared {
+					fn.shared = len(fn.callers) > 0 || c.pkg != calls[0].pkg
+				}
+			}
+			ext[fn] = [2]bool{len(calls) > 0, len(calls) > 0 && all}
 		}
 	}
 	// Covered: a function with a directive, or one called only under promises.
@@ -485,7 +500,7 @@ func (s *scanner) propagate() {
 		}
 	}
 	for _, fn := range funcs {
-		fn.Reports = fn.Effectful && !fn.Covered && !fn.Test && !fn.promised
+		fn.Reports = fn.Effectful && !fn.Covered && !fn.Test && !fn.promised && !fn.shared
 	}
 }
 
@@ -544,6 +559,38 @@ func exportedAPI(fn *types.Func) bool {
 	return true
 }
 
+// exportInterfaceFacts exports, on each method of the package's interfaces that an
+// implementation of the package performs an effect through, that effect: a call of
+// PaymentProvider.Pay in another package reaches the Stripe implementation's charge.
+func (s *scanner) exportInterfaceFacts() bool {
+	any := false
+	scope := s.pass.Pkg.Scope()
+	for _, name := range scope.Names() {
+		tn, ok := scope.Lookup(name).(*types.TypeName)
+		if !ok {
+			continue
+		}
+		iface, ok := tn.Type().Underlying().(*types.Interface)
+		if !ok {
+			continue
+		}
+		for i := range iface.NumMethods() {
+			m := iface.Method(i)
+			if m.Pkg() != s.pass.Pkg || !m.Exported() {
+				continue
+			}
+			for _, impl := range s.implementations(m) {
+				if impl.Effectful && impl.via != nil && !impl.Covered {
+					s.pass.ExportObjectFact(m, &EffectFact{Via: impl.via.Via, Effect: impl.via.What, Class: impl.via.Class, Chain: append([]string{FuncName(impl.Obj)}, below(impl.via)...), Reported: impl.Reports})
+					any = true
+					break
+				}
+			}
+		}
+	}
+	return any
+}
+
 // exportFacts exports the facts callers in other packages need.
 func (s *scanner) exportFacts() {
 	any := false
@@ -579,6 +626,9 @@ func (s *scanner) exportFacts() {
 			s.pass.ExportObjectFact(fn.Obj, &SQLFact{Stmts: fn.sqlSummary})
 			any = true
 		}
+	}
+	if module && s.exportInterfaceFacts() {
+		any = true
 	}
 	if any {
 		s.pass.ExportPackageFact(new(PackageFact))
