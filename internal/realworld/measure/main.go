@@ -7,7 +7,9 @@
 // Flags: -corpus DIR (default analyzer/testdata/realworld), -trees DIR (default
 // $ONCE_REALWORLD_TREES, else once-realworld under the user cache directory), -oncelint
 // BINARY (default the module's tool, go tool -n oncelint), -repo owner/name (only these,
-// comma-separated), -v (every finding with its verdict).
+// comma-separated), -v (every finding with its verdict), -save DIR (keep each repository's
+// oncelint output) and -rescore DIR (score saved outputs again after editing the verdicts,
+// without running oncelint).
 //
 // It exits 1 when a finding has no verdict (it prints the finding and a row to fill in)
 // or a repository could not be analysed, 2 on bad flags or corpus files.
@@ -37,6 +39,8 @@ func run() int {
 	lint := flag.String("oncelint", "", "the oncelint `binary` to measure (default the module's tool)")
 	only := flag.String("repo", "", "measure only these `repositories` (owner/name, comma-separated)")
 	verbose := flag.Bool("v", false, "print every finding with its verdict")
+	save := flag.String("save", "", "also write each repository's oncelint -json output to `directory` (owner+name.json)")
+	rescore := flag.String("rescore", "", "score the outputs saved in `directory` by -save instead of running oncelint")
 	flag.Parse()
 
 	root, err := moduleRoot()
@@ -70,7 +74,7 @@ func run() int {
 			return 2
 		}
 	}
-	if *lint == "" {
+	if *lint == "" && *rescore == "" {
 		out, err := exec.Command("go", "tool", "-n", "oncelint").Output()
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "measure: building oncelint: %v\n", stderrOf(err))
@@ -84,7 +88,7 @@ func run() int {
 	idx := realworld.NewFuncIndex()
 	for _, r := range c.Repos {
 		start := time.Now()
-		fs, err := analyse(*lint, *trees, r, idx)
+		fs, err := analyse(*lint, *trees, r, idx, *save, *rescore)
 		if err != nil {
 			failed[r.Name] = err.Error()
 			fmt.Fprintf(os.Stderr, "%s: %v\n", r.Name, err)
@@ -111,8 +115,9 @@ func run() int {
 	return 0
 }
 
-// analyse runs oncelint -json on one repository's packages and returns its findings.
-func analyse(lint, trees string, r realworld.Repo, idx *realworld.FuncIndex) ([]realworld.Finding, error) {
+// analyse runs oncelint -json on one repository's packages (or reads the output saved by
+// an earlier run from rescore) and returns its findings.
+func analyse(lint, trees string, r realworld.Repo, idx *realworld.FuncIndex, save, rescore string) ([]realworld.Finding, error) {
 	tree := filepath.Join(trees, r.TreeName())
 	head, err := exec.Command("git", "-C", tree, "rev-parse", "HEAD").Output()
 	if err != nil {
@@ -120,6 +125,13 @@ func analyse(lint, trees string, r realworld.Repo, idx *realworld.FuncIndex) ([]
 	}
 	if got := strings.TrimSpace(string(head)); got != r.Commit {
 		return nil, fmt.Errorf("tree %s is at %s, the corpus pins %s (run trees.sh)", tree, got, r.Commit)
+	}
+	if rescore != "" {
+		out, err := os.ReadFile(filepath.Join(rescore, r.TreeName()+".json"))
+		if err != nil {
+			return nil, fmt.Errorf("reading the saved output: %w", err)
+		}
+		return realworld.ParseJSON(r.Name, tree, out, idx.EnclosingFunc)
 	}
 	args := append([]string{"-json", "-test=false"}, r.Packages...)
 	cmd := exec.Command(lint, args...)
@@ -131,6 +143,14 @@ func analyse(lint, trees string, r realworld.Repo, idx *realworld.FuncIndex) ([]
 	var exit *exec.ExitError
 	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 3) {
 		return nil, fmt.Errorf("oncelint %s: %v\n%s", strings.Join(args, " "), err, lastLines(stderr.String(), 20))
+	}
+	if save != "" {
+		if err := os.MkdirAll(save, 0o755); err != nil {
+			return nil, fmt.Errorf("saving the output: %w", err)
+		}
+		if err := os.WriteFile(filepath.Join(save, r.TreeName()+".json"), stdout.Bytes(), 0o644); err != nil {
+			return nil, fmt.Errorf("saving the output: %w", err)
+		}
 	}
 	return realworld.ParseJSON(r.Name, tree, stdout.Bytes(), idx.EnclosingFunc)
 }
