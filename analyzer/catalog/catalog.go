@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode"
 )
 
 // Classes an effect may have.
@@ -42,7 +43,7 @@ type Effect struct {
 
 // Read names something that looks like an effect but changes nothing that lasts: an
 // OAuth token exchange, a captcha or signature verification, a search POSTed for its
-// body's size. Exactly one of Func, URL and Path is set.
+// body's size. Exactly one of Func, URL, Path and Marker is set.
 type Read struct {
 	// Func is the full name of a function whose calls are no effect, and whose own body
 	// (when it is the application's) gives its callers none.
@@ -52,6 +53,16 @@ type Read struct {
 	// Path is a URL path: a request whose URL's constant part ends with it is no effect,
 	// whatever the host (an issuer's token endpoint is often built from configuration).
 	Path string `json:"path,omitempty"`
+	// Marker is a parameter name that marks a request as a read wherever its URL comes
+	// from: a request sent by a function holding the string constant Marker (or
+	// Marker followed by "=") is no effect. "grant_type" marks an OAuth 2.0 token request,
+	// whose endpoint usually comes from configuration.
+	Marker string `json:"marker,omitempty"`
+	// Name is the first word of the names of functions that check something: a raw
+	// HTTP request sent by a function of the application whose name starts with it
+	// ("verify" matches verifyCaptcha and VerifyOTP, not verifier) is a check, no
+	// effect. It applies to requests only, never to a catalogued provider call.
+	Name string `json:"name,omitempty"`
 	// Why says what the endpoint or function does, for the reader of the catalogue.
 	Why string `json:"why"`
 }
@@ -96,8 +107,8 @@ type Catalog struct {
 	unstable map[string]bool
 	// readFuncs are the functions of the reads; readURLs and readPaths their URLs and
 	// paths.
-	readFuncs           map[string]bool
-	readURLs, readPaths []string
+	readFuncs                           map[string]bool
+	readURLs, readPaths, markers, names []string
 	// pkgs and unstablePkgs hold the (version-less) package paths of the entries, for
 	// the analyzers' fast paths; modules the modules of the effects' packages.
 	pkgs, unstablePkgs, modules map[string]bool
@@ -170,6 +181,8 @@ func (c *Catalog) clone() *Catalog {
 	}
 	n.readURLs = append(n.readURLs, c.readURLs...)
 	n.readPaths = append(n.readPaths, c.readPaths...)
+	n.markers = append(n.markers, c.markers...)
+	n.names = append(n.names, c.names...)
 	return n
 }
 
@@ -219,14 +232,14 @@ func (c *Catalog) add(name string, data []byte) error {
 	}
 	for i, r := range f.Reads {
 		set := 0
-		for _, v := range []string{r.Func, r.URL, r.Path} {
+		for _, v := range []string{r.Func, r.URL, r.Path, r.Marker, r.Name} {
 			if v != "" {
 				set++
 			}
 		}
 		switch {
 		case set != 1:
-			return fmt.Errorf("catalogue %s: read %d: set exactly one of func, url and path", name, i+1)
+			return fmt.Errorf("catalogue %s: read %d: set exactly one of func, url, path, marker and name", name, i+1)
 		case r.Func != "":
 			if _, ok := funcPackage(r.Func); !ok {
 				return fmt.Errorf("catalogue %s: read %d (%q): func is not a full function name", name, i+1, r.Func)
@@ -237,6 +250,10 @@ func (c *Catalog) add(name string, data []byte) error {
 				return fmt.Errorf("catalogue %s: read %d (%q): url is not an absolute URL", name, i+1, r.URL)
 			}
 			c.readURLs = append(c.readURLs, r.URL)
+		case r.Marker != "":
+			c.markers = append(c.markers, r.Marker)
+		case r.Name != "":
+			c.names = append(c.names, strings.ToLower(r.Name))
 		default:
 			if !strings.HasPrefix(r.Path, "/") {
 				return fmt.Errorf("catalogue %s: read %d (%q): path does not start with /", name, i+1, r.Path)
@@ -323,6 +340,31 @@ func (c *Catalog) ReadURL(parts []string, lead bool) bool {
 			if strings.HasSuffix(p, path) {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// ReadMarker reports whether a string constant of the function sending a request marks
+// the request as a read.
+func (c *Catalog) ReadMarker(s string) bool {
+	for _, m := range c.markers {
+		if s == m || strings.Contains(s, m+"=") {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckName reports whether a function of the name is named for a check (its first word
+// is a read's Name), so its raw HTTP requests are checks.
+func (c *Catalog) CheckName(fn string) bool {
+	for _, n := range c.names {
+		if len(fn) < len(n) || !strings.EqualFold(fn[:len(n)], n) {
+			continue
+		}
+		if rest := fn[len(n):]; rest == "" || unicode.IsUpper(rune(rest[0])) || unicode.IsDigit(rune(rest[0])) || rest[0] == '_' {
+			return true
 		}
 	}
 	return false

@@ -61,7 +61,7 @@ func run(pass *analysis.Pass, facts *analysis.Analyzer) (any, error) {
 			if !site.Unguarded() || local[site] || reported[site.Call] {
 				continue
 			}
-			if callee := res.ByObj[site.Callee]; site.Reported || callee != nil && callee.Reports {
+			if callee := res.ByObj[site.Callee]; site.Reported || callee != nil && (callee.Reports || callee.Settled) {
 				continue // reported inside the callee
 			}
 			reported[site.Call] = true

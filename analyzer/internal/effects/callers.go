@@ -137,16 +137,17 @@ func buildIndex(root, prefix string) *callerIndex {
 	// Promised: a function with a directive, and whatever is called from one or under a
 	// guard, transitively.
 	callees := map[string][]string{} // caller key → callee keys called unguarded
+	var guarded []string
 	for to, calls := range idx.calls {
 		for _, c := range calls {
 			if c.guarded {
-				idx.mark(to, callees)
+				guarded = append(guarded, to)
 				continue
 			}
 			callees[c.from] = append(callees[c.from], to)
 		}
 	}
-	for _, k := range decls {
+	for _, k := range append(decls, guarded...) {
 		idx.mark(k, callees)
 	}
 	return idx

@@ -116,6 +116,8 @@ type Func struct {
 	// Reports: the function's unguarded effects are reported in it. It is not covered,
 	// not in a test file, and no promise is held above any call of it in the module.
 	Reports bool
+	// Settled: every effect the function reaches is reported further down the calls.
+	Settled bool
 	// ValueRef: the function is used as a value in the package (a handler, a callback).
 	ValueRef bool
 	// SQL are the statements the function sends, itself or through the functions it
@@ -135,6 +137,8 @@ type Func struct {
 	// module's own mail or SMS service): each caller decides what it sends, so the
 	// callers are judged, each at its call.
 	shared bool
+	// deferred: the function's effect is judged at its callers (see propagate).
+	deferred bool
 }
 
 // edge is one static call between two functions of the package.

@@ -2,8 +2,10 @@ package effects
 
 import (
 	"go/ast"
+	"go/token"
 	"go/types"
 	"slices"
+	"strconv"
 	"strings"
 
 	"golang.org/x/tools/go/analysis"
@@ -19,6 +21,7 @@ type scanner struct {
 	res  *Result
 
 	methods map[string][]*Func // the package's concrete methods by name, for interface calls
+	handed  int                // closures handed out that enclose the body being scanned
 }
 
 // collect builds the function table, the effect sites and the in-package call graph.
@@ -72,6 +75,7 @@ func (s *scanner) scanBody(fn *Func) {
 		closure ast.Node
 	}
 	var guards []open // runtime guards whose closures enclose the current node
+	var handed []ast.Node
 	var stack []ast.Node
 	ast.Inspect(fn.Decl.Body, func(n ast.Node) bool {
 		if n == nil {
@@ -80,17 +84,33 @@ func (s *scanner) scanBody(fn *Func) {
 			if len(guards) > 0 && guards[len(guards)-1].closure == top {
 				guards = guards[:len(guards)-1]
 			}
+			if len(handed) > 0 && handed[len(handed)-1] == top {
+				handed = handed[:len(handed)-1]
+				s.handed--
+			}
 			return true
 		}
 		stack = append(stack, n)
 		switch n := n.(type) {
 		case *ast.FuncLit:
-			// A closure passed to a runtime guard runs under the guard's promise.
+			// A closure passed to a runtime guard runs under the guard's promise; one
+			// handed out otherwise (a route's handler, a job given to a queue, a
+			// returned handler) runs elsewhere, later: the functions it calls are entry
+			// points, not callees of this one.
 			if len(stack) >= 2 {
-				if call, ok := stack[len(stack)-2].(*ast.CallExpr); ok && call.Fun != n {
-					if kind, ok := s.runtimeGuardKind(call); ok {
-						guards = append(guards, open{&Guard{Call: call, Kind: kind}, n})
+				switch p := stack[len(stack)-2].(type) {
+				case *ast.CallExpr:
+					if p.Fun != n {
+						if kind, ok := s.runtimeGuardKind(p); ok {
+							guards = append(guards, open{&Guard{Call: p, Kind: kind}, n})
+						} else {
+							handed = append(handed, n)
+							s.handed++
+						}
 					}
+				case *ast.ReturnStmt, *ast.KeyValueExpr, *ast.CompositeLit:
+					handed = append(handed, n)
+					s.handed++
 				}
 			}
 		case *ast.Ident:
@@ -228,6 +248,9 @@ func (s *scanner) noteEffect(fn *Func, call *ast.CallExpr, callee *types.Func, e
 			return
 		}
 	}
+	if e.Class == catalog.HTTP && (s.marked(fn) || s.cat.CheckName(fn.Obj.Name())) {
+		return
+	}
 	name := DisplayName(s.pass.TypesInfo, call, callee)
 	site := &Site{
 		Call: call, Func: fn, Name: name, Effect: e, Via: name, What: e.Effect, Class: e.Class,
@@ -241,6 +264,21 @@ func (s *scanner) noteEffect(fn *Func, call *ast.CallExpr, callee *types.Func, e
 		return
 	}
 	fn.Sites = append(fn.Sites, site)
+}
+
+// marked reports whether fn holds a string constant the catalogue says marks its
+// requests as reads (an OAuth token request's "grant_type").
+func (s *scanner) marked(fn *Func) bool {
+	found := false
+	ast.Inspect(fn.Decl.Body, func(n ast.Node) bool {
+		if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+			if v, err := strconv.Unquote(lit.Value); err == nil && s.cat.ReadMarker(v) {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
 }
 
 // noteConditional records a call of a function that performs an effect only for some
@@ -295,6 +333,10 @@ func (s *scanner) resolveConditional() {
 // addEdge records an in-package call from fn to to.
 func (s *scanner) addEdge(fn *Func, call *ast.CallExpr, to *Func, g *Guard) {
 	if to == fn {
+		return
+	}
+	if s.handed > 0 && g == nil {
+		to.ValueRef = true
 		return
 	}
 	e := &edge{call: call, from: fn, to: to, guard: g}
@@ -499,9 +541,99 @@ func (s *scanner) propagate() {
 			}
 		}
 	}
-	for _, fn := range funcs {
-		fn.Reports = fn.Effectful && !fn.Covered && !fn.Test && !fn.promised && !fn.shared
+	// Adapters: two or more implementations of one interface method that perform an
+	// effect are ports of one decision (an SMS provider's Twilio and Vonage adapters),
+	// made where the interface is called; they are judged there, like a shared service.
+	for _, m := range s.interfaceMethods() {
+		var effectful []*Func
+		for _, impl := range s.implementations(m) {
+			if impl.Effectful {
+				effectful = append(effectful, impl)
+			}
+		}
+		if len(effectful) >= 2 {
+			for _, impl := range effectful {
+				impl.shared = true
+			}
+		}
 	}
+	// Deferred: judged at callers. A function promised from above or shared is; so is
+	// one called only by deferred functions of the package (the helper of a shared
+	// service), unless it is handed out as a value or called from elsewhere.
+	for _, fn := range funcs {
+		fn.deferred = fn.promised || fn.shared
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, fn := range funcs {
+			if fn.deferred || fn.ValueRef || len(fn.callers) == 0 || ext[fn][0] {
+				continue
+			}
+			all := true
+			for _, e := range fn.callers {
+				if !e.from.deferred {
+					all = false
+					break
+				}
+			}
+			if all {
+				fn.deferred = true
+				changed = true
+			}
+		}
+	}
+	here := func(fn *Func) bool { return fn.Effectful && !fn.Covered && !fn.Test && !fn.deferred }
+	// Settled: every effect the function reaches is already reported further down (at a
+	// function of the package, or of another package, judged where it is defined): its
+	// callers report nothing more.
+	for changed := true; changed; {
+		changed = false
+		for _, fn := range funcs {
+			if fn.Settled || !fn.Effectful {
+				continue
+			}
+			all := true
+			for _, site := range fn.Sites {
+				if !site.Unguarded() || site.Reported {
+					continue
+				}
+				if c := s.res.ByObj[site.Callee]; site.Effect == nil && c != nil && (here(c) || c.Settled) {
+					continue
+				}
+				all = false
+				break
+			}
+			if all {
+				fn.Settled = true
+				changed = true
+			}
+		}
+	}
+	for _, fn := range funcs {
+		fn.Reports = here(fn) && !fn.Settled
+	}
+}
+
+// interfaceMethods returns the methods of the package's interface types, declared here.
+func (s *scanner) interfaceMethods() []*types.Func {
+	var out []*types.Func
+	scope := s.pass.Pkg.Scope()
+	for _, name := range scope.Names() {
+		tn, ok := scope.Lookup(name).(*types.TypeName)
+		if !ok {
+			continue
+		}
+		iface, ok := tn.Type().Underlying().(*types.Interface)
+		if !ok {
+			continue
+		}
+		for i := range iface.NumMethods() {
+			if m := iface.Method(i); m.Pkg() == s.pass.Pkg {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
 }
 
 // reaches reports whether fn calls a function of the package that performs an effect,
@@ -564,27 +696,15 @@ func exportedAPI(fn *types.Func) bool {
 // PaymentProvider.Pay in another package reaches the Stripe implementation's charge.
 func (s *scanner) exportInterfaceFacts() bool {
 	any := false
-	scope := s.pass.Pkg.Scope()
-	for _, name := range scope.Names() {
-		tn, ok := scope.Lookup(name).(*types.TypeName)
-		if !ok {
+	for _, m := range s.interfaceMethods() {
+		if !m.Exported() {
 			continue
 		}
-		iface, ok := tn.Type().Underlying().(*types.Interface)
-		if !ok {
-			continue
-		}
-		for i := range iface.NumMethods() {
-			m := iface.Method(i)
-			if m.Pkg() != s.pass.Pkg || !m.Exported() {
-				continue
-			}
-			for _, impl := range s.implementations(m) {
-				if impl.Effectful && impl.via != nil && !impl.Covered {
-					s.pass.ExportObjectFact(m, &EffectFact{Via: impl.via.Via, Effect: impl.via.What, Class: impl.via.Class, Chain: append([]string{FuncName(impl.Obj)}, below(impl.via)...), Reported: impl.Reports})
-					any = true
-					break
-				}
+		for _, impl := range s.implementations(m) {
+			if impl.Effectful && impl.via != nil && !impl.Covered {
+				s.pass.ExportObjectFact(m, &EffectFact{Via: impl.via.Via, Effect: impl.via.What, Class: impl.via.Class, Chain: append([]string{FuncName(impl.Obj)}, below(impl.via)...), Reported: impl.Reports || impl.Settled})
+				any = true
+				break
 			}
 		}
 	}
@@ -612,7 +732,7 @@ func (s *scanner) exportFacts() {
 		if module && exportedAPI(fn.Obj) {
 			switch {
 			case fn.Effectful && fn.via != nil:
-				s.pass.ExportObjectFact(fn.Obj, &EffectFact{Via: fn.via.Via, Effect: fn.via.What, Class: fn.via.Class, Chain: below(fn.via), Reported: fn.Reports})
+				s.pass.ExportObjectFact(fn.Obj, &EffectFact{Via: fn.via.Via, Effect: fn.via.What, Class: fn.via.Class, Chain: below(fn.via), Reported: fn.Reports || fn.Settled})
 				any = true
 			case len(fn.cond) > 0 && fn.Directive == nil:
 				c := fn.cond[0]
