@@ -77,7 +77,7 @@ var shop = []string{
 	// method traced through the request value (a reused variable, a Method set later, a
 	// helper taking the method or the request); a GET, a token exchange and a captcha
 	// check are not; a raw request's finding asks for the header on the request.
-	"shop/webcalls",
+	"shop/webcalls", "shop/webusers",
 	// ONCE001, where a finding goes: one report per root cause, at the function nearest
 	// the effect above which no promise is held (eight unguarded calls of quota.NotifyOver
 	// are one finding); a helper some callers guard is reported at the callers that do
