@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"golang.org/x/tools/go/analysis"
@@ -106,7 +107,35 @@ func TestChecks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	analysistest.RunWithSuggestedFixes(t, dir, all(analyzer.Analyzers), shop...)
+	results := analysistest.RunWithSuggestedFixes(t, dir, all(analyzer.Analyzers), shop...)
+	// A finding reported at a call that reaches the effect through other functions points
+	// at them: the callee's declaration, then each step down to the provider call.
+	want := map[string][]string{
+		"call to notify.Receipt reaches": {"notify.Receipt is declared here"},
+		"call to (sms.Provider).SendMessage reaches": {"(sms.Provider).SendMessage is declared here"},
+	}
+	for _, r := range results {
+		for _, d := range r.Diagnostics {
+			for prefix, related := range want {
+				if !strings.HasPrefix(d.Message, prefix) {
+					continue
+				}
+				var got []string
+				for _, rel := range d.Related {
+					got = append(got, rel.Message)
+				}
+				for _, w := range related {
+					if !slices.Contains(got, w) {
+						t.Errorf("%s: related %q, want %q among them", d.Message, got, w)
+					}
+				}
+				delete(want, prefix)
+			}
+		}
+	}
+	for prefix := range want {
+		t.Errorf("no finding starting %q", prefix)
+	}
 }
 
 // TestChecks_DependencyInternalsAreNoEffects loads a module whose dependency (replaced by

@@ -142,6 +142,10 @@ type Func struct {
 	deferred bool
 }
 
+// Via returns the first unguarded effect site of the function: the next step of the
+// chain of calls from it to the provider call.
+func (f *Func) Via() *Site { return f.via }
+
 // edge is one static call between two functions of the package.
 type edge struct {
 	call   *ast.CallExpr
