@@ -111,7 +111,7 @@ func TestChecks(t *testing.T) {
 	// A finding reported at a call that reaches the effect through other functions points
 	// at them: the callee's declaration, then each step down to the provider call.
 	want := map[string][]string{
-		"call to notify.Receipt reaches": {"notify.Receipt is declared here"},
+		"call to notify.Receipt reaches":             {"notify.Receipt is declared here"},
 		"call to (sms.Provider).SendMessage reaches": {"(sms.Provider).SendMessage is declared here"},
 	}
 	for _, r := range results {
