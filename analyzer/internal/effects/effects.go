@@ -330,7 +330,7 @@ func run(pass *analysis.Pass, files []string) (any, error) {
 		return nil, fmt.Errorf("oncelint: %w", err)
 	}
 	res := &Result{Catalog: cat, ByObj: map[*types.Func]*Func{}, Ignores: ignore.Parse(pass.Fset, pass.Files)}
-	if fastPath(pass, cat) && !mentionsSQL(pass.Files) {
+	if fastPath(pass, cat) && !mentionsSQL(pass.Files) && !sqltext.ImportsORM(pass.Pkg) {
 		res.Fast = true
 		return res, nil
 	}
