@@ -1,7 +1,9 @@
 package analyzer_test
 
 import (
+	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"golang.org/x/tools/go/analysis/analysistest"
@@ -20,6 +22,19 @@ var ormshop = []string{
 	// gorm:query_option, clause.OnConflict, a handled gorm.ErrDuplicatedKey and a read
 	// that only copies a value are not.
 	"ormshop/gormapp",
+	// ONCE005 through xorm (tables named in singular snake case): Get and Exist deciding
+	// Insert are reported; a parent row under ForUpdate and a unique xorm tag are not.
+	"ormshop/xormapp",
+	// ONCE005 through sqlx: an unguarded count deciding an Exec is reported; a unique
+	// constraint in db/schema.sql and a parent row FOR UPDATE are not.
+	"ormshop/sqlxapp",
+	// ONCE005 through an ent client: Exist and Only deciding Create().Save are reported;
+	// OnConflict().Ignore(), a handled IsConstraintError and a field Unique() in the ent
+	// schema are not.
+	"ormshop/entapp",
+	// ONCE005 through bun (table from the bun tag): Exists deciding NewInsert is
+	// reported; On("CONFLICT ..."), a parent row For("UPDATE") and unique tags are not.
+	"ormshop/bunapp",
 }
 
 func TestChecks_ORMs(t *testing.T) {
@@ -29,4 +44,44 @@ func TestChecks_ORMs(t *testing.T) {
 		t.Fatal(err)
 	}
 	analysistest.Run(t, dir, all(analyzer.Analyzers), ormshop...)
+}
+
+// recorder collects what analysistest would report as test failures.
+type recorder struct{ errs []string }
+
+func (r *recorder) Errorf(format string, args ...any) {
+	r.errs = append(r.errs, fmt.Sprintf(format, args...))
+}
+
+// A unique constraint in a file no usual place holds is read when -schema names it
+// (relative to the module root): ormshop/custom's check-then-create on products is then
+// safe. Without the flag the same package is reported.
+func TestSchemaFlag_NamesAConstraintFile(t *testing.T) {
+	t.Parallel()
+	dir, err := filepath.Abs("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := analyzer.New(analyzer.Config{Schemas: []string{"deploy/products.ddl"}})
+	analysistest.Run(t, dir, all(named), "ormshop/custom")
+
+	var without recorder
+	analysistest.Run(&without, dir, all(analyzer.Analyzers), "ormshop/custom")
+	if len(without.errs) != 1 || !strings.Contains(without.errs[0], "unexpected diagnostic: insert into products is decided by a read of products") {
+		t.Errorf("without -schema, want one report of the insert into products; got %q", without.errs)
+	}
+}
+
+// A -schema name that does not exist is an error naming it, not a silent empty schema.
+func TestSchemaFlag_MissingFileIsAnError(t *testing.T) {
+	t.Parallel()
+	dir, err := filepath.Abs("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec recorder
+	analysistest.Run(&rec, dir, all(analyzer.New(analyzer.Config{Schemas: []string{"deploy/missing.sql"}})), "ormshop/custom")
+	if len(rec.errs) == 0 || !strings.Contains(strings.Join(rec.errs, "\n"), "deploy/missing.sql") {
+		t.Errorf("want an error naming deploy/missing.sql; got %q", rec.errs)
+	}
 }

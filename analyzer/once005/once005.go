@@ -71,6 +71,9 @@ func run(pass *analysis.Pass, facts *analysis.Analyzer, schemas []string) (any, 
 		return nil, nil
 	}
 	c := &checker{pass: pass, rep: rep, res: res, schemas: schemas}
+	if len(schemas) > 0 {
+		c.loadSchema() // a name that does not exist is an error wherever it is given
+	}
 	for _, fn := range res.Funcs {
 		if fn.Test || fn.Generated || fn.Covered || fn.Serializable || len(fn.SQL) == 0 {
 			continue
@@ -108,15 +111,22 @@ func (c *checker) unique(table string, keys []string, models ...string) bool {
 			return true
 		}
 	}
-	if !c.loaded {
-		c.loaded = true
-		if len(c.pass.Files) > 0 {
-			dir := filepath.Dir(c.pass.Fset.File(c.pass.Files[0].Pos()).Name())
-			c.schema, c.schemaErr = schema.ForPackage(dir, c.schemas)
-		}
-	}
+	c.loadSchema()
 	_, ok := c.schema.Covers(table, keys)
 	return ok
+}
+
+// loadSchema reads the module's schema once per package (and, through the schema
+// package's cache, once per run).
+func (c *checker) loadSchema() {
+	if c.loaded {
+		return
+	}
+	c.loaded = true
+	if len(c.pass.Files) > 0 {
+		dir := filepath.Dir(c.pass.Fset.File(c.pass.Files[0].Pos()).Name())
+		c.schema, c.schemaErr = schema.ForPackage(dir, c.schemas)
+	}
 }
 
 // check reports the inserts of fn that a read of the same table decides with nothing to

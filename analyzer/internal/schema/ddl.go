@@ -32,6 +32,11 @@ var (
 	wordRE            = regexp.MustCompile(`[a-z_][a-z0-9_$]*\s*\(?`)
 )
 
+// DefinesTable reports whether SQL text holds a CREATE TABLE.
+func DefinesTable(text string) bool {
+	return createTableRE.MatchString(strings.ToLower(text))
+}
+
 // ParseSQL returns the unique constraints, unique indexes and primary keys that SQL text
 // declares (CREATE UNIQUE INDEX, UNIQUE and PRIMARY KEY in CREATE TABLE, ALTER TABLE ..
 // ADD UNIQUE). A partial index counts: the rows it covers are the ones a read that

@@ -3,13 +3,16 @@
 // schema files. ONCE005 reads them to tell a check-then-insert that a unique index makes
 // safe (the losing insert fails with a unique violation) from one that makes duplicates.
 //
-// The files are found from a package's directory: up to the nearest go.mod (the module
-// root), then every *.sql file under it, and the .go files of directories named
-// migrations, migration, migrate, db, schema or sql. Directories named vendor, testdata
-// or node_modules, hidden ones and nested modules are skipped. Files and directories can
-// also be named explicitly, relative to the module root. The walk is in lexical order and
-// its result is cached per module root and list of names, so one run reads each file once
-// and every package sees the same schema.
+// The files are found from a package's directory (see ForPackage): the nearest directory
+// up to the module root (the nearest go.mod) whose own *.sql files or schema directories
+// (named migrations, migration, migrate, db, schema or sql; their .sql and .go files)
+// define tables, or else every *.sql file and schema directory of the module.
+// Directories named vendor, testdata or node_modules, hidden ones and nested modules are
+// skipped, and so are the migrations oncegen writes (their constraints belong to
+// //once: declarations, which ONCE005 reads as such). Files and directories can also be
+// named explicitly, relative to the module root. Walks are in lexical order and cached
+// per directory for the run, so each file is read once and the result does not depend
+// on which package asked first.
 package schema
 
 import (
@@ -37,6 +40,7 @@ type Unique struct {
 // Schema is the unique constraints of one module.
 type Schema struct {
 	Uniques []Unique
+	defines bool // some file defines a table or a constraint
 }
 
 // Covers returns a unique constraint on table whose columns are all among keys (the
@@ -75,7 +79,9 @@ func sameTable(a, b string) bool { return sqltext.SameTable(a, b) }
 // Go (goose, golang-migrate's Go drivers) and ent's schema package.
 var schemaDirs = map[string]bool{"migrations": true, "migration": true, "migrate": true, "db": true, "schema": true, "sql": true}
 
-var loads sync.Map // root + "\x00" + names → *load
+// cache holds what has been read in this run: a directory's own schema ("level\x00dir"),
+// a module's whole tree ("tree\x00root"), named files ("named\x00root\x00names").
+var cache sync.Map
 
 type load struct {
 	once sync.Once
@@ -83,41 +89,110 @@ type load struct {
 	err  error
 }
 
-// ForPackage returns the schema of the module holding the package directory dir, with
-// the files and directories named (relative to the module root, or absolute). A package
+func cached(key string, read func() (*Schema, error)) (*Schema, error) {
+	v, _ := cache.LoadOrStore(key, new(load))
+	l := v.(*load)
+	l.once.Do(func() { l.s, l.err = read() })
+	return l.s, l.err
+}
+
+// ForPackage returns the schema the package in directory dir sees, with the files and
+// directories named (relative to the module root, or absolute). It is the nearest one:
+// from dir up to the module root, the first directory whose own *.sql files, or the
+// directories below it named migrations, migrate, db, schema or sql, define a table or a
+// unique constraint; failing that, every *.sql file and schema directory of the module.
+// So two apps of one module, each with its migrations, each see their own. A package
 // of the Go root or the module cache (analysed only for facts) has none.
 func ForPackage(dir string, named []string) (*Schema, error) {
 	if dependency(dir) {
 		return &Schema{}, nil
 	}
-	return Load(ModuleRoot(dir), named)
+	root := ModuleRoot(dir)
+	var found *Schema
+	for d := dir; ; d = filepath.Dir(d) {
+		s, err := cached("level\x00"+d, func() (*Schema, error) { return readLevel(d) })
+		if err != nil {
+			return nil, err
+		}
+		if s.defines {
+			found = s
+			break
+		}
+		if d == root || filepath.Dir(d) == d {
+			break
+		}
+	}
+	if found == nil {
+		s, err := cached("tree\x00"+root, func() (*Schema, error) { return readTree(root) })
+		if err != nil {
+			return nil, err
+		}
+		found = s
+	}
+	if len(named) == 0 {
+		return found, nil
+	}
+	extra, err := cached("named\x00"+root+"\x00"+strings.Join(named, "\x00"), func() (*Schema, error) { return readNamed(root, named) })
+	if err != nil {
+		return nil, err
+	}
+	return &Schema{Uniques: append(slices.Clip(found.Uniques), extra.Uniques...), defines: true}, nil
 }
 
-// Load returns the schema found under root, with the files and directories named.
-func Load(root string, named []string) (*Schema, error) {
-	v, _ := loads.LoadOrStore(root+"\x00"+strings.Join(named, "\x00"), new(load))
-	l := v.(*load)
-	l.once.Do(func() { l.s, l.err = read(root, named) })
-	return l.s, l.err
+// skipDir reports directories that hold no schema of this module.
+func skipDir(path, root string, d fs.DirEntry) bool {
+	if path == root {
+		return false
+	}
+	name := d.Name()
+	if name == "vendor" || name == "testdata" || name == "node_modules" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") {
+		return true
+	}
+	_, err := os.Stat(filepath.Join(path, "go.mod"))
+	return err == nil // another module
 }
 
-func read(root string, named []string) (*Schema, error) {
+// readLevel reads the schema a directory holds itself: its own *.sql files, and the
+// .sql and .go files of the directories below it named like schema directories
+// (migrations/, db/migrations/, ent/schema/).
+func readLevel(dir string) (*Schema, error) {
 	s := &Schema{}
-	seen := map[string]bool{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() {
+			if skipDir(path, dir, d) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, path)
+		own := filepath.Dir(rel) == "."
+		switch {
+		case strings.HasSuffix(path, ".sql") && (own || inSchemaDir(rel)):
+		case strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") && !own && inSchemaDir(rel):
+		default:
+			return nil
+		}
+		return s.readFile(path, rel)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("schema: reading %s: %w", dir, err)
+	}
+	return s, nil
+}
+
+// readTree reads every *.sql file under root, and the Go files of its schema directories.
+func readTree(root string) (*Schema, error) {
+	s := &Schema{}
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil // an unreadable corner of the tree holds no schema we can use
 		}
 		if d.IsDir() {
-			if path == root {
-				return nil
-			}
-			name := d.Name()
-			if name == "vendor" || name == "testdata" || name == "node_modules" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") {
+			if skipDir(path, root, d) {
 				return filepath.SkipDir
-			}
-			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
-				return filepath.SkipDir // another module
 			}
 			return nil
 		}
@@ -128,12 +203,17 @@ func read(root string, named []string) (*Schema, error) {
 		default:
 			return nil
 		}
-		seen[path] = true
 		return s.readFile(path, rel)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("schema: reading %s: %w", root, err)
 	}
+	return s, nil
+}
+
+// readNamed reads the files and directories named, relative to root.
+func readNamed(root string, named []string) (*Schema, error) {
+	s := &Schema{}
 	for _, name := range named {
 		path := name
 		if !filepath.IsAbs(path) {
@@ -144,11 +224,8 @@ func read(root string, named []string) (*Schema, error) {
 			return nil, fmt.Errorf("schema: %w", err)
 		}
 		if !info.IsDir() {
-			if !seen[path] {
-				seen[path] = true
-				if err := s.readFile(path, name); err != nil {
-					return nil, err
-				}
+			if err := s.readFile(path, name); err != nil {
+				return nil, err
 			}
 			continue
 		}
@@ -156,10 +233,9 @@ func read(root string, named []string) (*Schema, error) {
 			if err != nil {
 				return fmt.Errorf("schema: %w", err)
 			}
-			if d.IsDir() || seen[p] || !(strings.HasSuffix(p, ".sql") || strings.HasSuffix(p, ".go")) {
+			if d.IsDir() || !(strings.HasSuffix(p, ".sql") || strings.HasSuffix(p, ".go")) {
 				return nil
 			}
-			seen[p] = true
 			rel, _ := filepath.Rel(root, p)
 			return s.readFile(p, rel)
 		})
@@ -183,11 +259,21 @@ func (s *Schema) readFile(path, rel string) error {
 		return fmt.Errorf("schema: %w", err)
 	}
 	rel = filepath.ToSlash(rel)
-	if strings.HasSuffix(path, ".go") {
-		s.Uniques = append(s.Uniques, ParseGo(rel, src)...)
+	head := src[:min(len(src), 512)]
+	if strings.Contains(string(head), "Generated by oncegen") {
+		// The constraints of //once: ... table= declarations: ONCE005 reads the
+		// declarations themselves, and a package that does not declare its table does
+		// not lean on another's guard.
 		return nil
 	}
-	s.Uniques = append(s.Uniques, ParseSQL(rel, string(src))...)
+	var us []Unique
+	if strings.HasSuffix(path, ".go") {
+		us = ParseGo(rel, src)
+	} else {
+		us = ParseSQL(rel, string(src))
+	}
+	s.Uniques = append(s.Uniques, us...)
+	s.defines = s.defines || len(us) > 0 || DefinesTable(string(src))
 	return nil
 }
 
