@@ -37,6 +37,23 @@ var ormshop = []string{
 	"ormshop/bunapp",
 }
 
+// procset holds process-local sets reached through helpers and pointers (ONCE003):
+// main's sync.Map passed by pointer to a handler's helper that checks then stores before
+// an email, and a dedupe set's Seen, a limiter's Allow and dedupe.FirstTime (another
+// package, through their facts) deciding an email, are reported; the same helpers in
+// front of a keyed send, a set made for one batch or one call, and a pool whose value
+// the effect uses are not.
+var procset = []string{"procset/dedupe", "procset/notify"}
+
+func TestChecks_SetsThroughHelpers(t *testing.T) {
+	t.Parallel()
+	dir, err := filepath.Abs("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	analysistest.Run(t, dir, all(analyzer.Analyzers), procset...)
+}
+
 func TestChecks_ORMs(t *testing.T) {
 	t.Parallel()
 	dir, err := filepath.Abs("testdata")
