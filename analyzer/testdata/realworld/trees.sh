@@ -1,0 +1,68 @@
+#!/bin/sh
+# trees.sh recreates the corpus's trees at their pinned commits, outside this repository:
+# one git checkout per line of repos.txt, in $ONCE_REALWORLD_TREES (default once-realworld
+# under the user cache directory, as Go's os.UserCacheDir picks it).
+#
+# Each tree is cloned from its public GitHub URL. To clone from copies already on the
+# machine instead, set ONCE_REALWORLD_MIRROR to a path template in which {owner} and {name}
+# are replaced, e.g. ONCE_REALWORLD_MIRROR='/srv/git/{owner}+{name}/repo'.
+#
+# A tree already at its commit is left alone; one at another commit is checked out again.
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+if [ -n "${ONCE_REALWORLD_TREES:-}" ]; then
+	trees=$ONCE_REALWORLD_TREES
+elif [ "$(uname)" = Darwin ]; then
+	trees=$HOME/Library/Caches/once-realworld
+else
+	trees=${XDG_CACHE_HOME:-$HOME/.cache}/once-realworld
+fi
+mkdir -p "$trees"
+
+# prepare makes a tree type-check where its build needs a step the corpus does not run:
+# a frontend build embedded with go:embed gets one placeholder file.
+prepare() {
+	case $1 in
+	icereed/paperless-gpt)
+		mkdir -p "$2/web-app/dist"
+		[ -e "$2/web-app/dist/index.html" ] || : >"$2/web-app/dist/index.html"
+		;;
+	esac
+}
+
+grep -v -e '^[[:space:]]*#' -e '^[[:space:]]*$' "$here/repos.txt" | while read -r repo commit _; do
+	owner=${repo%%/*}
+	name=${repo#*/}
+	tree=$trees/$owner+$name
+	if [ -n "${ONCE_REALWORLD_MIRROR:-}" ]; then
+		src=$(printf '%s' "$ONCE_REALWORLD_MIRROR" | sed -e "s|{owner}|$owner|g" -e "s|{name}|$name|g")
+	else
+		src=https://github.com/$repo.git
+	fi
+	if [ ! -d "$tree/.git" ]; then
+		echo "clone $repo from $src"
+		git clone -q --no-checkout "$src" "$tree"
+	fi
+	if [ "$(git -C "$tree" rev-parse HEAD 2>/dev/null || true)" = "$commit" ] && [ -z "$(git -C "$tree" status --porcelain --untracked-files=no -- '*.go' go.mod go.sum)" ]; then
+		prepare "$repo" "$tree"
+		echo "$repo at $commit"
+		continue
+	fi
+	if ! git -C "$tree" cat-file -e "$commit^{commit}" 2>/dev/null; then
+		git -C "$tree" fetch -q origin "$commit"
+	fi
+	# A copy may lack its largest files (data, bundles); they are not Go code, so the
+	# checkout goes on without them and only the Go files are required to be there.
+	git -C "$tree" -c advice.detachedHead=false checkout -q -f "$commit" 2>/dev/null || true
+	if [ "$(git -C "$tree" rev-parse HEAD)" != "$commit" ]; then
+		echo "trees.sh: $repo: could not check out $commit" >&2
+		exit 1
+	fi
+	if [ -n "$(git -C "$tree" status --porcelain --untracked-files=no -- '*.go' go.mod go.sum)" ]; then
+		echo "trees.sh: $repo: Go files missing after checkout of $commit" >&2
+		exit 1
+	fi
+	prepare "$repo" "$tree"
+	echo "$repo at $commit"
+done

@@ -1,0 +1,184 @@
+// Command measure runs oncelint on the real-world corpus and prints its precision over every
+// finding and its recall over the labelled FLAG rows, per repository and in total.
+//
+//	analyzer/testdata/realworld/trees.sh     # once: recreate the trees at the pinned commits
+//	go run ./internal/realworld/measure      # from the module root
+//
+// Flags: -corpus DIR (default analyzer/testdata/realworld), -trees DIR (default
+// $ONCE_REALWORLD_TREES, else once-realworld under the user cache directory), -oncelint
+// BINARY (default the module's tool, go tool -n oncelint), -repo owner/name (only these,
+// comma-separated), -v (every finding with its verdict), -save DIR (keep each repository's
+// oncelint output) and -rescore DIR (score saved outputs again after editing the verdicts,
+// without running oncelint).
+//
+// It exits 1 when a finding has no verdict (it prints the finding and a row to fill in)
+// or a repository could not be analysed, 2 on bad flags or corpus files.
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/oncekit/once/internal/realworld"
+)
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	corpusDir := flag.String("corpus", "", "the corpus `directory` (default analyzer/testdata/realworld of this module)")
+	trees := flag.String("trees", "", "the `directory` holding the trees (default $ONCE_REALWORLD_TREES, else once-realworld in the user cache dir)")
+	lint := flag.String("oncelint", "", "the oncelint `binary` to measure (default the module's tool)")
+	only := flag.String("repo", "", "measure only these `repositories` (owner/name, comma-separated)")
+	verbose := flag.Bool("v", false, "print every finding with its verdict")
+	save := flag.String("save", "", "also write each repository's oncelint -json output to `directory` (owner+name.json)")
+	rescore := flag.String("rescore", "", "score the outputs saved in `directory` by -save instead of running oncelint")
+	flag.Parse()
+
+	root, err := moduleRoot()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "measure:", err)
+		return 2
+	}
+	if *corpusDir == "" {
+		*corpusDir = filepath.Join(root, "analyzer", "testdata", "realworld")
+	}
+	if *trees == "" {
+		*trees, err = realworld.TreesDir()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "measure:", err)
+			return 2
+		}
+	}
+	c, err := realworld.Load(*corpusDir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "measure:", err)
+		return 2
+	}
+	if *only != "" {
+		keep := map[string]bool{}
+		for _, n := range strings.Split(*only, ",") {
+			keep[strings.TrimSpace(n)] = true
+		}
+		c = c.Only(keep)
+		if len(c.Repos) == 0 {
+			fmt.Fprintf(os.Stderr, "measure: no repository of the corpus is named by -repo %s\n", *only)
+			return 2
+		}
+	}
+	if *lint == "" && *rescore == "" {
+		out, err := exec.Command("go", "tool", "-n", "oncelint").Output()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "measure: building oncelint: %v\n", stderrOf(err))
+			return 2
+		}
+		*lint = strings.TrimSpace(string(out))
+	}
+
+	var all []realworld.Finding
+	failed := map[string]string{}
+	idx := realworld.NewFuncIndex()
+	for _, r := range c.Repos {
+		start := time.Now()
+		fs, err := analyse(*lint, *trees, r, idx, *save, *rescore)
+		if err != nil {
+			failed[r.Name] = err.Error()
+			fmt.Fprintf(os.Stderr, "%s: %v\n", r.Name, err)
+			continue
+		}
+		fmt.Fprintf(os.Stderr, "%s: %d findings in %s\n", r.Name, len(fs), time.Since(start).Round(100*time.Millisecond))
+		all = append(all, fs...)
+	}
+	res := realworld.Score(c, all, failed)
+	if *verbose {
+		for _, j := range res.Findings {
+			v := "?"
+			if j.Verdict != nil {
+				v = map[bool]string{true: "TP", false: "FP"}[j.Verdict.TP] + " " + j.Verdict.Why
+			}
+			fmt.Printf("%s\n    => %s\n", j.Finding, v)
+		}
+		fmt.Println()
+	}
+	res.Write(os.Stdout)
+	if !res.OK() {
+		return 1
+	}
+	return 0
+}
+
+// analyse runs oncelint -json on one repository's packages (or reads the output saved by
+// an earlier run from rescore) and returns its findings.
+func analyse(lint, trees string, r realworld.Repo, idx *realworld.FuncIndex, save, rescore string) ([]realworld.Finding, error) {
+	tree := filepath.Join(trees, r.TreeName())
+	head, err := exec.Command("git", "-C", tree, "rev-parse", "HEAD").Output()
+	if err != nil {
+		return nil, fmt.Errorf("no tree at %s (run analyzer/testdata/realworld/trees.sh): %v", tree, stderrOf(err))
+	}
+	if got := strings.TrimSpace(string(head)); got != r.Commit {
+		return nil, fmt.Errorf("tree %s is at %s, the corpus pins %s (run trees.sh)", tree, got, r.Commit)
+	}
+	if rescore != "" {
+		out, err := os.ReadFile(filepath.Join(rescore, r.TreeName()+".json"))
+		if err != nil {
+			return nil, fmt.Errorf("reading the saved output: %w", err)
+		}
+		return realworld.ParseJSON(r.Name, tree, out, idx.EnclosingFunc)
+	}
+	args := append([]string{"-json", "-test=false"}, r.Packages...)
+	cmd := exec.Command(lint, args...)
+	cmd.Dir = filepath.Join(tree, filepath.FromSlash(r.Dir))
+	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local", "GOWORK=off")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 3) {
+		return nil, fmt.Errorf("oncelint %s: %v\n%s", strings.Join(args, " "), err, lastLines(stderr.String(), 20))
+	}
+	if save != "" {
+		if err := os.MkdirAll(save, 0o755); err != nil {
+			return nil, fmt.Errorf("saving the output: %w", err)
+		}
+		if err := os.WriteFile(filepath.Join(save, r.TreeName()+".json"), stdout.Bytes(), 0o644); err != nil {
+			return nil, fmt.Errorf("saving the output: %w", err)
+		}
+	}
+	return realworld.ParseJSON(r.Name, tree, stdout.Bytes(), idx.EnclosingFunc)
+}
+
+func moduleRoot() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("finding the module: %v", stderrOf(err))
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == os.DevNull {
+		return "", errors.New("run it from inside the once module")
+	}
+	return filepath.Dir(gomod), nil
+}
+
+func stderrOf(err error) error {
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && len(exit.Stderr) > 0 {
+		return fmt.Errorf("%w: %s", err, bytes.TrimSpace(exit.Stderr))
+	}
+	return err
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = append([]string{"..."}, lines[len(lines)-n:]...)
+	}
+	return strings.Join(lines, "\n")
+}
