@@ -161,9 +161,11 @@ func tagUniques(st *types.Struct) []TagUnique {
 		}
 		if x := sqltext.Tag(tag, "xorm"); x != "" {
 			tagged = true
-			for _, w := range strings.Fields(x) {
-				if strings.HasPrefix(w, "'") {
-					col = strings.ToLower(strings.Trim(w, "'"))
+			words := strings.Fields(x)
+			for i, w := range words {
+				// A quoted word names the column, unless it is a default value (default '').
+				if name := strings.Trim(w, "'"); strings.HasPrefix(w, "'") && name != "" && (i == 0 || !strings.EqualFold(words[i-1], "default")) {
+					col = strings.ToLower(name)
 				}
 			}
 			for _, w := range strings.Fields(x) {

@@ -56,7 +56,7 @@ type Subscriber struct {
 // Follower is xorm's, unique by its tag.
 type Follower struct {
 	Id     int64
-	Handle string `xorm:"varchar(64) notnull unique 'handle'"`
+	Handle string `xorm:"not null default '' VARCHAR(64) UNIQUE"`
 }
 
 // Org is xorm's parent row.
