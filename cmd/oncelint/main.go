@@ -17,7 +17,8 @@
 // Each check can be turned off by its name (-once003=false) or run alone (-once001).
 // -catalog names extra provider catalogue files (see package
 // github.com/oncekit/once/analyzer/catalog); a relative name resolves from the module
-// root. Exit status: 0 clean, 1 on errors (such as a package that does not compile), 3
+// root. -schema names files or directories holding unique constraints that ONCE005
+// reads besides the migrations and schema files it finds under the module root. Exit status: 0 clean, 1 on errors (such as a package that does not compile), 3
 // (standalone) or 1 (go vet) when findings are reported.
 package main
 
@@ -33,6 +34,9 @@ func main() {
 	checks := analyzer.Analyzers
 	if v := analyzer.CatalogFlag(checks); v != nil {
 		flag.Var(v, "catalog", "extra provider catalogue `files` (comma-separated or repeated), resolved from the module root")
+	}
+	if v := analyzer.SchemaFlag(checks); v != nil {
+		flag.Var(v, "schema", "schema `files` or directories with unique constraints (comma-separated or repeated), besides those found under the module root")
 	}
 	multichecker.Main(checks...)
 }

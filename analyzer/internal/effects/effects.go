@@ -274,7 +274,7 @@ func NewAnalyzer(catalogs []string) *analysis.Analyzer {
 		ResultType: reflect.TypeFor[*Result](),
 		// Malformed directives are worth reporting in a package that does not compile.
 		RunDespiteErrors: true,
-		FactTypes:        []analysis.Fact{new(EffectFact), new(GuardedFact), new(SQLFact), new(PackageFact)},
+		FactTypes:        []analysis.Fact{new(EffectFact), new(GuardedFact), new(SQLFact), new(PackageFact), new(SetHelperFact)},
 	}
 	a.Flags.Var(cf, "catalog", "extra provider catalogue `file`s (comma-separated or repeated), relative to the module root")
 	return a
@@ -371,7 +371,8 @@ func run(pass *analysis.Pass, files []string) (any, error) {
 		return nil, fmt.Errorf("oncelint: %w", err)
 	}
 	res := &Result{Catalog: cat, ByObj: map[*types.Func]*Func{}, Ignores: ignore.Parse(pass.Fset, pass.Files)}
-	if fastPath(pass, cat) && !mentionsSQL(pass.Files) {
+	helpers := setHelpers(pass)
+	if fastPath(pass, cat) && !mentionsSQL(pass.Files) && !sqltext.ImportsORM(pass.Pkg) {
 		res.Fast = true
 		return res, nil
 	}
@@ -389,6 +390,7 @@ func run(pass *analysis.Pass, files []string) (any, error) {
 	s.propagate()
 	s.collectSQL()
 	s.findLocalGuards()
+	s.findHelperGuards(helpers)
 	s.exportFacts()
 	return res, nil
 }
