@@ -14,6 +14,10 @@
 //	go vet -vettool=$(which oncelint) ./...
 //	go vet -vettool=$(which oncelint) -json ./...
 //
+// Under go vet the findings do not depend on what an earlier command vetted on the same
+// build cache: the tool's ID, which go vet puts in every cache key, names the go command
+// that asked (see printVetID).
+//
 // Each check can be turned off by its name (-once003=false) or run alone (-once001).
 // -catalog names extra provider catalogue files (see package
 // github.com/oncekit/once/analyzer/catalog); a relative name resolves from the module
@@ -23,6 +27,8 @@ package main
 
 import (
 	"flag"
+	"fmt"
+	"os"
 
 	"golang.org/x/tools/go/analysis/multichecker"
 
@@ -30,6 +36,13 @@ import (
 )
 
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == "-V=full" {
+		if err := printVetID(os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
 	checks := analyzer.Analyzers
 	if v := analyzer.CatalogFlag(checks); v != nil {
 		flag.Var(v, "catalog", "extra provider catalogue `files` (comma-separated or repeated), resolved from the module root")
