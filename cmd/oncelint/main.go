@@ -6,6 +6,7 @@
 //
 //	oncelint ./...
 //	oncelint -json ./...
+//	oncelint -sarif ./... > oncelint.sarif
 //	oncelint -catalog=oncelint.json ./...
 //
 // or as go vet's tool, which caches results per package and shares facts through vet's
@@ -18,7 +19,8 @@
 // build cache: the tool's ID, which go vet puts in every cache key, names the go command
 // that asked (see printVetID).
 //
-// Each check can be turned off by its name (-once003=false) or run alone (-once001).
+// -sarif writes a SARIF 2.1.0 log for code-scanning dashboards (see package
+// github.com/oncekit/once/internal/sarif). Each check can be turned off by its name (-once003=false) or run alone (-once001).
 // -catalog names extra provider catalogue files (see package
 // github.com/oncekit/once/analyzer/catalog); a relative name resolves from the module
 // root. Exit status: 0 clean, 1 on errors (such as a package that does not compile), 3
@@ -42,6 +44,9 @@ func main() {
 			os.Exit(1)
 		}
 		return
+	}
+	if wantsSARIF(os.Args[1:]) {
+		os.Exit(runSARIF(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	checks := analyzer.Analyzers
 	if v := analyzer.CatalogFlag(checks); v != nil {
