@@ -19,6 +19,10 @@
 // build cache: the tool's ID, which go vet puts in every cache key, names the go command
 // that asked (see printVetID).
 //
+// -lowmem checks each package in a process of its own, through go vet with this tool, so
+// memory is that of the largest package rather than of every package loaded from source at
+// once; the findings are printed as the standalone driver prints them.
+//
 // -sarif writes a SARIF 2.1.0 log for code-scanning dashboards (see package
 // github.com/oncekit/once/internal/sarif). Each check can be turned off by its name (-once003=false) or run alone (-once001).
 // -catalog names extra provider catalogue files (see package
