@@ -14,9 +14,9 @@ GO ?= go
 # Packages whose tests fire goroutines at one key run under the race detector.
 RACE_PKGS := ./runtime/... ./internal/pgtest/... ./internal/fakeprovider/... ./examples/...
 
-# Modules of their own: the migration tools' tests, golangci-lint's plugin and the throughput
-# benchmark against River keep their dependencies out of the main go.mod.
-NESTED := internal/migratetest plugin internal/throughput
+# Modules of their own: the migration tools' tests, the catalogue's check against the real
+# SDKs and the throughput benchmark against River keep their dependencies out of the main go.mod.
+NESTED := internal/migratetest internal/sdktest internal/throughput
 
 # What runs again through PgBouncer in transaction mode (ONCE_TEST_PGBOUNCER, see
 # internal/pgtest): every kind's storm, kill and cancellation tests, the pooler check, and
@@ -53,8 +53,9 @@ lint:
 	$(GO) build -o bin/oncelint ./cmd/oncelint
 	$(GO) vet -vettool=$(CURDIR)/bin/oncelint $$($(GO) list ./... | grep -v /naive)
 
+# The plugin's test builds golangci-lint (minutes on a cold cache), hence the timeout.
 unit:
-	$(GO) test -count=1 $$($(GO) list ./... | grep -v -e /runtime -e /internal/pgtest -e /internal/fakeprovider -e /examples/)
+	$(GO) test -count=1 -timeout=30m $$($(GO) list ./... | grep -v -e /runtime -e /internal/pgtest -e /internal/fakeprovider -e /examples/)
 
 race:
 	$(GO) test -count=1 -race $(RACE_PKGS)
