@@ -21,6 +21,10 @@ type Config struct {
 	// catalog. A relative name resolves from the module root of each package analysed,
 	// so one setting means one file from every package directory.
 	Catalogs []string
+	// Schemas names files or directories holding the project's unique constraints (SQL,
+	// or Go migrations and ent schema) that ONCE005 reads besides those it finds under
+	// the module root; relative names resolve from the module root.
+	Schemas []string
 }
 
 // Analyzers are the checks with the built-in catalogue, sharing one effects analysis.
@@ -44,9 +48,21 @@ func New(cfg Config) []*analysis.Analyzer {
 		once002.New(facts),
 		once003.New(facts),
 		once004.New(facts),
-		once005.New(facts),
+		once005.NewWithSchema(facts, cfg.Schemas),
 		once006.New(facts),
 	}
+}
+
+// SchemaFlag returns ONCE005's -schema flag among checks (a comma-separated or repeated
+// list of schema files and directories), so a command can offer it at the top level, or
+// nil if ONCE005 is not among them.
+func SchemaFlag(checks []*analysis.Analyzer) flag.Value {
+	for _, a := range checks {
+		if v := once005.SchemaFlag(a); v != nil {
+			return v
+		}
+	}
+	return nil
 }
 
 // CatalogFlag returns the -catalog flag of the effects analyzer the checks share (a

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode"
 )
 
 // Classes an effect may have.
@@ -35,6 +36,35 @@ type Effect struct {
 	// Request, if set, makes the call an effect only for requests built with one of its
 	// methods.
 	Request *Request `json:"request,omitempty"`
+	// URL, if set, is the index of the argument holding the URL the call sends to, so a
+	// request to a URL the catalogue lists as a read is no effect.
+	URL *int `json:"url,omitempty"`
+}
+
+// Read names something that looks like an effect but changes nothing that lasts: an
+// OAuth token exchange, a captcha or signature verification, a search POSTed for its
+// body's size. Exactly one of Func, URL, Path and Marker is set.
+type Read struct {
+	// Func is the full name of a function whose calls are no effect, and whose own body
+	// (when it is the application's) gives its callers none.
+	Func string `json:"func,omitempty"`
+	// URL is a URL prefix: a request whose URL starts with it is no effect.
+	URL string `json:"url,omitempty"`
+	// Path is a URL path: a request whose URL's constant part ends with it is no effect,
+	// whatever the host (an issuer's token endpoint is often built from configuration).
+	Path string `json:"path,omitempty"`
+	// Marker is a parameter name that marks a request as a read wherever its URL comes
+	// from: a request sent by a function holding the string constant Marker (or
+	// Marker followed by "=") is no effect. "grant_type" marks an OAuth 2.0 token request,
+	// whose endpoint usually comes from configuration.
+	Marker string `json:"marker,omitempty"`
+	// Name is the first word of the names of functions that check something: a raw
+	// HTTP request sent by a function of the application whose name starts with it
+	// ("verify" matches verifyCaptcha and VerifyOTP, not verifier) is a check, no
+	// effect. It applies to requests only, never to a catalogued provider call.
+	Name string `json:"name,omitempty"`
+	// Why says what the endpoint or function does, for the reader of the catalogue.
+	Why string `json:"why"`
 }
 
 // Key is how a call carries an idempotency key.
@@ -66,6 +96,7 @@ type Unstable struct {
 // file is the JSON form of a catalogue file.
 type file struct {
 	Effects  []Effect   `json:"effects"`
+	Reads    []Read     `json:"reads,omitempty"`
 	Unstable []Unstable `json:"unstable"`
 }
 
@@ -74,6 +105,10 @@ type file struct {
 type Catalog struct {
 	effects  map[string]*Effect
 	unstable map[string]bool
+	// readFuncs are the functions of the reads; readURLs and readPaths their URLs and
+	// paths.
+	readFuncs                           map[string]bool
+	readURLs, readPaths, markers, names []string
 	// pkgs and unstablePkgs hold the (version-less) package paths of the entries, for
 	// the analyzers' fast paths; modules the modules of the effects' packages.
 	pkgs, unstablePkgs, modules map[string]bool
@@ -141,11 +176,18 @@ func (c *Catalog) clone() *Catalog {
 	for k, v := range c.modules {
 		n.modules[k] = v
 	}
+	for k, v := range c.readFuncs {
+		n.readFuncs[k] = v
+	}
+	n.readURLs = append(n.readURLs, c.readURLs...)
+	n.readPaths = append(n.readPaths, c.readPaths...)
+	n.markers = append(n.markers, c.markers...)
+	n.names = append(n.names, c.names...)
 	return n
 }
 
 func newCatalog() *Catalog {
-	return &Catalog{effects: map[string]*Effect{}, unstable: map[string]bool{}, pkgs: map[string]bool{}, unstablePkgs: map[string]bool{}, modules: map[string]bool{}}
+	return &Catalog{effects: map[string]*Effect{}, unstable: map[string]bool{}, pkgs: map[string]bool{}, unstablePkgs: map[string]bool{}, modules: map[string]bool{}, readFuncs: map[string]bool{}}
 }
 
 var classes = map[string]bool{Payment: true, Email: true, Message: true, Model: true, HTTP: true}
@@ -174,7 +216,7 @@ func (c *Catalog) add(name string, data []byte) error {
 			return bad("class %q is not one of payment, email, message, model, http", e.Class)
 		case e.Key != nil && e.Key.Field == "" && e.Key.Setter == "" && e.Key.Header == "":
 			return bad("key names no field, setter or header")
-		case e.Key != nil && e.Key.Arg < 0, e.Request != nil && e.Request.Arg < 0:
+		case e.Key != nil && e.Key.Arg < 0, e.Request != nil && e.Request.Arg < 0, e.URL != nil && *e.URL < 0:
 			return bad("negative argument index")
 		case e.Request != nil && len(e.Request.Methods) == 0:
 			return bad("request lists no methods")
@@ -187,6 +229,37 @@ func (c *Catalog) add(name string, data []byte) error {
 		c.effects[Normalize(e.Func)] = &e
 		c.pkgs[Normalize(pkg)] = true
 		c.modules[Module(Normalize(pkg))] = true
+	}
+	for i, r := range f.Reads {
+		set := 0
+		for _, v := range []string{r.Func, r.URL, r.Path, r.Marker, r.Name} {
+			if v != "" {
+				set++
+			}
+		}
+		switch {
+		case set != 1:
+			return fmt.Errorf("catalogue %s: read %d: set exactly one of func, url, path, marker and name", name, i+1)
+		case r.Func != "":
+			if _, ok := funcPackage(r.Func); !ok {
+				return fmt.Errorf("catalogue %s: read %d (%q): func is not a full function name", name, i+1, r.Func)
+			}
+			c.readFuncs[Normalize(r.Func)] = true
+		case r.URL != "":
+			if !strings.Contains(r.URL, "://") {
+				return fmt.Errorf("catalogue %s: read %d (%q): url is not an absolute URL", name, i+1, r.URL)
+			}
+			c.readURLs = append(c.readURLs, r.URL)
+		case r.Marker != "":
+			c.markers = append(c.markers, r.Marker)
+		case r.Name != "":
+			c.names = append(c.names, strings.ToLower(r.Name))
+		default:
+			if !strings.HasPrefix(r.Path, "/") {
+				return fmt.Errorf("catalogue %s: read %d (%q): path does not start with /", name, i+1, r.Path)
+			}
+			c.readPaths = append(c.readPaths, r.Path)
+		}
 	}
 	for i, u := range f.Unstable {
 		pkg, ok := funcPackage(u.Func)
@@ -241,6 +314,60 @@ func Normalize(name string) string {
 func (c *Catalog) Effect(fullName string) (*Effect, bool) {
 	e, ok := c.effects[Normalize(fullName)]
 	return e, ok
+}
+
+// IsRead reports whether the function of the full name is listed as a read: its calls
+// are no effect.
+func (c *Catalog) IsRead(fullName string) bool { return c.readFuncs[Normalize(fullName)] }
+
+// ReadURL reports whether a request to a URL made of the constant parts given (in order;
+// the first is its start when lead is set) goes to an endpoint listed as a read: the start
+// begins with a read URL, or a part ends with a read path (before any query).
+func (c *Catalog) ReadURL(parts []string, lead bool) bool {
+	for i, p := range parts {
+		if i == 0 && lead {
+			for _, u := range c.readURLs {
+				if strings.HasPrefix(p, u) {
+					return true
+				}
+			}
+		}
+		if q := strings.IndexByte(p, '?'); q >= 0 {
+			p = p[:q]
+		}
+		p = strings.TrimSuffix(p, "/")
+		for _, path := range c.readPaths {
+			if strings.HasSuffix(p, path) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ReadMarker reports whether a string constant of the function sending a request marks
+// the request as a read.
+func (c *Catalog) ReadMarker(s string) bool {
+	for _, m := range c.markers {
+		if s == m || strings.Contains(s, m+"=") {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckName reports whether a function of the name is named for a check (its first word
+// is a read's Name), so its raw HTTP requests are checks.
+func (c *Catalog) CheckName(fn string) bool {
+	for _, n := range c.names {
+		if len(fn) < len(n) || !strings.EqualFold(fn[:len(n)], n) {
+			continue
+		}
+		if rest := fn[len(n):]; rest == "" || unicode.IsUpper(rune(rest[0])) || unicode.IsDigit(rune(rest[0])) || rest[0] == '_' {
+			return true
+		}
+	}
+	return false
 }
 
 // IsUnstable reports whether the function of the full name returns a value that differs

@@ -23,7 +23,10 @@ func TestDefault_CoversTheProvidersOfTheIssue(t *testing.T) {
 		"github.com/stripe/stripe-go/v82/invoiceitem.New",
 		"github.com/stripe/stripe-go/v82/transfer.New",
 		"github.com/stripe/stripe-go/v76/usagerecord.New",
-		"github.com/stripe/stripe-go/v82/checkout/session.New",
+		"github.com/stripe/stripe-go/v82/product.New",
+		"github.com/stripe/stripe-go/v82/price.New",
+		"github.com/tmc/langchaingo/llms.GenerateFromSinglePrompt",
+		"(github.com/tmc/langchaingo/llms.Model).GenerateContent",
 		"(github.com/stripe/stripe-go/v82.v1RefundService).Create",
 		"net/smtp.SendMail",
 		"(*github.com/aws/aws-sdk-go-v2/service/ses.Client).SendEmail",
@@ -50,10 +53,25 @@ func TestDefault_CoversTheProvidersOfTheIssue(t *testing.T) {
 			t.Errorf("no effect entry matches %s", name)
 		}
 	}
-	for _, name := range []string{"(*net/http.Client).Get", "github.com/stripe/stripe-go/v82/charge.Get", "fmt.Println"} {
+	for _, name := range []string{"(*net/http.Client).Get", "github.com/stripe/stripe-go/v82/charge.Get", "fmt.Println", "github.com/stripe/stripe-go/v82/checkout/session.New"} {
 		if e, ok := c.Effect(name); ok {
 			t.Errorf("%s is catalogued as an effect (%s) but reads only", name, e.Effect)
 		}
+	}
+	// Reads: token endpoints by URL and path, token requests by their grant type, checks
+	// by name.
+	if !c.ReadURL([]string{"https://oauth2.googleapis.com/token"}, true) || !c.ReadURL([]string{"", "/oauth/token?x=1"}, false) ||
+		c.ReadURL([]string{"https://api.example.com/v1/charges"}, true) {
+		t.Error("ReadURL does not tell a token endpoint from a charge")
+	}
+	if !c.ReadMarker("grant_type") || !c.ReadMarker("grant_type=client_credentials&x") || c.ReadMarker("granted") {
+		t.Error("ReadMarker does not tell grant_type")
+	}
+	if !c.CheckName("verifyCaptcha") || !c.CheckName("VerifyOTP") || !c.CheckName("validate") || c.CheckName("verifier") || c.CheckName("sendVerify") {
+		t.Error("CheckName does not tell a check's name")
+	}
+	if !c.IsRead("(*golang.org/x/oauth2.Config).Exchange") {
+		t.Error("the OAuth code exchange is not a read")
 	}
 	if !c.IsUnstable("time.Now", "time") || !c.IsUnstable("math/rand.Intn", "math/rand") || !c.IsUnstable("github.com/google/uuid.NewString", "github.com/google/uuid") {
 		t.Error("time.Now, math/rand.Intn or uuid.NewString is not unstable")

@@ -25,11 +25,20 @@
 // provider's key from the row; //once:forever records the outcome), or by passing a key
 // derived from a stable id.
 //
-// The finding is made in the function that makes the call, except for an exported
-// function of a library package: that one is judged where it is called. A fact carries
-// "this function sends an email through (*sesv2.Client).SendEmail" to the packages that
-// import it, so a handler declared with //once: that calls it is not reported, and one
-// that is not is reported at its call, however many packages down the effect is.
+// Only named effects count: the catalogue's, the application's declared ones, and what
+// the module's own functions reach through them. A dependency's internals (a logger with
+// a webhook sink, a client constructor, a token exchange) are not effects. An outbound
+// request is one only for POST, PUT, PATCH and DELETE, its method traced through the
+// request value; token endpoints and verifications are reads.
+//
+// Each root cause is reported once, at the function nearest the effect above which no
+// promise is held anywhere in the module: a handler, an SDK-style wrapper or a method
+// reached only through an interface is judged where it is defined, not at each of its
+// eight call sites or three call levels. Where some callers hold a promise, or the
+// function is a service shared by several packages, or one of several adapters of an
+// interface, the callers that hold none are reported at their calls, and the message
+// names the chain of calls down to the provider call. A fact carries "this function
+// sends an email through (*sesv2.Client).SendEmail" to the packages that import it.
 //
 //	func (s *Server) handleRefund(w http.ResponseWriter, r *http.Request) {
 //		...

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/tools/go/analysis"
 
+	"github.com/oncekit/once/analyzer/catalog"
 	"github.com/oncekit/once/analyzer/internal/effects"
 	"github.com/oncekit/once/analyzer/internal/ignore"
 	"github.com/oncekit/once/analyzer/internal/passdoc"
@@ -60,7 +61,7 @@ func run(pass *analysis.Pass, facts *analysis.Analyzer) (any, error) {
 			if !site.Unguarded() || local[site] || reported[site.Call] {
 				continue
 			}
-			if callee := res.ByObj[site.Callee]; callee != nil && callee.Reports {
+			if callee := res.ByObj[site.Callee]; site.Reported || callee != nil && (callee.Reports || callee.Settled) {
 				continue // reported inside the callee
 			}
 			reported[site.Call] = true
@@ -81,21 +82,33 @@ func diagnostic(pass *analysis.Pass, fn *effects.Func, site *effects.Site) analy
 		d.Message = fmt.Sprintf("call to %s has no //once: promise and the provider takes no idempotency key: a retry %s again; declare a promise on %s",
 			site.Name, site.What, name)
 	default:
-		d.Message = fmt.Sprintf("call to %s reaches %s with no //once: promise: a retry %s again; declare a promise on %s or on %s",
-			site.Name, site.Via, site.What, name, site.Name)
+		d.Message = fmt.Sprintf("call to %s reaches %s%s with no //once: promise: a retry %s again; declare a promise on %s or on %s",
+			site.Name, site.Via, through(site), site.What, name, site.Name)
+		if site.Callee != nil && site.Callee.Pos().IsValid() {
+			d.Related = append(d.Related, analysis.RelatedInformation{Pos: site.Callee.Pos(), Message: site.Name + " is declared here"})
+		}
 		if site.Deep.IsValid() && site.Deep != site.Call.Pos() {
 			d.Related = append(d.Related, analysis.RelatedInformation{Pos: site.Deep, Message: "the call of " + site.Via})
-		} else if site.Callee != nil && site.Callee.Pos().IsValid() {
-			d.Related = append(d.Related, analysis.RelatedInformation{Pos: site.Callee.Pos(), Message: site.Name + " is declared here"})
 		}
 	}
 	return d
+}
+
+// through names the functions a call goes through on its way to the provider call after
+// the one it calls: " (through (*mailer.Mailer).Send)".
+func through(site *effects.Site) string {
+	if len(site.Chain) == 0 {
+		return ""
+	}
+	return " (through " + strings.Join(site.Chain, ", then ") + ")"
 }
 
 // keyHint says how this provider takes its key.
 func keyHint(site *effects.Site) string {
 	k := site.Effect.Key
 	switch {
+	case k.Header != "" && site.Effect.Class == catalog.HTTP:
+		return "set an " + k.Header + " header on the request, derived"
 	case k.Header != "":
 		return "send an " + k.Header + " header (option.WithHeader) derived"
 	case k.Setter != "":

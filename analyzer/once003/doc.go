@@ -20,6 +20,28 @@
 //		return n.mail.Send(ctx, u.Email, "Welcome", body)
 //	}
 //
+// The set may be reached through a function, here or in another package (what the
+// function does travels as a fact):
+//
+//   - a helper that checks and writes a set and answers with a bool — a dedupe set's
+//     Seen(key), a limiter's Allow(key), FirstTime(m, key) — called in a condition before
+//     the effect, on a set that lasts the process: a package-level variable, a field
+//     reached through the receiver, or a variable of func main;
+//   - a function that checks and writes a set it is given (sent *sync.Map, seen
+//     map[string]bool) before the effect, when a caller in the package hands it such a
+//     set: main's sync.Map, passed by pointer to each handler's helper, is reported at
+//     the helper's check, naming the caller.
+//
+//	var recent = dedupe.New()
+//
+//	func alert(mail *resend.Client, incident string) error {
+//		if recent.Seen(incident) {
+//			return nil
+//		}
+//		_, err := mail.Emails.Send(...)
+//		return err
+//	}
+//
 // Declare the promise the set was standing in for (//once:forever key=u.ID, or
 // //once:episode for an alert that rearms), and keep the set only as a cache in front of
 // it if the saved database round trip matters.
@@ -39,7 +61,11 @@
 // idempotency key): there it is a cache. A map written only after the effect, with no
 // check before it, records and does not guard. A map whose looked-up value the effect
 // then uses (c, ok := clients[account], then c.Send) caches what the effect needs: the
-// effect happens whether or not the value was there. A map local to the function
-// (deduplicating one batch) lasts no longer than the call that owns it, and a set checked
-// in a function with no effect after the check is a memo.
+// effect happens whether or not the value was there; so does a helper that returns the
+// value it caches (a pool's Get(account)) rather than a verdict. A map local to the
+// function (deduplicating one batch), or made by it and passed to a helper, lasts no
+// longer than the call that owns it, and a set checked in a function with no effect
+// after the check is a memo. A function of another package that checks and writes a set
+// it is given, then performs the effect itself, is not yet followed: its effect is
+// reported where it is called, as ONCE001.
 package once003

@@ -12,18 +12,29 @@
 //   - no ON CONFLICT clause on the insert (the insert as its own check, against a unique
 //     index);
 //   - no lock taken first: pg_advisory_xact_lock, LOCK TABLE, a SERIALIZABLE transaction
-//     (in SQL or through sql.TxOptions / pgx.TxOptions), or SELECT ... FOR UPDATE of
-//     another table's row (a parent row). FOR UPDATE on the table being checked does not
-//     count: it locks the rows that exist, and the race is about the row that does not;
+//     (in SQL or through sql.TxOptions / pgx.TxOptions), or a row of another table (a
+//     parent row) read under a row lock: SELECT ... FOR UPDATE or FOR SHARE, or an ORM's
+//     lock (gorm's Clauses(clause.Locking{Strength: "UPDATE"}) or Set("gorm:query_option",
+//     "FOR UPDATE"), xorm's and ent's ForUpdate(), bun's For("UPDATE")). A row lock on the
+//     table being checked does not count: it locks the rows that exist, and the race is
+//     about the row that does not (under READ COMMITTED the second caller, let through
+//     after the first commits, re-reads only the rows it locked);
+//   - no unique constraint on the columns the read looks up, in the project's schema
+//     (see Schema files below) or in the model's struct tags (gorm's uniqueIndex or
+//     unique, bun's unique, xorm's unique): the second insert then fails, it does not
+//     duplicate. A constraint counts when all its columns are among those the read
+//     compares (WHERE org_id = $1 AND email = $2 is covered by UNIQUE (email)); when the
+//     read's columns are not known, any unique constraint but a primary key counts;
 //   - no declared constraint: the function holds no //once: promise (a transaction promise
 //     is exactly the lock for decisions made from a read), is not called only under one,
 //     and no //once: ... table=T declaration in the package puts a unique index on the
 //     table;
 //   - no unique violation handled: the function, a function of the package it calls, or
 //     the helper that sends the insert, names SQLSTATE 23505 (a literal, or
-//     pgerrcode.UniqueViolation) or unique_violation. Code that handles it has a unique
-//     index behind its insert, and the race ends in an error one caller handles (the
-//     find-or-create idiom: read the winner's row back), not in a duplicate.
+//     pgerrcode.UniqueViolation) or unique_violation, gorm's ErrDuplicatedKey or ent's
+//     IsConstraintError. Code that handles it has a unique index behind its insert, and
+//     the race ends in an error one caller handles (the find-or-create idiom: read the
+//     winner's row back), not in a duplicate.
 //
 // The read decides the insert when an if or a switch between them tests what the read
 // returned: the row found or not (err == nil, errors.Is(err, pgx.ErrNoRows), rows.Next()),
@@ -53,6 +64,48 @@
 // (SET plan = excluded.plan), is not reported.
 //
 // SQL is read from constant strings passed to the query methods of database/sql, pgx,
-// sqlx and once.DB (Exec, Query, QueryRow, Get, Select, ...); SQL built at run time is not
-// judged.
+// sqlx, gorm (Raw, Exec), bun (NewRaw) and once.DB (Exec, Query, QueryRow, Get, Select,
+// NamedExec, ...); SQL built at run time is not judged.
+//
+// # ORMs
+//
+// Statements built with an ORM are read from the chain of builder calls that ends in the
+// call sending them:
+//
+//   - gorm: First, Take, Last, Find, Count, Scan and Pluck read; Create inserts;
+//     FirstOrCreate does both in one call, and is reported by itself when no lock and no
+//     unique constraint stands behind it. Where("email = ?", e), Where(User{Email: e})
+//     and inline conditions name the columns compared; clause.OnConflict (or an INSERT
+//     IGNORE modifier) is the insert's conflict clause.
+//   - xorm: Get, Exist, Find and Count read; Insert and InsertOne insert.
+//   - bun: NewSelect()...Scan, Exists or Count read; NewInsert()...Exec inserts, with
+//     On("CONFLICT ...") or Ignore() as its conflict clause.
+//   - ent (a generated client): Query()...Exist, Only, First, All, Count or IDs read;
+//     Create()...Save or Exec inserts, OnConflict(...) making it an upsert. Predicates
+//     such as user.EmailEQ(e) name the columns compared.
+//   - sqlx: its query methods take SQL text, read as above.
+//
+// The table is the model's: Model(&User{}), the destination (&u, &users), Table("users"),
+// named as the ORM does — a TableName() method (read from the model's package, through
+// a fact), bun's `bun:"table:..."` tag, or the type's name in snake case (plural for gorm,
+// bun and ent: APIKey is api_keys; singular for xorm). A builder kept in a variable
+// between calls (tx := db.Clauses(...); tx.First(&u)) is read from the call that sends.
+//
+// # Schema files
+//
+// Unique constraints are read from the schema of the nearest directory, from the
+// package's own up to the module root (the nearest go.mod), whose *.sql files or
+// directories named migrations, migration, migrate, db, schema or sql define tables:
+// CREATE UNIQUE INDEX (partial ones too), UNIQUE and PRIMARY KEY in CREATE TABLE,
+// ALTER TABLE .. ADD UNIQUE, the same statements in the string literals of Go
+// migrations, and ent schema types (field.String("email").Unique(),
+// index.Fields("a", "b").Unique()). So two apps in one module, each with its own
+// migrations, each see their own; where no directory defines one, every *.sql file of
+// the module is read. vendor, testdata, hidden directories, nested modules and the
+// migrations oncegen writes are skipped (those constraints belong to //once:
+// declarations, which count only in the package that declares them). The -schema flag
+// (oncelint -schema=deploy/constraints.sql, or analyzer.Config.Schemas) names more
+// files or directories, relative to the module root; a name that does not exist is an
+// error. Files are read once per run, in lexical order, and only where a finding
+// depends on them.
 package once005

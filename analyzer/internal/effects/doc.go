@@ -4,27 +4,60 @@
 // promise covers. It exports that knowledge as facts, so a handler calling a helper two
 // packages away that sends an email is judged by what the helper does.
 //
+// # What an effect is
+//
+// An effect is named, never guessed: a call of a function the catalogue lists (a charge,
+// an email, a message, a paid model call, an outbound request that changes state), a
+// function declared with a //once: directive, and a function of the module being
+// analysed that reaches one of those without a promise (an EffectFact carries it to the
+// packages that call it). A dependency's internals are not effects unless the catalogue
+// names them: a logger that may post to a webhook, a client constructor, a session read
+// that logs, an OAuth token exchange inside a library export no fact.
+//
+// The module is known from the build (see inModule): go vet's configuration and
+// go/packages say which module each package belongs to and at which version. The main
+// module and the modules of a go.work workspace have none; a dependency has one, even
+// when replaced by a directory. Only packages of version-less modules export effect
+// facts; with no module information (GOPATH mode), packages outside the Go root and the
+// module cache do.
+//
+// An outbound net/http request is an effect only when its method changes state (POST,
+// PUT, PATCH, DELETE). The method is traced through the request value: the method
+// argument of http.NewRequest(WithContext) (a constant, or a variable's last assignment
+// before the call), a later req.Method = ..., req.WithContext and req.Clone; a request
+// variable reused for a GET is a GET. A helper taking the method or the request as a
+// parameter makes its callers decide: a call passing a POST is the effect, one passing
+// a GET is not (across packages too, through the fact's Cond). http.Post and PostForm
+// are POSTs; http.Get is no effect. The catalogue's reads exempt token endpoints, captcha
+// and code verifications (by URL prefix, URL path, a marker such as "grant_type" in the
+// sending function, or a check's name: verify..., validate...).
+//
 // # Where a finding goes
 //
-// An effect is reported in the function that makes the call, unless that function is
-// covered: it holds a promise, or every call of it in its package is made under one
-// (from a function with a directive, or from a closure run by a runtime guard). A call of
-// another function of the package that performs an effect is reported there, not again
-// at the call.
+// Once per root cause, at the function nearest the effect above which no promise is
+// held in the module. The analysis reads which functions of the module call the
+// package's exported functions (callerIndex: the module's other packages, parsed without
+// types, method calls matched by name in files importing the package), so:
 //
-// An exported function of a library package is judged where it is called instead: its
-// effect is exported as a fact, and each package calling it reports the call (or not,
-// if the caller holds a promise). So a helper called only from guarded handlers is not
-// reported, and one called from an unguarded handler is reported at the handler's call.
-// A library function the package itself hands out as a value (an HTTP handler given to a
-// mux, a job registered with a queue), one with an HTTP handler's parameters, and every
-// function of package main are reported where they are. Test files are never reported.
+//   - a function called by nobody in the module (a handler, an SDK-style wrapper, a
+//     method reached only through an interface from another package, a function handed
+//     out as a value or called from a closure handed out, such as a route's handler) is
+//     judged where it is defined;
+//   - a function some of whose callers (transitively, across the module) hold a promise
+//     is judged at the calls of the callers that hold none;
+//   - a function called from two or more packages (the module's own mail or SMS
+//     service), and two or more implementations of one interface method that perform an
+//     effect (adapters of one port), are judged at each caller's call: each caller
+//     decides what is sent; a helper only such functions call is judged with them;
+//   - an effect already reported further down (Settled, or a fact's Reported) is not
+//     reported again by the functions above it, however many call it.
+//
+// A function that holds a promise, or every call of which in the module is made under
+// one, is covered. Test files are never reported and their calls do not count.
 //
 // A call of an interface's method is a call of each method of the package that
-// implements it (outside test files): the adapter behind a Mailer interface is covered
-// when every call of Mailer.Send in the package is made under a promise, and an
-// unguarded call of Mailer.Send is where the adapter's effect is reported when the
-// adapter is judged where called.
+// implements it (outside test files); an interface of another package of the module
+// carries its implementations' effect as a fact on its method.
 //
 // Closures passed to a guard of the runtime package (once.Forever[T].Do and the like)
 // run under that guard's promise.

@@ -33,6 +33,17 @@ type EffectFact struct {
 	Effect string
 	// Class is the catalogue's class of the effect.
 	Class string
+	// Chain names the functions of the module between this one and the provider call,
+	// nearest first: "(*mailer.Mailer).Send".
+	Chain []string
+	// Cond marks a function that performs the effect only when its parameter Param (an
+	// HTTP method, or a request) is one of Methods: callers passing a POST perform it.
+	Cond    bool
+	Param   int
+	Methods []string
+	// Reported: the effect is reported at the function's definition (no promise is held
+	// above any call of it in the module), so its callers do not report it again.
+	Reported bool
 }
 
 // AFact marks EffectFact as a fact.
@@ -103,8 +114,10 @@ type Func struct {
 	// Effectful: the function performs an effect that no promise or key covers.
 	Effectful bool
 	// Reports: the function's unguarded effects are reported in it. It is not covered,
-	// not in a test file, and not an exported function of a library (judged where called).
+	// not in a test file, and no promise is held above any call of it in the module.
 	Reports bool
+	// Settled: every effect the function reaches is reported further down the calls.
+	Settled bool
 	// ValueRef: the function is used as a value in the package (a handler, a callback).
 	ValueRef bool
 	// SQL are the statements the function sends, itself or through the functions it
@@ -117,6 +130,15 @@ type Func struct {
 	via     *Site   // the first unguarded site, naming the effect at the bottom
 
 	sqlSummary []sqltext.Stmt // what callers see of its SQL (SQLFact)
+
+	cond     []*Site // effects that depend on a parameter (an HTTP method or request)
+	promised bool    // a promise is held above some call of it (see propagate)
+	// shared: the function is called from two or more packages of the module (the
+	// module's own mail or SMS service): each caller decides what it sends, so the
+	// callers are judged, each at its call.
+	shared bool
+	// deferred: the function's effect is judged at its callers (see propagate).
+	deferred bool
 }
 
 // edge is one static call between two functions of the package.
@@ -155,6 +177,14 @@ type Site struct {
 	Guard *Guard
 	// Callee is the called function.
 	Callee *types.Func
+	// Chain names the functions between the callee and the provider call, nearest first
+	// (empty for a direct provider call or a callee that makes it itself).
+	Chain []string
+	// Param and Methods: a conditional site (see EffectFact.Cond).
+	Param   int
+	Methods []string
+	// Reported: the callee, of another package, is where its effect is reported.
+	Reported bool
 }
 
 // Unguarded reports whether the site is an effect no key or closure guard covers.
@@ -233,7 +263,7 @@ func NewAnalyzer(catalogs []string) *analysis.Analyzer {
 		ResultType: reflect.TypeFor[*Result](),
 		// Malformed directives are worth reporting in a package that does not compile.
 		RunDespiteErrors: true,
-		FactTypes:        []analysis.Fact{new(EffectFact), new(GuardedFact), new(SQLFact), new(PackageFact)},
+		FactTypes:        []analysis.Fact{new(EffectFact), new(GuardedFact), new(SQLFact), new(PackageFact), new(SetHelperFact)},
 	}
 	a.Flags.Var(cf, "catalog", "extra provider catalogue `file`s (comma-separated or repeated), relative to the module root")
 	return a
@@ -330,7 +360,8 @@ func run(pass *analysis.Pass, files []string) (any, error) {
 		return nil, fmt.Errorf("oncelint: %w", err)
 	}
 	res := &Result{Catalog: cat, ByObj: map[*types.Func]*Func{}, Ignores: ignore.Parse(pass.Fset, pass.Files)}
-	if fastPath(pass, cat) && !mentionsSQL(pass.Files) {
+	helpers := setHelpers(pass)
+	if fastPath(pass, cat) && !mentionsSQL(pass.Files) && !sqltext.ImportsORM(pass.Pkg) {
 		res.Fast = true
 		return res, nil
 	}
@@ -344,9 +375,11 @@ func run(pass *analysis.Pass, files []string) (any, error) {
 	}
 	s := &scanner{pass: pass, cat: cat, res: res}
 	s.collect()
+	s.resolveConditional()
 	s.propagate()
 	s.collectSQL()
 	s.findLocalGuards()
+	s.findHelperGuards(helpers)
 	s.exportFacts()
 	return res, nil
 }

@@ -2,7 +2,10 @@ package effects
 
 import (
 	"go/ast"
+	"go/token"
 	"go/types"
+	"slices"
+	"strconv"
 	"strings"
 
 	"golang.org/x/tools/go/analysis"
@@ -18,6 +21,7 @@ type scanner struct {
 	res  *Result
 
 	methods map[string][]*Func // the package's concrete methods by name, for interface calls
+	handed  int                // closures handed out that enclose the body being scanned
 }
 
 // collect builds the function table, the effect sites and the in-package call graph.
@@ -71,6 +75,7 @@ func (s *scanner) scanBody(fn *Func) {
 		closure ast.Node
 	}
 	var guards []open // runtime guards whose closures enclose the current node
+	var handed []ast.Node
 	var stack []ast.Node
 	ast.Inspect(fn.Decl.Body, func(n ast.Node) bool {
 		if n == nil {
@@ -79,17 +84,33 @@ func (s *scanner) scanBody(fn *Func) {
 			if len(guards) > 0 && guards[len(guards)-1].closure == top {
 				guards = guards[:len(guards)-1]
 			}
+			if len(handed) > 0 && handed[len(handed)-1] == top {
+				handed = handed[:len(handed)-1]
+				s.handed--
+			}
 			return true
 		}
 		stack = append(stack, n)
 		switch n := n.(type) {
 		case *ast.FuncLit:
-			// A closure passed to a runtime guard runs under the guard's promise.
+			// A closure passed to a runtime guard runs under the guard's promise; one
+			// handed out otherwise (a route's handler, a job given to a queue, a
+			// returned handler) runs elsewhere, later: the functions it calls are entry
+			// points, not callees of this one.
 			if len(stack) >= 2 {
-				if call, ok := stack[len(stack)-2].(*ast.CallExpr); ok && call.Fun != n {
-					if kind, ok := s.runtimeGuardKind(call); ok {
-						guards = append(guards, open{&Guard{Call: call, Kind: kind}, n})
+				switch p := stack[len(stack)-2].(type) {
+				case *ast.CallExpr:
+					if p.Fun != n {
+						if kind, ok := s.runtimeGuardKind(p); ok {
+							guards = append(guards, open{&Guard{Call: p, Kind: kind}, n})
+						} else {
+							handed = append(handed, n)
+							s.handed++
+						}
 					}
+				case *ast.ReturnStmt, *ast.KeyValueExpr, *ast.CompositeLit:
+					handed = append(handed, n)
+					s.handed++
 				}
 			}
 		case *ast.Ident:
@@ -156,22 +177,23 @@ func (s *scanner) noteCall(fn *Func, call *ast.CallExpr, g *Guard) {
 	}
 	callee = callee.Origin()
 	s.noteGuardedCall(fn, fn.File, call)
+	if s.cat.IsRead(callee.FullName()) {
+		return
+	}
 	if e, ok := s.cat.Effect(callee.FullName()); ok {
-		if e.Request != nil && !requestMatches(s.pass, fn.Decl.Body, call, e.Request) {
-			return
-		}
-		name := DisplayName(s.pass.TypesInfo, call, callee)
-		fn.Sites = append(fn.Sites, &Site{
-			Call: call, Func: fn, Name: name, Effect: e, Via: name, What: e.Effect, Class: e.Class,
-			Deep: call.Pos(), Keyed: keyCarried(s.pass, fn.Decl.Body, call, e), Guard: g, Callee: callee,
-		})
+		s.noteEffect(fn, call, callee, e, g)
 		return
 	}
 	if isAbstract(callee) {
-		for _, to := range s.implementations(callee) {
+		impls := s.implementations(callee)
+		for _, to := range impls {
 			s.addEdge(fn, call, to, g)
 		}
-		return
+		if len(impls) > 0 || callee.Pkg() == s.pass.Pkg {
+			return
+		}
+		// An interface of another package of the module: its implementations there
+		// export their effect on the interface's method.
 	}
 	if callee.Pkg() == s.pass.Pkg {
 		if to := s.res.ByObj[callee]; to != nil {
@@ -180,17 +202,141 @@ func (s *scanner) noteCall(fn *Func, call *ast.CallExpr, g *Guard) {
 		return
 	}
 	var fact EffectFact
-	if s.pass.ImportObjectFact(callee, &fact) {
-		fn.Sites = append(fn.Sites, &Site{
-			Call: call, Func: fn, Name: DisplayName(s.pass.TypesInfo, call, callee), Via: fact.Via,
-			What: fact.Effect, Class: fact.Class, Guard: g, Callee: callee,
-		})
+	if !s.pass.ImportObjectFact(callee, &fact) {
+		return
+	}
+	site := &Site{
+		Call: call, Func: fn, Name: DisplayName(s.pass.TypesInfo, call, callee), Via: fact.Via,
+		What: fact.Effect, Class: fact.Class, Guard: g, Callee: callee, Chain: fact.Chain,
+		Reported: fact.Reported,
+	}
+	if fact.Cond {
+		s.noteConditional(fn, call, site, fact.Param, fact.Methods)
+		return
+	}
+	fn.Sites = append(fn.Sites, site)
+}
+
+// noteEffect records a call of a catalogued effect. An HTTP request is an effect only
+// when its method is one of the entry's (traced through the request value; a request
+// whose method comes from a parameter makes the function's callers decide), and only
+// when its URL is not one the catalogue lists as a read.
+func (s *scanner) noteEffect(fn *Func, call *ast.CallExpr, callee *types.Func, e *catalog.Effect, g *Guard) {
+	t := tracer{pass: s.pass, fn: fn.Decl}
+	param := -1
+	if r := e.Request; r != nil {
+		if r.Arg >= len(call.Args) {
+			return
+		}
+		m := t.methodOf(call.Args[r.Arg], call.Pos(), 0)
+		switch {
+		case m.name != "":
+			if !slices.Contains(r.Methods, m.name) {
+				return
+			}
+		case m.param >= 0:
+			param = m.param
+		default:
+			return // built where it cannot be seen: a request is no effect unless shown one
+		}
+		if parts, lead := t.urlParts(call.Args[r.Arg], call.Pos(), 0); s.cat.ReadURL(parts, lead) {
+			return
+		}
+	}
+	if e.URL != nil && *e.URL < len(call.Args) {
+		if parts, lead := t.urlParts(call.Args[*e.URL], call.Pos(), 0); s.cat.ReadURL(parts, lead) {
+			return
+		}
+	}
+	if e.Class == catalog.HTTP && (s.marked(fn) || s.cat.CheckName(fn.Obj.Name())) {
+		return
+	}
+	name := DisplayName(s.pass.TypesInfo, call, callee)
+	site := &Site{
+		Call: call, Func: fn, Name: name, Effect: e, Via: name, What: e.Effect, Class: e.Class,
+		Deep: call.Pos(), Keyed: keyCarried(s.pass, fn.Decl.Body, call, e), Guard: g, Callee: callee,
+	}
+	if param >= 0 {
+		if !site.Keyed && site.Guard == nil {
+			site.Param, site.Methods = param, e.Request.Methods
+			fn.cond = append(fn.cond, site)
+		}
+		return
+	}
+	fn.Sites = append(fn.Sites, site)
+}
+
+// marked reports whether fn holds a string constant the catalogue says marks its
+// requests as reads (an OAuth token request's "grant_type").
+func (s *scanner) marked(fn *Func) bool {
+	found := false
+	ast.Inspect(fn.Decl.Body, func(n ast.Node) bool {
+		if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+			if v, err := strconv.Unquote(lit.Value); err == nil && s.cat.ReadMarker(v) {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// noteConditional records a call of a function that performs an effect only for some
+// values of its parameter param (the HTTP method, or the request): the call is an effect
+// when its argument is one of methods, and makes fn conditional in turn when the argument
+// is fn's own parameter.
+func (s *scanner) noteConditional(fn *Func, call *ast.CallExpr, site *Site, param int, methods []string) {
+	if param >= len(call.Args) {
+		return
+	}
+	m := tracer{pass: s.pass, fn: fn.Decl}.methodOf(call.Args[param], call.Pos(), 0)
+	switch {
+	case m.name != "" && slices.Contains(methods, m.name):
+		fn.Sites = append(fn.Sites, site)
+	case m.name == "" && m.param >= 0 && site.Guard == nil:
+		c := *site
+		c.Param, c.Methods = m.param, methods
+		fn.cond = append(fn.cond, &c)
+	}
+}
+
+// resolveConditional turns the calls of the package's functions whose effect depends on
+// a parameter into effects of their callers (or conditions of theirs), until nothing
+// changes.
+func (s *scanner) resolveConditional() {
+	done := map[*edge]bool{}
+	for changed := true; changed; {
+		changed = false
+		for _, fn := range s.res.Funcs {
+			for _, e := range fn.calls {
+				if done[e] || len(e.to.cond) == 0 {
+					continue
+				}
+				done[e] = true
+				changed = true
+				c := e.to.cond[0]
+				name := e.to.Obj
+				if static, ok := typeutil.Callee(s.pass.TypesInfo, e.call).(*types.Func); ok {
+					name = static.Origin()
+				}
+				site := &Site{
+					Call: e.call, Func: fn, Name: DisplayName(s.pass.TypesInfo, e.call, name), Via: c.Via,
+					What: c.What, Class: c.Class, Deep: c.Deep, Guard: e.guard, Callee: e.to.Obj,
+					Chain: below(c),
+				}
+				s.noteConditional(fn, e.call, site, c.Param, c.Methods)
+			}
+		}
 	}
 }
 
 // addEdge records an in-package call from fn to to.
 func (s *scanner) addEdge(fn *Func, call *ast.CallExpr, to *Func, g *Guard) {
 	if to == fn {
+		return
+	}
+	if s.handed > 0 && g == nil {
+		to.ValueRef = true
 		return
 	}
 	e := &edge{call: call, from: fn, to: to, guard: g}
@@ -324,6 +470,35 @@ func (s *scanner) propagate() {
 			}
 		}
 	}
+	// Other packages of the module may call the package's exported functions: read
+	// which do, and whether under a promise.
+	ext := map[*Func][2]bool{} // called elsewhere in the module; every such call promised
+	if inModule(s.pass) {
+		var idx *callerIndex
+		for _, fn := range funcs {
+			if fn.Test || !exportedAPI(fn.Obj) || !(fn.Effectful || len(fn.cond) > 0 || reaches(fn)) {
+				continue
+			}
+			if idx == nil {
+				if idx = moduleCallers(s.pass); idx == nil {
+					break
+				}
+			}
+			calls := idx.external(s.pass.Pkg.Path(), fn)
+			all := true
+			for _, c := range calls {
+				if idx.isPromised(c) {
+					fn.promised = true
+				} else {
+					all = false
+				}
+				if !fn.shared {
+					fn.shared = len(fn.callers) > 0 || c.pkg != calls[0].pkg
+				}
+			}
+			ext[fn] = [2]bool{len(calls) > 0, len(calls) > 0 && all}
+		}
+	}
 	// Covered: a function with a directive, or one called only under promises.
 	for _, fn := range funcs {
 		fn.Covered = fn.Directive != nil
@@ -331,7 +506,8 @@ func (s *scanner) propagate() {
 	for changed := true; changed; {
 		changed = false
 		for _, fn := range funcs {
-			if fn.Covered || fn.ValueRef || len(fn.callers) == 0 {
+			e := ext[fn]
+			if fn.Covered || fn.ValueRef || (len(fn.callers) == 0 && !e[0]) || (e[0] && !e[1]) {
 				continue
 			}
 			all := true
@@ -347,16 +523,128 @@ func (s *scanner) propagate() {
 			}
 		}
 	}
-	isMain := s.pass.Pkg.Name() == "main"
+	// Promised: a promise is held above some call of the function, here or elsewhere in
+	// the module. Its unguarded effect is then the fault of the callers that hold none,
+	// and is reported at their calls; a function no promise is held above is where its
+	// effect is reported, once, however many callers it has.
 	for _, fn := range funcs {
-		if !fn.Effectful || fn.Covered || fn.Test {
+		fn.promised = fn.promised || fn.Directive != nil
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, fn := range funcs {
+			for _, e := range fn.callers {
+				if !fn.promised && (e.from.promised || (e.guard != nil && e.guard.Kind != string(directive.Request))) {
+					fn.promised = true
+					changed = true
+				}
+			}
+		}
+	}
+	// Adapters: two or more implementations of one interface method that perform an
+	// effect are ports of one decision (an SMS provider's Twilio and Vonage adapters),
+	// made where the interface is called; they are judged there, like a shared service.
+	for _, m := range s.interfaceMethods() {
+		var effectful []*Func
+		for _, impl := range s.implementations(m) {
+			if impl.Effectful {
+				effectful = append(effectful, impl)
+			}
+		}
+		if len(effectful) >= 2 {
+			for _, impl := range effectful {
+				impl.shared = true
+			}
+		}
+	}
+	// Deferred: judged at callers. A function promised from above or shared is; so is
+	// one called only by deferred functions of the package (the helper of a shared
+	// service), unless it is handed out as a value or called from elsewhere.
+	for _, fn := range funcs {
+		fn.deferred = fn.promised || fn.shared
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, fn := range funcs {
+			if fn.deferred || fn.ValueRef || len(fn.callers) == 0 || ext[fn][0] {
+				continue
+			}
+			all := true
+			for _, e := range fn.callers {
+				if !e.from.deferred {
+					all = false
+					break
+				}
+			}
+			if all {
+				fn.deferred = true
+				changed = true
+			}
+		}
+	}
+	here := func(fn *Func) bool { return fn.Effectful && !fn.Covered && !fn.Test && !fn.deferred }
+	// Settled: every effect the function reaches is already reported further down (at a
+	// function of the package, or of another package, judged where it is defined): its
+	// callers report nothing more.
+	for changed := true; changed; {
+		changed = false
+		for _, fn := range funcs {
+			if fn.Settled || !fn.Effectful {
+				continue
+			}
+			all := true
+			for _, site := range fn.Sites {
+				if !site.Unguarded() || site.Reported {
+					continue
+				}
+				if c := s.res.ByObj[site.Callee]; site.Effect == nil && c != nil && (here(c) || c.Settled) {
+					continue
+				}
+				all = false
+				break
+			}
+			if all {
+				fn.Settled = true
+				changed = true
+			}
+		}
+	}
+	for _, fn := range funcs {
+		fn.Reports = here(fn) && !fn.Settled
+	}
+}
+
+// interfaceMethods returns the methods of the package's interface types, declared here.
+func (s *scanner) interfaceMethods() []*types.Func {
+	var out []*types.Func
+	scope := s.pass.Pkg.Scope()
+	for _, name := range scope.Names() {
+		tn, ok := scope.Lookup(name).(*types.TypeName)
+		if !ok {
 			continue
 		}
-		// An exported function of a library is judged where it is called, unless the
-		// package itself hands it out (as a value) or it is a handler.
-		deferred := !isMain && !fn.ValueRef && exportedAPI(fn.Obj) && !handlerShaped(fn.Obj)
-		fn.Reports = !deferred
+		iface, ok := tn.Type().Underlying().(*types.Interface)
+		if !ok {
+			continue
+		}
+		for i := range iface.NumMethods() {
+			if m := iface.Method(i); m.Pkg() == s.pass.Pkg {
+				out = append(out, m)
+			}
+		}
 	}
+	return out
+}
+
+// reaches reports whether fn calls a function of the package that performs an effect,
+// or one of the effects that depend on a parameter.
+func reaches(fn *Func) bool {
+	for _, e := range fn.calls {
+		if e.to.Effectful || len(e.to.cond) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // addCallSite records the call of an effectful in-package function as a site of its
@@ -371,7 +659,17 @@ func (s *scanner) addCallSite(e *edge) {
 	e.from.Sites = append(e.from.Sites, &Site{
 		Call: e.call, Func: e.from, Name: DisplayName(s.pass.TypesInfo, e.call, name),
 		Via: v.Via, What: v.What, Class: v.Class, Deep: v.Deep, Guard: e.guard, Callee: e.to.Obj,
+		Chain: below(v),
 	})
+}
+
+// below names the functions a call reaching site's effect goes through after the
+// function holding site: none for a provider call, else site's callee and what it calls.
+func below(site *Site) []string {
+	if site.Effect != nil || site.Callee == nil {
+		return nil
+	}
+	return append([]string{FuncName(site.Callee)}, site.Chain...)
 }
 
 // exportedAPI reports whether other packages can call fn by name.
@@ -393,25 +691,30 @@ func exportedAPI(fn *types.Func) bool {
 	return true
 }
 
-// handlerShaped reports a function with an HTTP handler's parameters: it is called by a
-// server, not by other packages' code.
-func handlerShaped(fn *types.Func) bool {
-	params := fn.Signature().Params()
-	var w, r bool
-	for i := range params.Len() {
-		switch types.TypeString(params.At(i).Type(), nil) {
-		case "net/http.ResponseWriter":
-			w = true
-		case "*net/http.Request":
-			r = true
+// exportInterfaceFacts exports, on each method of the package's interfaces that an
+// implementation of the package performs an effect through, that effect: a call of
+// PaymentProvider.Pay in another package reaches the Stripe implementation's charge.
+func (s *scanner) exportInterfaceFacts() bool {
+	any := false
+	for _, m := range s.interfaceMethods() {
+		if !m.Exported() {
+			continue
+		}
+		for _, impl := range s.implementations(m) {
+			if impl.Effectful && impl.via != nil && !impl.Covered {
+				s.pass.ExportObjectFact(m, &EffectFact{Via: impl.via.Via, Effect: impl.via.What, Class: impl.via.Class, Chain: append([]string{FuncName(impl.Obj)}, below(impl.via)...), Reported: impl.Reports || impl.Settled})
+				any = true
+				break
+			}
 		}
 	}
-	return w && r
+	return any
 }
 
 // exportFacts exports the facts callers in other packages need.
 func (s *scanner) exportFacts() {
 	any := false
+	module := inModule(s.pass)
 	for _, fn := range s.res.Funcs {
 		if fn.Test {
 			continue
@@ -421,10 +724,21 @@ func (s *scanner) exportFacts() {
 			any = true
 			continue
 		}
-		// A function covered by its callers here may still be called unguarded elsewhere.
-		if fn.Effectful && !fn.Reports && fn.via != nil && exportedAPI(fn.Obj) {
-			s.pass.ExportObjectFact(fn.Obj, &EffectFact{Via: fn.via.Via, Effect: fn.via.What, Class: fn.via.Class})
-			any = true
+		// Only the module's own functions carry an effect to their callers: a library's
+		// internals are not effects unless the catalogue names them. A function covered
+		// by its callers here may still be called unguarded elsewhere; one reported at
+		// its definition tells its callers so, for the checks that look at what a call
+		// reaches (a request memo around it, a per-process set in front of it).
+		if module && exportedAPI(fn.Obj) {
+			switch {
+			case fn.Effectful && fn.via != nil:
+				s.pass.ExportObjectFact(fn.Obj, &EffectFact{Via: fn.via.Via, Effect: fn.via.What, Class: fn.via.Class, Chain: below(fn.via), Reported: fn.Reports || fn.Settled})
+				any = true
+			case len(fn.cond) > 0 && fn.Directive == nil:
+				c := fn.cond[0]
+				s.pass.ExportObjectFact(fn.Obj, &EffectFact{Via: c.Via, Effect: c.What, Class: c.Class, Chain: below(c), Cond: true, Param: c.Param, Methods: c.Methods})
+				any = true
+			}
 		}
 		// Any method with an exported name can be called from elsewhere, through a value
 		// an exported function returns.
@@ -432,6 +746,9 @@ func (s *scanner) exportFacts() {
 			s.pass.ExportObjectFact(fn.Obj, &SQLFact{Stmts: fn.sqlSummary})
 			any = true
 		}
+	}
+	if module && s.exportInterfaceFacts() {
+		any = true
 	}
 	if any {
 		s.pass.ExportPackageFact(new(PackageFact))

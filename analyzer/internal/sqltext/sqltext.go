@@ -47,6 +47,13 @@ type Stmt struct {
 	Upsert, UpdateWhere, Accumulates bool
 	// Text is the statement as written.
 	Text string
+	// ORM names the library a statement built with an ORM came from; Model is its model
+	// type ("shop/models.User"), whose TableName method, when TableMethod is set, may
+	// name another table than Table, the ORM's default name for the type. FindOrCreate:
+	// one call that reads and then inserts (gorm's FirstOrCreate).
+	ORM                       ORM
+	Model                     string
+	TableMethod, FindOrCreate bool
 }
 
 var (
@@ -194,6 +201,7 @@ var queryMethods = map[string]bool{
 	"Queryx": true, "QueryxContext": true, "QueryRowx": true, "QueryRowxContext": true,
 	"NamedExec": true, "NamedExecContext": true, "MustExec": true, "MustExecContext": true,
 	"NamedQuery": true, "NamedQueryContext": true, "Prepare": true, "PrepareContext": true,
+	"Raw": true, "NewRaw": true, // gorm's and bun's SQL text
 }
 
 // Call is one call that sends a constant SQL statement.
@@ -217,8 +225,12 @@ func Calls(info *types.Info, body *ast.BlockStmt) []Call {
 }
 
 // Sent returns the statement call sends, if it is a query method given a constant
-// statement oncelint recognises.
+// statement oncelint recognises, or the call that ends an ORM's chain of builder calls
+// (see ormSent).
 func Sent(info *types.Info, call *ast.CallExpr) (Stmt, bool) {
+	if st, ok := ormSent(info, call); ok {
+		return st, true
+	}
 	name := ""
 	switch f := ast.Unparen(call.Fun).(type) {
 	case *ast.SelectorExpr:

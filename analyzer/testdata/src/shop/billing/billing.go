@@ -125,9 +125,10 @@ func (s *Server) handlePayLater(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintln(w, id)
 }
 
-// ChargeOverdue is exported and called by no one here: it is judged where it is called.
+// ChargeOverdue is exported and called by nothing in the module: an entry point (an
+// SDK-style wrapper), judged where it is defined.
 func ChargeOverdue(ctx context.Context, order Order) (string, error) {
-	c, err := charge.New(&stripe.ChargeParams{Amount: stripe.Int64(order.Amount), Customer: stripe.String(order.CustomerID)})
+	c, err := charge.New(&stripe.ChargeParams{Amount: stripe.Int64(order.Amount), Customer: stripe.String(order.CustomerID)}) // want `call to charge.New has no idempotency key and no //once: promise: a retry charges the card again; set IdempotencyKey \(or call SetIdempotencyKey\) from a stable id, or declare a promise on ChargeOverdue`
 	if err != nil {
 		return "", err
 	}

@@ -146,3 +146,15 @@ type Client struct {
 type ClientOption func(*Client)
 
 func NewClient(key string, opts ...ClientOption) *Client { return &Client{} }
+
+type Product struct{ ID string }
+type ProductParams struct {
+	Params `form:"*"`
+	Name   *string
+}
+type Price struct{ ID string }
+type PriceParams struct {
+	Params     `form:"*"`
+	Product    *string
+	UnitAmount *int64
+}

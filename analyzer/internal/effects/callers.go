@@ -1,0 +1,300 @@
+package effects
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"golang.org/x/tools/go/analysis"
+)
+
+// callerIndex is what the module's other packages do with a package's functions, read
+// from their source without type-checking: which of them call a function (by name: a
+// package's function through its import, a method through any value), and whether a
+// promise is held above each call. go/analysis sees a package before the packages that
+// import it, so this is how an exported function learns whether anything in the module
+// calls it at all, and whether a caller holds a promise.
+//
+// Reading without types makes method calls match by name alone, which can only add
+// callers: a method of the module wrongly thought promised is judged at its callers
+// instead of at its definition, never lost.
+type callerIndex struct {
+	// calls maps a callee's key (see funcKey) to the calls made of it.
+	calls map[string][]indexCall
+	// promised holds the keys of functions that hold a promise or are called under one
+	// (transitively, through the index's own calls).
+	promised map[string]bool
+}
+
+// indexCall is one call found in the module's source.
+type indexCall struct {
+	pkg     string          // the calling package's path
+	from    string          // the calling function's key
+	guarded bool            // made in a closure given to a guard of the runtime
+	imports map[string]bool // the paths the calling file imports
+}
+
+// funcKey names a function for the index: "pkg/path.F" for a function, ".M" for any
+// method named M.
+func funcKey(pkg, recv, name string) string {
+	if recv != "" {
+		return "." + name
+	}
+	return pkg + "." + name
+}
+
+var indexes sync.Map // root → *indexLoad
+
+type indexLoad struct {
+	once sync.Once
+	idx  *callerIndex
+}
+
+// moduleCallers returns the caller index of the module holding the package, or nil when
+// the package's source root cannot be told.
+func moduleCallers(pass *analysis.Pass) *callerIndex {
+	if len(pass.Files) == 0 {
+		return nil
+	}
+	dir := filepath.Dir(pass.Fset.File(pass.Files[0].Pos()).Name())
+	root, prefix, ok := sourceRoot(pass, dir)
+	if !ok {
+		return nil
+	}
+	v, _ := indexes.LoadOrStore(root, new(indexLoad))
+	l := v.(*indexLoad)
+	l.once.Do(func() { l.idx = buildIndex(root, prefix) })
+	return l.idx
+}
+
+// sourceRoot returns the directory the module's packages live under and the import path
+// it stands for: the module root and path, or (with no module, in GOPATH mode) the src
+// directory and "".
+func sourceRoot(pass *analysis.Pass, dir string) (root, prefix string, ok bool) {
+	if m := pass.Module; m != nil && m.Path != "" {
+		root := moduleRoot(dir)
+		if root == dir && !fileExists(filepath.Join(dir, "go.mod")) {
+			return "", "", false
+		}
+		return root, m.Path, true
+	}
+	p := pass.Pkg.Path()
+	slashed := filepath.ToSlash(dir)
+	if !strings.HasSuffix(slashed, "/"+p) {
+		return "", "", false
+	}
+	return filepath.FromSlash(strings.TrimSuffix(slashed, "/"+p)), "", true
+}
+
+func fileExists(name string) bool {
+	_, err := os.Stat(name)
+	return err == nil
+}
+
+// buildIndex reads every package under root (not tests, vendor, testdata or nested
+// modules) and indexes their calls.
+func buildIndex(root, prefix string) *callerIndex {
+	idx := &callerIndex{calls: map[string][]indexCall{}, promised: map[string]bool{}}
+	fset := token.NewFileSet()
+	var decls []string // keys of functions holding a directive
+	_ = filepath.WalkDir(root, func(name string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() {
+			base := d.Name()
+			if name != root && (base == "vendor" || base == "testdata" || strings.HasPrefix(base, ".") || strings.HasPrefix(base, "_") ||
+				(prefix != "" && fileExists(filepath.Join(name, "go.mod")))) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			return nil
+		}
+		rel, err := filepath.Rel(root, filepath.Dir(name))
+		if err != nil {
+			return nil
+		}
+		pkg := path.Join(prefix, filepath.ToSlash(rel))
+		if rel == "." {
+			pkg = prefix
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.ParseComments|parser.SkipObjectResolution)
+		if err != nil {
+			return nil
+		}
+		decls = append(decls, idx.addFile(pkg, f)...)
+		return nil
+	})
+	// Promised: a function with a directive, and whatever is called from one or under a
+	// guard, transitively.
+	callees := map[string][]string{} // caller key → callee keys called unguarded
+	var guarded []string
+	for to, calls := range idx.calls {
+		for _, c := range calls {
+			if c.guarded {
+				guarded = append(guarded, to)
+				continue
+			}
+			callees[c.from] = append(callees[c.from], to)
+		}
+	}
+	for _, k := range append(decls, guarded...) {
+		idx.mark(k, callees)
+	}
+	return idx
+}
+
+// mark marks k and everything it calls promised.
+func (idx *callerIndex) mark(k string, callees map[string][]string) {
+	if idx.promised[k] {
+		return
+	}
+	idx.promised[k] = true
+	for _, to := range callees[k] {
+		idx.mark(to, callees)
+	}
+}
+
+// addFile indexes the calls of one file and returns the keys of its functions that hold
+// a directive.
+func (idx *callerIndex) addFile(pkg string, f *ast.File) []string {
+	imports := map[string]string{} // local name → path
+	paths := map[string]bool{}
+	runtimeName := ""
+	for _, imp := range f.Imports {
+		p, err := strconv.Unquote(imp.Path.Value)
+		if err != nil {
+			continue
+		}
+		name := path.Base(p)
+		if strings.HasPrefix(name, "v") && len(name) > 1 && strings.Trim(name[1:], "0123456789") == "" {
+			name = path.Base(path.Dir(p)) // a major-version suffix: the package is named by the element before
+		}
+		if imp.Name != nil {
+			name = imp.Name.Name
+		}
+		imports[name] = p
+		paths[p] = true
+		if p == RuntimePath {
+			runtimeName = name
+		}
+	}
+	var promised []string
+	for _, decl := range f.Decls {
+		fd, ok := decl.(*ast.FuncDecl)
+		if !ok || fd.Body == nil {
+			continue
+		}
+		recv := ""
+		if fd.Recv != nil && len(fd.Recv.List) > 0 {
+			recv = "recv"
+		}
+		from := funcKey(pkg, recv, fd.Name.Name)
+		if fd.Doc != nil && hasOnceDirective(fd.Doc) {
+			promised = append(promised, from)
+		}
+		idx.addBody(pkg, from, fd.Body, imports, paths, runtimeName)
+	}
+	return promised
+}
+
+// hasOnceDirective reports a //once: line in a doc comment.
+func hasOnceDirective(g *ast.CommentGroup) bool {
+	for _, c := range g.List {
+		if strings.HasPrefix(c.Text, "//once:") {
+			return true
+		}
+	}
+	return false
+}
+
+// addBody indexes the calls in one function body.
+func (idx *callerIndex) addBody(pkg, from string, body *ast.BlockStmt, imports map[string]string, paths map[string]bool, runtimeName string) {
+	var guards []ast.Node // closures given to a runtime guard, enclosing the current node
+	var stack []ast.Node
+	ast.Inspect(body, func(n ast.Node) bool {
+		if n == nil {
+			top := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if len(guards) > 0 && guards[len(guards)-1] == top {
+				guards = guards[:len(guards)-1]
+			}
+			return true
+		}
+		stack = append(stack, n)
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			if runtimeName != "" && len(stack) >= 2 {
+				if call, ok := stack[len(stack)-2].(*ast.CallExpr); ok && call.Fun != n && mentions(call.Fun, runtimeName) {
+					guards = append(guards, n)
+				}
+			}
+		case *ast.CallExpr:
+			key := ""
+			switch fun := ast.Unparen(n.Fun).(type) {
+			case *ast.Ident:
+				key = funcKey(pkg, "", fun.Name)
+			case *ast.SelectorExpr:
+				if x, ok := ast.Unparen(fun.X).(*ast.Ident); ok && imports[x.Name] != "" {
+					key = funcKey(imports[x.Name], "", fun.Sel.Name)
+				} else {
+					key = funcKey("", "recv", fun.Sel.Name)
+				}
+			case *ast.IndexExpr: // F[T](...)
+				if id, ok := fun.X.(*ast.Ident); ok {
+					key = funcKey(pkg, "", id.Name)
+				}
+			}
+			if key != "" {
+				idx.calls[key] = append(idx.calls[key], indexCall{pkg: pkg, from: from, guarded: len(guards) > 0, imports: paths})
+			}
+		}
+		return true
+	})
+}
+
+// mentions reports whether the expression refers to the identifier name.
+func mentions(e ast.Expr, name string) bool {
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok && id.Name == name {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// external returns, for the function fn of package pkg, the calls the module's other
+// packages make of it. A method is matched by name, in files that import its package (a
+// value of the type is seldom used where its package is not imported).
+func (idx *callerIndex) external(pkg string, fn *Func) []indexCall {
+	if idx == nil {
+		return nil
+	}
+	method := fn.Obj.Signature().Recv() != nil
+	recv := ""
+	if method {
+		recv = "recv"
+	}
+	var out []indexCall
+	for _, c := range idx.calls[funcKey(pkg, recv, fn.Obj.Name())] {
+		if c.pkg == pkg || (method && !c.imports[pkg]) {
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// isPromised reports whether the call is made under a promise.
+func (idx *callerIndex) isPromised(c indexCall) bool { return c.guarded || idx.promised[c.from] }

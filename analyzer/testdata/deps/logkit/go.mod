@@ -1,0 +1,3 @@
+module example.com/logkit
+
+go 1.26

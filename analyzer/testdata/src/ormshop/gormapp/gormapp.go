@@ -1,0 +1,167 @@
+// Package gormapp invites people to teams through gorm.
+package gormapp
+
+import (
+	"context"
+	"errors"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"ormshop/models"
+)
+
+var ErrTaken = errors.New("already there")
+
+type Service struct{ db *gorm.DB }
+
+// Invite looks for the invitation, then creates it: two clicks both find none, and the
+// invitee gets two emails. Nothing in the schema makes (team_id, email) unique.
+func (s *Service) Invite(ctx context.Context, teamID int64, email string) error {
+	var inv models.Invite
+	err := s.db.WithContext(ctx).Where("team_id = ? AND email = ?", teamID, email).First(&inv).Error
+	if err == nil {
+		return ErrTaken
+	}
+	if !errors.Is(err, gorm.ErrRecordNotFound) {
+		return err
+	}
+	return s.db.WithContext(ctx).Create(&models.Invite{TeamID: teamID, Email: email}).Error // want `insert into invites is decided by a read of invites with no lock, no conflict clause and no unique constraint on the columns it looks up \(none in the schema files or the model's tags\)`
+}
+
+// InviteCounted counts first: the same race.
+func (s *Service) InviteCounted(teamID int64, email string) error {
+	var n int64
+	if err := s.db.Model(&models.Invite{}).Where("team_id = ? AND email = ?", teamID, email).Count(&n).Error; err != nil {
+		return err
+	}
+	if n > 0 {
+		return ErrTaken
+	}
+	return s.db.Create(&models.Invite{TeamID: teamID, Email: email}).Error // want `insert into invites is decided by a read of invites`
+}
+
+// InviteLockedRows locks the invitations it finds, which does not lock the one that is
+// not there yet.
+func (s *Service) InviteLockedRows(teamID int64, email string) error {
+	return s.db.Transaction(func(tx *gorm.DB) error {
+		var inv models.Invite
+		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("team_id = ? AND email = ?", teamID, email).First(&inv).Error
+		if !errors.Is(err, gorm.ErrRecordNotFound) {
+			return err
+		}
+		return tx.Create(&models.Invite{TeamID: teamID, Email: email}).Error // want `insert into invites is decided by a read of invites`
+	})
+}
+
+// InviteOrGet is one call that reads then inserts, with no unique constraint behind it.
+func (s *Service) InviteOrGet(teamID int64, email string) (models.Invite, error) {
+	inv := models.Invite{TeamID: teamID, Email: email}
+	err := s.db.Where(models.Invite{TeamID: teamID, Email: email}).FirstOrCreate(&inv).Error // want `FirstOrCreate on invites reads then inserts with no lock, no ON CONFLICT and no unique constraint on the columns it looks up`
+	return inv, err
+}
+
+// Redeem reads promo_codes in SQL and creates a Coupon, whose TableName (in another
+// package) says it is the same table.
+func (s *Service) Redeem(code string) error {
+	var n int64
+	if err := s.db.Raw(`SELECT count(*) FROM promo_codes WHERE code = ?`, code).Scan(&n).Error; err != nil {
+		return err
+	}
+	if n > 0 {
+		return ErrTaken
+	}
+	return s.db.Create(&models.Coupon{Code: code}).Error // want `insert into promo_codes is decided by a read of promo_codes`
+}
+
+// SignUp's email is unique in the migrations (users_email_key, on lower(email)): the
+// second insert fails, it does not duplicate.
+func (s *Service) SignUp(email string) error {
+	var u models.User
+	err := s.db.Where("email = ?", email).First(&u).Error
+	if err == nil {
+		return ErrTaken
+	}
+	return s.db.Create(&models.User{Email: email}).Error
+}
+
+// SignUpOrGet: FirstOrCreate on the unique email.
+func (s *Service) SignUpOrGet(email string) (models.User, error) {
+	var u models.User
+	err := s.db.Where(models.User{Email: email}).FirstOrCreate(&u).Error
+	return u, err
+}
+
+// InviteUnderTeamLock holds the team's row first (clause.Locking): concurrent invites
+// to the team queue on it.
+func (s *Service) InviteUnderTeamLock(teamID int64, email string) error {
+	return s.db.Transaction(func(tx *gorm.DB) error {
+		var team models.Team
+		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).First(&team, teamID).Error; err != nil {
+			return err
+		}
+		var n int64
+		tx.Model(&models.Invite{}).Where("team_id = ? AND email = ?", teamID, email).Count(&n)
+		if n > 0 {
+			return ErrTaken
+		}
+		return tx.Create(&models.Invite{TeamID: teamID, Email: email}).Error
+	})
+}
+
+// InviteUnderQueryOption locks the team with gorm's query option.
+func (s *Service) InviteUnderQueryOption(teamID int64, email string) error {
+	return s.db.Transaction(func(tx *gorm.DB) error {
+		var team models.Team
+		if err := tx.Set("gorm:query_option", "FOR UPDATE").First(&team, teamID).Error; err != nil {
+			return err
+		}
+		var inv models.Invite
+		if err := tx.Where("team_id = ? AND email = ?", teamID, email).First(&inv).Error; err == nil {
+			return ErrTaken
+		}
+		return tx.Create(&models.Invite{TeamID: teamID, Email: email}).Error
+	})
+}
+
+// InviteDoNothing lets the insert decide, under a conflict clause.
+func (s *Service) InviteDoNothing(teamID int64, email string) error {
+	var n int64
+	s.db.Model(&models.Invite{}).Where("team_id = ? AND email = ?", teamID, email).Count(&n)
+	if n > 0 {
+		return ErrTaken
+	}
+	return s.db.Clauses(clause.OnConflict{DoNothing: true}).Create(&models.Invite{TeamID: teamID, Email: email}).Error
+}
+
+// InviteDuplicate checks the insert's error for a duplicate key: a unique index stands
+// behind it, and the loser is told.
+func (s *Service) InviteDuplicate(teamID int64, email string) error {
+	var inv models.Invite
+	if err := s.db.Where("team_id = ? AND email = ?", teamID, email).First(&inv).Error; err == nil {
+		return ErrTaken
+	}
+	err := s.db.Create(&models.Invite{TeamID: teamID, Email: email}).Error
+	if errors.Is(err, gorm.ErrDuplicatedKey) {
+		return ErrTaken
+	}
+	return err
+}
+
+// Join is unique per team and user by the model's uniqueIndex tags.
+func (s *Service) Join(teamID, userID int64) error {
+	var m models.Membership
+	if err := s.db.Where("team_id = ? AND user_id = ?", teamID, userID).First(&m).Error; err == nil {
+		return ErrTaken
+	}
+	return s.db.Create(&models.Membership{TeamID: teamID, UserID: userID}).Error
+}
+
+// Copy reads a user only to copy a value: the read decides nothing.
+func (s *Service) Copy(userID, teamID int64) error {
+	var u models.User
+	if err := s.db.First(&u, userID).Error; err != nil {
+		return err
+	}
+	return s.db.Create(&models.Invite{TeamID: teamID, Email: u.Email}).Error
+}

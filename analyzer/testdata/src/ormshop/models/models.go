@@ -1,0 +1,67 @@
+// Package models holds the shop's ORM models. It imports no ORM: the tables its models
+// name, and the unique columns their tags declare, travel to the packages that use them
+// as facts.
+package models
+
+import "time"
+
+// User's email is unique in the migrations (users_email_key).
+type User struct {
+	ID    int64
+	Email string
+	Name  string
+}
+
+// Invite has no unique constraint: a team can be invited twice.
+type Invite struct {
+	ID     int64
+	TeamID int64
+	Email  string
+}
+
+// Team is the parent of invites and memberships.
+type Team struct {
+	ID    int64
+	Seats int
+}
+
+// Membership is unique per team and user by its tags.
+type Membership struct {
+	ID     int64 `gorm:"primaryKey"`
+	TeamID int64 `gorm:"uniqueIndex:idx_team_user"`
+	UserID int64 `gorm:"uniqueIndex:idx_team_user"`
+}
+
+// Coupon lives in the promo_codes table, by its TableName method.
+type Coupon struct {
+	ID   int64
+	Code string
+}
+
+// TableName names the table gorm reads and writes for Coupon.
+func (Coupon) TableName() string { return "promo_codes" }
+
+// Product's sku is unique by a constraint in deploy/products.ddl.
+type Product struct {
+	ID  int64
+	SKU string
+}
+
+// Subscriber is xorm's: table subscriber, with no unique email.
+type Subscriber struct {
+	Id    int64
+	Email string
+}
+
+// Follower is xorm's, unique by its tag.
+type Follower struct {
+	Id     int64
+	Handle string `xorm:"varchar(64) notnull unique 'handle'"`
+}
+
+// Org is xorm's parent row.
+type Org struct {
+	Id    int64
+	Plan  string
+	Since time.Time
+}

@@ -1,0 +1,3 @@
+module shop
+
+go 1.26

@@ -1,0 +1,39 @@
+// Package modelcalls creates catalogue items and asks models through langchaingo.
+package modelcalls
+
+import (
+	"context"
+
+	stripe "github.com/stripe/stripe-go/v82"
+	"github.com/stripe/stripe-go/v82/price"
+	"github.com/stripe/stripe-go/v82/product"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// Publish creates a product and its price.
+func Publish(name string, amount int64) error {
+	p, err := product.New(&stripe.ProductParams{Name: stripe.String(name)}) // want `call to product.New has no idempotency key and no //once: promise: a retry creates the product again`
+	if err != nil {
+		return err
+	}
+	_, err = price.New(&stripe.PriceParams{Product: stripe.String(p.ID), UnitAmount: stripe.Int64(amount)}) // want `call to price.New has no idempotency key and no //once: promise: a retry creates the price again`
+	return err
+}
+
+// Lookup reads a product: no effect.
+func Lookup(id string) error {
+	_, err := product.Get(id, nil)
+	return err
+}
+
+// Summarise asks a model, three ways.
+func Summarise(ctx context.Context, m llms.Model, text string) error {
+	if _, err := llms.GenerateFromSinglePrompt(ctx, m, "Summarise: "+text); err != nil { // want `call to llms.GenerateFromSinglePrompt has no //once: promise and the provider takes no idempotency key: a retry runs \(and bills\) the model call again`
+		return err
+	}
+	if _, err := m.GenerateContent(ctx, []llms.MessageContent{{Role: "user"}}); err != nil { // want `call to \(llms.Model\).GenerateContent has no //once: promise`
+		return err
+	}
+	_, err := m.Call(ctx, text, llms.WithTemperature(0)) // want `call to \(llms.Model\).Call has no //once: promise`
+	return err
+}

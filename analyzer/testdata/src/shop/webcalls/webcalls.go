@@ -1,0 +1,149 @@
+// Package webcalls sends HTTP requests the ways real services do: reads and writes, by
+// constant, through a reused request variable and through a helper that takes the method.
+// Only a request that changes state at the far end is an effect.
+package webcalls
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+type Client struct {
+	http *http.Client
+	base string
+}
+
+// ping is a GET: no effect.
+func ping(base string) error {
+	resp, err := http.Get(base + "/health")
+	if err != nil {
+		return err
+	}
+	return resp.Body.Close()
+}
+
+// fetch sends a GET with Do: no effect.
+func (c *Client) fetch(ctx context.Context, id string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/orders/"+id, nil)
+	if err != nil {
+		return err
+	}
+	_, err = c.http.Do(req)
+	return err
+}
+
+// cancel sends a DELETE, built with a constant: an effect, keyed by a header on the
+// request.
+func (c *Client) cancel(ctx context.Context, id string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, c.base+"/orders/"+id, nil)
+	if err != nil {
+		return err
+	}
+	_, err = c.http.Do(req) // want `call to \(\*http.Client\).Do has no idempotency key and no //once: promise: a retry sends the request again; set an Idempotency-Key header on the request, derived from a stable id, or declare a promise on Client.cancel`
+	return err
+}
+
+// reuse posts, then reuses the variable for a GET: only the POST is an effect.
+func (c *Client) reuse(ctx context.Context, body string) error {
+	req, err := http.NewRequest("POST", c.base+"/notes", strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	if _, err := c.http.Do(req); err != nil { // want `call to \(\*http.Client\).Do has no idempotency key`
+		return err
+	}
+	req, err = http.NewRequest("GET", c.base+"/notes", nil)
+	if err != nil {
+		return err
+	}
+	_, err = c.http.Do(req)
+	return err
+}
+
+// search POSTs a query but turns the request into a GET before sending it: no effect.
+func (c *Client) search(q string) error {
+	req, err := http.NewRequest(http.MethodPost, c.base+"/search", strings.NewReader(q))
+	if err != nil {
+		return err
+	}
+	req.Method = http.MethodGet
+	_, err = c.http.Do(req.WithContext(context.Background()))
+	return err
+}
+
+// send is the helper every call goes through: the method is its caller's.
+func (c *Client) send(ctx context.Context, method, path string) error {
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, nil)
+	if err != nil {
+		return err
+	}
+	_, err = c.http.Do(req)
+	return err
+}
+
+func (c *Client) list(ctx context.Context) error { return c.send(ctx, "GET", "/items") }
+
+func (c *Client) create(ctx context.Context) error {
+	return c.send(ctx, http.MethodPost, "/items") // want `call to \(\*webcalls.Client\).send reaches \(\*http.Client\).Do with no //once: promise: a retry sends the request again`
+}
+
+// do sends a request built by its caller.
+func (c *Client) do(req *http.Request) error {
+	_, err := c.http.Do(req)
+	return err
+}
+
+func (c *Client) archive(id string) error {
+	req, _ := http.NewRequest(http.MethodPut, c.base+"/archive/"+id, nil)
+	return c.do(req) // want `call to \(\*webcalls.Client\).do reaches \(\*http.Client\).Do with no //once: promise`
+}
+
+func (c *Client) show(id string) error {
+	req, _ := http.NewRequest(http.MethodGet, c.base+"/show/"+id, nil)
+	return c.do(req)
+}
+
+// token exchanges a code at an OAuth token endpoint, built from configuration: a read.
+func token(issuer, code string) error {
+	_, err := http.PostForm(issuer+"/oauth/token", url.Values{"code": {code}})
+	return err
+}
+
+// googleToken exchanges a code at Google's token endpoint: a read.
+func googleToken(code string) error {
+	_, err := http.Post("https://oauth2.googleapis.com/token", "application/x-www-form-urlencoded", strings.NewReader("code="+code))
+	return err
+}
+
+// verify checks a captcha answer: a read.
+func verify(secret, answer string) error {
+	endpoint := fmt.Sprintf("%s/recaptcha/api/siteverify", "https://www.google.com")
+	_, err := http.PostForm(endpoint, url.Values{"secret": {secret}, "response": {answer}})
+	return err
+}
+
+// alert posts to a webhook: an effect.
+func alert(hook, text string) error {
+	_, err := http.Post(hook, "text/plain", strings.NewReader(text)) // want `call to http.Post has no //once: promise and the provider takes no idempotency key: a retry sends the POST again; declare a promise on alert`
+	return err
+}
+
+// Run calls each of them.
+func Run(ctx context.Context, c *Client) {
+	_ = ping(c.base)
+	_ = c.fetch(ctx, "1")
+	_ = c.cancel(ctx, "1")
+	_ = c.reuse(ctx, "x")
+	_ = c.search("q")
+	_ = c.list(ctx)
+	_ = c.create(ctx)
+	_ = c.archive("1")
+	_ = c.show("1")
+	_ = token("https://id.example.com", "c")
+	_ = googleToken("c")
+	_ = verify("s", "a")
+	_ = alert("https://hooks.example.com/x", "hi")
+}
