@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"golang.org/x/tools/go/analysis"
@@ -77,7 +78,7 @@ var shop = []string{
 	// method traced through the request value (a reused variable, a Method set later, a
 	// helper taking the method or the request); a GET, a token exchange and a captcha
 	// check are not; a raw request's finding asks for the header on the request.
-	"shop/webcalls",
+	"shop/webcalls", "shop/webusers",
 	// ONCE001, where a finding goes: one report per root cause, at the function nearest
 	// the effect above which no promise is held (eight unguarded calls of quota.NotifyOver
 	// are one finding); a helper some callers guard is reported at the callers that do
@@ -106,7 +107,35 @@ func TestChecks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	analysistest.RunWithSuggestedFixes(t, dir, all(analyzer.Analyzers), shop...)
+	results := analysistest.RunWithSuggestedFixes(t, dir, all(analyzer.Analyzers), shop...)
+	// A finding reported at a call that reaches the effect through other functions points
+	// at them: the callee's declaration, then each step down to the provider call.
+	want := map[string][]string{
+		"call to notify.Receipt reaches":             {"notify.Receipt is declared here"},
+		"call to (sms.Provider).SendMessage reaches": {"(sms.Provider).SendMessage is declared here"},
+	}
+	for _, r := range results {
+		for _, d := range r.Diagnostics {
+			for prefix, related := range want {
+				if !strings.HasPrefix(d.Message, prefix) {
+					continue
+				}
+				var got []string
+				for _, rel := range d.Related {
+					got = append(got, rel.Message)
+				}
+				for _, w := range related {
+					if !slices.Contains(got, w) {
+						t.Errorf("%s: related %q, want %q among them", d.Message, got, w)
+					}
+				}
+				delete(want, prefix)
+			}
+		}
+	}
+	for prefix := range want {
+		t.Errorf("no finding starting %q", prefix)
+	}
 }
 
 // TestChecks_DependencyInternalsAreNoEffects loads a module whose dependency (replaced by

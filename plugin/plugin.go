@@ -1,16 +1,16 @@
 // Package plugin is oncelint as a golangci-lint v2 module plugin.
 //
-// It lives in its own module so that the once module does not depend on golangci-lint's
-// register package. Build a custom golangci-lint with it by writing .custom-gcl.yml beside
-// your go.mod:
+// It is a package of the once module, so golangci-lint custom builds it from a published
+// version or from a checkout alike. Write .custom-gcl.yml beside your go.mod:
 //
 //	version: v2.15.0
 //	plugins:
-//	  - module: 'github.com/oncekit/once/plugin'
+//	  - module: 'github.com/oncekit/once'
 //	    import: 'github.com/oncekit/once/plugin'
 //	    version: latest
 //
-// run golangci-lint custom, and enable it in .golangci.yml:
+// (or path: ./path/to/a/checkout of once in place of version), run golangci-lint custom,
+// and enable it in .golangci.yml:
 //
 //	version: "2"
 //	linters:
@@ -31,12 +31,13 @@
 // silences golangci-lint's report, and //oncelint:ignore ONCE00N reason works as with
 // oncelint itself.
 //
-// golangci-lint custom resolves the plugin's requirements as any dependency's: the replace
-// directive in this module's go.mod, which points the once module at the checkout beside
-// it, serves this repository's tests and is ignored there. The plugin therefore builds
-// from a published version whose go.mod requires a published version of the once module;
-// path: ./path/to/once/plugin in place of version (a checkout) works once that
-// requirement resolves.
+// golangci-lint custom resolves the plugin's requirements as any dependency's, ignoring
+// replace directives: a plugin in a module of its own that required the once module
+// through a replace could only be built from published versions of both. Its one
+// requirement of its own, golangci-lint's small register module, is therefore in the
+// once module's go.mod. The test TestGolangciCustom_ReportsTheNaiveTwins builds a
+// golangci-lint with golangci-lint custom from this checkout and runs it on the
+// examples' naive twins.
 package plugin
 
 import (

@@ -65,13 +65,13 @@ func run(pass *analysis.Pass, facts *analysis.Analyzer) (any, error) {
 				continue // reported inside the callee
 			}
 			reported[site.Call] = true
-			rep.Report(diagnostic(pass, fn, site))
+			rep.Report(diagnostic(res, fn, site))
 		}
 	}
 	return nil, nil
 }
 
-func diagnostic(pass *analysis.Pass, fn *effects.Func, site *effects.Site) analysis.Diagnostic {
+func diagnostic(res *effects.Result, fn *effects.Func, site *effects.Site) analysis.Diagnostic {
 	name := funcName(fn.Obj)
 	d := analysis.Diagnostic{Pos: site.Call.Pos(), End: site.Call.End()}
 	switch {
@@ -87,8 +87,16 @@ func diagnostic(pass *analysis.Pass, fn *effects.Func, site *effects.Site) analy
 		if site.Callee != nil && site.Callee.Pos().IsValid() {
 			d.Related = append(d.Related, analysis.RelatedInformation{Pos: site.Callee.Pos(), Message: site.Name + " is declared here"})
 		}
-		if site.Deep.IsValid() && site.Deep != site.Call.Pos() {
-			d.Related = append(d.Related, analysis.RelatedInformation{Pos: site.Deep, Message: "the call of " + site.Via})
+		// Each step of the chain inside the package, down to the provider call.
+		steps := 0
+		for f := res.ByObj[site.Callee]; f != nil && f.Via() != nil && steps < 16; steps++ {
+			v := f.Via()
+			if v.Effect != nil {
+				d.Related = append(d.Related, analysis.RelatedInformation{Pos: v.Call.Pos(), Message: "the call of " + site.Via})
+				break
+			}
+			d.Related = append(d.Related, analysis.RelatedInformation{Pos: v.Call.Pos(), Message: funcName(f.Obj) + " calls " + v.Name})
+			f = res.ByObj[v.Callee]
 		}
 	}
 	return d

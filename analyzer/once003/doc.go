@@ -32,6 +32,8 @@
 //     set: main's sync.Map, passed by pointer to each handler's helper, is reported at
 //     the helper's check, naming the caller.
 //
+// For example, a dedupe set in a package of its own:
+//
 //	var recent = dedupe.New()
 //
 //	func alert(mail *resend.Client, incident string) error {

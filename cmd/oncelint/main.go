@@ -46,7 +46,10 @@ func main() {
 		}
 		return
 	}
-	if wantsSARIF(os.Args[1:]) {
+	if hasFlag(os.Args[1:], "lowmem") {
+		os.Exit(runLowMem(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	if hasFlag(os.Args[1:], "sarif") {
 		os.Exit(runSARIF(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	checks := analyzer.Analyzers

@@ -18,20 +18,6 @@ import (
 	"github.com/oncekit/once/internal/sarif"
 )
 
-// wantsSARIF reports whether the command line asks for SARIF output, which the standard
-// drivers do not write.
-func wantsSARIF(args []string) bool {
-	for _, a := range args {
-		if a == "--" || !strings.HasPrefix(a, "-") {
-			return false
-		}
-		if name, value, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); name == "sarif" {
-			return value == "" || value == "true" || value == "1"
-		}
-	}
-	return false
-}
-
 // runSARIF loads and checks the packages as the standalone driver does (every package from
 // source, tests included unless -test=false) and writes one SARIF log to stdout. It returns
 // the exit status: 0 clean, 1 on errors, 3 with findings.
@@ -118,11 +104,7 @@ func runSARIF(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	var rules []sarif.Rule
-	for _, a := range analyzer.Analyzers {
-		rules = append(rules, sarif.Rule{ID: strings.ToUpper(a.Name), Name: a.Name, Doc: strings.TrimPrefix(a.Doc, a.Name+": ")})
-	}
-	if err := sarif.Write(stdout, "oncelint", version(), "https://pkg.go.dev/github.com/oncekit/once/cmd/oncelint", moduleRoot(pkgs), rules, findings); err != nil {
+	if err := sarif.Write(stdout, "oncelint", version(), infoURI, moduleRoot(pkgs), rules(), findings); err != nil {
 		fmt.Fprintf(stderr, "oncelint: %v\n", err)
 		return 1
 	}

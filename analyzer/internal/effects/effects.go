@@ -131,8 +131,9 @@ type Func struct {
 
 	sqlSummary []sqltext.Stmt // what callers see of its SQL (SQLFact)
 
-	cond     []*Site // effects that depend on a parameter (an HTTP method or request)
-	promised bool    // a promise is held above some call of it (see propagate)
+	cond      []*Site // effects that depend on a parameter (an HTTP method or request)
+	activated bool    // a caller passes a state-changing method: cond is made plain
+	promised  bool    // a promise is held above some call of it (see propagate)
 	// shared: the function is called from two or more packages of the module (the
 	// module's own mail or SMS service): each caller decides what it sends, so the
 	// callers are judged, each at its call.
@@ -141,6 +142,10 @@ type Func struct {
 	deferred bool
 }
 
+// Via returns the first unguarded effect site of the function: the next step of the
+// chain of calls from it to the provider call.
+func (f *Func) Via() *Site { return f.via }
+
 // edge is one static call between two functions of the package.
 type edge struct {
 	call   *ast.CallExpr
@@ -148,6 +153,9 @@ type edge struct {
 	to     *Func
 	guard  *Guard // the runtime guard whose closure holds the call, if any
 	active bool   // the callee performs an unguarded effect
+	// inert: the callee's effect depends on an argument this call does not give it (a
+	// GET); fromCond: it depends on the caller's own parameter.
+	inert, fromCond bool
 }
 
 // Guard is a call of a runtime guard whose closure argument runs under its promise.
@@ -185,6 +193,9 @@ type Site struct {
 	Methods []string
 	// Reported: the callee, of another package, is where its effect is reported.
 	Reported bool
+
+	pending  *edge // a conditional call of a conditional function, activated with the caller
+	fromCond bool  // made plain from a conditional effect
 }
 
 // Unguarded reports whether the site is an effect no key or closure guard covers.

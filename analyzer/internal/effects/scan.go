@@ -293,16 +293,19 @@ func (s *scanner) noteConditional(fn *Func, call *ast.CallExpr, site *Site, para
 	switch {
 	case m.name != "" && slices.Contains(methods, m.name):
 		fn.Sites = append(fn.Sites, site)
-	case m.name == "" && m.param >= 0 && site.Guard == nil:
+	case m.name == "" && m.param >= 0:
 		c := *site
 		c.Param, c.Methods = m.param, methods
 		fn.cond = append(fn.cond, &c)
 	}
 }
 
-// resolveConditional turns the calls of the package's functions whose effect depends on
-// a parameter into effects of their callers (or conditions of theirs), until nothing
-// changes.
+// resolveConditional settles the calls of the package's functions whose effect depends
+// on a parameter (the HTTP method, or the request). A call passing a state-changing
+// method activates the callee: its effect is then a plain effect, reported by the usual
+// rules (at the helper itself when nothing above it holds a promise). A call passing a
+// GET, or a value that cannot be seen, is inert: it reaches no effect. A call passing its
+// own parameter makes the caller conditional in turn, and is activated with it.
 func (s *scanner) resolveConditional() {
 	done := map[*edge]bool{}
 	for changed := true; changed; {
@@ -315,18 +318,47 @@ func (s *scanner) resolveConditional() {
 				done[e] = true
 				changed = true
 				c := e.to.cond[0]
-				name := e.to.Obj
-				if static, ok := typeutil.Callee(s.pass.TypesInfo, e.call).(*types.Func); ok {
-					name = static.Origin()
+				if c.Param >= len(e.call.Args) {
+					e.inert = true
+					continue
 				}
-				site := &Site{
-					Call: e.call, Func: fn, Name: DisplayName(s.pass.TypesInfo, e.call, name), Via: c.Via,
-					What: c.What, Class: c.Class, Deep: c.Deep, Guard: e.guard, Callee: e.to.Obj,
-					Chain: below(c),
+				m := tracer{pass: s.pass, fn: fn.Decl}.methodOf(e.call.Args[c.Param], e.call.Pos(), 0)
+				switch {
+				case m.name != "" && slices.Contains(c.Methods, m.name):
+					s.activate(e.to)
+				case m.name == "" && m.param >= 0:
+					e.inert, e.fromCond = true, true // until fn is activated
+					name := e.to.Obj
+					if static, ok := typeutil.Callee(s.pass.TypesInfo, e.call).(*types.Func); ok {
+						name = static.Origin()
+					}
+					fn.cond = append(fn.cond, &Site{
+						Call: e.call, Func: fn, Name: DisplayName(s.pass.TypesInfo, e.call, name), Via: c.Via,
+						What: c.What, Class: c.Class, Deep: c.Deep, Guard: e.guard, Callee: e.to.Obj,
+						Chain: below(c), Param: m.param, Methods: c.Methods, pending: e,
+					})
+				default:
+					e.inert = true
 				}
-				s.noteConditional(fn, e.call, site, c.Param, c.Methods)
 			}
 		}
+	}
+}
+
+// activate makes fn's conditional effects plain ones.
+func (s *scanner) activate(fn *Func) {
+	if fn.activated {
+		return
+	}
+	fn.activated = true
+	for _, c := range fn.cond {
+		if c.pending != nil {
+			c.pending.inert = false
+			s.activate(c.pending.to)
+			continue
+		}
+		c.fromCond = true
+		fn.Sites = append(fn.Sites, c)
 	}
 }
 
@@ -453,7 +485,7 @@ func (s *scanner) propagate() {
 		changed = false
 		for _, fn := range funcs {
 			for _, e := range fn.calls {
-				if !e.active && e.to.Effectful {
+				if !e.active && !e.inert && e.to.Effectful {
 					e.active = true
 					changed = true
 					s.addCallSite(e)
@@ -659,7 +691,7 @@ func (s *scanner) addCallSite(e *edge) {
 	e.from.Sites = append(e.from.Sites, &Site{
 		Call: e.call, Func: e.from, Name: DisplayName(s.pass.TypesInfo, e.call, name),
 		Via: v.Via, What: v.What, Class: v.Class, Deep: v.Deep, Guard: e.guard, Callee: e.to.Obj,
-		Chain: below(v),
+		Chain: below(v), fromCond: e.fromCond,
 	})
 }
 
@@ -689,6 +721,17 @@ func exportedAPI(fn *types.Func) bool {
 		return named.Obj().Exported()
 	}
 	return true
+}
+
+// ownEffect reports whether fn performs an effect whatever its parameters: an unguarded
+// site that is not one of its conditional effects made plain.
+func ownEffect(fn *Func) bool {
+	for _, site := range fn.Sites {
+		if site.Unguarded() && !site.fromCond {
+			return true
+		}
+	}
+	return false
 }
 
 // exportInterfaceFacts exports, on each method of the package's interfaces that an
@@ -731,12 +774,12 @@ func (s *scanner) exportFacts() {
 		// reaches (a request memo around it, a per-process set in front of it).
 		if module && exportedAPI(fn.Obj) {
 			switch {
+			case len(fn.cond) > 0 && fn.Directive == nil && !ownEffect(fn):
+				c := fn.cond[0]
+				s.pass.ExportObjectFact(fn.Obj, &EffectFact{Via: c.Via, Effect: c.What, Class: c.Class, Chain: below(c), Cond: true, Param: c.Param, Methods: c.Methods, Reported: fn.Reports || fn.Settled})
+				any = true
 			case fn.Effectful && fn.via != nil:
 				s.pass.ExportObjectFact(fn.Obj, &EffectFact{Via: fn.via.Via, Effect: fn.via.What, Class: fn.via.Class, Chain: below(fn.via), Reported: fn.Reports || fn.Settled})
-				any = true
-			case len(fn.cond) > 0 && fn.Directive == nil:
-				c := fn.cond[0]
-				s.pass.ExportObjectFact(fn.Obj, &EffectFact{Via: c.Via, Effect: c.What, Class: c.Class, Chain: below(c), Cond: true, Param: c.Param, Methods: c.Methods})
 				any = true
 			}
 		}
