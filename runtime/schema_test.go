@@ -44,7 +44,7 @@ func TestVerify_ReportsTheSchemaStep(t *testing.T) {
 	if err != nil || at != 0 {
 		t.Fatalf("an empty database: step %d, %v; want 0", at, err)
 	}
-	ps := problems(t, once.Verify(ctx, pool))
+	ps := problems(t, once.VerifyRequirements(ctx, pool, once.SchemaRequirements()...))
 	if !slices.ContainsFunc(ps, func(p once.Problem) bool { return p.Fault == once.FaultBehind && p.Live == "0" }) {
 		t.Fatalf("Verify on an empty database: %v, want the step behind at 0", ps)
 	}
@@ -71,7 +71,7 @@ func TestVerify_ReportsTheSchemaStep(t *testing.T) {
 	if len(recorded) != once.LatestSchemaStep() || recorded[len(recorded)-1] != once.LatestSchemaStep() {
 		t.Fatalf("recorded steps %v, want 1..%d", recorded, once.LatestSchemaStep())
 	}
-	if err := once.Verify(ctx, pool); err != nil {
+	if err := once.VerifyRequirements(ctx, pool, once.SchemaRequirements()...); err != nil {
 		t.Fatalf("Verify after Migrate: %v", err)
 	}
 
@@ -79,7 +79,7 @@ func TestVerify_ReportsTheSchemaStep(t *testing.T) {
 	// at the step before, and Migrate brings it back.
 	latest := once.LatestSchemaStep()
 	exec(t, pool, "DELETE FROM once.schema_steps WHERE step = "+strconv.Itoa(latest))
-	err = once.Verify(ctx, pool)
+	err = once.VerifyRequirements(ctx, pool, once.SchemaRequirements()...)
 	ps = problems(t, err)
 	want := "behind: once's tables are at schema step " + strconv.Itoa(latest-1) + ", this runtime needs step " + strconv.Itoa(latest)
 	if len(ps) != 1 || ps[0].Fault != once.FaultBehind || !strings.Contains(err.Error(), want) {
@@ -88,7 +88,7 @@ func TestVerify_ReportsTheSchemaStep(t *testing.T) {
 	if err := once.Migrate(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
-	if err := once.Verify(ctx, pool); err != nil {
+	if err := once.VerifyRequirements(ctx, pool, once.SchemaRequirements()...); err != nil {
 		t.Fatalf("Verify after migrating again: %v", err)
 	}
 }
@@ -113,7 +113,7 @@ func TestMigrate_AdoptsADatabaseMadeBeforeSteps(t *testing.T) {
 	if ops != 1 || latched != 1 {
 		t.Errorf("after adopting: %d done operations, %d fired latches; want 1 and 1", ops, latched)
 	}
-	if err := once.Verify(ctx, pool); err != nil {
+	if err := once.VerifyRequirements(ctx, pool, once.SchemaRequirements()...); err != nil {
 		t.Fatalf("Verify after adopting: %v", err)
 	}
 }

@@ -45,6 +45,11 @@ func setupVerify(t *testing.T) (*pgxpool.Pool, []once.Requirement) {
 			stmts = append(stmts, o.Up)
 		}
 	}
+	for _, o := range objs { // a CHECK added NOT VALID is validated in a later file
+		if o.Validate != "" {
+			stmts = append(stmts, o.Validate)
+		}
+	}
 	for _, s := range stmts {
 		exec(t, pool, s)
 	}
