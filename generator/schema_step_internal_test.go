@@ -1,6 +1,7 @@
 package generator
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,8 +16,7 @@ import (
 // (with its record and the file's timeouts), in every format, and squawk finds nothing in it.
 // Not parallel: it grows the steps for its duration.
 func TestSchemaStep_OneNewStepIsOneNewFile(t *testing.T) {
-	steps := once.SchemaSteps()
-	extra := once.SchemaStep{Number: len(steps) + 1, Name: "operations_note",
+	extra := once.SchemaStep{Number: once.LatestSchemaStep() + 1, Name: "operations_note",
 		Up:   "ALTER TABLE once.operations ADD COLUMN IF NOT EXISTS note text NULL;\n",
 		Down: "-- note holds operators' words: kept.\n"}
 	for _, format := range Formats {
@@ -55,9 +55,12 @@ func TestSchemaStep_OneNewStepIsOneNewFile(t *testing.T) {
 		schemaSteps = func() []once.SchemaStep { return append(once.SchemaSteps(), extra) }
 		added := write()
 		schemaSteps = once.SchemaSteps
-		want := []string{"0002_once_schema_0002_operations_note.up.sql", "0002_once_schema_0002_operations_note.down.sql"}
+		// A fresh directory holds one file per step before it, so the new step's file takes
+		// the step's own number.
+		base := fmt.Sprintf("%04d_once_schema_%04d_operations_note", extra.Number, extra.Number)
+		want := []string{base + ".up.sql", base + ".down.sql"}
 		if format == "goose" || format == "atlas" {
-			want = []string{"0002_once_schema_0002_operations_note.sql"}
+			want = []string{base + ".sql"}
 		}
 		slices.Sort(want)
 		if !slices.Equal(added, want) {

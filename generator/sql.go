@@ -75,7 +75,9 @@ func tableObjects(guards []*Guard) ([]Object, error) {
 	byID := map[string]*Object{}
 	add := func(o Object, g *Guard) error {
 		if prev, ok := byID[o.ID]; ok {
-			if prev.Up != o.Up {
+			// Compared by definition, not by Up: a column's Up names the guard that adds it,
+			// and two guards declaring the same column the same way share it.
+			if prev.Def != o.Def {
 				return &directive.Error{Pos: g.Slash, Position: g.Position,
 					Msg: fmt.Sprintf("%s %s is declared twice, differently (also by %s): give the guards different columns or the same declaration",
 						o.Kind, o.Name, strings.Join(prev.Guards, ", "))}

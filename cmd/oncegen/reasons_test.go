@@ -27,7 +27,12 @@ func TestSquawkIgnore_ConcurrentFilesReasonsStillHold(t *testing.T) {
 	if code, _, stderr := oncegen(t, mod, "-migrations", "migrations"); code != 0 {
 		t.Fatalf("oncegen: %s", stderr)
 	}
-	file := filepath.Join(mod, "migrations", "0002_jobs_dedupe_key_once_open.up.sql")
+	// Found by name: the runtime's schema steps come first and take the numbers before it.
+	matches, err := filepath.Glob(filepath.Join(mod, "migrations", "[0-9][0-9][0-9][0-9]_jobs_dedupe_key_once_open.up.sql"))
+	if err != nil || len(matches) != 1 {
+		t.Fatalf("the CONCURRENTLY file of jobs_dedupe_key_once_open: %v %v", matches, err)
+	}
+	file := matches[0]
 	src, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
@@ -115,5 +120,82 @@ func TestSquawkIgnore_ConcurrentFilesReasonsStillHold(t *testing.T) {
 	}
 	if !invalid() {
 		t.Error("the build stopped by a timeout left no INVALID index")
+	}
+}
+
+// The squawk-ignore comments in the runtime's step 2 give reasons; each still holds.
+//
+//   - require-concurrent-index-creation, "it covers only uncertain rows, built in the step's
+//     transaction under its lock_timeout": the index is partial on uncertain rows, and while
+//     a transaction writing once.operations stays open the step stops at the lock timeout
+//     instead of queueing every later read and write behind it; the step then left nothing.
+//   - require-concurrent-index-deletion, the same for the drop.
+func TestSquawkIgnore_RuntimeStep2ReasonsStillHold(t *testing.T) {
+	t.Parallel()
+	mod := newModule(t, map[string]string{"app/app.go": appSrc})
+	if code, _, stderr := oncegen(t, mod, "-migrations", "migrations"); code != 0 {
+		t.Fatalf("oncegen: %s", stderr)
+	}
+	find := func(pattern string) string {
+		t.Helper()
+		m, err := filepath.Glob(filepath.Join(mod, "migrations", pattern))
+		if err != nil || len(m) != 1 {
+			t.Fatalf("%s: %v %v", pattern, m, err)
+		}
+		return m[0]
+	}
+	step1, step2 := find("*_once_schema_0001_tables.up.sql"), find("*_once_schema_0002_operations_settle_hot.up.sql")
+	src, err := os.ReadFile(step2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(src)
+	for _, want := range []string{"-- squawk-ignore require-concurrent-index-creation\nCREATE INDEX IF NOT EXISTS operations_uncertain ",
+		"-- squawk-ignore require-concurrent-index-deletion\nDROP INDEX IF EXISTS once.operations_attention;"} {
+		at := strings.Index(text, want)
+		if at < 0 {
+			t.Fatalf("%s does not hold %q:\n%s", filepath.Base(step2), want, text)
+		}
+		if lt := strings.Index(text, "lock_timeout"); lt < 0 || lt > at {
+			t.Fatalf("%s sets no lock_timeout before %q:\n%s", filepath.Base(step2), want, text)
+		}
+	}
+	ctx := context.Background()
+	db := pgtest.NewDatabase(t)
+	pool := db.Pool(t, 2)
+	if out, err := psql(db.URL, step1); err != nil {
+		t.Fatalf("step 1: %v %s", err, out)
+	}
+	// A transaction writing the table stays open: the step must stop at its lock timeout.
+	open, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := open.Exec(ctx, "LOCK TABLE once.operations IN ROW EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	out, err := psql(db.URL, step2)
+	if err == nil || !strings.Contains(string(out), "lock timeout") {
+		t.Fatalf("step 2 behind an open writer: %v %s; want it stopped by the lock timeout", err, out)
+	}
+	if waited := time.Since(start); waited > 30*time.Second {
+		t.Errorf("step 2 waited %v behind the open writer", waited)
+	}
+	open.Rollback(ctx)
+	var n int
+	if err := pool.QueryRow(ctx, "SELECT count(*) FROM once.schema_steps WHERE step = 2").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("step 2 recorded after its lock timeout: %d %v", n, err)
+	}
+	// Unblocked, it applies, and the index it builds holds only uncertain rows.
+	if out, err := psql(db.URL, step2); err != nil {
+		t.Fatalf("step 2: %v %s", err, out)
+	}
+	var def string
+	if err := pool.QueryRow(ctx, "SELECT pg_get_indexdef('once.operations_uncertain'::regclass)").Scan(&def); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(def, "WHERE (uncertain_since IS NOT NULL)") {
+		t.Errorf("operations_uncertain is %s, want it partial on uncertain rows", def)
 	}
 }

@@ -20,7 +20,11 @@ UPDATE once.operations SET uncertain_since = settled_at WHERE state = 'uncertain
 ALTER TABLE once.operations ADD CONSTRAINT operations_uncertain_since CHECK ((state = 'uncertain') = (uncertain_since IS NOT NULL)) NOT VALID;
 -- Both indexes are built in the step's transaction: a partial index over the few uncertain
 -- rows, and the drop of one that no statement of this runtime uses.
+-- Not CONCURRENTLY: it covers only uncertain rows, built in the step's transaction under its lock_timeout.
+-- squawk-ignore require-concurrent-index-creation
 CREATE INDEX IF NOT EXISTS operations_uncertain ON once.operations (name, uncertain_since) WHERE uncertain_since IS NOT NULL;
+-- Not CONCURRENTLY: dropped in the step's transaction under its lock_timeout, so a blocked drop times out.
+-- squawk-ignore require-concurrent-index-deletion
 DROP INDEX IF EXISTS once.operations_attention;
 -- Room in each page for a settled version of every row inserted there.
 ALTER TABLE once.operations SET (fillfactor = 80);
