@@ -29,7 +29,8 @@
 // github.com/oncekit/once/analyzer/catalog); a relative name resolves from the module
 // root. -schema names files or directories holding unique constraints that ONCE005
 // reads besides the migrations and schema files it finds under the module root. Exit status: 0 clean, 1 on errors (such as a package that does not compile), 3
-// (standalone) or 1 (go vet) when findings are reported.
+// (standalone) or 1 (go vet) when findings are reported; with -json the standalone
+// driver exits 0 and the findings are in the output.
 package main
 
 import (

@@ -142,7 +142,7 @@ func checkSARIFShape(t *testing.T, data []byte) {
 		}
 	}
 	if related == 0 {
-		t.Error("no related locations: the effect two packages down should be one")
+		t.Error("no related locations: the shared mail service's declaration should be one")
 	}
 }
 

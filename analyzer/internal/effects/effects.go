@@ -127,7 +127,11 @@ type Func struct {
 
 	callers []*edge // in-package calls of this function (outside test files)
 	calls   []*edge // in-package calls this function makes
-	via     *Site   // the first unguarded site, naming the effect at the bottom
+	// handedCallers are calls of this function from closures handed out (a route's
+	// handler): they make it an entry point rather than a callee, but still say what
+	// its arguments are, which ONCE003 reads for a set passed in.
+	handedCallers []*edge
+	via           *Site // the first unguarded site, naming the effect at the bottom
 
 	sqlSummary []sqltext.Stmt // what callers see of its SQL (SQLFact)
 

@@ -369,6 +369,9 @@ func (s *scanner) addEdge(fn *Func, call *ast.CallExpr, to *Func, g *Guard) {
 	}
 	if s.handed > 0 && g == nil {
 		to.ValueRef = true
+		if !fn.Test {
+			to.handedCallers = append(to.handedCallers, &edge{call: call, from: fn, to: to})
+		}
 		return
 	}
 	e := &edge{call: call, from: fn, to: to, guard: g}

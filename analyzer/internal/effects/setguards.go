@@ -300,7 +300,8 @@ func (s *scanner) findHelperGuards(helpers map[*types.Func]*SetHelperFact) {
 			if site == nil {
 				continue
 			}
-			for _, e := range fn.callers {
+			// A handler's closure calling fn is a caller too: it passes main's set.
+			for _, e := range append(fn.callers[:len(fn.callers):len(fn.callers)], fn.handedCallers...) {
 				if c.root.param >= len(e.call.Args) || e.from.Covered || (e.guard != nil && e.guard.Kind != "request") {
 					continue
 				}

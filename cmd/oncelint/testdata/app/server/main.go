@@ -17,7 +17,14 @@ func shipped(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+func returned(w http.ResponseWriter, r *http.Request) {
+	if err := m.Send(r.FormValue("email"), "Your return arrived"); err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+	}
+}
+
 func main() {
 	http.HandleFunc("POST /hooks/shipped", shipped)
+	http.HandleFunc("POST /hooks/returned", returned)
 	log.Fatal(http.ListenAndServe("localhost:8080", nil))
 }
