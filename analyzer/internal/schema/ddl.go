@@ -59,7 +59,7 @@ func ParseSQL(name, text string) []Unique {
 	for _, m := range createTableRE.FindAllStringSubmatchIndex(low, -1) {
 		table := unquote(low[m[2]:m[3]])
 		body := inParens(low, m[1]-1)
-		for _, item := range splitTop(body) {
+		for _, item := range sqltext.SplitTop(body) {
 			item = strings.TrimSpace(item)
 			if c := tableConstraintRE.FindStringSubmatchIndex(item); c != nil {
 				cols := columnList(inParens(item, c[1]-1))
@@ -110,31 +110,11 @@ func inParens(s string, open int) string {
 	return s[open+1:]
 }
 
-// splitTop splits a list at the commas outside parentheses.
-func splitTop(s string) []string {
-	var out []string
-	depth, start := 0, 0
-	for i, r := range s {
-		switch r {
-		case '(':
-			depth++
-		case ')':
-			depth--
-		case ',':
-			if depth == 0 {
-				out = append(out, s[start:i])
-				start = i + 1
-			}
-		}
-	}
-	return append(out, s[start:])
-}
-
 // columnList returns the column each element of an index's list names: email for
 // "email", "lower(email)" or "email text_pattern_ops".
 func columnList(list string) []string {
 	var cols []string
-	for _, item := range splitTop(list) {
+	for _, item := range sqltext.SplitTop(list) {
 		for _, w := range wordRE.FindAllString(item, -1) {
 			if strings.HasSuffix(w, "(") {
 				continue // a function's name

@@ -128,7 +128,7 @@ func Parse(sql string) Stmt {
 // current value and an operator (+, - or ||): "used = b.used + excluded.used" does,
 // "name = excluded.name" and "seen = greatest(t.seen, excluded.seen)" do not.
 func accumulates(set string) bool {
-	for _, item := range splitTop(set) {
+	for _, item := range SplitTop(set) {
 		col, expr, ok := strings.Cut(item, "=")
 		col = unquote(strings.TrimSpace(col))
 		if !ok || strings.ContainsAny(col, "(.") || !strings.ContainsAny(expr, "+-|") {
@@ -143,8 +143,8 @@ func accumulates(set string) bool {
 	return false
 }
 
-// splitTop splits a list at the commas outside parentheses.
-func splitTop(s string) []string {
+// SplitTop splits a list at the commas outside parentheses.
+func SplitTop(s string) []string {
 	var out []string
 	depth, start := 0, 0
 	for i, r := range s {
