@@ -77,6 +77,17 @@ type Key struct {
 	Setter string `json:"setter,omitempty"`
 	// Header is a request header holding the key.
 	Header string `json:"header,omitempty"`
+	// Headers are other names the receiver reads the same key under: Standard Webhooks'
+	// webhook-id, which a receiver deduplicates deliveries by.
+	Headers []string `json:"headers,omitempty"`
+}
+
+// HeaderNames returns every header name the key may be sent under.
+func (k *Key) HeaderNames() []string {
+	if k.Header == "" {
+		return k.Headers
+	}
+	return append([]string{k.Header}, k.Headers...)
 }
 
 // Request limits an effect to requests sent with some methods.
@@ -214,7 +225,7 @@ func (c *Catalog) add(name string, data []byte) error {
 			return bad("effect is empty")
 		case !classes[e.Class]:
 			return bad("class %q is not one of payment, email, message, model, http", e.Class)
-		case e.Key != nil && e.Key.Field == "" && e.Key.Setter == "" && e.Key.Header == "":
+		case e.Key != nil && e.Key.Field == "" && e.Key.Setter == "" && len(e.Key.HeaderNames()) == 0:
 			return bad("key names no field, setter or header")
 		case e.Key != nil && e.Key.Arg < 0, e.Request != nil && e.Request.Arg < 0, e.URL != nil && *e.URL < 0:
 			return bad("negative argument index")
@@ -408,8 +419,8 @@ func (c *Catalog) KeyFields() (fields, setters, headers map[string]bool) {
 		if e.Key.Setter != "" {
 			setters[e.Key.Setter] = true
 		}
-		if e.Key.Header != "" {
-			headers[strings.ToLower(e.Key.Header)] = true
+		for _, h := range e.Key.HeaderNames() {
+			headers[strings.ToLower(h)] = true
 		}
 	}
 	return fields, setters, headers

@@ -22,9 +22,11 @@ func keyCarried(pass *analysis.Pass, body *ast.BlockStmt, call *ast.CallExpr, e 
 	if k == nil {
 		return false
 	}
-	if k.Header != "" {
-		if headerSet(pass, body, k.Header) {
-			return true
+	if names := k.HeaderNames(); len(names) > 0 {
+		for _, h := range names {
+			if headerSet(pass, body, h) {
+				return true
+			}
 		}
 		if optionFromHelper(pass, call) || requestToHelper(pass, body, call, k.Arg) {
 			return true
