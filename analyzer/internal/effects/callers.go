@@ -31,14 +31,15 @@ type callerIndex struct {
 	// promised holds the keys of functions that hold a promise or are called under one
 	// (transitively, through the index's own calls).
 	promised map[string]bool
+	// imports holds, for each package of the module, the paths its files import.
+	imports map[string]map[string]bool
 }
 
 // indexCall is one call found in the module's source.
 type indexCall struct {
-	pkg     string          // the calling package's path
-	from    string          // the calling function's key
-	guarded bool            // made in a closure given to a guard of the runtime
-	imports map[string]bool // the paths the calling file imports
+	pkg     string // the calling package's path
+	from    string // the calling function's key
+	guarded bool   // made in a closure given to a guard of the runtime
 }
 
 // funcKey names a function for the index: "pkg/path.F" for a function, ".M" for any
@@ -101,7 +102,7 @@ func fileExists(name string) bool {
 // buildIndex reads every package under root (not tests, vendor, testdata or nested
 // modules) and indexes their calls.
 func buildIndex(root, prefix string) *callerIndex {
-	idx := &callerIndex{calls: map[string][]indexCall{}, promised: map[string]bool{}}
+	idx := &callerIndex{calls: map[string][]indexCall{}, promised: map[string]bool{}, imports: map[string]map[string]bool{}}
 	fset := token.NewFileSet()
 	var decls []string // keys of functions holding a directive
 	_ = filepath.WalkDir(root, func(name string, d fs.DirEntry, err error) error {
@@ -168,7 +169,11 @@ func (idx *callerIndex) mark(k string, callees map[string][]string) {
 // a directive.
 func (idx *callerIndex) addFile(pkg string, f *ast.File) []string {
 	imports := map[string]string{} // local name → path
-	paths := map[string]bool{}
+	paths := idx.imports[pkg]
+	if paths == nil {
+		paths = map[string]bool{}
+		idx.imports[pkg] = paths
+	}
 	runtimeName := ""
 	for _, imp := range f.Imports {
 		p, err := strconv.Unquote(imp.Path.Value)
@@ -202,7 +207,7 @@ func (idx *callerIndex) addFile(pkg string, f *ast.File) []string {
 		if fd.Doc != nil && hasOnceDirective(fd.Doc) {
 			promised = append(promised, from)
 		}
-		idx.addBody(pkg, from, fd.Body, imports, paths, runtimeName)
+		idx.addBody(pkg, from, fd.Body, imports, runtimeName)
 	}
 	return promised
 }
@@ -218,7 +223,7 @@ func hasOnceDirective(g *ast.CommentGroup) bool {
 }
 
 // addBody indexes the calls in one function body.
-func (idx *callerIndex) addBody(pkg, from string, body *ast.BlockStmt, imports map[string]string, paths map[string]bool, runtimeName string) {
+func (idx *callerIndex) addBody(pkg, from string, body *ast.BlockStmt, imports map[string]string, runtimeName string) {
 	var guards []ast.Node // closures given to a runtime guard, enclosing the current node
 	var stack []ast.Node
 	ast.Inspect(body, func(n ast.Node) bool {
@@ -255,7 +260,7 @@ func (idx *callerIndex) addBody(pkg, from string, body *ast.BlockStmt, imports m
 				}
 			}
 			if key != "" {
-				idx.calls[key] = append(idx.calls[key], indexCall{pkg: pkg, from: from, guarded: len(guards) > 0, imports: paths})
+				idx.calls[key] = append(idx.calls[key], indexCall{pkg: pkg, from: from, guarded: len(guards) > 0})
 			}
 		}
 		return true
@@ -275,8 +280,9 @@ func mentions(e ast.Expr, name string) bool {
 }
 
 // external returns, for the function fn of package pkg, the calls the module's other
-// packages make of it. A method is matched by name, in files that import its package (a
-// value of the type is seldom used where its package is not imported).
+// packages make of it. A method is matched by name, in packages that import its package
+// (a value of the type is seldom used where its package is not imported; a field whose
+// type it is may be declared in another file of the calling package).
 func (idx *callerIndex) external(pkg string, fn *Func) []indexCall {
 	if idx == nil {
 		return nil
@@ -288,7 +294,7 @@ func (idx *callerIndex) external(pkg string, fn *Func) []indexCall {
 	}
 	var out []indexCall
 	for _, c := range idx.calls[funcKey(pkg, recv, fn.Obj.Name())] {
-		if c.pkg == pkg || (method && !c.imports[pkg]) {
+		if c.pkg == pkg || (method && !idx.imports[c.pkg][pkg]) {
 			continue
 		}
 		out = append(out, c)

@@ -1,0 +1,8 @@
+// Package tickets answers support tickets.
+package tickets
+
+import "shop/notifier"
+
+type Desk struct {
+	mail *notifier.Service
+}
