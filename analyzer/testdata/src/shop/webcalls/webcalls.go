@@ -150,6 +150,23 @@ func verify(secret, answer string) error {
 	return err
 }
 
+// backchannelLogout tells a relying party a session ended (OpenID Connect back-channel
+// logout, to a URL from configuration): ending it again changes nothing.
+func backchannelLogout(uri, logoutToken string) error {
+	_, err := http.PostForm(uri, url.Values{"logout_token": {logoutToken}})
+	return err
+}
+
+// apiLogin obtains an access token from a payment API's login endpoint: a read.
+func (c *Client) apiLogin(ctx context.Context) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/api/v1/authentication/login", strings.NewReader("{}"))
+	if err != nil {
+		return err
+	}
+	_, err = c.http.Do(req)
+	return err
+}
+
 // alert posts to a webhook: an effect.
 func alert(hook, text string) error {
 	_, err := http.Post(hook, "text/plain", strings.NewReader(text)) // want `call to http.Post has no //once: promise and the provider takes no idempotency key: a retry sends the POST again; declare a promise on alert`
@@ -172,4 +189,6 @@ func Run(ctx context.Context, c *Client) {
 	_ = googleToken("c")
 	_ = verify("s", "a")
 	_ = alert("https://hooks.example.com/x", "hi")
+	_ = backchannelLogout("https://rp.example.com/logout", "t")
+	_ = c.apiLogin(ctx)
 }
