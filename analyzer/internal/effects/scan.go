@@ -746,12 +746,19 @@ func (s *scanner) exportInterfaceFacts() bool {
 		if !m.Exported() {
 			continue
 		}
+		// The call reaches every implementation: name one whose effect is not reported
+		// further down, if there is one, for that one is reported only at the call.
+		var pick *Func
 		for _, impl := range s.implementations(m) {
 			if impl.Effectful && impl.via != nil && !impl.Covered {
-				s.pass.ExportObjectFact(m, &EffectFact{Via: impl.via.Via, Effect: impl.via.What, Class: impl.via.Class, Chain: append([]string{FuncName(impl.Obj)}, below(impl.via)...), Reported: impl.Reports || impl.Settled})
-				any = true
-				break
+				if pick == nil || (pick.Reports || pick.Settled) && !(impl.Reports || impl.Settled) {
+					pick = impl
+				}
 			}
+		}
+		if pick != nil {
+			s.pass.ExportObjectFact(m, &EffectFact{Via: pick.via.Via, Effect: pick.via.What, Class: pick.via.Class, Chain: append([]string{FuncName(pick.Obj)}, below(pick.via)...), Reported: pick.Reports || pick.Settled})
+			any = true
 		}
 	}
 	return any
