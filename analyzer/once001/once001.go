@@ -57,6 +57,10 @@ func run(pass *analysis.Pass, facts *analysis.Analyzer) (any, error) {
 		if !fn.Reports {
 			continue
 		}
+		// One finding per callee in a function: three calls of one provider method in
+		// three branches (one per mode) are one decision, made without a promise once.
+		var order []string
+		byName := map[string][]*effects.Site{}
 		for _, site := range fn.Sites {
 			if !site.Unguarded() || local[site] || reported[site.Call] {
 				continue
@@ -65,7 +69,18 @@ func run(pass *analysis.Pass, facts *analysis.Analyzer) (any, error) {
 				continue // reported inside the callee
 			}
 			reported[site.Call] = true
-			rep.Report(diagnostic(res, fn, site))
+			if byName[site.Name] == nil {
+				order = append(order, site.Name)
+			}
+			byName[site.Name] = append(byName[site.Name], site)
+		}
+		for _, name := range order {
+			sites := byName[name]
+			d := diagnostic(res, fn, sites[0])
+			for _, other := range sites[1:] {
+				d.Related = append(d.Related, analysis.RelatedInformation{Pos: other.Call.Pos(), End: other.Call.End(), Message: "another call of " + name + " in " + funcName(fn.Obj)})
+			}
+			rep.Report(d)
 		}
 	}
 	return nil, nil

@@ -37,3 +37,18 @@ func Summarise(ctx context.Context, m llms.Model, text string) error {
 	_, err := m.Call(ctx, text, llms.WithTemperature(0)) // want `call to \(llms.Model\).Call has no //once: promise`
 	return err
 }
+
+// Transcribe asks the model in one of three modes: one decision without a promise, one
+// finding, the other two calls named in it.
+func Transcribe(ctx context.Context, m llms.Model, mode, text string) error {
+	var err error
+	switch mode {
+	case "page":
+		_, err = m.Call(ctx, "page: "+text) // want `call to \(llms.Model\).Call has no //once: promise and the provider takes no idempotency key: a retry runs \(and bills\) the model call again; declare a promise on Transcribe`
+	case "pdf":
+		_, err = m.Call(ctx, "pdf: "+text)
+	default:
+		_, err = m.Call(ctx, text)
+	}
+	return err
+}
