@@ -87,10 +87,70 @@ func (s *scanner) findLocalGuards() {
 			if g.Site == nil && g.Insert == nil {
 				continue
 			}
+			if at := g.Call(); at != nil && fallsThrough(fn.Decl.Body, c.node, at) {
+				continue
+			}
 			s.res.LocalGuards = append(s.res.LocalGuards, g)
 			break
 		}
 	}
+}
+
+// Call returns the guarded effect's call, or the insert's.
+func (g *LocalGuard) Call() *ast.CallExpr {
+	switch {
+	case g.Site != nil:
+		return g.Site.Call
+	case g.Insert != nil:
+		return g.Insert.Call
+	}
+	return nil
+}
+
+// fallsThrough reports a check in the condition (or init) of an if statement whose
+// branches all go on to the statement after it, where the effect is: the effect runs
+// whatever the set held (a registry of cancel functions, where a key found cancels the
+// earlier run and the call goes ahead), so the set guards nothing.
+func fallsThrough(body *ast.BlockStmt, check ast.Node, effect *ast.CallExpr) bool {
+	var ifs *ast.IfStmt
+	ast.Inspect(body, func(n ast.Node) bool {
+		if n == nil || ifs != nil {
+			return false
+		}
+		if st, ok := n.(*ast.IfStmt); ok && (within(st.Cond, check) || st.Init != nil && within(st.Init, check)) {
+			ifs = st
+			return false
+		}
+		return n.Pos() <= check.Pos() && check.End() <= n.End()
+	})
+	if ifs == nil || within(ifs.Body, effect) || ifs.Else != nil && within(ifs.Else, effect) {
+		return false
+	}
+	return !terminates(ifs.Body) && (ifs.Else == nil || !terminates(ifs.Else))
+}
+
+func within(outer, inner ast.Node) bool {
+	return outer.Pos() <= inner.Pos() && inner.End() <= outer.End()
+}
+
+// terminates reports a branch whose last statement leaves it: a return, a break, continue
+// or goto, or a panic.
+func terminates(st ast.Stmt) bool {
+	switch st := st.(type) {
+	case *ast.BlockStmt:
+		return len(st.List) > 0 && terminates(st.List[len(st.List)-1])
+	case *ast.IfStmt:
+		return terminates(st.Body) && st.Else != nil && terminates(st.Else)
+	case *ast.ReturnStmt, *ast.BranchStmt:
+		return true
+	case *ast.ExprStmt:
+		if call, ok := st.X.(*ast.CallExpr); ok {
+			if id, ok := call.Fun.(*ast.Ident); ok && id.Name == "panic" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // uses reports whether call mentions v. A map whose looked-up value the effect then uses
