@@ -96,17 +96,36 @@ func decides(info *types.Info, body *ast.BlockStmt, read, insert *ast.CallExpr) 
 		})
 	}
 
-	// An if or switch between the read and the insert that tests the values.
+	// An if or switch between the read and the insert that tests the values, and
+	// controls whether the insert runs: it holds the insert, or it stands in a block
+	// that holds it (where a return or continue in it skips the insert). A test in
+	// another loop, over by the time the insert runs, decides nothing about it.
 	found := false
+	var blocks []ast.Node // the blocks enclosing the node visited
 	ast.Inspect(body, func(n ast.Node) bool {
-		if found || n == nil || n.Pos() > to || n.End() < from {
+		if n == nil {
+			blocks = blocks[:len(blocks)-1]
+			return true
+		}
+		if found || n.Pos() > to || n.End() < from {
+			return false
+		}
+		controls := func() bool {
+			if n.Pos() <= insert.Pos() && insert.End() <= n.End() {
+				return true
+			}
+			for i := len(blocks) - 1; i >= 0; i-- {
+				if b := blocks[i]; b != nil {
+					return b.Pos() <= insert.Pos() && insert.End() <= b.End()
+				}
+			}
 			return false
 		}
 		switch n := n.(type) {
 		case *ast.IfStmt:
-			found = n.Pos() >= from && mentions(info, n.Cond, tainted)
+			found = n.Pos() >= from && mentions(info, n.Cond, tainted) && controls()
 		case *ast.SwitchStmt:
-			if n.Pos() >= from {
+			if n.Pos() >= from && controls() {
 				found = n.Tag != nil && mentions(info, n.Tag, tainted)
 				for _, c := range n.Body.List {
 					if cc, ok := c.(*ast.CaseClause); ok && anyMentions(info, cc.List, tainted) {
@@ -115,7 +134,16 @@ func decides(info *types.Info, body *ast.BlockStmt, read, insert *ast.CallExpr) 
 				}
 			}
 		}
-		return !found
+		if found {
+			return false
+		}
+		switch n.(type) {
+		case *ast.BlockStmt, *ast.CaseClause, *ast.CommClause:
+			blocks = append(blocks, n)
+		default:
+			blocks = append(blocks, nil) // a marker popped with the node
+		}
+		return true
 	})
 	return found
 }

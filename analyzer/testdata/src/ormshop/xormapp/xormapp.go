@@ -61,3 +61,43 @@ func Follow(engine *xorm.Engine, handle string) error {
 	_, err := engine.Insert(&models.Follower{Handle: handle})
 	return err
 }
+
+// SubscribeAll skips an address already subscribed and inserts the rest: the test in
+// the loop decides each insert after it.
+func SubscribeAll(engine *xorm.Engine, emails []string) error {
+	for _, email := range emails {
+		has, err := engine.Where("email = ?", email).Exist(&models.Subscriber{})
+		if err != nil {
+			return err
+		}
+		if has {
+			continue
+		}
+		if _, err := engine.Insert(&models.Subscriber{Email: email}); err != nil { // want `insert into subscriber is decided by a read of subscriber`
+			return err
+		}
+	}
+	return nil
+}
+
+// Report counts the addresses already subscribed in one loop, then records every
+// address in another: the test in the first loop is over before any insert runs, so it
+// decides none of them.
+func Report(engine *xorm.Engine, emails []string) (known int, err error) {
+	for _, email := range emails {
+		has, err := engine.Where("email = ?", email).Exist(&models.Subscriber{})
+		if err != nil {
+			return 0, err
+		}
+		if has {
+			known++
+			continue
+		}
+	}
+	for _, email := range emails {
+		if _, err := engine.Insert(&models.Subscriber{Email: email}); err != nil {
+			return 0, err
+		}
+	}
+	return known, nil
+}
