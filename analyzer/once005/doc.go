@@ -19,6 +19,11 @@
 //     table being checked does not count: it locks the rows that exist, and the race is
 //     about the row that does not (under READ COMMITTED the second caller, let through
 //     after the first commits, re-reads only the rows it locked);
+//   - no lock taken by every caller: an unexported function the package only calls
+//     (never uses as a value), each of whose callers took such a lock before the call,
+//     through the transaction handle it passes (a *sql.Tx, pgx.Tx, *xorm.Session,
+//     *gorm.DB, bun.Tx, an ent *Tx: a local variable or parameter, not the package's
+//     pool), runs its check and its insert under that lock;
 //   - no unique constraint on the columns the read looks up, in the project's schema
 //     (see Schema files below) or in the model's struct tags (gorm's uniqueIndex or
 //     unique, bun's unique, xorm's unique): the second insert then fails, it does not

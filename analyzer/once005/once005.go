@@ -151,7 +151,7 @@ func (c *checker) check(fn *effects.Func) {
 			continue // a unique index stands behind the insert: the loser gets 23505
 		}
 		if st.FindOrCreate {
-			if !lockedBefore(ops[:i], st.Table) && !c.unique(st.Table, st.Keys, st.Model) {
+			if !lockedBefore(ops[:i], st.Table) && !c.unique(st.Table, st.Keys, st.Model) && !c.lockedByCallers(fn, st.Table) {
 				rep.Report(findOrCreateDiagnostic(&ops[i]))
 			}
 			continue
@@ -178,6 +178,9 @@ func (c *checker) check(fn *effects.Func) {
 		}
 		if !upsert && c.unique(st.Table, read.Stmt.Keys, st.Model, read.Stmt.Model) {
 			continue // the schema's unique index refuses the second insert
+		}
+		if c.lockedByCallers(fn, st.Table) {
+			continue // every caller holds a lock, in the transaction it hands fn
 		}
 		rep.Report(diagnostic(&ops[i], read, upsert))
 	}
