@@ -97,35 +97,25 @@ func decides(info *types.Info, body *ast.BlockStmt, read, insert *ast.CallExpr) 
 	}
 
 	// An if or switch between the read and the insert that tests the values, and
-	// controls whether the insert runs: it holds the insert, or it stands in a block
-	// that holds it (where a return or continue in it skips the insert). A test in
-	// another loop, over by the time the insert runs, decides nothing about it.
+	// controls whether the insert runs: it holds the insert, it returns (or, by continue
+	// or break, leaves a loop that holds the insert), or it stands in a block that holds
+	// the insert. A test in a loop that is over before the insert runs decides nothing
+	// about it.
 	found := false
-	var blocks []ast.Node // the blocks enclosing the node visited
+	var stack []ast.Node
 	ast.Inspect(body, func(n ast.Node) bool {
 		if n == nil {
-			blocks = blocks[:len(blocks)-1]
+			stack = stack[:len(stack)-1]
 			return true
 		}
 		if found || n.Pos() > to || n.End() < from {
 			return false
 		}
-		controls := func() bool {
-			if n.Pos() <= insert.Pos() && insert.End() <= n.End() {
-				return true
-			}
-			for i := len(blocks) - 1; i >= 0; i-- {
-				if b := blocks[i]; b != nil {
-					return b.Pos() <= insert.Pos() && insert.End() <= b.End()
-				}
-			}
-			return false
-		}
 		switch n := n.(type) {
 		case *ast.IfStmt:
-			found = n.Pos() >= from && mentions(info, n.Cond, tainted) && controls()
+			found = n.Pos() >= from && mentions(info, n.Cond, tainted) && controls(n, stack, insert)
 		case *ast.SwitchStmt:
-			if n.Pos() >= from && controls() {
+			if n.Pos() >= from && controls(n, stack, insert) {
 				found = n.Tag != nil && mentions(info, n.Tag, tainted)
 				for _, c := range n.Body.List {
 					if cc, ok := c.(*ast.CaseClause); ok && anyMentions(info, cc.List, tainted) {
@@ -137,15 +127,103 @@ func decides(info *types.Info, body *ast.BlockStmt, read, insert *ast.CallExpr) 
 		if found {
 			return false
 		}
-		switch n.(type) {
-		case *ast.BlockStmt, *ast.CaseClause, *ast.CommClause:
-			blocks = append(blocks, n)
-		default:
-			blocks = append(blocks, nil) // a marker popped with the node
-		}
+		stack = append(stack, n)
 		return true
 	})
 	return found
+}
+
+// contains reports whether n holds the node at pos..end.
+func contains(n ast.Node, x ast.Node) bool { return n.Pos() <= x.Pos() && x.End() <= n.End() }
+
+// controls reports whether the branch statement s, whose enclosing nodes are stack,
+// decides whether insert runs: it holds it, one of its branches returns, or leaves by
+// continue or break a loop that holds it, or it stands in a block that holds it.
+func controls(s ast.Stmt, stack []ast.Node, insert *ast.CallExpr) bool {
+	if contains(s, insert) {
+		return true
+	}
+	for i := len(stack) - 1; i >= 0; i-- {
+		switch b := stack[i].(type) {
+		case *ast.BlockStmt, *ast.CaseClause, *ast.CommClause:
+			if contains(b, insert) {
+				return true
+			}
+			i = -1 // only the innermost block
+		}
+	}
+	ret, jump := leaves(s)
+	if ret {
+		return true
+	}
+	if jump {
+		for i := len(stack) - 1; i >= 0; i-- {
+			switch l := stack[i].(type) {
+			case *ast.ForStmt, *ast.RangeStmt:
+				return contains(l, insert)
+			case *ast.FuncLit:
+				return false
+			}
+		}
+	}
+	return false
+}
+
+// leaves reports whether a branch of s returns (or panics), and whether one leaves the
+// loop around s by continue or break.
+func leaves(s ast.Stmt) (ret, jump bool) {
+	var loops, breaks int // loops and breakable statements entered, s itself included
+	var walk func(n ast.Node) bool
+	walk = func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.ReturnStmt:
+			ret = true
+		case *ast.CallExpr:
+			if id, ok := ast.Unparen(n.Fun).(*ast.Ident); ok && id.Name == "panic" {
+				ret = true
+			}
+		case *ast.BranchStmt:
+			switch {
+			case n.Label != nil && (n.Tok == token.CONTINUE || n.Tok == token.BREAK):
+				jump = true
+			case n.Tok == token.CONTINUE && loops == 0, n.Tok == token.BREAK && breaks == 0:
+				jump = true
+			}
+		case *ast.ForStmt, *ast.RangeStmt, *ast.SwitchStmt, *ast.TypeSwitchStmt, *ast.SelectStmt:
+			_, loop := n.(*ast.ForStmt)
+			if _, r := n.(*ast.RangeStmt); r {
+				loop = true
+			}
+			if loop {
+				loops++
+			}
+			breaks++
+			ast.Inspect(n, func(m ast.Node) bool {
+				if m == n || m == nil {
+					return true
+				}
+				return walk(m)
+			})
+			if loop {
+				loops--
+			}
+			breaks--
+			return false
+		}
+		return true
+	}
+	walk(s)
+	if _, isIf := s.(*ast.IfStmt); isIf {
+		ast.Inspect(s, func(m ast.Node) bool {
+			if m == s || m == nil {
+				return true
+			}
+			return walk(m)
+		})
+	}
+	return ret, jump
 }
 
 // pathTo returns the nodes from root down to target.

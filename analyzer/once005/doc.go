@@ -44,9 +44,9 @@
 // The read decides the insert when an if or a switch between them tests what the read
 // returned: the row found or not (err == nil, errors.Is(err, pgx.ErrNoRows), rows.Next()),
 // a count, a flag, followed through the variables the read assigns or scans into. The
-// test must control the insert: hold it, or stand in a block that holds it (where its
-// return or continue skips the insert); a test in a loop that is over before the insert
-// runs decides nothing about it. The bare error check (if err != nil { return err }) decides nothing: a read that only
+// test must control the insert: hold it, return, leave by continue or break a loop
+// that holds it, or stand in a block that holds it; a test in a loop that is over before
+// the insert runs decides nothing about it. The bare error check (if err != nil { return err }) decides nothing: a read that only
 // supplies values for the insert (the account of the action being copied) is not a check.
 // Nor is a read that looks for other rows than the insert makes: when the read's WHERE
 // compares only columns the insert does not set (the parent's id, before inserting a

@@ -178,3 +178,38 @@ func addInvitee(sess *xorm.Session, email string) error {
 	_, err := sess.Insert(&models.Subscriber{Email: email}) // want `insert into subscriber is decided by a read of subscriber`
 	return err
 }
+
+// SubscribeExclusive checks only for an exclusive list, in a block of its own: the
+// return in it decides the insert after the block.
+func SubscribeExclusive(engine *xorm.Engine, exclusive bool, email string) error {
+	if exclusive {
+		has, err := engine.Where("email = ?", email).Exist(&models.Subscriber{})
+		if err != nil {
+			return err
+		}
+		if has {
+			return ErrTaken
+		}
+	}
+	_, err := engine.Insert(&models.Subscriber{Email: email}) // want `insert into subscriber is decided by a read of subscriber`
+	return err
+}
+
+// SubscribeEach checks each address in a switch nested in the loop: its continue skips
+// the insert of that address.
+func SubscribeEach(engine *xorm.Engine, emails []string) error {
+	for _, email := range emails {
+		has, _ := engine.Where("email = ?", email).Exist(&models.Subscriber{})
+		switch {
+		case email == "":
+		default:
+			if has {
+				continue
+			}
+		}
+		if _, err := engine.Insert(&models.Subscriber{Email: email}); err != nil { // want `insert into subscriber is decided by a read of subscriber`
+			return err
+		}
+	}
+	return nil
+}
