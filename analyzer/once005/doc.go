@@ -30,6 +30,10 @@
 //     duplicate. A constraint counts when all its columns are among those the read
 //     compares (WHERE org_id = $1 AND email = $2 is covered by UNIQUE (email)); when the
 //     read's columns are not known, any unique constraint but a primary key counts;
+//   - no unique key made from the table's own state: when, before the insert, the
+//     function sets a unique column of the inserted model (by tag or schema) to a value
+//     computed by a read of the same table ("github_" + (last id + 1)), racing calls
+//     read the same state and make the same key, and the second insert fails;
 //   - no declared constraint: the function holds no //once: promise (a transaction promise
 //     is exactly the lock for decisions made from a read), is not called only under one,
 //     and no //once: ... table=T declaration in the package puts a unique index on the

@@ -182,6 +182,9 @@ func (c *checker) check(fn *effects.Func) {
 		if c.lockedByCallers(fn, st.Table) {
 			continue // every caller holds a lock, in the transaction it hands fn
 		}
+		if !upsert && c.stateKeyed(fn, ops, &ops[i]) {
+			continue // racing calls make the same unique key, and the second insert fails
+		}
 		rep.Report(diagnostic(&ops[i], read, upsert))
 	}
 }

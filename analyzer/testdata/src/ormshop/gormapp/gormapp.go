@@ -4,6 +4,7 @@ package gormapp
 import (
 	"context"
 	"errors"
+	"strconv"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
@@ -164,4 +165,40 @@ func (s *Service) Copy(userID, teamID int64) error {
 		return err
 	}
 	return s.db.Create(&models.Invite{TeamID: teamID, Email: u.Email}).Error
+}
+
+func (s *Service) gitHubTaken(id string) bool {
+	var n int64
+	s.db.Model(&models.Account{}).Where("github_id = ?", id).Count(&n)
+	return n > 0
+}
+
+func (s *Service) maxAccountID() int64 {
+	var last models.Account
+	s.db.Last(&last)
+	return last.ID
+}
+
+// SignInWithGitHub creates the account when the GitHub id is new, named after the
+// table's last id: two racing sign-ins read the same last id, make the same unique
+// username, and the second insert fails.
+func (s *Service) SignInWithGitHub(id string) error {
+	if s.gitHubTaken(id) {
+		return nil
+	}
+	acc := models.Account{GitHubID: id}
+	acc.Username = "github_" + strconv.FormatInt(s.maxAccountID()+1, 10)
+	return s.db.Create(&acc).Error
+}
+
+// SignInWithGitHubToken names the account by a fresh random token: unique, but two
+// racing sign-ins make two tokens and both insert.
+func (s *Service) SignInWithGitHubToken(id string, token func() string) error {
+	if s.gitHubTaken(id) {
+		return nil
+	}
+	acc := models.Account{GitHubID: id}
+	acc.Token = token()
+	acc.Username = "github_" + token()
+	return s.db.Create(&acc).Error // want `insert into accounts is decided by a read of accounts by \(\*gormapp.Service\).gitHubTaken`
 }

@@ -65,3 +65,11 @@ type Org struct {
 	Plan  string
 	Since time.Time
 }
+
+// Account signs in through GitHub: its username is unique, its GitHub id only indexed.
+type Account struct {
+	ID       int64
+	Username string `gorm:"unique;index"`
+	GitHubID string `gorm:"column:github_id;index"`
+	Token    string `gorm:"uniqueIndex"`
+}
