@@ -2,6 +2,7 @@ package once005
 
 import (
 	"go/ast"
+	"go/constant"
 	"go/token"
 	"go/types"
 )
@@ -94,6 +95,19 @@ func decides(info *types.Info, body *ast.BlockStmt, read, insert *ast.CallExpr) 
 			}
 			return true
 		})
+	}
+
+	// An insert of the very rows the read returned, made only when it found some
+	// (if up != nil { up.ID = 0; insert(up) }, if len(rows) > 0 { insert(rows) }),
+	// copies what was found: it is not the row a check looked for and did not find.
+	copied := false
+	for v := range handlesOfValue(info, insert) {
+		copied = copied || tainted[v]
+	}
+	for _, n := range pathTo(body, insert) {
+		if ifs, ok := n.(*ast.IfStmt); ok && copied && ifs.Pos() >= from && contains(ifs.Body, insert) && foundTest(info, ifs.Cond, tainted) {
+			return false
+		}
 	}
 
 	// An if or switch between the read and the insert that tests the values, and
@@ -355,4 +369,61 @@ func errorCheck(info *types.Info, b *ast.BinaryExpr) bool {
 		return t != nil && types.Identical(t, errorType)
 	}
 	return (isNil(b.Y) && isErr(b.X)) || (isNil(b.X) && isErr(b.Y))
+}
+
+// foundTest reports a condition that holds when the read found something: x != nil,
+// len(x) > 0 (or != 0, >= 1), alone or in a conjunction, for a value the read returned.
+func foundTest(info *types.Info, cond ast.Expr, tainted map[types.Object]bool) bool {
+	b, ok := ast.Unparen(cond).(*ast.BinaryExpr)
+	if !ok {
+		return false
+	}
+	if b.Op == token.LAND {
+		return foundTest(info, b.X, tainted) || foundTest(info, b.Y, tainted)
+	}
+	isNil := func(e ast.Expr) bool {
+		id, ok := ast.Unparen(e).(*ast.Ident)
+		if !ok {
+			return false
+		}
+		_, isNil := info.Uses[id].(*types.Nil)
+		return isNil
+	}
+	isLen := func(e ast.Expr) bool {
+		call, ok := ast.Unparen(e).(*ast.CallExpr)
+		if !ok || len(call.Args) != 1 {
+			return false
+		}
+		id, ok := ast.Unparen(call.Fun).(*ast.Ident)
+		if !ok {
+			return false
+		}
+		_, builtin := info.Uses[id].(*types.Builtin)
+		return builtin && id.Name == "len" && mentions(info, call.Args[0], tainted)
+	}
+	constInt := func(e ast.Expr, v int64) bool {
+		tv, ok := info.Types[e]
+		if !ok || tv.Value == nil {
+			return false
+		}
+		n, exact := constant.Int64Val(constant.ToInt(tv.Value))
+		return exact && n == v
+	}
+	switch b.Op {
+	case token.NEQ:
+		if isNil(b.Y) && !errorCheck(info, b) {
+			return mentions(info, b.X, tainted)
+		}
+		if isNil(b.X) && !errorCheck(info, b) {
+			return mentions(info, b.Y, tainted)
+		}
+		return (isLen(b.X) && constInt(b.Y, 0)) || (isLen(b.Y) && constInt(b.X, 0))
+	case token.GTR:
+		return isLen(b.X) && constInt(b.Y, 0)
+	case token.GEQ:
+		return isLen(b.X) && constInt(b.Y, 1)
+	case token.LSS:
+		return isLen(b.Y) && constInt(b.X, 0)
+	}
+	return false
 }

@@ -52,6 +52,8 @@
 // that holds it, or stand in a block that holds it; a test in a loop that is over before
 // the insert runs decides nothing about it. The bare error check (if err != nil { return err }) decides nothing: a read that only
 // supplies values for the insert (the account of the action being copied) is not a check.
+// Nor is a read whose own rows are inserted again, only when it found some (if up !=
+// nil { up.ID = 0; insert(up) }): that copies a row, it does not create an absent one.
 // Nor is a read that looks for other rows than the insert makes: when the read's WHERE
 // compares only columns the insert does not set (the parent's id, before inserting a
 // child with parent_id), it is not looking for the new row. Where the SQL names no

@@ -202,3 +202,37 @@ func (s *Service) SignInWithGitHubToken(id string, token func() string) error {
 	acc.Username = "github_" + token()
 	return s.db.Create(&acc).Error // want `insert into accounts is decided by a read of accounts by \(\*gormapp.Service\).gitHubTaken`
 }
+
+// CopyInvites copies a team's invitations to another team: the insert is of the rows
+// the read found, made only when it found some; it looks for nothing absent.
+func (s *Service) CopyInvites(from, to int64) error {
+	var invs []models.Invite
+	if err := s.db.Where("team_id = ?", from).Find(&invs).Error; err != nil {
+		return err
+	}
+	if len(invs) > 0 {
+		for i := range invs {
+			invs[i].ID = 0
+			invs[i].TeamID = to
+		}
+		return s.db.Create(&invs).Error
+	}
+	return nil
+}
+
+func (s *Service) findInvite(teamID int64, email string) *models.Invite {
+	var inv models.Invite
+	if s.db.Where("team_id = ? AND email = ?", teamID, email).First(&inv).Error != nil {
+		return nil
+	}
+	return &inv
+}
+
+// Reinvite adds a fresh invitation when one is found: the new row is not the one
+// found, so the read is a check, and two calls both insert.
+func (s *Service) Reinvite(teamID int64, email string) error {
+	if old := s.findInvite(teamID, email); old != nil {
+		return s.db.Create(&models.Invite{TeamID: teamID, Email: email}).Error // want `insert into invites is decided by a read of invites`
+	}
+	return nil
+}
