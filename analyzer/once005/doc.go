@@ -40,8 +40,9 @@
 //     table;
 //   - no unique violation handled: the function, a function of the package it calls, or
 //     the helper that sends the insert, names SQLSTATE 23505 (a literal, or
-//     pgerrcode.UniqueViolation) or unique_violation, gorm's ErrDuplicatedKey or ent's
-//     IsConstraintError. Code that handles it has a unique index behind its insert, and
+//     pgerrcode.UniqueViolation) or unique_violation, MySQL's "Duplicate entry" or
+//     SQLite's "UNIQUE constraint failed" (matched in the error's text), gorm's
+//     ErrDuplicatedKey or ent's IsConstraintError. Code that handles it has a unique index behind its insert, and
 //     the race ends in an error one caller handles (the find-or-create idiom: read the
 //     winner's row back), not in a duplicate.
 //
@@ -90,7 +91,10 @@
 //     unique constraint stands behind it. Where("email = ?", e), Where(User{Email: e})
 //     and inline conditions name the columns compared; clause.OnConflict (or an INSERT
 //     IGNORE modifier) is the insert's conflict clause.
-//   - xorm: Get, Exist, Find and Count read; Insert and InsertOne insert.
+//   - xorm: Get, Exist, Find and Count read; Insert and InsertOne insert. A bean's set
+//     fields are the read's conditions: a literal (Get(&User{Email: e})), or the literal
+//     a local variable was made from (u := Seat{Owner: o, Name: n}; Get(&u) looks up
+//     the primary key), and Find's condition beans.
 //   - bun: NewSelect()...Scan, Exists or Count read; NewInsert()...Exec inserts, with
 //     On("CONFLICT ...") or Ignore() as its conflict clause.
 //   - ent (a generated client): Query()...Exist, Only, First, All, Count or IDs read;

@@ -256,10 +256,11 @@ var conflictHint = map[sqltext.ORM]string{
 	sqltext.Ent:  "OnConflict(...).Ignore(), or handle ent.IsConstraintError",
 }
 
-// uniqueViolation holds the ways code names PostgreSQL's unique_violation: its SQLSTATE
-// (a literal, or pgerrcode.UniqueViolation, a constant of the same value) and its
-// condition name (lib/pq's Code.Name()).
-var uniqueViolation = map[string]bool{"23505": true, "unique_violation": true}
+// uniqueViolation holds the ways code names a unique violation: PostgreSQL's SQLSTATE
+// (a literal, or pgerrcode.UniqueViolation, a constant of the same value) and condition
+// name (lib/pq's Code.Name()), and the text MySQL ("Duplicate entry") and SQLite
+// ("UNIQUE constraint failed") put in the error, which code written for them matches.
+var uniqueViolation = map[string]bool{"23505": true, "unique_violation": true, "Duplicate entry": true, "UNIQUE constraint failed": true}
 
 // handlesUniqueViolation reports whether body tests for a unique violation, itself or
 // through a function of the package it calls: code that does has a unique index behind

@@ -3,8 +3,11 @@ package sqltext
 import (
 	"go/ast"
 	"go/constant"
+	"go/token"
 	"go/types"
+	"slices"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -428,8 +431,14 @@ func (b *builder) xorm(method string) (Stmt, bool) {
 	if len(term.Args) > 0 {
 		if _, isStr := b.str(term.Args[0]); !isStr {
 			b.model(&st, term.Args[0], false)
-			if st.Kind == Read {
-				b.where(&st, term.Args[:1]) // a bean's set fields are its conditions
+		}
+	}
+	if st.Kind == Read {
+		// A bean's set fields are its conditions: the bean read into (Get(&User{Email:
+		// e}), or a variable made from such a literal), and Find's condition beans.
+		for _, arg := range term.Args {
+			if _, isStr := b.str(arg); !isStr {
+				b.where(&st, []ast.Expr{b.bean(arg)})
 			}
 		}
 	}
@@ -458,6 +467,69 @@ func (b *builder) xorm(method string) (Stmt, bool) {
 		st.Tables, st.Table = []string{st.Table}, ""
 	}
 	return st, true
+}
+
+// bean returns the struct literal a bean argument is, or the one the local variable it
+// names (u, &u) was made from: u := User{Owner: o, Name: n}; engine.Get(&u) compares
+// owner and name. Fields set on the variable later are not seen, so the columns found
+// are fewer than the read compares, never more.
+func (b *builder) bean(e ast.Expr) ast.Expr {
+	x := ast.Unparen(e)
+	if u, ok := x.(*ast.UnaryExpr); ok && u.Op == token.AND {
+		x = ast.Unparen(u.X)
+	}
+	id, ok := x.(*ast.Ident)
+	if !ok {
+		return e
+	}
+	v, ok := b.info.Uses[id].(*types.Var)
+	if !ok || v.IsField() || v.Pkg() == nil || v.Parent() == v.Pkg().Scope() {
+		return e
+	}
+	if lit := initLiteral(b.info, v); lit != nil {
+		return lit
+	}
+	return e
+}
+
+// litCache caches, for the last types.Info asked about, its composite literals in
+// source order.
+var litCache struct {
+	sync.Mutex
+	info *types.Info
+	lits []*ast.CompositeLit
+}
+
+// initLiteral returns the composite literal a variable is declared with (v := T{...},
+// v := &T{...}, var v = T{...}): the first one of v's type that starts right after its
+// name.
+func initLiteral(info *types.Info, v *types.Var) *ast.CompositeLit {
+	litCache.Lock()
+	if litCache.info != info {
+		litCache.info, litCache.lits = info, nil
+		for e := range info.Types {
+			if lit, ok := e.(*ast.CompositeLit); ok {
+				litCache.lits = append(litCache.lits, lit)
+			}
+		}
+		slices.SortFunc(litCache.lits, func(a, b *ast.CompositeLit) int { return int(a.Pos()) - int(b.Pos()) })
+	}
+	lits := litCache.lits
+	litCache.Unlock()
+	start := v.Pos() + token.Pos(len(v.Name()))
+	i, _ := slices.BinarySearchFunc(lits, start, func(l *ast.CompositeLit, p token.Pos) int { return int(l.Pos()) - int(p) })
+	if i >= len(lits) || lits[i].Pos()-start > 8 {
+		return nil
+	}
+	lt := info.TypeOf(lits[i])
+	vt := v.Type()
+	if p, ok := vt.(*types.Pointer); ok {
+		vt = p.Elem()
+	}
+	if lt == nil || !types.Identical(lt, vt) {
+		return nil
+	}
+	return lits[i]
 }
 
 // bunSelect reads a bun SelectQuery ending in Scan, Exists, Count or ScanAndCount.

@@ -73,3 +73,10 @@ type Account struct {
 	GitHubID string `gorm:"column:github_id;index"`
 	Token    string `gorm:"uniqueIndex"`
 }
+
+// Seat is xorm's, keyed by (owner, name).
+type Seat struct {
+	Owner  string `xorm:"varchar(100) notnull pk"`
+	Name   string `xorm:"varchar(100) notnull pk"`
+	Holder string `xorm:"varchar(100)"`
+}

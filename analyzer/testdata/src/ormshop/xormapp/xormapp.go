@@ -3,6 +3,7 @@ package xormapp
 
 import (
 	"errors"
+	"strings"
 
 	"xorm.io/xorm"
 
@@ -212,4 +213,47 @@ func SubscribeEach(engine *xorm.Engine, emails []string) error {
 		}
 	}
 	return nil
+}
+
+// SubscribeOnMySQL inserts when absent and lets a racing twin fail on MySQL's unique
+// index, recognised by the error's text.
+func SubscribeOnMySQL(engine *xorm.Engine, handle string) error {
+	if ok, _ := engine.Where("email = ?", handle).Exist(&models.Subscriber{}); ok {
+		return ErrTaken
+	}
+	if _, err := engine.Insert(&models.Subscriber{Email: handle}); err != nil && !strings.Contains(err.Error(), "Duplicate entry") {
+		return err
+	}
+	return nil
+}
+
+// Reserve looks the seat up by its primary key, through a bean made of it, and inserts
+// that key: the second of two racing inserts fails on the primary key.
+func Reserve(engine *xorm.Engine, owner, name string) error {
+	seat := models.Seat{Owner: owner, Name: name}
+	has, err := engine.Get(&seat)
+	if err != nil {
+		return err
+	}
+	if has {
+		return ErrTaken
+	}
+	_, err = engine.Insert(&seat)
+	return err
+}
+
+// ReserveFor looks for the holder's seat and inserts one under a fresh name: the
+// primary key does not stop two racing calls from both inserting.
+func ReserveFor(engine *xorm.Engine, owner, holder string, fresh func() string) error {
+	seat := &models.Seat{Owner: owner, Holder: holder}
+	has, err := engine.Get(seat)
+	if err != nil {
+		return err
+	}
+	if has {
+		return ErrTaken
+	}
+	seat.Name = fresh()
+	_, err = engine.Insert(seat) // want `insert into seat is decided by a read of seat`
+	return err
 }
