@@ -165,5 +165,8 @@ func isTxHandle(t types.Type) bool {
 		return false
 	}
 	name := n.Obj().Name()
+	if name == "Session" && sqltext.IsXorm(n.Obj().Pkg()) {
+		return true // a fork of xorm's
+	}
 	return txHandleTypes[n.Obj().Pkg().Path()+"."+name] || name == "Tx" || strings.HasSuffix(name, "Tx")
 }

@@ -91,7 +91,8 @@
 //     unique constraint stands behind it. Where("email = ?", e), Where(User{Email: e})
 //     and inline conditions name the columns compared; clause.OnConflict (or an INSERT
 //     IGNORE modifier) is the insert's conflict clause.
-//   - xorm: Get, Exist, Find and Count read; Insert and InsertOne insert. A bean's set
+//   - xorm (and its forks under other paths, such as github.com/xorm-io/xorm): Get,
+//     Exist, Find and Count read; Insert and InsertOne insert. A bean's set
 //     fields are the read's conditions: a literal (Get(&User{Email: e})), or the literal
 //     a local variable was made from (u := Seat{Owner: o, Name: n}; Get(&u) looks up
 //     the primary key), and Find's condition beans.

@@ -27,7 +27,7 @@ const (
 func ImportsORM(pkg *types.Package) bool {
 	for _, imp := range pkg.Imports() {
 		switch p := imp.Path(); {
-		case p == gormPath, p == xormPath, p == bunPath, strings.HasPrefix(p, entPrefix):
+		case p == gormPath, p == bunPath, strings.HasPrefix(p, entPrefix), IsXorm(imp):
 			return true
 		}
 		for _, imp2 := range imp.Imports() {
@@ -37,6 +37,24 @@ func ImportsORM(pkg *types.Package) bool {
 		}
 	}
 	return false
+}
+
+// IsXorm reports xorm's package, or a fork of it under another path (casdoor's
+// github.com/xorm-io/xorm): a package named xorm, at a path ending in /xorm, declaring
+// xorm's Engine and Session.
+func IsXorm(pkg *types.Package) bool {
+	if pkg == nil {
+		return false
+	}
+	if pkg.Path() == xormPath {
+		return true
+	}
+	if pkg.Name() != "xorm" || !strings.HasSuffix(pkg.Path(), "/xorm") {
+		return false
+	}
+	_, engine := pkg.Scope().Lookup("Engine").(*types.TypeName)
+	_, session := pkg.Scope().Lookup("Session").(*types.TypeName)
+	return engine && session
 }
 
 // ORM names the library a statement was built with, for messages; empty for SQL text.
@@ -72,7 +90,7 @@ func ormSent(info *types.Info, call *ast.CallExpr) (Stmt, bool) {
 	switch {
 	case path == gormPath && typ == "DB":
 		return b.gorm(sel.Sel.Name)
-	case path == xormPath && (typ == "Engine" || typ == "Session" || typ == "EngineGroup"):
+	case IsXorm(named.Obj().Pkg()) && (typ == "Engine" || typ == "Session" || typ == "EngineGroup"):
 		return b.xorm(sel.Sel.Name)
 	case path == bunPath && typ == "SelectQuery":
 		return b.bunSelect(sel.Sel.Name)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 
+	forkxorm "github.com/xorm-io/xorm"
 	"xorm.io/xorm"
 
 	"ormshop/models"
@@ -255,5 +256,14 @@ func ReserveFor(engine *xorm.Engine, owner, holder string, fresh func() string) 
 	}
 	seat.Name = fresh()
 	_, err = engine.Insert(seat) // want `insert into seat is decided by a read of seat`
+	return err
+}
+
+// SubscribeFork makes the same race through a fork of xorm published under another path.
+func SubscribeFork(engine *forkxorm.Engine, email string) error {
+	if ok, _ := engine.Where("email = ?", email).Exist(&models.Subscriber{}); ok {
+		return ErrTaken
+	}
+	_, err := engine.Insert(&models.Subscriber{Email: email}) // want `insert into subscriber is decided by a read of subscriber`
 	return err
 }
