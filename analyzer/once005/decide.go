@@ -2,6 +2,7 @@ package once005
 
 import (
 	"go/ast"
+	"go/constant"
 	"go/token"
 	"go/types"
 )
@@ -96,17 +97,39 @@ func decides(info *types.Info, body *ast.BlockStmt, read, insert *ast.CallExpr) 
 		})
 	}
 
-	// An if or switch between the read and the insert that tests the values.
+	// An insert of the very rows the read returned, made only when it found some
+	// (if up != nil { up.ID = 0; insert(up) }, if len(rows) > 0 { insert(rows) }),
+	// copies what was found: it is not the row a check looked for and did not find.
+	copied := false
+	for v := range handlesOfValue(info, insert) {
+		copied = copied || tainted[v]
+	}
+	for _, n := range pathTo(body, insert) {
+		if ifs, ok := n.(*ast.IfStmt); ok && copied && ifs.Pos() >= from && contains(ifs.Body, insert) && foundTest(info, ifs.Cond, tainted) {
+			return false
+		}
+	}
+
+	// An if or switch between the read and the insert that tests the values, and
+	// controls whether the insert runs: it holds the insert, it returns (or, by continue
+	// or break, leaves a loop that holds the insert), or it stands in a block that holds
+	// the insert. A test in a loop that is over before the insert runs decides nothing
+	// about it.
 	found := false
+	var stack []ast.Node
 	ast.Inspect(body, func(n ast.Node) bool {
-		if found || n == nil || n.Pos() > to || n.End() < from {
+		if n == nil {
+			stack = stack[:len(stack)-1]
+			return true
+		}
+		if found || n.Pos() > to || n.End() < from {
 			return false
 		}
 		switch n := n.(type) {
 		case *ast.IfStmt:
-			found = n.Pos() >= from && mentions(info, n.Cond, tainted)
+			found = n.Pos() >= from && mentions(info, n.Cond, tainted) && controls(n, stack, insert)
 		case *ast.SwitchStmt:
-			if n.Pos() >= from {
+			if n.Pos() >= from && controls(n, stack, insert) {
 				found = n.Tag != nil && mentions(info, n.Tag, tainted)
 				for _, c := range n.Body.List {
 					if cc, ok := c.(*ast.CaseClause); ok && anyMentions(info, cc.List, tainted) {
@@ -115,9 +138,106 @@ func decides(info *types.Info, body *ast.BlockStmt, read, insert *ast.CallExpr) 
 				}
 			}
 		}
-		return !found
+		if found {
+			return false
+		}
+		stack = append(stack, n)
+		return true
 	})
 	return found
+}
+
+// contains reports whether n holds the node at pos..end.
+func contains(n ast.Node, x ast.Node) bool { return n.Pos() <= x.Pos() && x.End() <= n.End() }
+
+// controls reports whether the branch statement s, whose enclosing nodes are stack,
+// decides whether insert runs: it holds it, one of its branches returns, or leaves by
+// continue or break a loop that holds it, or it stands in a block that holds it.
+func controls(s ast.Stmt, stack []ast.Node, insert *ast.CallExpr) bool {
+	if contains(s, insert) {
+		return true
+	}
+	for i := len(stack) - 1; i >= 0; i-- {
+		switch b := stack[i].(type) {
+		case *ast.BlockStmt, *ast.CaseClause, *ast.CommClause:
+			if contains(b, insert) {
+				return true
+			}
+			i = -1 // only the innermost block
+		}
+	}
+	ret, jump := leaves(s)
+	if ret {
+		return true
+	}
+	if jump {
+		for i := len(stack) - 1; i >= 0; i-- {
+			switch l := stack[i].(type) {
+			case *ast.ForStmt, *ast.RangeStmt:
+				return contains(l, insert)
+			case *ast.FuncLit:
+				return false
+			}
+		}
+	}
+	return false
+}
+
+// leaves reports whether a branch of s returns (or panics), and whether one leaves the
+// loop around s by continue or break.
+func leaves(s ast.Stmt) (ret, jump bool) {
+	var loops, breaks int // loops and breakable statements entered, s itself included
+	var walk func(n ast.Node) bool
+	walk = func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.ReturnStmt:
+			ret = true
+		case *ast.CallExpr:
+			if id, ok := ast.Unparen(n.Fun).(*ast.Ident); ok && id.Name == "panic" {
+				ret = true
+			}
+		case *ast.BranchStmt:
+			switch {
+			case n.Label != nil && (n.Tok == token.CONTINUE || n.Tok == token.BREAK):
+				jump = true
+			case n.Tok == token.CONTINUE && loops == 0, n.Tok == token.BREAK && breaks == 0:
+				jump = true
+			}
+		case *ast.ForStmt, *ast.RangeStmt, *ast.SwitchStmt, *ast.TypeSwitchStmt, *ast.SelectStmt:
+			_, loop := n.(*ast.ForStmt)
+			if _, r := n.(*ast.RangeStmt); r {
+				loop = true
+			}
+			if loop {
+				loops++
+			}
+			breaks++
+			ast.Inspect(n, func(m ast.Node) bool {
+				if m == n || m == nil {
+					return true
+				}
+				return walk(m)
+			})
+			if loop {
+				loops--
+			}
+			breaks--
+			return false
+		}
+		return true
+	}
+	walk(s)
+	if _, isIf := s.(*ast.IfStmt); isIf {
+		ast.Inspect(s, func(m ast.Node) bool {
+			if m == s || m == nil {
+				return true
+			}
+			return walk(m)
+		})
+	}
+	return ret, jump
 }
 
 // pathTo returns the nodes from root down to target.
@@ -249,4 +369,61 @@ func errorCheck(info *types.Info, b *ast.BinaryExpr) bool {
 		return t != nil && types.Identical(t, errorType)
 	}
 	return (isNil(b.Y) && isErr(b.X)) || (isNil(b.X) && isErr(b.Y))
+}
+
+// foundTest reports a condition that holds when the read found something: x != nil,
+// len(x) > 0 (or != 0, >= 1), alone or in a conjunction, for a value the read returned.
+func foundTest(info *types.Info, cond ast.Expr, tainted map[types.Object]bool) bool {
+	b, ok := ast.Unparen(cond).(*ast.BinaryExpr)
+	if !ok {
+		return false
+	}
+	if b.Op == token.LAND {
+		return foundTest(info, b.X, tainted) || foundTest(info, b.Y, tainted)
+	}
+	isNil := func(e ast.Expr) bool {
+		id, ok := ast.Unparen(e).(*ast.Ident)
+		if !ok {
+			return false
+		}
+		_, isNil := info.Uses[id].(*types.Nil)
+		return isNil
+	}
+	isLen := func(e ast.Expr) bool {
+		call, ok := ast.Unparen(e).(*ast.CallExpr)
+		if !ok || len(call.Args) != 1 {
+			return false
+		}
+		id, ok := ast.Unparen(call.Fun).(*ast.Ident)
+		if !ok {
+			return false
+		}
+		_, builtin := info.Uses[id].(*types.Builtin)
+		return builtin && id.Name == "len" && mentions(info, call.Args[0], tainted)
+	}
+	constInt := func(e ast.Expr, v int64) bool {
+		tv, ok := info.Types[e]
+		if !ok || tv.Value == nil {
+			return false
+		}
+		n, exact := constant.Int64Val(constant.ToInt(tv.Value))
+		return exact && n == v
+	}
+	switch b.Op {
+	case token.NEQ:
+		if isNil(b.Y) && !errorCheck(info, b) {
+			return mentions(info, b.X, tainted)
+		}
+		if isNil(b.X) && !errorCheck(info, b) {
+			return mentions(info, b.Y, tainted)
+		}
+		return (isLen(b.X) && constInt(b.Y, 0)) || (isLen(b.Y) && constInt(b.X, 0))
+	case token.GTR:
+		return isLen(b.X) && constInt(b.Y, 0)
+	case token.GEQ:
+		return isLen(b.X) && constInt(b.Y, 1)
+	case token.LSS:
+		return isLen(b.Y) && constInt(b.X, 0)
+	}
+	return false
 }

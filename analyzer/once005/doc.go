@@ -19,28 +19,42 @@
 //     table being checked does not count: it locks the rows that exist, and the race is
 //     about the row that does not (under READ COMMITTED the second caller, let through
 //     after the first commits, re-reads only the rows it locked);
+//   - no lock taken by every caller: an unexported function the package only calls
+//     (never uses as a value), each of whose callers took such a lock before the call,
+//     through the transaction handle it passes (a *sql.Tx, pgx.Tx, *xorm.Session,
+//     *gorm.DB, bun.Tx, an ent *Tx: a local variable or parameter, not the package's
+//     pool), runs its check and its insert under that lock;
 //   - no unique constraint on the columns the read looks up, in the project's schema
 //     (see Schema files below) or in the model's struct tags (gorm's uniqueIndex or
 //     unique, bun's unique, xorm's unique): the second insert then fails, it does not
 //     duplicate. A constraint counts when all its columns are among those the read
 //     compares (WHERE org_id = $1 AND email = $2 is covered by UNIQUE (email)); when the
 //     read's columns are not known, any unique constraint but a primary key counts;
+//   - no unique key made from the table's own state: when, before the insert, the
+//     function sets a unique column of the inserted model (by tag or schema) to a value
+//     computed by a read of the same table ("github_" + (last id + 1)), racing calls
+//     read the same state and make the same key, and the second insert fails;
 //   - no declared constraint: the function holds no //once: promise (a transaction promise
 //     is exactly the lock for decisions made from a read), is not called only under one,
 //     and no //once: ... table=T declaration in the package puts a unique index on the
 //     table;
 //   - no unique violation handled: the function, a function of the package it calls, or
 //     the helper that sends the insert, names SQLSTATE 23505 (a literal, or
-//     pgerrcode.UniqueViolation) or unique_violation, gorm's ErrDuplicatedKey or ent's
-//     IsConstraintError. Code that handles it has a unique index behind its insert, and
+//     pgerrcode.UniqueViolation) or unique_violation, MySQL's "Duplicate entry" or
+//     SQLite's "UNIQUE constraint failed" (matched in the error's text), gorm's
+//     ErrDuplicatedKey or ent's IsConstraintError. Code that handles it has a unique index behind its insert, and
 //     the race ends in an error one caller handles (the find-or-create idiom: read the
 //     winner's row back), not in a duplicate.
 //
 // The read decides the insert when an if or a switch between them tests what the read
 // returned: the row found or not (err == nil, errors.Is(err, pgx.ErrNoRows), rows.Next()),
 // a count, a flag, followed through the variables the read assigns or scans into. The
-// bare error check (if err != nil { return err }) decides nothing: a read that only
+// test must control the insert: hold it, return, leave by continue or break a loop
+// that holds it, or stand in a block that holds it; a test in a loop that is over before
+// the insert runs decides nothing about it. The bare error check (if err != nil { return err }) decides nothing: a read that only
 // supplies values for the insert (the account of the action being copied) is not a check.
+// Nor is a read whose own rows are inserted again, only when it found some (if up !=
+// nil { up.ID = 0; insert(up) }): that copies a row, it does not create an absent one.
 // Nor is a read that looks for other rows than the insert makes: when the read's WHERE
 // compares only columns the insert does not set (the parent's id, before inserting a
 // child with parent_id), it is not looking for the new row. Where the SQL names no
@@ -77,7 +91,11 @@
 //     unique constraint stands behind it. Where("email = ?", e), Where(User{Email: e})
 //     and inline conditions name the columns compared; clause.OnConflict (or an INSERT
 //     IGNORE modifier) is the insert's conflict clause.
-//   - xorm: Get, Exist, Find and Count read; Insert and InsertOne insert.
+//   - xorm (and its forks under other paths, such as github.com/xorm-io/xorm): Get,
+//     Exist, Find and Count read; Insert and InsertOne insert. A bean's set
+//     fields are the read's conditions: a literal (Get(&User{Email: e})), or the literal
+//     a local variable was made from (u := Seat{Owner: o, Name: n}; Get(&u) looks up
+//     the primary key), and Find's condition beans.
 //   - bun: NewSelect()...Scan, Exists or Count read; NewInsert()...Exec inserts, with
 //     On("CONFLICT ...") or Ignore() as its conflict clause.
 //   - ent (a generated client): Query()...Exist, Only, First, All, Count or IDs read;

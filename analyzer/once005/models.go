@@ -114,18 +114,12 @@ func tagUniques(st *types.Struct) []TagUnique {
 	for i := range st.NumFields() {
 		f := st.Field(i)
 		tag := st.Tag(i)
-		col := sqltext.Snake(f.Name())
+		col := columnOf(f.Name(), tag)
 		if f.Name() == "ID" || f.Name() == "Id" {
 			idField = col
 		}
 		if g := sqltext.Tag(tag, "gorm"); g != "" {
 			tagged = true
-			for _, item := range strings.Split(g, ";") {
-				k, v, _ := strings.Cut(strings.TrimSpace(item), ":")
-				if strings.EqualFold(k, "column") && v != "" {
-					col = strings.ToLower(v)
-				}
-			}
 			for _, item := range strings.Split(g, ";") {
 				k, v, _ := strings.Cut(strings.TrimSpace(item), ":")
 				switch strings.ToLower(k) {
@@ -142,9 +136,6 @@ func tagUniques(st *types.Struct) []TagUnique {
 		if b := sqltext.Tag(tag, "bun"); b != "" {
 			tagged = true
 			parts := strings.Split(b, ",")
-			if first := strings.TrimSpace(parts[0]); first != "" && !strings.Contains(first, ":") {
-				col = strings.ToLower(first)
-			}
 			for _, p := range parts[1:] {
 				k, v, _ := strings.Cut(strings.TrimSpace(p), ":")
 				switch k {
@@ -161,13 +152,6 @@ func tagUniques(st *types.Struct) []TagUnique {
 		}
 		if x := sqltext.Tag(tag, "xorm"); x != "" {
 			tagged = true
-			words := strings.Fields(x)
-			for i, w := range words {
-				// A quoted word names the column, unless it is a default value (default '').
-				if name := strings.Trim(w, "'"); strings.HasPrefix(w, "'") && name != "" && (i == 0 || !strings.EqualFold(words[i-1], "default")) {
-					col = strings.ToLower(name)
-				}
-			}
 			for _, w := range strings.Fields(x) {
 				lw := strings.ToLower(w)
 				switch {
@@ -186,6 +170,36 @@ func tagUniques(st *types.Struct) []TagUnique {
 		out = append(out, TagUnique{Columns: []string{idField}, Primary: true})
 	}
 	return out
+}
+
+// columnOf names the column a model's field maps to: the name its gorm (column:),
+// bun (first item) or xorm (a quoted word) tag gives, or the field's name in snake case.
+func columnOf(field, tag string) string {
+	col := sqltext.Snake(field)
+	if g := sqltext.Tag(tag, "gorm"); g != "" {
+		for _, item := range strings.Split(g, ";") {
+			k, v, _ := strings.Cut(strings.TrimSpace(item), ":")
+			if strings.EqualFold(k, "column") && v != "" {
+				col = strings.ToLower(v)
+			}
+		}
+	}
+	if b := sqltext.Tag(tag, "bun"); b != "" {
+		parts := strings.Split(b, ",")
+		if first := strings.TrimSpace(parts[0]); first != "" && !strings.Contains(first, ":") {
+			col = strings.ToLower(first)
+		}
+	}
+	if x := sqltext.Tag(tag, "xorm"); x != "" {
+		words := strings.Fields(x)
+		for i, w := range words {
+			// A quoted word names the column, unless it is a default value (default '').
+			if name := strings.Trim(w, "'"); strings.HasPrefix(w, "'") && name != "" && (i == 0 || !strings.EqualFold(words[i-1], "default")) {
+				col = strings.ToLower(name)
+			}
+		}
+	}
+	return col
 }
 
 // modelIndex finds models by their qualified type name ("shop/models.User").

@@ -151,7 +151,7 @@ func (c *checker) check(fn *effects.Func) {
 			continue // a unique index stands behind the insert: the loser gets 23505
 		}
 		if st.FindOrCreate {
-			if !lockedBefore(ops[:i], st.Table) && !c.unique(st.Table, st.Keys, st.Model) {
+			if !lockedBefore(ops[:i], st.Table) && !c.unique(st.Table, st.Keys, st.Model) && !c.lockedByCallers(fn, st.Table) {
 				rep.Report(findOrCreateDiagnostic(&ops[i]))
 			}
 			continue
@@ -178,6 +178,12 @@ func (c *checker) check(fn *effects.Func) {
 		}
 		if !upsert && c.unique(st.Table, read.Stmt.Keys, st.Model, read.Stmt.Model) {
 			continue // the schema's unique index refuses the second insert
+		}
+		if c.lockedByCallers(fn, st.Table) {
+			continue // every caller holds a lock, in the transaction it hands fn
+		}
+		if !upsert && c.stateKeyed(fn, ops, &ops[i]) {
+			continue // racing calls make the same unique key, and the second insert fails
 		}
 		rep.Report(diagnostic(&ops[i], read, upsert))
 	}
@@ -250,10 +256,11 @@ var conflictHint = map[sqltext.ORM]string{
 	sqltext.Ent:  "OnConflict(...).Ignore(), or handle ent.IsConstraintError",
 }
 
-// uniqueViolation holds the ways code names PostgreSQL's unique_violation: its SQLSTATE
-// (a literal, or pgerrcode.UniqueViolation, a constant of the same value) and its
-// condition name (lib/pq's Code.Name()).
-var uniqueViolation = map[string]bool{"23505": true, "unique_violation": true}
+// uniqueViolation holds the ways code names a unique violation: PostgreSQL's SQLSTATE
+// (a literal, or pgerrcode.UniqueViolation, a constant of the same value) and condition
+// name (lib/pq's Code.Name()), and the text MySQL ("Duplicate entry") and SQLite
+// ("UNIQUE constraint failed") put in the error, which code written for them matches.
+var uniqueViolation = map[string]bool{"23505": true, "unique_violation": true, "Duplicate entry": true, "UNIQUE constraint failed": true}
 
 // handlesUniqueViolation reports whether body tests for a unique violation, itself or
 // through a function of the package it calls: code that does has a unique index behind

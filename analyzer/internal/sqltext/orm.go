@@ -3,8 +3,11 @@ package sqltext
 import (
 	"go/ast"
 	"go/constant"
+	"go/token"
 	"go/types"
+	"slices"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -24,7 +27,7 @@ const (
 func ImportsORM(pkg *types.Package) bool {
 	for _, imp := range pkg.Imports() {
 		switch p := imp.Path(); {
-		case p == gormPath, p == xormPath, p == bunPath, strings.HasPrefix(p, entPrefix):
+		case p == gormPath, p == bunPath, strings.HasPrefix(p, entPrefix), IsXorm(imp):
 			return true
 		}
 		for _, imp2 := range imp.Imports() {
@@ -34,6 +37,24 @@ func ImportsORM(pkg *types.Package) bool {
 		}
 	}
 	return false
+}
+
+// IsXorm reports xorm's package, or a fork of it under another path (casdoor's
+// github.com/xorm-io/xorm): a package named xorm, at a path ending in /xorm, declaring
+// xorm's Engine and Session.
+func IsXorm(pkg *types.Package) bool {
+	if pkg == nil {
+		return false
+	}
+	if pkg.Path() == xormPath {
+		return true
+	}
+	if pkg.Name() != "xorm" || !strings.HasSuffix(pkg.Path(), "/xorm") {
+		return false
+	}
+	_, engine := pkg.Scope().Lookup("Engine").(*types.TypeName)
+	_, session := pkg.Scope().Lookup("Session").(*types.TypeName)
+	return engine && session
 }
 
 // ORM names the library a statement was built with, for messages; empty for SQL text.
@@ -69,7 +90,7 @@ func ormSent(info *types.Info, call *ast.CallExpr) (Stmt, bool) {
 	switch {
 	case path == gormPath && typ == "DB":
 		return b.gorm(sel.Sel.Name)
-	case path == xormPath && (typ == "Engine" || typ == "Session" || typ == "EngineGroup"):
+	case IsXorm(named.Obj().Pkg()) && (typ == "Engine" || typ == "Session" || typ == "EngineGroup"):
 		return b.xorm(sel.Sel.Name)
 	case path == bunPath && typ == "SelectQuery":
 		return b.bunSelect(sel.Sel.Name)
@@ -428,8 +449,14 @@ func (b *builder) xorm(method string) (Stmt, bool) {
 	if len(term.Args) > 0 {
 		if _, isStr := b.str(term.Args[0]); !isStr {
 			b.model(&st, term.Args[0], false)
-			if st.Kind == Read {
-				b.where(&st, term.Args[:1]) // a bean's set fields are its conditions
+		}
+	}
+	if st.Kind == Read {
+		// A bean's set fields are its conditions: the bean read into (Get(&User{Email:
+		// e}), or a variable made from such a literal), and Find's condition beans.
+		for _, arg := range term.Args {
+			if _, isStr := b.str(arg); !isStr {
+				b.where(&st, []ast.Expr{b.bean(arg)})
 			}
 		}
 	}
@@ -458,6 +485,69 @@ func (b *builder) xorm(method string) (Stmt, bool) {
 		st.Tables, st.Table = []string{st.Table}, ""
 	}
 	return st, true
+}
+
+// bean returns the struct literal a bean argument is, or the one the local variable it
+// names (u, &u) was made from: u := User{Owner: o, Name: n}; engine.Get(&u) compares
+// owner and name. Fields set on the variable later are not seen, so the columns found
+// are fewer than the read compares, never more.
+func (b *builder) bean(e ast.Expr) ast.Expr {
+	x := ast.Unparen(e)
+	if u, ok := x.(*ast.UnaryExpr); ok && u.Op == token.AND {
+		x = ast.Unparen(u.X)
+	}
+	id, ok := x.(*ast.Ident)
+	if !ok {
+		return e
+	}
+	v, ok := b.info.Uses[id].(*types.Var)
+	if !ok || v.IsField() || v.Pkg() == nil || v.Parent() == v.Pkg().Scope() {
+		return e
+	}
+	if lit := initLiteral(b.info, v); lit != nil {
+		return lit
+	}
+	return e
+}
+
+// litCache caches, for the last types.Info asked about, its composite literals in
+// source order.
+var litCache struct {
+	sync.Mutex
+	info *types.Info
+	lits []*ast.CompositeLit
+}
+
+// initLiteral returns the composite literal a variable is declared with (v := T{...},
+// v := &T{...}, var v = T{...}): the first one of v's type that starts right after its
+// name.
+func initLiteral(info *types.Info, v *types.Var) *ast.CompositeLit {
+	litCache.Lock()
+	if litCache.info != info {
+		litCache.info, litCache.lits = info, nil
+		for e := range info.Types {
+			if lit, ok := e.(*ast.CompositeLit); ok {
+				litCache.lits = append(litCache.lits, lit)
+			}
+		}
+		slices.SortFunc(litCache.lits, func(a, b *ast.CompositeLit) int { return int(a.Pos()) - int(b.Pos()) })
+	}
+	lits := litCache.lits
+	litCache.Unlock()
+	start := v.Pos() + token.Pos(len(v.Name()))
+	i, _ := slices.BinarySearchFunc(lits, start, func(l *ast.CompositeLit, p token.Pos) int { return int(l.Pos()) - int(p) })
+	if i >= len(lits) || lits[i].Pos()-start > 8 {
+		return nil
+	}
+	lt := info.TypeOf(lits[i])
+	vt := v.Type()
+	if p, ok := vt.(*types.Pointer); ok {
+		vt = p.Elem()
+	}
+	if lt == nil || !types.Identical(lt, vt) {
+		return nil
+	}
+	return lits[i]
 }
 
 // bunSelect reads a bun SelectQuery ending in Scan, Exists, Count or ScanAndCount.

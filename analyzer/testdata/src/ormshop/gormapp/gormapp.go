@@ -4,6 +4,7 @@ package gormapp
 import (
 	"context"
 	"errors"
+	"strconv"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
@@ -164,4 +165,74 @@ func (s *Service) Copy(userID, teamID int64) error {
 		return err
 	}
 	return s.db.Create(&models.Invite{TeamID: teamID, Email: u.Email}).Error
+}
+
+func (s *Service) gitHubTaken(id string) bool {
+	var n int64
+	s.db.Model(&models.Account{}).Where("github_id = ?", id).Count(&n)
+	return n > 0
+}
+
+func (s *Service) maxAccountID() int64 {
+	var last models.Account
+	s.db.Last(&last)
+	return last.ID
+}
+
+// SignInWithGitHub creates the account when the GitHub id is new, named after the
+// table's last id: two racing sign-ins read the same last id, make the same unique
+// username, and the second insert fails.
+func (s *Service) SignInWithGitHub(id string) error {
+	if s.gitHubTaken(id) {
+		return nil
+	}
+	acc := models.Account{GitHubID: id}
+	acc.Username = "github_" + strconv.FormatInt(s.maxAccountID()+1, 10)
+	return s.db.Create(&acc).Error
+}
+
+// SignInWithGitHubToken names the account by a fresh random token: unique, but two
+// racing sign-ins make two tokens and both insert.
+func (s *Service) SignInWithGitHubToken(id string, token func() string) error {
+	if s.gitHubTaken(id) {
+		return nil
+	}
+	acc := models.Account{GitHubID: id}
+	acc.Token = token()
+	acc.Username = "github_" + token()
+	return s.db.Create(&acc).Error // want `insert into accounts is decided by a read of accounts by \(\*gormapp.Service\).gitHubTaken`
+}
+
+// CopyInvites copies a team's invitations to another team: the insert is of the rows
+// the read found, made only when it found some; it looks for nothing absent.
+func (s *Service) CopyInvites(from, to int64) error {
+	var invs []models.Invite
+	if err := s.db.Where("team_id = ?", from).Find(&invs).Error; err != nil {
+		return err
+	}
+	if len(invs) > 0 {
+		for i := range invs {
+			invs[i].ID = 0
+			invs[i].TeamID = to
+		}
+		return s.db.Create(&invs).Error
+	}
+	return nil
+}
+
+func (s *Service) findInvite(teamID int64, email string) *models.Invite {
+	var inv models.Invite
+	if s.db.Where("team_id = ? AND email = ?", teamID, email).First(&inv).Error != nil {
+		return nil
+	}
+	return &inv
+}
+
+// Reinvite adds a fresh invitation when one is found: the new row is not the one
+// found, so the read is a check, and two calls both insert.
+func (s *Service) Reinvite(teamID int64, email string) error {
+	if old := s.findInvite(teamID, email); old != nil {
+		return s.db.Create(&models.Invite{TeamID: teamID, Email: email}).Error // want `insert into invites is decided by a read of invites`
+	}
+	return nil
 }

@@ -65,3 +65,18 @@ type Org struct {
 	Plan  string
 	Since time.Time
 }
+
+// Account signs in through GitHub: its username is unique, its GitHub id only indexed.
+type Account struct {
+	ID       int64
+	Username string `gorm:"unique;index"`
+	GitHubID string `gorm:"column:github_id;index"`
+	Token    string `gorm:"uniqueIndex"`
+}
+
+// Seat is xorm's, keyed by (owner, name).
+type Seat struct {
+	Owner  string `xorm:"varchar(100) notnull pk"`
+	Name   string `xorm:"varchar(100) notnull pk"`
+	Holder string `xorm:"varchar(100)"`
+}
