@@ -131,3 +131,17 @@ func TestServerRefusal_TransactionOnCockroachDB(t *testing.T) {
 		t.Errorf("transaction on PostgreSQL: %v", err)
 	}
 }
+
+// A server with no standby has nothing a promotion could lose: no warning. (The standby
+// cases are checked on the failover tests' pairs, before their storms.)
+func TestVerifyWarnings_NoStandbyNoWarning(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 2)
+	warnings, err := once.VerifyWarnings(context.Background(), pool)
+	if errors.Is(err, once.ErrSchema) {
+		err = nil // requirements other tests of this binary registered: only the warnings count
+	}
+	if err != nil || len(warnings) != 0 {
+		t.Fatalf("VerifyWarnings without a standby: %v, %v; want none", warnings, err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -210,6 +211,7 @@ func runFailover(t *testing.T, synchronous bool) *failover {
 	if _, err := pool.Exec(ctx, "CREATE TABLE decisions (key text NOT NULL)"); err != nil {
 		t.Fatal(err)
 	}
+	checkReplicationWarnings(ctx, t, pool, synchronous)
 	f := &failover{provider: fakeprovider.New(t)}
 	f.kinds = failoverKinds(f.provider)
 
@@ -443,4 +445,40 @@ func failoverKinds(provider *fakeprovider.Server) []*failoverKind {
 	// Every acquisition bumps the fence.
 	lease.kept = count("SELECT coalesce(sum(fence), 0) FROM once.leases WHERE name = 'failover.lease' AND key = $1")
 	return []*failoverKind{forever, statement, episode, transaction, open, lease}
+}
+
+// checkReplicationWarnings: before the storm, VerifyWarnings warns of an asynchronous
+// standby, and of a synchronous one that a session's synchronous_commit=local does not wait
+// for; it says nothing of a synchronous standby that commits wait for.
+func checkReplicationWarnings(ctx context.Context, t *testing.T, pool *pgxpool.Pool, synchronous bool) {
+	t.Helper()
+	// The test binary registers requirements of other tests' tables: only the warnings count.
+	warnings, err := once.VerifyWarnings(ctx, pool)
+	if err != nil && !errors.Is(err, once.ErrSchema) {
+		t.Fatalf("verify: %v", err)
+	}
+	asyncWarned := func(ws []once.Warning) bool {
+		return len(ws) == 1 && errors.Is(ws[0], once.ErrAsyncStandby) && strings.Contains(ws[0].Error(), "synchronous")
+	}
+	if !synchronous {
+		if !asyncWarned(warnings) {
+			t.Errorf("an asynchronous standby: VerifyWarnings = %v; want one ErrAsyncStandby", warnings)
+		}
+		return
+	}
+	if len(warnings) != 0 {
+		t.Errorf("a synchronous standby: VerifyWarnings = %v; want none", warnings)
+	}
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "SET synchronous_commit = local"); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Exec(ctx, "RESET synchronous_commit")
+	if w, err := once.VerifyWarnings(ctx, conn.Conn()); (err != nil && !errors.Is(err, once.ErrSchema)) || !asyncWarned(w) || !strings.Contains(w[0].Detail, "synchronous_commit is local") {
+		t.Errorf("a synchronous standby and synchronous_commit=local: VerifyWarnings = %v, %v; want one ErrAsyncStandby naming the setting", w, err)
+	}
 }
