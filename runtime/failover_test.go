@@ -186,7 +186,7 @@ const (
 )
 
 func runFailover(t *testing.T, synchronous bool) *failover {
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	// One pair per test: a pair serves one promotion.
 	pair := pgtest.NewReplicated(t, synchronous)
@@ -233,20 +233,20 @@ func runFailover(t *testing.T, synchronous bool) *failover {
 			})
 		}
 	}
-	f.waitAcked(t, 0, phaseAcks, 30*time.Second)
+	f.waitAcked(t, 0, phaseAcks, time.Minute)
 	pair.CutReplication()
 	f.phase.Store(1)
 	if synchronous {
 		// The primary acknowledges nothing now: its commits wait for the standby.
 		time.Sleep(300 * time.Millisecond)
 	} else {
-		f.waitAcked(t, 1, phaseAcks, 10*time.Second)
+		f.waitAcked(t, 1, phaseAcks, 30*time.Second)
 	}
 	if err := pair.Promote(ctx); err != nil {
 		t.Fatal(err)
 	}
 	f.phase.Store(2)
-	f.waitAcked(t, 2, phaseAcks, 30*time.Second)
+	f.waitAcked(t, 2, phaseAcks, time.Minute)
 	stop.Store(true)
 	wg.Wait()
 	// A client's retry of every key, against the new primary.
