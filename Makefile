@@ -23,11 +23,12 @@ NESTED := internal/migratetest internal/throughput
 # not import yet, and entries that name methods the current SDK majors renamed).
 
 # What runs again through PgBouncer in transaction mode (ONCE_TEST_PGBOUNCER, see
-# internal/pgtest): every kind's storm, kill and cancellation tests, the pooler check, and
-# the four stories. Not yet part of make test: it takes about five minutes on two cores, and
-# the cancelled-claim clean-up (TestUnseenClaim_*) finds a claim's server process by the pid
-# pgx was given, which behind PgBouncer is the pooler's, so it leaves keys open there.
-POOLER_RUN := Concurrent|Storm|Killed|Cancel|TestVerify_Refuses|^TestStory
+# internal/pgtest): every kind's 64-caller storm, the kill and cancellation tests, and the
+# four stories, their packages at once (they mostly wait). The failover tests
+# (runtime/failover_test.go) run with the runtime's own.
+POOLER_RUN := Concurrent|Storm|Killed|Cancel|^TestEpisode_OneFirePerEpisode|^TestStory$$
+POOLER_SKIP := Failover|NoticedWithinAMinute|Migrate_|Drain_|^Test(Digest|Inbound|SourceBudget|StartThread|Claim|SaveRender|Workers?|Generate)_
+POOLER_PKGS := ./runtime/... ./examples/ideas ./examples/reports ./examples/outreach ./examples/paidactions
 
 .PHONY: demo test lint unit race nested pooler sdkcheck
 
@@ -47,7 +48,7 @@ demo:
 	@$(GO) test -count=1 -v -run '^TestStory$$' ./examples/... | \
 	  grep -v -e '^=== ' -e '^PASS$$' -e '^ok ' -e '^?' -e '^--- PASS' -e '^testing: warning: no tests to run'
 
-test: lint unit race nested
+test: lint unit race pooler nested
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v -e '^testdata/' -e '/testdata/')); \
@@ -65,7 +66,7 @@ race:
 	$(GO) test -count=1 -race $(RACE_PKGS)
 
 pooler:
-	ONCE_TEST_PGBOUNCER=exec $(GO) test -count=1 -run '$(POOLER_RUN)' ./runtime/... ./examples/ideas ./examples/reports ./examples/outreach ./examples/paidactions
+	ONCE_TEST_PGBOUNCER=exec $(GO) test -count=1 -p 4 -run '$(POOLER_RUN)' -skip '$(POOLER_SKIP)' $(POOLER_PKGS)
 
 nested:
 	@set -e; for m in $(NESTED); do \

@@ -25,9 +25,18 @@ import (
 // ran the claim to end (it ends as soon as it reads the closed connection); from then on the
 // claim's fate is fixed, and the token says whether it is there. A process that does not end
 // within backendWait (blocked behind a lock) is terminated, which aborts an uncommitted claim.
-// Behind a pooler that hides the server's process ids the process cannot be found, and the
-// clean-up withdraws at once: a claim the server reads after that is left to the stale
-// window. So is every claim whose clean-up cannot reach the database at all.
+//
+// Behind a pooler in transaction mode (PgBouncer) the process id pgx was given is the
+// pooler's, not a server's, and the claim ran on whichever server connection was free. The
+// pooler closes that connection when its client goes away mid-statement, but the server
+// still runs the statement it has read, and commits it. The clean-up tells the two cases
+// apart by asking its own connection for pg_backend_pid(): where it differs from the pid pgx
+// holds, something sits between. It then waits for every statement on once's tables that
+// the database's other server processes are running at that moment to end (or move on),
+// bounded by backendWait, terminating none: one of them is the claim, and the others are
+// short. A claim blocked longer than that, or read by the server only after the clean-up
+// looked, is left to the stale window, as is every claim whose clean-up cannot reach the
+// database at all.
 
 // cleanupTimeout bounds the clean-up of one claim whose outcome the caller did not see.
 const cleanupTimeout = 5 * time.Second
@@ -109,8 +118,17 @@ func resolveClaim(ctx context.Context, db DB, site claimSite, err error, withdra
 		defer nc.Close(cctx)
 		cdb = nc
 	}
+	if p, ok := cdb.(*pgxpool.Pool); ok {
+		// One connection for the whole clean-up: its own pid tells a pooler apart.
+		c, aerr := p.Acquire(cctx)
+		if aerr != nil {
+			return errors.Join(err, fmt.Errorf("%w: the claim's outcome is unknown and the clean-up cannot connect: %w", errClaimLeft, aerr))
+		}
+		defer c.Release()
+		cdb = c.Conn()
+	}
 	if site.closed && site.pid != 0 {
-		if werr := waitBackendGone(cctx, cdb, site.pid); werr != nil {
+		if werr := waitClaimEnded(cctx, cdb, site.pid); werr != nil {
 			return errors.Join(err, fmt.Errorf("%w: the claim's outcome is unknown and the clean-up could not wait for it: %w", errClaimLeft, werr))
 		}
 	}
@@ -120,8 +138,93 @@ func resolveClaim(ctx context.Context, db DB, site claimSite, err error, withdra
 	return err
 }
 
+// waitClaimEnded waits until the statement of a claim sent on a connection that pgx knew as
+// pid, and has since closed, can no longer commit: the server process pid has ended, or,
+// behind a pooler, every statement on once's tables running now has (see the top of this
+// file).
+func waitClaimEnded(ctx context.Context, db DB, pid uint32) error {
+	pooled, err := behindPooler(ctx, db)
+	if err != nil {
+		return err
+	}
+	if pooled {
+		return waitRunningStatements(ctx, db)
+	}
+	return waitBackendGone(ctx, db, pid)
+}
+
+// behindPooler reports whether db, one connection, reaches the server through something
+// that hides the server's process id from pgx (a pooler), by comparing the two.
+func behindPooler(ctx context.Context, db DB) (bool, error) {
+	c, ok := db.(*pgx.Conn)
+	if !ok {
+		return false, nil
+	}
+	var server int64
+	if err := c.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&server); err != nil {
+		return false, fmt.Errorf("reading the server's process id: %w", err)
+	}
+	return uint32(server) != c.PgConn().PID(), nil
+}
+
+// runningStatementsSQL lists the statements on once's tables that other server processes
+// of the database are running, each by its process and the time it started.
+const runningStatementsSQL = `SELECT pid, query_start FROM pg_stat_activity
+WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'active'
+  AND backend_type = 'client backend' AND query LIKE '%once.%'`
+
+// stillRunningSQL counts those of the listed statements ($1 pids, $2 start times) that still
+// run.
+const stillRunningSQL = `SELECT count(*) FROM pg_stat_activity a
+JOIN unnest($1::int[], $2::timestamptz[]) AS s(pid, query_start) ON a.pid = s.pid AND a.query_start = s.query_start
+WHERE a.state = 'active'`
+
+// waitRunningStatements waits, at most backendWait, until every statement on once's tables
+// that other server processes run now has ended: behind a pooler, the one of an unseen claim
+// cannot be told from the others.
+func waitRunningStatements(ctx context.Context, db DB) error {
+	rows, err := db.Query(ctx, runningStatementsSQL)
+	if err != nil {
+		return fmt.Errorf("listing running statements: %w", err)
+	}
+	var pids []int32
+	var starts []time.Time
+	for rows.Next() {
+		var pid int32
+		var start time.Time
+		if err := rows.Scan(&pid, &start); err != nil {
+			rows.Close()
+			return fmt.Errorf("listing running statements: %w", err)
+		}
+		pids, starts = append(pids, pid), append(starts, start)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("listing running statements: %w", err)
+	}
+	deadline := time.Now().Add(backendWait)
+	pause := time.Millisecond
+	for len(pids) > 0 && time.Now().Before(deadline) {
+		var n int
+		if err := db.QueryRow(ctx, stillRunningSQL, pids, starts).Scan(&n); err != nil {
+			return fmt.Errorf("waiting for running statements: %w", err)
+		}
+		if n == 0 {
+			return nil
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		pause = min(pause*2, 20*time.Millisecond)
+	}
+	return nil
+}
+
 // waitBackendGone waits until the server process pid has ended, terminating it after
-// backendWait. A pid the server does not know (already gone, or a pooler's) returns at once.
+// backendWait. A pid the server does not know (already gone) returns at once.
 func waitBackendGone(ctx context.Context, db DB, pid uint32) error {
 	deadline := time.Now().Add(backendWait)
 	pause := time.Millisecond

@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/oncekit/once/internal/pgtest"
 	once "github.com/oncekit/once/runtime"
 )
 
@@ -165,13 +167,17 @@ func openKeys(t *testing.T, pool *pgxpool.Pool, k unseenKind) int {
 // never ran the work. 300 calls per kind, with deadlines from a fifth of a claim's round
 // trip to three: a second later no key is open, and every key's next call runs (or, for a
 // forever key that ran, replays), with no key's work done twice.
+//
+// The kinds storm at once, each on a database of its own: behind PgBouncer every cancelled
+// call costs a new server connection, which the pooler opens one at a time per database.
 func TestUnseenClaim_CancelledCallersLeaveNoKeyOpen(t *testing.T) {
 	t.Parallel()
-	pool := setup(t, 12)
-	rtt := claimRoundTrip(t, pool)
+	rtt := claimRoundTrip(t, setup(t, 12))
 	t.Logf("a claim's round trip: %v", rtt)
 	for _, k := range unseenKinds {
 		t.Run(k.name, func(t *testing.T) {
+			t.Parallel()
+			pool := setup(t, 12)
 			runs := make([]atomic.Int32, deadlineCalls)
 			withdrawn := once.UnseenWithdrawn()
 			cancelled, err := deadlineStorm(deadlineCalls, stormWorkers, rtt, func(ctx context.Context, i int) error {
@@ -251,4 +257,27 @@ func TestUnseenClaim_WithoutCleanupKeysAreLeftOpen(t *testing.T) {
 		return
 	}
 	t.Fatal("without the clean-up, five storms of cancelled callers left no key open: the storm does not reach the window it is meant to test")
+}
+
+// The clean-up finds an unseen claim's server process by the pid pgx holds, which behind
+// PgBouncer is the pooler's own: it must tell the two apart, or it would look for a process
+// that never existed and withdraw before the claim commits.
+func TestUnseenClaim_CleanupTellsAPoolerApart(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.NewPooledDatabase(t, "exec")
+	for _, c := range []struct {
+		name, url string
+		want      bool
+	}{{"direct", db.DirectURL, false}, {"through PgBouncer", db.URL, true}} {
+		conn, err := pgx.Connect(ctx, c.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := once.BehindPooler(ctx, conn)
+		conn.Close(ctx)
+		if err != nil || got != c.want {
+			t.Errorf("%s: behind a pooler = %v, %v; want %v", c.name, got, err, c.want)
+		}
+	}
 }

@@ -2,11 +2,16 @@ package once_test
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/oncekit/once/internal/pgtest"
 	once "github.com/oncekit/once/runtime"
@@ -130,4 +135,121 @@ func TestServerRefusal_TransactionOnCockroachDB(t *testing.T) {
 	if err := once.ServerRefusal("transaction", "g", postgres); err != nil {
 		t.Errorf("transaction on PostgreSQL: %v", err)
 	}
+}
+
+// A server with no standby has nothing a promotion could lose: no warning. (The standby
+// cases are checked on the failover tests' pairs, before their storms.)
+func TestVerifyWarnings_NoStandbyNoWarning(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 2)
+	warnings, err := once.VerifyWarnings(context.Background(), pool)
+	if errors.Is(err, once.ErrSchema) {
+		err = nil // requirements other tests of this binary registered: only the warnings count
+	}
+	if err != nil || len(warnings) != 0 {
+		t.Fatalf("VerifyWarnings without a standby: %v, %v; want none", warnings, err)
+	}
+}
+
+// The same refusal on a real PostgreSQL that says it is CockroachDB: a proxy in front of it
+// adds crdb_version to the parameters the server reports at start-up. The transaction
+// guard refuses before its function runs; a forever guard, which rests on a unique index,
+// runs through the same proxy; and straight to the server (the negative control) the
+// transaction guard runs.
+func TestServerRefusal_TransactionOnAServerReportingCockroachDB(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.NewDatabase(t)
+	direct, err := pgxpool.New(ctx, db.DirectURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer direct.Close()
+	prepare(t, direct)
+	crdb, err := pgxpool.New(ctx, crdbProxy(t, db.DirectURL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer crdb.Close()
+
+	tg := once.Transaction[int]{Name: "crdb.Decide"}
+	ran := 0
+	decide := func(context.Context, pgx.Tx) (int, error) { ran++; return 1, nil }
+	if _, _, err := tg.Do(ctx, crdb, "k", decide); !errors.Is(err, once.ErrUnsupportedServer) || !strings.Contains(err.Error(), "CockroachDB") {
+		t.Fatalf("a transaction guard on a server reporting CockroachDB: %v; want ErrUnsupportedServer", err)
+	}
+	if ran != 0 {
+		t.Fatalf("the refused guard ran its function %d times", ran)
+	}
+	fg := once.Forever[int]{Name: "crdb.Charge"}
+	if _, out, err := fg.Do(ctx, crdb, "k", func(context.Context) (int, error) { return 1, nil }); err != nil || out.Status != once.Ran {
+		t.Fatalf("a forever guard on a server reporting CockroachDB: %v, %v; want it to run", out.Status, err)
+	}
+	if _, out, err := tg.Do(ctx, direct, "k", decide); err != nil || out.Status != once.Ran || ran != 1 {
+		t.Fatalf("the transaction guard straight to PostgreSQL: %v, %v (ran %d); want it to run", out.Status, err, ran)
+	}
+}
+
+// crdbProxy starts a proxy to the server of url that adds the parameter crdb_version to
+// what the server reports before it is first ready for a query, and returns url through it.
+func crdbProxy(t *testing.T, url string) string {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port)))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	param := []byte("crdb_version\x00CockroachDB CCL v23.2.4 (x86_64-pc-linux-gnu)\x00")
+	status := append([]byte{'S', 0, 0, 0, 0}, param...)
+	binary.BigEndian.PutUint32(status[1:5], uint32(4+len(param)))
+	go func() {
+		for {
+			client, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			server, err := net.Dial("tcp", target)
+			if err != nil {
+				client.Close()
+				continue
+			}
+			go func() { io.Copy(server, client); server.Close() }()
+			go func() {
+				defer client.Close()
+				// Server messages: a type byte and a length that counts itself.
+				for {
+					head := make([]byte, 5)
+					if _, err := io.ReadFull(server, head); err != nil {
+						return
+					}
+					body := make([]byte, binary.BigEndian.Uint32(head[1:])-4)
+					if _, err := io.ReadFull(server, body); err != nil {
+						return
+					}
+					if head[0] == 'Z' {
+						if _, err := client.Write(status); err != nil {
+							return
+						}
+					}
+					if _, err := client.Write(append(head, body...)); err != nil {
+						return
+					}
+					if head[0] == 'Z' {
+						io.Copy(client, server)
+						return
+					}
+				}
+			}()
+		}
+	}()
+	u := strings.Replace(url, target, ln.Addr().String(), 1)
+	if u == url {
+		t.Fatalf("no %s in %s", target, url)
+	}
+	return u
 }

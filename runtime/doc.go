@@ -77,10 +77,11 @@
 // context of its own (at most 5 s, which the caller's cancellation does not reach) it waits
 // for the server process that ran the claim to end and withdraws the claim by its token if
 // it is there. The key is free at once, and the caller gets its context's error. This covers
-// Forever, Operation (and so oncehttp), Open and Lease. Where that clean-up cannot reach the
-// database, or a pooler hides the server's process ids and the server reads the claim only
-// after the clean-up looked, the stale window (Forever.Stale, Open.Stale) or the lease's TTL
-// still frees the key. Statement and Episode write no owner token with their reservation or
+// Forever, Operation (and so oncehttp), Open and Lease. Behind a pooler, whose process ids
+// are its own, it waits instead (at most 1 s, terminating none) for every statement on
+// once's tables running at that moment to end. Where that clean-up cannot reach the
+// database, or the server reads the claim only after the clean-up looked, the stale window
+// (Forever.Stale, Open.Stale) or the lease's TTL still frees the key. Statement and Episode write no owner token with their reservation or
 // firing, so theirs cannot be told apart and is left as it landed.
 //
 // Errors that pass by themselves (a serialization failure, 40001; a deadlock, 40P01; an
@@ -95,11 +96,19 @@
 // Through PgBouncer in transaction mode every guard works, as it keeps only
 // transaction-scoped state, provided pgx does not keep prepared statements on a server
 // session: set default_query_exec_mode=exec (or simple_protocol, cache_describe). Verify
-// refuses a pool in pgx's default mode behind such a pooler (ErrPoolMode). With a synchronous
-// standby a promotion loses nothing a caller saw acknowledged. With an asynchronous one, what
-// the old primary acknowledged last can be lost: a claim or latch (its effect may run again:
-// derive the provider key from the operation's key, ProviderKey(step, key), so the provider
-// drops the repeat), a reservation, or a settle (the operation stays open, then uncertain).
+// refuses a pool in cache_statement (pgx's default) or describe_exec mode behind such a
+// pooler (ErrPoolMode).
+//
+// With a synchronous standby, a promotion runs no effect twice and loses no outcome a caller
+// saw acknowledged; an outcome being settled as the primary died stays open, then uncertain.
+// With an asynchronous one, what the old primary acknowledged last is lost: a forever claim
+// (the key runs again) or settle (the operation stays open, then uncertain), a reservation,
+// firing or decision (a retry runs the effect once more), an open claim or lease (a second
+// holder may start while the first runs). Derive the provider key from the operation's key,
+// ProviderKey(step, key), so a provider that deduplicates drops the repeat. Verify logs, and
+// VerifyWarnings returns, a Warning (ErrAsyncStandby) when the server streams to a standby
+// its commits do not wait for.
+//
 // A Transaction guard refuses a server whose advisory locks lock nothing (CockroachDB:
 // ErrUnsupportedServer). See the README's "Behind a pooler, across a failover".
 //

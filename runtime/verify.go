@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -169,8 +170,34 @@ func Requirements() []Requirement {
 //	if err := once.Verify(ctx, pool); err != nil {
 //		return fmt.Errorf("the database is not ready: %w", err)
 //	}
+//
+// What it finds that breaks no guard but weakens what a promise survives (a standby the
+// server does not wait for at commit: ErrAsyncStandby) does not fail it: Verify logs it with
+// slog's default logger, and VerifyWarnings returns it.
 func Verify(ctx context.Context, db DB) error {
-	return VerifyRequirements(ctx, db, append(SchemaRequirements(), Requirements()...)...)
+	warnings, err := VerifyWarnings(ctx, db)
+	for _, w := range warnings {
+		slog.Default().WarnContext(ctx, "once: verify: "+w.Detail, "warning", w.Err.Error())
+	}
+	return err
+}
+
+// VerifyWarnings is Verify, returning what it would log as well: the warnings come with a
+// nil error, and with a *SchemaError too. Each Warning says what was seen and what to do;
+// errors.Is(w, ErrAsyncStandby) tells their kind.
+func VerifyWarnings(ctx context.Context, db DB) ([]Warning, error) {
+	if err := VerifyRequirements(ctx, db, append(SchemaRequirements(), Requirements()...)...); err != nil {
+		var schema *SchemaError
+		if !errors.As(err, &schema) {
+			return nil, err
+		}
+		w, werr := replicationWarnings(ctx, db)
+		if werr != nil {
+			return nil, errors.Join(err, werr)
+		}
+		return w, err
+	}
+	return replicationWarnings(ctx, db)
 }
 
 // VerifyRequirements is Verify for exactly reqs (oncegen verify passes those of the

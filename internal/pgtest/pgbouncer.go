@@ -125,7 +125,6 @@ default_pool_size = 70
 max_user_connections = 340
 reserve_pool_size = 0
 server_idle_timeout = 5
-server_check_delay = 0
 ignore_startup_parameters = extra_float_digits
 logfile = %s
 log_connections = 0
