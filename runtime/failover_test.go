@@ -304,7 +304,7 @@ func failoverKinds(provider *fakeprovider.Server) []*failoverKind {
 		}
 		return out.Status == once.Ran, true
 	}
-	statement.kept = exists("SELECT count(*) = 1 FROM once.counters WHERE name = 'failover.statement' AND key = $1 AND used = 1")
+	statement.kept = exists("SELECT count(*) = 1 FROM once.counter_slots WHERE name = 'failover.statement' AND key = $1")
 
 	episode := newKind("episode", true)
 	eg := once.Episode[int]{Name: "failover.episode"}

@@ -14,7 +14,7 @@ import (
 func counterUsed(t *testing.T, db once.DB, name, key string) int64 {
 	t.Helper()
 	var used int64
-	if err := db.QueryRow(context.Background(), "SELECT used FROM once.counters WHERE name = $1 AND key = $2", name, key).Scan(&used); err != nil {
+	if err := db.QueryRow(context.Background(), "SELECT count(*) FROM once.counter_slots WHERE name = $1 AND key = $2", name, key).Scan(&used); err != nil {
 		t.Fatal(err)
 	}
 	return used
@@ -273,9 +273,9 @@ func TestStatement_NegativeControl_ReadAloneDecidingPassesTheCapUnderRefunds(t *
 }
 
 // A refusal of a full counter reads it without a lock: it answers while another transaction
-// holds the row locked. The guard's earlier form, the conditional upsert alone, waits for
-// that lock (ON CONFLICT .. DO UPDATE locks the row even when its WHERE refuses): that is the
-// negative control.
+// holds the key's slots locked. The guard's earlier form, the conditional upsert of one
+// counter row, waits for that row's lock (ON CONFLICT .. DO UPDATE locks the row even when
+// its WHERE refuses): that is the negative control.
 func TestStatement_RefusalTakesNoLock(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
@@ -284,13 +284,18 @@ func TestStatement_RefusalTakesNoLock(t *testing.T) {
 	if _, ok, err := g.Reserve(ctx, pool, "org/1", 2); err != nil || !ok {
 		t.Fatalf("filling the counter: %v, %v", ok, err)
 	}
+	if _, err := pool.Exec(ctx, "INSERT INTO once.counters (name, key, used, cap) VALUES ('ideas.Generate', 'org/1', 2, 2)"); err != nil {
+		t.Fatal(err)
+	}
 	tx, err := pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, "SELECT * FROM once.counters WHERE name = 'ideas.Generate' AND key = 'org/1' FOR UPDATE"); err != nil {
-		t.Fatal(err)
+	for _, table := range []string{"once.counter_slots", "once.counters"} {
+		if _, err := tx.Exec(ctx, "SELECT * FROM "+table+" WHERE name = 'ideas.Generate' AND key = 'org/1' FOR UPDATE"); err != nil {
+			t.Fatal(err)
+		}
 	}
 	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -312,5 +317,51 @@ func TestStatement_RefusalTakesNoLock(t *testing.T) {
 ON CONFLICT (name, key) DO UPDATE SET used = c.used + EXCLUDED.used WHERE c.used + EXCLUDED.used <= EXCLUDED.cap`)
 	if pgErrCode(err) != "55P03" {
 		t.Fatalf("the conditional upsert alone on the locked full counter: %v; want it to wait for the lock (55P03 after lock_timeout)", err)
+	}
+}
+
+// Reservations of one key do not queue behind each other's commits: with a reservation
+// uncommitted in another transaction, a reservation of the same key is made at once, as it
+// inserts a slot of its own. (It waits only if it picks the very slot the other holds: one
+// chance in a million here.) The earlier form, a conditional upsert of one counter row,
+// waits for the uncommitted update: that is the negative control.
+func TestStatement_ReservationsDoNotQueue(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 4)
+	ctx := context.Background()
+	g := once.Statement[int]{Name: "ideas.Generate", Cap: 1_000_000}
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, ok, err := g.Reserve(ctx, tx, "org/1", 1); err != nil || !ok {
+		t.Fatalf("the reservation in the open transaction: %v, %v", ok, err)
+	}
+	if _, err := tx.Exec(ctx, "INSERT INTO once.counters (name, key, used, cap) VALUES ('ideas.Generate', 'org/1', 1, 1000000)"); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "SET lock_timeout = '200ms'"); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Exec(ctx, "RESET lock_timeout")
+	if used, ok, err := g.Reserve(ctx, conn, "org/1", 1); err != nil || !ok || used != 1 {
+		t.Fatalf("a reservation beside an uncommitted one = %d, %v, %v; want made at once, 1 used in its snapshot", used, ok, err)
+	}
+	_, err = conn.Exec(ctx, `INSERT INTO once.counters AS c (name, key, used, cap) VALUES ('ideas.Generate', 'org/1', 1, 1000000)
+ON CONFLICT (name, key) DO UPDATE SET used = c.used + EXCLUDED.used WHERE c.used + EXCLUDED.used <= EXCLUDED.cap`)
+	if pgErrCode(err) != "55P03" {
+		t.Fatalf("the conditional upsert beside an uncommitted one: %v; want it to wait for the other's commit (55P03 after lock_timeout)", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if used := counterUsed(t, pool, g.Name, "org/1"); used != 2 {
+		t.Fatalf("%d units used after both committed, want 2", used)
 	}
 }
