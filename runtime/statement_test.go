@@ -3,6 +3,7 @@ package once_test
 import (
 	"context"
 	"errors"
+	"math"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -363,5 +364,84 @@ ON CONFLICT (name, key) DO UPDATE SET used = c.used + EXCLUDED.used WHERE c.used
 	}
 	if used := counterUsed(t, pool, g.Name, "org/1"); used != 2 {
 		t.Fatalf("%d units used after both committed, want 2", used)
+	}
+}
+
+// Concurrent refunds give back exactly the units held: of 20 refunds of one unit on a key
+// holding 5, five succeed and the rest are refused, and nothing is given back twice.
+func TestStatement_ConcurrentRefundsGiveBackEachUnitOnce(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, stormConns)
+	ctx := context.Background()
+	g := once.Statement[int]{Name: "ideas.Generate", Cap: 10}
+	if _, ok, err := g.Reserve(ctx, pool, "org/1", 5); err != nil || !ok {
+		t.Fatalf("reserving 5: %v, %v", ok, err)
+	}
+	var refunded, refused atomic.Int64
+	storm(t, pool, 20, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
+		err := g.Refund(ctx, conn, "org/1", 1)
+		switch {
+		case err == nil:
+			refunded.Add(1)
+		case errors.Is(err, once.ErrInvalid):
+			refused.Add(1)
+		default:
+			return err
+		}
+		return nil
+	})
+	if refunded.Load() != 5 || refused.Load() != 15 {
+		t.Fatalf("%d refunds made and %d refused, want 5 and 15", refunded.Load(), refused.Load())
+	}
+	if used := counterUsed(t, pool, g.Name, "org/1"); used != 0 {
+		t.Fatalf("%d units used after refunding all, want 0", used)
+	}
+}
+
+// A cap far beyond what can be enumerated costs a reservation no more than a small one: the
+// walk over slot numbers is evaluated only until it finds free ones.
+func TestStatement_HugeCapReservesWithoutEnumeratingIt(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 4)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	g := once.Statement[int]{Name: "bytes.Egress", Cap: math.MaxInt64}
+	for i := range 3 {
+		used, ok, err := g.Reserve(ctx, pool, "acct/1", 1000)
+		if err != nil || !ok || used != int64(i+1)*1000 {
+			t.Fatalf("reservation %d of 1000 units under the largest cap: %d, %v, %v", i+1, used, ok, err)
+		}
+	}
+	var below int64
+	if err := pool.QueryRow(ctx, "SELECT count(*) FROM once.counter_slots WHERE name = 'bytes.Egress' AND slot >= 0").Scan(&below); err != nil || below != 3000 {
+		t.Fatalf("%d slots, %v; want 3000", below, err)
+	}
+}
+
+// The negative control for the slot rows: the same rows with the count alone deciding (each
+// unit numbered by its caller, past the cap, rather than below it) let every caller through, as the barrier holds all of them between the count and the insert. The
+// numbering below the cap, not the count read, is what keeps the cap.
+func TestStatement_NegativeControl_SlotsNumberedPastTheCapPassIt(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, stormConns)
+	const capacity = 10
+	b := newBarrier(stormSize)
+	storm(t, pool, stormSize, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
+		var used int64
+		if err := conn.QueryRow(ctx, "SELECT count(*) FROM once.counter_slots WHERE name = 'ideas.Generate' AND key = 'org/1'").Scan(&used); err != nil {
+			return err
+		}
+		if err := b.wait(ctx); err != nil {
+			return err
+		}
+		if used+1 > capacity {
+			return nil
+		}
+		_, err := conn.Exec(ctx, `INSERT INTO once.counter_slots (name, key, slot) VALUES ('ideas.Generate', 'org/1', $1)
+ON CONFLICT (name, key, slot) DO NOTHING`, int64(caller)+capacity*1000)
+		return err
+	})
+	if used := counterUsed(t, pool, "ideas.Generate", "org/1"); used <= capacity {
+		t.Fatalf("%d units held with the count alone deciding, want more than the cap of %d (the race this test must be able to see)", used, capacity)
 	}
 }
