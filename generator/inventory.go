@@ -96,7 +96,7 @@ func Mechanism(d *directive.Directive) string {
 		if d.N.IsLit {
 			n = fmt.Sprint(d.N.Lit)
 		}
-		return fmt.Sprintf("counter in once.counters: reserve %s against cap %s in one statement", n, c)
+		return fmt.Sprintf("units as rows of once.counter_slots: reserve %s below cap %s in one statement", n, c)
 	case directive.Episode:
 		return "latch in once.latches, set only where NULL; Rearm" + d.Func.Name.Name + " rearms"
 	case directive.Open:

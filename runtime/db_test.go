@@ -71,7 +71,7 @@ func onceRows(t testing.TB, db once.DB) int {
 	t.Helper()
 	var n int
 	err := db.QueryRow(context.Background(), `SELECT
-		(SELECT count(*) FROM once.counters) + (SELECT count(*) FROM once.latches) +
+		(SELECT count(*) FROM once.counters) + (SELECT count(*) FROM once.counter_slots) + (SELECT count(*) FROM once.latches) +
 		(SELECT count(*) FROM once.open_claims) + (SELECT count(*) FROM once.leases)`).Scan(&n)
 	if err != nil {
 		t.Fatal(err)

@@ -14,7 +14,7 @@
 //	promise                              type         where its state lives
 //	once per request                     Request      the request's context (WithRequestScope)
 //	once per decision made from a read   Transaction  an advisory lock, for one transaction
-//	once per count (n against a cap)     Statement    once.counters
+//	once per count (n against a cap)     Statement    once.counter_slots
 //	once per episode, until rearmed      Episode      once.latches
 //	once while the work is open          Open         once.open_claims
 //	once for ever, or for Retain         Forever      once.operations
@@ -54,7 +54,8 @@
 //	once.followups    pending, delivered or dead. Drain.Run delivers; ListDeadFollowUps,
 //	                  then ReviveFollowUp; delivered ones are deleted with their operation.
 //	once.open_claims  open, done, failed or stale claims of Open guards (SweepStale).
-//	once.counters     units used against each Statement guard's cap.
+//	once.counter_slots one row per unit held against each Statement guard's cap
+//	                  (before schema step 3, a count per key in once.counters).
 //	once.latches      each Episode guard's latch and how many episodes fired.
 //	once.leases       each Lease's holder, fence and expiry (ForceRelease).
 //
@@ -77,12 +78,14 @@
 // context of its own (at most 5 s, which the caller's cancellation does not reach) it waits
 // for the server process that ran the claim to end and withdraws the claim by its token if
 // it is there. The key is free at once, and the caller gets its context's error. This covers
-// Forever, Operation (and so oncehttp), Open and Lease. Behind a pooler, whose process ids
-// are its own, it waits instead (at most 1 s, terminating none) for every statement on
-// once's tables running at that moment to end. Where that clean-up cannot reach the
-// database, or the server reads the claim only after the clean-up looked, the stale window
-// (Forever.Stale, Open.Stale) or the lease's TTL still frees the key. Statement and Episode write no owner token with their reservation or
-// firing, so theirs cannot be told apart and is left as it landed.
+// Forever, Operation (and so oncehttp), Open, Lease, Statement (whose slots carry their
+// reservation's token: they are given back) and Episode (whose latch carries its firing's
+// token: it is rearmed). Behind a pooler, whose process ids are its own, it waits instead (at
+// most 1 s, terminating none) for every statement on once's tables running at that moment to
+// end. Where that clean-up cannot reach the database, or the server reads the claim only
+// after the clean-up looked, the stale window (Forever.Stale, Open.Stale) or the lease's TTL
+// still frees the key; a Statement's units then stay held until refunded, and an Episode's
+// latch set until rearmed.
 //
 // Errors that pass by themselves (a serialization failure, 40001; a deadlock, 40P01; an
 // administrator's shutdown, 57P0x; a lost connection) match ErrRetryable when the guard

@@ -23,8 +23,9 @@ type Episode[T any] struct {
 	Name string
 }
 
-// fireSQL sets the latch where it is armed (no row yet, or fired_at NULL) and returns the
-// episode's number; a latch already set returns no row.
+// fireSQL sets the latch where it is armed (no row yet, or fired_at NULL), with the token of
+// the call that fires it, and returns the episode's number; a latch already set returns no
+// row.
 //
 // ON CONFLICT .. DO UPDATE locks the conflicting row even when its WHERE refuses the update,
 // and the lock writes WAL: under a storm on a set latch every duplicate would queue on the
@@ -35,18 +36,28 @@ type Episode[T any] struct {
 // (or absent) is set by the upsert under the row's lock, against the newest committed latch,
 // so one episode fires once whatever the snapshot read: the read can only answer duplicate,
 // never fire.
-const fireSQL = `INSERT INTO once.latches AS l (name, key, fired_at, firings)
-SELECT $1::text, $2::text, clock_timestamp(), 1
+const fireSQL = `INSERT INTO once.latches AS l (name, key, fired_at, firings, token)
+SELECT $1::text, $2::text, clock_timestamp(), 1, $3::text
 WHERE NOT EXISTS (SELECT FROM once.latches WHERE name = $1::text AND key = $2::text AND fired_at IS NOT NULL)
-ON CONFLICT (name, key) DO UPDATE SET fired_at = clock_timestamp(), firings = l.firings + 1
+ON CONFLICT (name, key) DO UPDATE SET fired_at = clock_timestamp(), firings = l.firings + 1, token = EXCLUDED.token
 WHERE l.fired_at IS NULL
 RETURNING firings`
+
+// unfireSQL rearms the latch if the firing of token still holds it: a Rearm and a new firing
+// since are left alone.
+const unfireSQL = `UPDATE once.latches SET fired_at = NULL, rearmed_at = clock_timestamp()
+WHERE name = $1 AND key = $2 AND token = $3 AND fired_at IS NOT NULL`
 
 // Do fires the key's latch and, if this call fired it, runs fn. If fn returns an error (or
 // panics) the latch is rearmed, but only if it still holds this firing (a Rearm and a new
 // firing in between are left alone), so the next attempt fires again: an alert that failed
 // to send was not sent. If the latch was already set, fn does not run and Do returns
 // Outcome{Status: Duplicate}. Outcome.Firing is the episode's number (once.latches.firings).
+//
+// A firing whose answer ctx cut off (it may have landed or not) is undone the same way, at
+// once, on a short context of its own, once the server process that ran it has ended; Do
+// then returns the context's error. Where that clean-up cannot reach the database, the latch
+// stays set until a Rearm.
 func (g Episode[T]) Do(ctx context.Context, db DB, key string, fn func(context.Context) (T, error)) (T, Outcome, error) {
 	var zero T
 	if err := checkGuardCall(ctx, db, "episode", g.Name, key); err != nil {
@@ -55,27 +66,38 @@ func (g Episode[T]) Do(ctx context.Context, db DB, key string, fn func(context.C
 	if fn == nil {
 		return zero, Outcome{}, invalid("episode", g.Name, "nil function")
 	}
+	token := newToken()
 	var firing int64
-	err := db.QueryRow(ctx, fireSQL, g.Name, key).Scan(&firing)
+	site, err := sendClaim(ctx, db, func(cdb DB) error {
+		return cdb.QueryRow(ctx, fireSQL, g.Name, key, token).Scan(&firing)
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return zero, Outcome{Status: Duplicate}, nil
 	}
 	if err != nil {
-		return zero, Outcome{}, classifyAnswered(fmt.Errorf("once: episode guard %s: fire: %w", g.Name, err))
+		err = fmt.Errorf("once: episode guard %s: fire: %w", g.Name, err)
+		return zero, Outcome{}, classify(resolveClaim(ctx, db, site, err, g.withdrawUnseen(key, token)))
 	}
 	out := Outcome{Status: Ran, Firing: firing}
-	v, err := callUndoing(ctx, fn, func(sctx context.Context, _ error) error { return g.unfire(sctx, db, key, firing) })
+	v, err := callUndoing(ctx, fn, func(sctx context.Context, _ error) error {
+		if _, err := db.Exec(sctx, unfireSQL, g.Name, key, token); err != nil {
+			return fmt.Errorf("once: episode guard %s: rearming after the function failed: %w", g.Name, err)
+		}
+		return nil
+	})
 	return v, out, err
 }
 
-// unfire rearms the latch if it still holds firing.
-func (g Episode[T]) unfire(ctx context.Context, db DB, key string, firing int64) error {
-	_, err := db.Exec(ctx, `UPDATE once.latches SET fired_at = NULL, rearmed_at = clock_timestamp()
-WHERE name = $1 AND key = $2 AND firings = $3 AND fired_at IS NOT NULL`, g.Name, key, firing)
-	if err != nil {
-		return fmt.Errorf("once: episode guard %s: rearming after the function failed: %w", g.Name, err)
+// withdrawUnseen rearms the latch fired under token, whose answer its caller did not see.
+func (g Episode[T]) withdrawUnseen(key, token string) func(context.Context, DB) error {
+	return func(ctx context.Context, db DB) error {
+		tag, err := db.Exec(ctx, unfireSQL, g.Name, key, token)
+		if err != nil {
+			return fmt.Errorf("once: episode guard %s: rearming an unseen firing: %w", g.Name, err)
+		}
+		unseenWithdrawn.Add(tag.RowsAffected())
+		return nil
 	}
-	return nil
 }
 
 // Rearm ends the key's episode: the next Do fires again. It reports whether the latch was

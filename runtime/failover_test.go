@@ -390,7 +390,7 @@ func failoverKinds(provider *fakeprovider.Server) []*failoverKind {
 		}
 		return out.Status == once.Ran, true
 	}
-	statement.kept = count("SELECT coalesce(sum(used), 0) FROM once.counters WHERE name = 'failover.statement' AND key = $1")
+	statement.kept = count("SELECT count(*) FROM once.counter_slots WHERE name = 'failover.statement' AND key = $1")
 
 	episode := newKind("episode", true)
 	eg := once.Episode[int]{Name: "failover.episode"}

@@ -237,13 +237,14 @@ func BenchmarkTransaction(b *testing.B) {
 func BenchmarkStatement(b *testing.B) {
 	pool := benchPool(b)
 	ctx := context.Background()
-	// A key takes four reservations: the first inserts the counter, the rest update it.
+	// A key takes four reservations, each inserting one slot among those the key holds.
 	key := func(keys *benchKeys) string { return keys.prefix + strconv.FormatInt(keys.n.Add(1)/4, 10) }
 	bare := func(b *testing.B, keys *benchKeys) func() error {
 		return func() error {
-			var used int64
-			var ok bool
-			return pool.QueryRow(ctx, once.ReserveSQL, "ideas.Generate", key(keys), int64(1), int64(1000)).Scan(&used, &ok)
+			var used, got int64
+			k := key(keys)
+			// The walk the guard takes, from a slot of its own (keys.n) with stride 1.
+			return pool.QueryRow(ctx, once.ReserveSQL, "ideas.Generate", k, int64(1), int64(1000), keys.n.Load()%1000, int64(1), k).Scan(&used, &got)
 		}
 	}
 	g := once.Statement[int]{Name: "ideas.Generate", Cap: 1000}
@@ -261,7 +262,7 @@ func BenchmarkEpisode(b *testing.B) {
 	fire := func(key func(*benchKeys) string) [2]benchOp {
 		bare := func(b *testing.B, keys *benchKeys) func() error {
 			return func() error {
-				rows, err := pool.Query(ctx, once.FireSQL, "alerts.Credit", key(keys))
+				rows, err := pool.Query(ctx, once.FireSQL, "alerts.Credit", key(keys), "0123456789abcdef0123456789abcdef")
 				if err != nil {
 					return err
 				}

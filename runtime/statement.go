@@ -2,91 +2,181 @@ package once
 
 import (
 	"context"
-	"errors"
 	"fmt"
-
-	"github.com/jackc/pgx/v5"
+	"math/rand/v2"
 )
 
 // Statement is the promise "once per count": of all the callers asking for units of one key,
 // only as many are served as the cap allows (an allowance of two runs a month, five
-// reminders per invoice). A reservation adds n to the key's counter in one statement that
-// refuses to pass the cap, so no interleaving of callers can exceed it: there is no read
-// before the write to race with.
+// reminders per invoice).
 //
-// Its table is once.counters.
+// A key's units are rows of once.counter_slots, one per unit held, each numbered below the
+// cap: a reservation of n units inserts n slots that were free, in one statement that also
+// counts the key's slots. The primary key (name, key, slot) makes the cap exact under every
+// interleaving: no two reservations can hold one slot, and no slot is numbered at or above
+// the cap, so no more than cap units are ever held. Reservations of one key insert rows of
+// their own and commit side by side; none waits for another's commit unless both picked the
+// same free slot.
+//
+// Its tables are once.counter_slots (and, before schema step 3, once.counters).
 type Statement[T any] struct {
 	// Name identifies the guard; a counter is per Name and key.
 	Name string
 	// Cap is the most units a key may have reserved at once. Zero refuses every
-	// reservation.
+	// reservation. Lowering it while units are held refuses reservations while the units
+	// counted reach the new cap; units already numbered at or above it count until they are
+	// refunded, and until then concurrent reservations may fill every slot below it.
 	Cap int64
 }
 
-// reserveSQL is the reservation, in one statement that answers a refusal too.
+// reserveSQL is one attempt at a reservation: $1 name, $2 key, $3 n, $4 cap, $5 and $6 the
+// first slot to try and the stride between tries, $7 the reservation's token.
 //
-// A reservation is a conditional upsert: the conflict branch's WHERE keeps an existing counter
-// within the cap, and the SELECT's own WHERE refuses a first reservation larger than the cap
-// (the insert branch has no conflict WHERE). But ON CONFLICT .. DO UPDATE locks the
-// conflicting row even when its WHERE refuses the update, and the lock writes WAL; under a
-// storm on a full counter every refusal would queue on the one row. So the statement first
-// reads the counter in its snapshot (a plain read: no lock, nothing written), and proposes no
-// row at all when the counter it read is already too full for n: such a refusal meets no
-// conflict and takes no lock. The refusal is true at that snapshot, a moment during the call;
-// a refund committed since does not make it wrong, only older than the call's return.
+// It counts the key's slots in the statement's snapshot (a plain read: no lock, nothing
+// written) and, only if n more fit under the cap, walks the slot numbers below the cap from
+// $5 in steps of $6 (coprime with the cap, so the walk visits each number once, and callers
+// starting at random places rarely pick the same slot), taking the first n free in the
+// snapshot. The walk is a set-returning function in a select list, evaluated row by row, so
+// the LIMIT stops it at the n-th free slot. A refusal therefore reads and writes nothing
+// else and takes no lock: it is true at the snapshot, a moment during the call; a refund
+// committed since does not make it wrong, only older than the call's return.
 //
-// Only the upsert ever writes, and it checks the cap under the row's lock against the newest
-// committed count, so the cap stays exact whatever the snapshot read: the read can only
-// refuse, never reserve.
-//
-// The answer is one row: (used after this reservation, true), or (the count read, false) for
-// a refusal. The count read may still have had room when the upsert, waiting for the lock,
-// met a counter that others had filled meanwhile; then Reserve reads the count again. No row
-// at all is a refusal with no counter in the snapshot. The casts are explicit: untyped
-// parameters compared with each other would compare as text.
-const reserveSQL = `WITH counter AS (
-	SELECT used FROM once.counters WHERE name = $1::text AND key = $2::text
+// The insert alone decides: a slot another reservation took since the snapshot (or is
+// taking) is a conflict, which DO NOTHING skips after that reservation commits or aborts.
+// The answer is the count read and how many slots were inserted; fewer than n means the
+// attempt lost a race for a slot and Reserve tries again in a fresh snapshot, which sees the
+// slot taken. The casts are explicit: untyped parameters compared with each other would
+// compare as text.
+const reserveSQL = `WITH held AS (
+	SELECT count(*) AS used FROM once.counter_slots WHERE name = $1::text AND key = $2::text
+), pick AS (
+	SELECT p.slot FROM (
+		SELECT (($5::numeric + generate_series(0::bigint, $4::bigint - 1)::numeric * $6::numeric) % $4::numeric)::bigint AS slot
+	) AS p
+	WHERE (SELECT used FROM held) + $3::bigint <= $4::bigint
+	AND NOT EXISTS (SELECT FROM once.counter_slots AS t WHERE t.name = $1::text AND t.key = $2::text AND t.slot = p.slot)
+	LIMIT $3::bigint
 ), reserved AS (
-	INSERT INTO once.counters AS c (name, key, used, cap)
-	SELECT $1::text, $2::text, $3::bigint, $4::bigint
-	WHERE $3::bigint <= $4::bigint AND NOT EXISTS (SELECT FROM counter WHERE used + $3::bigint > $4::bigint)
-	ON CONFLICT (name, key) DO UPDATE
-	SET used = c.used + EXCLUDED.used, cap = EXCLUDED.cap, updated_at = clock_timestamp()
-	WHERE c.used + EXCLUDED.used <= EXCLUDED.cap
-	RETURNING used
+	INSERT INTO once.counter_slots (name, key, slot, token)
+	SELECT $1::text, $2::text, slot, $7::text FROM pick
+	ON CONFLICT (name, key, slot) DO NOTHING
+	RETURNING slot
 )
-SELECT used, true FROM reserved
-UNION ALL
-SELECT used, false FROM counter WHERE NOT EXISTS (SELECT FROM reserved)`
+SELECT (SELECT used FROM held), (SELECT count(*) FROM reserved)`
 
-// Reserve adds n units to the key's counter if the total stays within Cap, in one statement.
-// It returns the units used after the call and whether this reservation was made. A refusal
-// is not an error: ok is false and used is the key's current count. A refusal on a counter
-// already full takes no lock and writes nothing; only a reservation that lost a race for the
-// last units reads the count in a second statement.
+// giveBackSQL deletes a reservation's slots by its token: the refund of Do's failed work,
+// the undoing of an attempt that got only some of its n slots, and the clean-up of a
+// reservation whose answer the caller did not see. Slots a Refund already gave back are not
+// given back twice.
+const giveBackSQL = `DELETE FROM once.counter_slots WHERE name = $1 AND key = $2 AND token = $3`
+
+// refundSQL deletes n of the key's slots, the highest first, or none if it holds fewer than
+// n that no other refund is deleting.
+const refundSQL = `WITH gone AS (
+	SELECT slot FROM once.counter_slots WHERE name = $1::text AND key = $2::text
+	ORDER BY slot DESC LIMIT $3::bigint FOR UPDATE SKIP LOCKED
+), refunded AS (
+	DELETE FROM once.counter_slots AS s USING gone
+	WHERE s.name = $1::text AND s.key = $2::text AND s.slot = gone.slot AND (SELECT count(*) FROM gone) = $3::bigint
+	RETURNING 1
+)
+SELECT count(*) FROM refunded`
+
+// maxReserveAttempts bounds the attempts of one reservation. An attempt is repeated only when
+// another reservation took a slot it picked, so every repeat follows another caller's
+// success; the bound only stops a caller starved by reservations and refunds that keep
+// taking and freeing slots under it.
+const maxReserveAttempts = 1000
+
+// Reserve adds n units to the key's counter if the total stays within Cap. It returns the
+// units used after the call (the count read in the reservation's snapshot, plus n if it was
+// made) and whether this reservation was made. A refusal is not an error: ok is false and
+// used is the key's count. A refusal takes no lock and writes nothing; a reservation is one
+// statement unless it lost a race for a slot.
+//
+// If ctx ends while the reservation is on its way, the reservation is looked for and given
+// back (see Do), so a caller that never learned of it does not keep its units.
 func (g Statement[T]) Reserve(ctx context.Context, db DB, key string, n int64) (used int64, ok bool, err error) {
 	if err := g.check(ctx, db, key, n); err != nil {
 		return 0, false, err
 	}
-	err = db.QueryRow(ctx, reserveSQL, g.Name, key, n, g.Cap).Scan(&used, &ok)
-	switch {
-	case err == nil && (ok || used+n > g.Cap):
-		return used, ok, nil
-	case n > g.Cap && errors.Is(err, pgx.ErrNoRows):
-		return 0, false, nil // n alone is over the cap
-	case err != nil && !errors.Is(err, pgx.ErrNoRows):
-		return 0, false, classifyAnswered(fmt.Errorf("once: statement guard %s: reserve %d: %w", g.Name, n, err))
-	}
-	// Refused under the lock although the snapshot had room (or no counter yet): the count
-	// that refused it is newer than the snapshot's.
-	err = db.QueryRow(ctx, "SELECT used FROM once.counters WHERE name = $1 AND key = $2", g.Name, key).Scan(&used)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, false, nil
-	}
+	return g.reserve(ctx, db, key, n, newToken())
+}
+
+// reserve reserves n units under token, giving them back if the answer is lost.
+func (g Statement[T]) reserve(ctx context.Context, db DB, key string, n int64, token string) (used int64, ok bool, err error) {
+	site, err := sendClaim(ctx, db, func(cdb DB) error {
+		var err error
+		used, ok, err = g.attempts(ctx, cdb, key, n, token)
+		return err
+	})
 	if err != nil {
-		return 0, false, classify(fmt.Errorf("once: statement guard %s: reading the refused counter: %w", g.Name, err))
+		err = fmt.Errorf("once: statement guard %s: reserve %d: %w", g.Name, n, err)
+		return 0, false, classify(resolveClaim(ctx, db, site, err, g.withdrawUnseen(key, token)))
 	}
-	return used, false, nil
+	return used, ok, nil
+}
+
+// attempts sends reserveSQL until the reservation is made or refused.
+func (g Statement[T]) attempts(ctx context.Context, db DB, key string, n int64, token string) (used int64, ok bool, err error) {
+	for range maxReserveAttempts {
+		first, stride := slotWalk(g.Cap)
+		var got int64
+		if err := db.QueryRow(ctx, reserveSQL, g.Name, key, n, g.Cap, first, stride, token).Scan(&used, &got); err != nil {
+			return 0, false, err
+		}
+		if got == n {
+			return used + n, true, nil
+		}
+		if got > 0 {
+			// Some of the n slots were free, some taken meanwhile: a reservation is all or
+			// nothing, so these go back before the next attempt.
+			if _, err := db.Exec(ctx, giveBackSQL, g.Name, key, token); err != nil {
+				return 0, false, fmt.Errorf("giving back %d of %d units: %w", got, n, err)
+			}
+		}
+		if used+n > g.Cap {
+			return used, false, nil
+		}
+	}
+	return 0, false, fmt.Errorf("%d attempts each lost the slots they picked to other reservations: %w", maxReserveAttempts, ErrRetryable)
+}
+
+// slotWalk picks where a reservation starts looking for free slots below capacity, and a
+// stride coprime with it, so that the walk visits every slot once.
+func slotWalk(capacity int64) (first, stride int64) {
+	if capacity <= 1 {
+		return 0, 1
+	}
+	first = rand.Int64N(capacity)
+	for {
+		stride = 1 + rand.Int64N(capacity-1)
+		if gcd(stride, capacity) == 1 {
+			return first, stride
+		}
+	}
+}
+
+func gcd(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// withdrawUnseen gives back the reservation made under token, whose answer its caller did
+// not see.
+func (g Statement[T]) withdrawUnseen(key, token string) func(context.Context, DB) error {
+	return func(ctx context.Context, db DB) error {
+		tag, err := db.Exec(ctx, giveBackSQL, g.Name, key, token)
+		if err != nil {
+			return fmt.Errorf("once: statement guard %s: giving back an unseen reservation: %w", g.Name, err)
+		}
+		if tag.RowsAffected() > 0 {
+			unseenWithdrawn.Add(1)
+		}
+		return nil
+	}
 }
 
 // Refund gives back n units reserved earlier, for work that was not delivered: an allowance
@@ -96,12 +186,11 @@ func (g Statement[T]) Refund(ctx context.Context, db DB, key string, n int64) er
 	if err := g.check(ctx, db, key, n); err != nil {
 		return err
 	}
-	tag, err := db.Exec(ctx, `UPDATE once.counters SET used = used - $3, updated_at = clock_timestamp()
-WHERE name = $1 AND key = $2 AND used >= $3`, g.Name, key, n)
-	if err != nil {
+	var refunded int64
+	if err := db.QueryRow(ctx, refundSQL, g.Name, key, n).Scan(&refunded); err != nil {
 		return fmt.Errorf("once: statement guard %s: refund %d: %w", g.Name, n, err)
 	}
-	if tag.RowsAffected() == 0 {
+	if refunded == 0 {
 		return invalid("statement", g.Name, "refund of %d for key %q exceeds the units reserved", n, key)
 	}
 	return nil
@@ -113,14 +202,24 @@ WHERE name = $1 AND key = $2 AND used >= $3`, g.Name, key, n)
 // with a nil error: a full allowance is an answer, not a failure.
 //
 // The refund runs even when ctx was cancelled during fn, so a cancelled request does not
-// keep its units; a panicking fn is refunded too. Outcome.Count is the count the
+// keep its units; a panicking fn is refunded too. It gives back this call's own units (by
+// the reservation's token), not any n of the key's. Outcome.Count is the count the
 // reservation returned.
+//
+// A reservation whose answer ctx cut off (it may have landed or not) is given back at once,
+// on a short context of its own, once the server process that ran it has ended; Do then
+// returns the context's error. Where that clean-up cannot reach the database, the units stay
+// held until refunded.
 func (g Statement[T]) Do(ctx context.Context, db DB, key string, n int64, fn func(context.Context) (T, error)) (T, Outcome, error) {
 	var zero T
 	if fn == nil {
 		return zero, Outcome{}, invalid("statement", g.Name, "nil function")
 	}
-	used, ok, err := g.Reserve(ctx, db, key, n)
+	if err := g.check(ctx, db, key, n); err != nil {
+		return zero, Outcome{}, err
+	}
+	token := newToken()
+	used, ok, err := g.reserve(ctx, db, key, n, token)
 	if err != nil {
 		return zero, Outcome{}, err
 	}
@@ -128,7 +227,12 @@ func (g Statement[T]) Do(ctx context.Context, db DB, key string, n int64, fn fun
 		return zero, Outcome{Status: Refused, Count: used}, nil
 	}
 	out := Outcome{Status: Ran, Count: used}
-	v, err := callUndoing(ctx, fn, func(sctx context.Context, _ error) error { return g.Refund(sctx, db, key, n) })
+	v, err := callUndoing(ctx, fn, func(sctx context.Context, _ error) error {
+		if _, err := db.Exec(sctx, giveBackSQL, g.Name, key, token); err != nil {
+			return fmt.Errorf("once: statement guard %s: refund %d: %w", g.Name, n, err)
+		}
+		return nil
+	})
 	return v, out, err
 }
 

@@ -3,6 +3,7 @@ package once_test
 import (
 	"context"
 	"errors"
+	"math"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,7 +15,7 @@ import (
 func counterUsed(t *testing.T, db once.DB, name, key string) int64 {
 	t.Helper()
 	var used int64
-	if err := db.QueryRow(context.Background(), "SELECT used FROM once.counters WHERE name = $1 AND key = $2", name, key).Scan(&used); err != nil {
+	if err := db.QueryRow(context.Background(), "SELECT count(*) FROM once.counter_slots WHERE name = $1 AND key = $2", name, key).Scan(&used); err != nil {
 		t.Fatal(err)
 	}
 	return used
@@ -273,9 +274,9 @@ func TestStatement_NegativeControl_ReadAloneDecidingPassesTheCapUnderRefunds(t *
 }
 
 // A refusal of a full counter reads it without a lock: it answers while another transaction
-// holds the row locked. The guard's earlier form, the conditional upsert alone, waits for
-// that lock (ON CONFLICT .. DO UPDATE locks the row even when its WHERE refuses): that is the
-// negative control.
+// holds the key's slots locked. The guard's earlier form, the conditional upsert of one
+// counter row, waits for that row's lock (ON CONFLICT .. DO UPDATE locks the row even when
+// its WHERE refuses): that is the negative control.
 func TestStatement_RefusalTakesNoLock(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
@@ -284,13 +285,18 @@ func TestStatement_RefusalTakesNoLock(t *testing.T) {
 	if _, ok, err := g.Reserve(ctx, pool, "org/1", 2); err != nil || !ok {
 		t.Fatalf("filling the counter: %v, %v", ok, err)
 	}
+	if _, err := pool.Exec(ctx, "INSERT INTO once.counters (name, key, used, cap) VALUES ('ideas.Generate', 'org/1', 2, 2)"); err != nil {
+		t.Fatal(err)
+	}
 	tx, err := pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, "SELECT * FROM once.counters WHERE name = 'ideas.Generate' AND key = 'org/1' FOR UPDATE"); err != nil {
-		t.Fatal(err)
+	for _, table := range []string{"once.counter_slots", "once.counters"} {
+		if _, err := tx.Exec(ctx, "SELECT * FROM "+table+" WHERE name = 'ideas.Generate' AND key = 'org/1' FOR UPDATE"); err != nil {
+			t.Fatal(err)
+		}
 	}
 	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -312,5 +318,130 @@ func TestStatement_RefusalTakesNoLock(t *testing.T) {
 ON CONFLICT (name, key) DO UPDATE SET used = c.used + EXCLUDED.used WHERE c.used + EXCLUDED.used <= EXCLUDED.cap`)
 	if pgErrCode(err) != "55P03" {
 		t.Fatalf("the conditional upsert alone on the locked full counter: %v; want it to wait for the lock (55P03 after lock_timeout)", err)
+	}
+}
+
+// Reservations of one key do not queue behind each other's commits: with a reservation
+// uncommitted in another transaction, a reservation of the same key is made at once, as it
+// inserts a slot of its own. (It waits only if it picks the very slot the other holds: one
+// chance in a million here.) The earlier form, a conditional upsert of one counter row,
+// waits for the uncommitted update: that is the negative control.
+func TestStatement_ReservationsDoNotQueue(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 4)
+	ctx := context.Background()
+	g := once.Statement[int]{Name: "ideas.Generate", Cap: 1_000_000}
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, ok, err := g.Reserve(ctx, tx, "org/1", 1); err != nil || !ok {
+		t.Fatalf("the reservation in the open transaction: %v, %v", ok, err)
+	}
+	if _, err := tx.Exec(ctx, "INSERT INTO once.counters (name, key, used, cap) VALUES ('ideas.Generate', 'org/1', 1, 1000000)"); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "SET lock_timeout = '200ms'"); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Exec(ctx, "RESET lock_timeout")
+	if used, ok, err := g.Reserve(ctx, conn, "org/1", 1); err != nil || !ok || used != 1 {
+		t.Fatalf("a reservation beside an uncommitted one = %d, %v, %v; want made at once, 1 used in its snapshot", used, ok, err)
+	}
+	_, err = conn.Exec(ctx, `INSERT INTO once.counters AS c (name, key, used, cap) VALUES ('ideas.Generate', 'org/1', 1, 1000000)
+ON CONFLICT (name, key) DO UPDATE SET used = c.used + EXCLUDED.used WHERE c.used + EXCLUDED.used <= EXCLUDED.cap`)
+	if pgErrCode(err) != "55P03" {
+		t.Fatalf("the conditional upsert beside an uncommitted one: %v; want it to wait for the other's commit (55P03 after lock_timeout)", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if used := counterUsed(t, pool, g.Name, "org/1"); used != 2 {
+		t.Fatalf("%d units used after both committed, want 2", used)
+	}
+}
+
+// Concurrent refunds give back exactly the units held: of 20 refunds of one unit on a key
+// holding 5, five succeed and the rest are refused, and nothing is given back twice.
+func TestStatement_ConcurrentRefundsGiveBackEachUnitOnce(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, stormConns)
+	ctx := context.Background()
+	g := once.Statement[int]{Name: "ideas.Generate", Cap: 10}
+	if _, ok, err := g.Reserve(ctx, pool, "org/1", 5); err != nil || !ok {
+		t.Fatalf("reserving 5: %v, %v", ok, err)
+	}
+	var refunded, refused atomic.Int64
+	storm(t, pool, 20, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
+		err := g.Refund(ctx, conn, "org/1", 1)
+		switch {
+		case err == nil:
+			refunded.Add(1)
+		case errors.Is(err, once.ErrInvalid):
+			refused.Add(1)
+		default:
+			return err
+		}
+		return nil
+	})
+	if refunded.Load() != 5 || refused.Load() != 15 {
+		t.Fatalf("%d refunds made and %d refused, want 5 and 15", refunded.Load(), refused.Load())
+	}
+	if used := counterUsed(t, pool, g.Name, "org/1"); used != 0 {
+		t.Fatalf("%d units used after refunding all, want 0", used)
+	}
+}
+
+// A cap far beyond what can be enumerated costs a reservation no more than a small one: the
+// walk over slot numbers is evaluated only until it finds free ones.
+func TestStatement_HugeCapReservesWithoutEnumeratingIt(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 4)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	g := once.Statement[int]{Name: "bytes.Egress", Cap: math.MaxInt64}
+	for i := range 3 {
+		used, ok, err := g.Reserve(ctx, pool, "acct/1", 1000)
+		if err != nil || !ok || used != int64(i+1)*1000 {
+			t.Fatalf("reservation %d of 1000 units under the largest cap: %d, %v, %v", i+1, used, ok, err)
+		}
+	}
+	var below int64
+	if err := pool.QueryRow(ctx, "SELECT count(*) FROM once.counter_slots WHERE name = 'bytes.Egress' AND slot >= 0").Scan(&below); err != nil || below != 3000 {
+		t.Fatalf("%d slots, %v; want 3000", below, err)
+	}
+}
+
+// The negative control for the slot rows: the same rows with the count alone deciding (each
+// unit numbered by its caller, past the cap, rather than below it) let every caller through, as the barrier holds all of them between the count and the insert. The
+// numbering below the cap, not the count read, is what keeps the cap.
+func TestStatement_NegativeControl_SlotsNumberedPastTheCapPassIt(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, stormConns)
+	const capacity = 10
+	b := newBarrier(stormSize)
+	storm(t, pool, stormSize, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
+		var used int64
+		if err := conn.QueryRow(ctx, "SELECT count(*) FROM once.counter_slots WHERE name = 'ideas.Generate' AND key = 'org/1'").Scan(&used); err != nil {
+			return err
+		}
+		if err := b.wait(ctx); err != nil {
+			return err
+		}
+		if used+1 > capacity {
+			return nil
+		}
+		_, err := conn.Exec(ctx, `INSERT INTO once.counter_slots (name, key, slot) VALUES ('ideas.Generate', 'org/1', $1)
+ON CONFLICT (name, key, slot) DO NOTHING`, int64(caller)+capacity*1000)
+		return err
+	})
+	if used := counterUsed(t, pool, "ideas.Generate", "org/1"); used <= capacity {
+		t.Fatalf("%d units held with the count alone deciding, want more than the cap of %d (the race this test must be able to see)", used, capacity)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -184,7 +185,7 @@ func TestMigrations_SnapshotYieldsOnlyTheDifference(t *testing.T) {
 		t.Fatalf("oncegen: %s", stderr)
 	}
 	first := names(filesWith(t, migs, ""))
-	wantFirst := []string{"0001_once_schema_0001_tables.down.sql", "0001_once_schema_0001_tables.up.sql", "0002_once_schema_0002_operations_settle_hot.down.sql", "0002_once_schema_0002_operations_settle_hot.up.sql", "0003_jobs_dedupe_key_once_open.down.sql", "0003_jobs_dedupe_key_once_open.up.sql", "oncegen.snapshot.json"}
+	wantFirst := append(stepFiles(".down.sql", ".up.sql"), appFile(1, "jobs_dedupe_key_once_open.down.sql"), appFile(1, "jobs_dedupe_key_once_open.up.sql"), "oncegen.snapshot.json")
 	if strings.Join(first, " ") != strings.Join(wantFirst, " ") {
 		t.Fatalf("first migrations: %v, want %v", first, wantFirst)
 	}
@@ -201,20 +202,20 @@ func Charge(ctx context.Context, tx pgx.Tx, order string) error { return nil }
 `
 	os.WriteFile(filepath.Join(mod, "app", "app.go"), []byte(added), 0o644)
 	code, stdout, _ := oncegen(t, mod, "-check", "-migrations", "migrations")
-	if code != 1 || !strings.Contains(stdout, "+++ b/migrations/0004_charges_order_id_once_forever.up.sql") {
+	if code != 1 || !strings.Contains(stdout, "+++ b/migrations/"+appFile(2, "charges_order_id_once_forever.up.sql")) {
 		t.Fatalf("-check with a due migration: exit %d\n%s", code, stdout)
 	}
 	if code, _, stderr := oncegen(t, mod, "-migrations", "migrations"); code != 0 {
 		t.Fatalf("oncegen: %s", stderr)
 	}
-	up, _ := os.ReadFile(filepath.Join(migs, "0004_charges_order_id_once_forever.up.sql"))
-	down, _ := os.ReadFile(filepath.Join(migs, "0004_charges_order_id_once_forever.down.sql"))
+	up, _ := os.ReadFile(filepath.Join(migs, appFile(2, "charges_order_id_once_forever.up.sql")))
+	down, _ := os.ReadFile(filepath.Join(migs, appFile(2, "charges_order_id_once_forever.down.sql")))
 	if !strings.Contains(string(up), "CREATE UNIQUE INDEX CONCURRENTLY charges_order_id_once_forever ON public.charges USING btree (order_id);") ||
 		!strings.Contains(string(down), "DROP INDEX CONCURRENTLY IF EXISTS public.charges_order_id_once_forever;") {
 		t.Errorf("the new migration:\n%s\n%s", up, down)
 	}
-	if got := len(filesWith(t, migs, ".up.sql")); got != 4 {
-		t.Errorf("%d up migrations, want 3: only the difference is new", got)
+	if got, want := len(filesWith(t, migs, ".up.sql")), once.LatestSchemaStep()+2; got != want {
+		t.Errorf("%d up migrations, want %d: only the difference is new", got, want)
 	}
 
 	// Removing it again: a migration that drops it, whose down part recreates it.
@@ -222,8 +223,8 @@ func Charge(ctx context.Context, tx pgx.Tx, order string) error { return nil }
 	if code, _, stderr := oncegen(t, mod, "-migrations", "migrations"); code != 0 {
 		t.Fatalf("oncegen: %s", stderr)
 	}
-	up, _ = os.ReadFile(filepath.Join(migs, "0005_drop_charges_order_id_once_forever.up.sql"))
-	down, _ = os.ReadFile(filepath.Join(migs, "0005_drop_charges_order_id_once_forever.down.sql"))
+	up, _ = os.ReadFile(filepath.Join(migs, appFile(3, "drop_charges_order_id_once_forever.up.sql")))
+	down, _ = os.ReadFile(filepath.Join(migs, appFile(3, "drop_charges_order_id_once_forever.down.sql")))
 	if !strings.Contains(string(up), "DROP INDEX CONCURRENTLY IF EXISTS public.charges_order_id_once_forever;") ||
 		!strings.Contains(string(down), "CREATE UNIQUE INDEX CONCURRENTLY charges_order_id_once_forever") {
 		t.Errorf("the drop migration:\n%s\n%s", up, down)
@@ -440,8 +441,8 @@ func TestMigrations_ChangedKeyBuildsTheNewIndexBeforeDroppingTheOld(t *testing.T
 	if code, _, stderr := oncegen(t, mod, "-migrations", "migrations"); code != 0 {
 		t.Fatalf("oncegen: %s", stderr)
 	}
-	want := []string{"0001_once_schema_0001_tables.up.sql", "0002_once_schema_0002_operations_settle_hot.up.sql", "0003_jobs_dedupe_key_once_open.up.sql",
-		"0004_jobs_dedupe_key_once_open_next.up.sql", "0005_drop_jobs_dedupe_key_once_open.up.sql", "0006_once_contract.up.sql"}
+	want := append(stepFiles(".up.sql"), appFile(1, "jobs_dedupe_key_once_open.up.sql"),
+		appFile(2, "jobs_dedupe_key_once_open_next.up.sql"), appFile(3, "drop_jobs_dedupe_key_once_open.up.sql"), appFile(4, "once_contract.up.sql"))
 	if got := names(filesWith(t, migs, ".up.sql")); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("up migrations %v, want %v", got, want)
 	}
@@ -471,7 +472,7 @@ func TestMigrations_ChangedKeyBuildsTheNewIndexBeforeDroppingTheOld(t *testing.T
 	if code, _, stderr := oncegen(t, mod, "-migrations", "migrations"); code != 0 {
 		t.Fatalf("oncegen: %s", stderr)
 	}
-	want = append(want, "0007_jobs_dedupe_key_payload_once_open.up.sql", "0008_drop_jobs_dedupe_key_once_open.up.sql")
+	want = append(want, appFile(5, "jobs_dedupe_key_payload_once_open.up.sql"), appFile(6, "drop_jobs_dedupe_key_once_open.up.sql"))
 	if got := names(filesWith(t, migs, ".up.sql")); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("up migrations %v, want %v", got, want)
 	}
@@ -510,4 +511,21 @@ func TestMigrations_ChangedKeyBuildsTheNewIndexBeforeDroppingTheOld(t *testing.T
 	if err != nil || strings.TrimSpace(string(out)) != "" {
 		t.Fatalf("left after every down part: %v: %q", err, out)
 	}
+}
+
+// stepFiles names the migrations of the runtime's schema steps, the first files oncegen
+// writes into a fresh directory, with each of exts in turn per step (in the order ls sorts).
+func stepFiles(exts ...string) []string {
+	var out []string
+	for _, st := range once.SchemaSteps() {
+		for _, ext := range exts {
+			out = append(out, fmt.Sprintf("%04d_once_schema_%04d_%s%s", st.Number, st.Number, st.Name, ext))
+		}
+	}
+	return out
+}
+
+// appFile names the i-th migration of the application's own, numbered after the steps.
+func appFile(i int, rest string) string {
+	return fmt.Sprintf("%04d_%s", once.LatestSchemaStep()+i, rest)
 }

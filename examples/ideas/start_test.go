@@ -95,7 +95,7 @@ func TestGenerate_ConcurrentPressesStartOneRun(t *testing.T) {
 	if u := e.usage(); u.Used != 2 {
 		t.Errorf("allowance used %d, want 2", u.Used)
 	}
-	if got := e.count(`SELECT coalesce(sum(used), 0) FROM once.counters WHERE name = 'ideas.research-daily'`); got != 2 {
+	if got := e.count(`SELECT count(*) FROM once.counter_slots WHERE name = 'ideas.research-daily'`); got != 2 {
 		t.Errorf("the daily research counter is at %d, want 2", got)
 	}
 }

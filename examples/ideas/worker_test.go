@@ -34,7 +34,7 @@ func TestWorker_FailureHookMarksTheRunFailed(t *testing.T) {
 		t.Errorf("a failed run spent %d of the allowance, want 0", u.Used)
 	}
 	// The daily research unit the failed attempts reserved was given back each time.
-	if got := e.count(`SELECT coalesce(sum(used), 0) FROM once.counters`); got != 0 {
+	if got := e.count(`SELECT count(*) FROM once.counter_slots`); got != 0 {
 		t.Errorf("the daily research counter is at %d after a failed run, want 0", got)
 	}
 	if next, _ := e.press(); next == 0 || next == run {
@@ -84,7 +84,7 @@ func TestWorker_LostAnswerIsNotPaidTwice(t *testing.T) {
 	if got := e.api.Replays(); got != 1 {
 		t.Errorf("%d answers replayed, want 1 (the retry of the lost one)", got)
 	}
-	if got := e.count(`SELECT coalesce(sum(used), 0) FROM once.counters`); got != 1 {
+	if got := e.count(`SELECT count(*) FROM once.counter_slots`); got != 1 {
 		t.Errorf("the daily research counter is at %d, want 1", got)
 	}
 }

@@ -186,13 +186,21 @@ func newScenarios(cfg Config) []*scenario {
 	}
 	for _, s := range []*scenario{stmt, stmtTwin} {
 		name := map[bool]string{false: sg.Name, true: "twin.statement"}[s.twin]
+		// The guard holds a key's units as slot rows (once.counter_slots); its twin counts
+		// them in one counter row.
+		freshSQL := `SELECT count(*) FROM once.counters WHERE name = $1 AND key LIKE 'f-%' AND used = 1`
+		usedSQL := `SELECT coalesce(sum(used), 0) FROM once.counters WHERE name = $1 AND key = $2`
+		if !s.twin {
+			freshSQL = `SELECT count(*) FROM (SELECT key FROM once.counter_slots WHERE name = $1 AND key LIKE 'f-%' GROUP BY key HAVING count(*) = 1) AS k`
+			usedSQL = `SELECT count(*) FROM once.counter_slots WHERE name = $1 AND key = $2`
+		}
 		s.freshState = func(ctx context.Context, db *pgxpool.Pool, keys int) error {
-			return countIs(ctx, db, int64(keys), "counters at 1", `SELECT count(*) FROM once.counters WHERE name = $1 AND key LIKE 'f-%' AND used = 1`, name)
+			return countIs(ctx, db, int64(keys), "counters at 1", freshSQL, name)
 		}
 		s.stormState = func(ctx context.Context, db *pgxpool.Pool, key string, effects int64) error {
 			return both(func() error { return wantEffects(effects, cfg.Cap) },
 				func() error {
-					return countIs(ctx, db, cfg.Cap, "units used", `SELECT coalesce(sum(used), 0) FROM once.counters WHERE name = $1 AND key = $2`, name, key)
+					return countIs(ctx, db, cfg.Cap, "units used", usedSQL, name, key)
 				})
 		}
 		add(s)
