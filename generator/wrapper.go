@@ -499,7 +499,9 @@ func guardValue(p *plan) (jen.Code, error) {
 		case directive.Open:
 			typeName = "Open"
 			field("Name", jen.Lit(d.Name))
-			field("Stale", durationCode(d.Stale))
+			if d.Stale > 0 {
+				field("Stale", durationCode(d.Stale))
+			}
 		case directive.Forever:
 			typeName = "Forever"
 			field("Name", jen.Lit(d.Name))
@@ -569,7 +571,7 @@ func wrapperDoc(p *plan) string {
 	case directive.Episode:
 		return head + "A call that fires the key's latch runs " + f + "; until " + directive.RearmName(f) + " rearms it, further calls are duplicates."
 	case directive.Open:
-		return head + fmt.Sprintf("While a call with the same key is open, another gets in flight with the open claim's handle; once it ends, the key can run again. Open claims older than %s are closed as stale.", shortDuration(d.Stale))
+		return head + fmt.Sprintf("While a call with the same key is open, another gets in flight with the open claim's handle; once it ends, the key can run again. An open claim that showed no life for %s is closed as stale.", staleText(d.Stale))
 	case directive.Forever:
 		return head + "A duplicate call does not run " + f + ": it gets the outcome, and result, the first call recorded."
 	case directive.Provider:

@@ -77,8 +77,8 @@ func RearmAlert(ctx context.Context, db once.DB, source string) (bool, error) {
 
 // StartRunOnce calls StartRun under an open promise (once while the work is open), guard
 // "kinds.StartRun", keyed by org. While a call with the same key is open, another gets in flight
-// with the open claim's handle; once it ends, the key can run again. Open claims older than 45m
-// are closed as stale.
+// with the open claim's handle; once it ends, the key can run again. An open claim that showed no
+// life for 45m is closed as stale.
 func StartRunOnce(ctx context.Context, db once.DB, org int64) (int64, once.Outcome, error) {
 	fn := func(ctx context.Context) (int64, error) { return StartRun(ctx, org) }
 	return once.Open[int64]{Name: "kinds.StartRun", Stale: 45 * timepkg.Minute}.Do(ctx, db, once.MustKey(org), fn)
@@ -122,8 +122,8 @@ func ReconcileOnce(ctx context.Context, db2 once.DB, db *Billing, key string, at
 
 // RemindOnce calls Remind under an open promise (once while the work is open), guard
 // "kinds.Remind", keyed by fmt, time. While a call with the same key is open, another gets in
-// flight with the open claim's handle; once it ends, the key can run again. Open claims older
-// than 5m are closed as stale.
+// flight with the open claim's handle; once it ends, the key can run again. An open claim that
+// showed no life for 5m is closed as stale.
 func RemindOnce(ctx context.Context, db once.DB, fmt *string, time timepkg.Time) (once.Outcome, error) {
 	key, err := once.Key(fmt, time)
 	if err != nil {

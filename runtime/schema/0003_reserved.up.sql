@@ -1,0 +1,1 @@
+-- Step 3 is reserved: it holds no DDL here.
