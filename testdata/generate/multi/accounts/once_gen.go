@@ -29,7 +29,6 @@ func OpenOnce(ctx context.Context, db once.DB, acct Account) (Account, once.Outc
 // showed no life for 45s (the runtime's default on a pool; 20m on one connection) is closed as
 // stale.
 func InviteOnce(ctx context.Context, db once.DB, acct *Account) (once.Outcome, error) {
-	fn := func(ctx context.Context) (struct{}, error) { return struct{}{}, Invite(ctx, acct) }
-	_, out, err := once.Open[struct{}]{Name: "accounts.Invite"}.Do(ctx, db, once.MustKey(acct.Owner), fn)
-	return out, err
+	fn := func(ctx context.Context) error { return Invite(ctx, acct) }
+	return once.OpenFunc{Name: "accounts.Invite"}.Do(ctx, db, once.MustKey(acct.Owner), fn)
 }
