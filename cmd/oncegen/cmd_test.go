@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -71,8 +72,8 @@ func TestCheck_MissingStaleAndOrphanedFilesExitOneWithADiff(t *testing.T) {
 	os.WriteFile(gen, []byte(strings.Replace(string(src), `{Name: "app.Welcome"}`, `{Name: "app.Hello"}`, 1)), 0o644)
 	code, stdout, _ = oncegen(t, mod, "-check")
 	if code != 1 || !strings.Contains(stdout, "--- a/app/once_gen.go\n+++ b/app/once_gen.go\n") ||
-		!strings.Contains(stdout, `-	_, out, err := once.Forever[struct{}]{Name: "app.Hello"}.Do(ctx, db, once.MustKey(u.ID), fn)`) ||
-		!strings.Contains(stdout, `+	_, out, err := once.Forever[struct{}]{Name: "app.Welcome"}.Do(ctx, db, once.MustKey(u.ID), fn)`) {
+		!strings.Contains(stdout, `-	return once.ForeverFunc{Name: "app.Hello"}.Do(ctx, db, once.MustKey(u.ID), fn)`) ||
+		!strings.Contains(stdout, `+	return once.ForeverFunc{Name: "app.Welcome"}.Do(ctx, db, once.MustKey(u.ID), fn)`) {
 		t.Fatalf("-check on an edited file: exit %d\n%s", code, stdout)
 	}
 
@@ -174,6 +175,23 @@ func TestInventory_GoldenCases(t *testing.T) {
 	}
 }
 
+// stepFiles are the migrations a first run writes for the runtime's schema steps, one per
+// step and numbered as the step is, each with the given suffixes, in the order of their names.
+func stepFiles(suffixes ...string) []string {
+	var files []string
+	for _, s := range once.SchemaSteps() {
+		for _, suffix := range suffixes {
+			files = append(files, fmt.Sprintf("%04d_once_schema_%04d_%s%s", s.Number, s.Number, s.Name, suffix))
+		}
+	}
+	return files
+}
+
+// afterSteps names the n-th migration written after the runtime's schema steps.
+func afterSteps(n int, name string) string {
+	return fmt.Sprintf("%04d_%s", once.LatestSchemaStep()+n, name)
+}
+
 // Migrations: a first run writes the runtime's schema and each constraint; a change of
 // declarations writes only the difference, with its down part; a rename is refused.
 func TestMigrations_SnapshotYieldsOnlyTheDifference(t *testing.T) {
@@ -184,7 +202,7 @@ func TestMigrations_SnapshotYieldsOnlyTheDifference(t *testing.T) {
 		t.Fatalf("oncegen: %s", stderr)
 	}
 	first := names(filesWith(t, migs, ""))
-	wantFirst := []string{"0001_once_schema_0001_tables.down.sql", "0001_once_schema_0001_tables.up.sql", "0002_once_schema_0002_operations_settle_hot.down.sql", "0002_once_schema_0002_operations_settle_hot.up.sql", "0003_jobs_dedupe_key_once_open.down.sql", "0003_jobs_dedupe_key_once_open.up.sql", "oncegen.snapshot.json"}
+	wantFirst := append(stepFiles(".down.sql", ".up.sql"), afterSteps(1, "jobs_dedupe_key_once_open.down.sql"), afterSteps(1, "jobs_dedupe_key_once_open.up.sql"), "oncegen.snapshot.json")
 	if strings.Join(first, " ") != strings.Join(wantFirst, " ") {
 		t.Fatalf("first migrations: %v, want %v", first, wantFirst)
 	}
@@ -201,20 +219,20 @@ func Charge(ctx context.Context, tx pgx.Tx, order string) error { return nil }
 `
 	os.WriteFile(filepath.Join(mod, "app", "app.go"), []byte(added), 0o644)
 	code, stdout, _ := oncegen(t, mod, "-check", "-migrations", "migrations")
-	if code != 1 || !strings.Contains(stdout, "+++ b/migrations/0004_charges_order_id_once_forever.up.sql") {
+	if code != 1 || !strings.Contains(stdout, "+++ b/migrations/"+afterSteps(2, "charges_order_id_once_forever.up.sql")) {
 		t.Fatalf("-check with a due migration: exit %d\n%s", code, stdout)
 	}
 	if code, _, stderr := oncegen(t, mod, "-migrations", "migrations"); code != 0 {
 		t.Fatalf("oncegen: %s", stderr)
 	}
-	up, _ := os.ReadFile(filepath.Join(migs, "0004_charges_order_id_once_forever.up.sql"))
-	down, _ := os.ReadFile(filepath.Join(migs, "0004_charges_order_id_once_forever.down.sql"))
+	up, _ := os.ReadFile(filepath.Join(migs, afterSteps(2, "charges_order_id_once_forever.up.sql")))
+	down, _ := os.ReadFile(filepath.Join(migs, afterSteps(2, "charges_order_id_once_forever.down.sql")))
 	if !strings.Contains(string(up), "CREATE UNIQUE INDEX CONCURRENTLY charges_order_id_once_forever ON public.charges USING btree (order_id);") ||
 		!strings.Contains(string(down), "DROP INDEX CONCURRENTLY IF EXISTS public.charges_order_id_once_forever;") {
 		t.Errorf("the new migration:\n%s\n%s", up, down)
 	}
-	if got := len(filesWith(t, migs, ".up.sql")); got != 4 {
-		t.Errorf("%d up migrations, want 3: only the difference is new", got)
+	if got, want := len(filesWith(t, migs, ".up.sql")), once.LatestSchemaStep()+2; got != want {
+		t.Errorf("%d up migrations, want %d: only the difference is new", got, want)
 	}
 
 	// Removing it again: a migration that drops it, whose down part recreates it.
@@ -222,8 +240,8 @@ func Charge(ctx context.Context, tx pgx.Tx, order string) error { return nil }
 	if code, _, stderr := oncegen(t, mod, "-migrations", "migrations"); code != 0 {
 		t.Fatalf("oncegen: %s", stderr)
 	}
-	up, _ = os.ReadFile(filepath.Join(migs, "0005_drop_charges_order_id_once_forever.up.sql"))
-	down, _ = os.ReadFile(filepath.Join(migs, "0005_drop_charges_order_id_once_forever.down.sql"))
+	up, _ = os.ReadFile(filepath.Join(migs, afterSteps(3, "drop_charges_order_id_once_forever.up.sql")))
+	down, _ = os.ReadFile(filepath.Join(migs, afterSteps(3, "drop_charges_order_id_once_forever.down.sql")))
 	if !strings.Contains(string(up), "DROP INDEX CONCURRENTLY IF EXISTS public.charges_order_id_once_forever;") ||
 		!strings.Contains(string(down), "CREATE UNIQUE INDEX CONCURRENTLY charges_order_id_once_forever") {
 		t.Errorf("the drop migration:\n%s\n%s", up, down)
@@ -440,8 +458,8 @@ func TestMigrations_ChangedKeyBuildsTheNewIndexBeforeDroppingTheOld(t *testing.T
 	if code, _, stderr := oncegen(t, mod, "-migrations", "migrations"); code != 0 {
 		t.Fatalf("oncegen: %s", stderr)
 	}
-	want := []string{"0001_once_schema_0001_tables.up.sql", "0002_once_schema_0002_operations_settle_hot.up.sql", "0003_jobs_dedupe_key_once_open.up.sql",
-		"0004_jobs_dedupe_key_once_open_next.up.sql", "0005_drop_jobs_dedupe_key_once_open.up.sql", "0006_once_contract.up.sql"}
+	want := append(stepFiles(".up.sql"), afterSteps(1, "jobs_dedupe_key_once_open.up.sql"),
+		afterSteps(2, "jobs_dedupe_key_once_open_next.up.sql"), afterSteps(3, "drop_jobs_dedupe_key_once_open.up.sql"), afterSteps(4, "once_contract.up.sql"))
 	if got := names(filesWith(t, migs, ".up.sql")); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("up migrations %v, want %v", got, want)
 	}
@@ -471,7 +489,7 @@ func TestMigrations_ChangedKeyBuildsTheNewIndexBeforeDroppingTheOld(t *testing.T
 	if code, _, stderr := oncegen(t, mod, "-migrations", "migrations"); code != 0 {
 		t.Fatalf("oncegen: %s", stderr)
 	}
-	want = append(want, "0007_jobs_dedupe_key_payload_once_open.up.sql", "0008_drop_jobs_dedupe_key_once_open.up.sql")
+	want = append(want, afterSteps(5, "jobs_dedupe_key_payload_once_open.up.sql"), afterSteps(6, "drop_jobs_dedupe_key_once_open.up.sql"))
 	if got := names(filesWith(t, migs, ".up.sql")); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("up migrations %v, want %v", got, want)
 	}
