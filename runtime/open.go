@@ -94,7 +94,7 @@ var claimOrReadSQL = `WITH claimed AS (
 )
 SELECT id, true, false FROM claimed
 UNION ALL
-SELECT id, false, ` + strings.ReplaceAll(staleSQL, "$W", "$5") + `
+SELECT id, false, ` + strings.ReplaceAll(staleSQL, "$W", "$4") + `
 FROM once.open_claims
 WHERE name = $1 AND key = $2 AND state = 'open' AND NOT EXISTS (SELECT FROM claimed)`
 
@@ -187,7 +187,7 @@ func (g Open[T]) claim(ctx context.Context, db DB, key string, stale time.Durati
 // was read (settled before the read, or committed after its snapshot).
 func (g Open[T]) claimOrRead(ctx context.Context, db DB, key, token string, stale time.Duration, both bool) (id int64, claimed, wasStale bool, err error) {
 	if both {
-		err = db.QueryRow(ctx, claimOrReadSQL, g.Name, key, token, micros(stale), micros(stale)).Scan(&id, &claimed, &wasStale)
+		err = db.QueryRow(ctx, claimOrReadSQL, g.Name, key, token, micros(stale)).Scan(&id, &claimed, &wasStale)
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return 0, false, false, fmt.Errorf("once: open guard %s: claim: %w", g.Name, err)
 		}
