@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/oncekit/once/internal/directive"
 )
@@ -100,7 +101,7 @@ func Mechanism(d *directive.Directive) string {
 	case directive.Episode:
 		return "latch in once.latches, set only where NULL; Rearm" + d.Func.Name.Name + " rearms"
 	case directive.Open:
-		return "claim in once.open_claims under a partial unique index; stale after " + shortDuration(d.Stale)
+		return "claim in once.open_claims under a partial unique index; stale after " + staleText(d.Stale) + " with no sign of life"
 	case directive.Forever:
 		s := "unique claim in once.operations, outcome recorded"
 		if d.Retain > 0 {
@@ -159,4 +160,12 @@ func InventoryJSON(entries []Entry) ([]byte, error) {
 		return nil, fmt.Errorf("encoding the inventory: %w", err)
 	}
 	return append(b, '\n'), nil
+}
+
+// staleText is an open claim's stale window as written: stale=, or the runtime's default.
+func staleText(d time.Duration) string {
+	if d == 0 {
+		return "45s (the runtime's default on a pool; 20m on one connection)"
+	}
+	return shortDuration(d)
 }

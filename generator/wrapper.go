@@ -221,7 +221,8 @@ func usesDB(p *plan) bool {
 	return p.g.Kind != directive.Request && p.g.Kind != directive.Provider
 }
 
-// resultType is T for (T, error), struct{} for error.
+// resultType is T for (T, error), struct{} for error (the type argument of a guard whose
+// Func form a wrapper does not use).
 func resultType(p *plan) jen.Code {
 	if p.result == nil {
 		return jen.Struct()
@@ -296,15 +297,15 @@ func wrapperCode(p *plan) (jen.Code, error) {
 	if p.g.Kind == directive.Transaction || p.g.HasTable() {
 		closureParams = append(closureParams, jen.Id(n.tx).Qual(pgxPath, "Tx"))
 	}
-	var closureBody jen.Code
+	// A function that returns only an error is guarded by the kind's Func guard, which takes
+	// it as it is.
+	closureResults := jen.Params(resultType(p), jen.Error())
 	if p.result == nil {
-		closureBody = jen.Return(jen.Struct().Values(), call)
-	} else {
-		closureBody = jen.Return(call)
+		closureResults = jen.Error()
 	}
 	// The closure's body is written on its line, as gofmt keeps a short one: gofmt then
 	// need not measure a multi-line right-hand side (most of its time on a large file).
-	closure := jen.Func().Params(closureParams...).Params(resultType(p), jen.Error()).Custom(jen.Options{Open: "{", Close: "}"}, closureBody)
+	closure := jen.Func().Params(closureParams...).Add(closureResults).Custom(jen.Options{Open: "{", Close: "}"}, jen.Return(call))
 
 	guard, err := guardValue(p)
 	if err != nil {
@@ -342,12 +343,7 @@ func wrapperCode(p *plan) (jen.Code, error) {
 	// The closure gets a name of its own, so the guard's call reads on one line.
 	body = append(body, jen.Id(n.fn).Op(":=").Add(closure))
 	doArgs = append(doArgs, jen.Id(n.fn))
-	do := jen.Add(guard).Dot(method).Call(doArgs...)
-	if p.result == nil {
-		body = append(body, jen.List(jen.Id("_"), jen.Id(n.out), jen.Id(n.err)).Op(":=").Add(do), jen.Return(jen.Id(n.out), jen.Id(n.err)))
-	} else {
-		body = append(body, jen.Return(do))
-	}
+	body = append(body, jen.Return(jen.Add(guard).Dot(method).Call(doArgs...)))
 
 	fn := jen.Func()
 	if p.recv != nil {
@@ -499,7 +495,9 @@ func guardValue(p *plan) (jen.Code, error) {
 		case directive.Open:
 			typeName = "Open"
 			field("Name", jen.Lit(d.Name))
-			field("Stale", durationCode(d.Stale))
+			if d.Stale > 0 {
+				field("Stale", durationCode(d.Stale))
+			}
 		case directive.Forever:
 			typeName = "Forever"
 			field("Name", jen.Lit(d.Name))
@@ -528,6 +526,9 @@ func guardValue(p *plan) (jen.Code, error) {
 		default:
 			return nil, fmt.Errorf("oncegen: no wrapper for kind %q", d.Kind)
 		}
+	}
+	if p.result == nil {
+		return jen.Qual(RuntimePath, typeName+"Func").Values(fields...), nil
 	}
 	return jen.Qual(RuntimePath, typeName).Types(resultType(p)).Values(fields...), nil
 }
@@ -569,7 +570,7 @@ func wrapperDoc(p *plan) string {
 	case directive.Episode:
 		return head + "A call that fires the key's latch runs " + f + "; until " + directive.RearmName(f) + " rearms it, further calls are duplicates."
 	case directive.Open:
-		return head + fmt.Sprintf("While a call with the same key is open, another gets in flight with the open claim's handle; once it ends, the key can run again. Open claims older than %s are closed as stale.", shortDuration(d.Stale))
+		return head + fmt.Sprintf("While a call with the same key is open, another gets in flight with the open claim's handle; once it ends, the key can run again. An open claim that showed no life for %s is closed as stale.", staleText(d.Stale))
 	case directive.Forever:
 		return head + "A duplicate call does not run " + f + ": it gets the outcome, and result, the first call recorded."
 	case directive.Provider:

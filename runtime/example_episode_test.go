@@ -13,10 +13,10 @@ import (
 func ExampleEpisode() {
 	ctx := context.Background()
 	db := examplePool()
-	alert := once.Episode[struct{}]{Name: "sources.CreditExhausted"}
-	notify := func(context.Context) (struct{}, error) {
+	alert := once.EpisodeFunc{Name: "sources.CreditExhausted"}
+	notify := func(context.Context) error {
 		fmt.Println("  email: the search source is out of credit")
-		return struct{}{}, nil
+		return nil
 	}
 
 	for _, event := range []string{"fail", "fail", "recover", "fail", "fail"} {

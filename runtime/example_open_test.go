@@ -39,7 +39,7 @@ func ExampleOpen() {
 func ExampleOpen_Claim() {
 	ctx := context.Background()
 	db := examplePool()
-	enqueue := once.Open[struct{}]{Name: "exports.Enqueue", Stale: time.Hour}
+	enqueue := once.OpenFunc{Name: "exports.Enqueue", Stale: time.Hour}
 
 	claim, out, err := enqueue.Claim(ctx, db, "file/9")
 	fmt.Println("enqueue:", out.Status, err)

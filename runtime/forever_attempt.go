@@ -3,10 +3,8 @@ package once
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -98,68 +96,11 @@ func (a *Attempt) uncertainty() error {
 }
 
 // heartbeatWhileRunning arranges the attempt's automatic heartbeat (see Forever.NoHeartbeat)
-// when its guard has one and its DB is a pool, which several goroutines may use at once. It
-// returns the function's context, cancelled with the cause if a heartbeat finds the claim
-// lost, and a stop function, safe to call more than once, that returns when the heartbeat
-// has stopped.
-//
-// The heartbeat starts only when the function outlives one interval (Stale/3): until then a
-// timer is all it costs, and a short function, the common case, sends no statement for it.
-// It lasts as long as the function runs, not as long as the caller's context: a function
-// still running after its caller gave up holds the claim all the same.
+// when its guard has one and its DB is a pool, which several goroutines may use at once (see
+// heartbeatWhileRunning, the function).
 func (a *Attempt) heartbeatWhileRunning(ctx context.Context) (context.Context, func()) {
 	if _, pool := a.db.(*pgxpool.Pool); !a.call.heartbeat || !pool {
 		return ctx, func() {}
 	}
-	fctx, cancelFn := context.WithCancelCause(ctx)
-	every := max(a.call.stale/3, time.Millisecond)
-	var mu sync.Mutex
-	stopped := false
-	var cancelBeat context.CancelFunc
-	var beating chan struct{} // closed when the heartbeat loop has returned
-	start := func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if stopped {
-			return
-		}
-		var bctx context.Context
-		bctx, cancelBeat = context.WithCancel(context.WithoutCancel(ctx))
-		beating = make(chan struct{})
-		go func() {
-			defer close(beating)
-			tick := time.NewTicker(every)
-			defer tick.Stop()
-			for {
-				// A failed heartbeat is tried again at the next tick: only a lost claim
-				// stops it, and tells the function.
-				if err := a.Heartbeat(bctx); errors.Is(err, ErrNotOwner) {
-					cancelFn(err)
-					return
-				}
-				select {
-				case <-bctx.Done():
-					return
-				case <-tick.C:
-				}
-			}
-		}()
-	}
-	timer := time.AfterFunc(every, start)
-	return fctx, func() {
-		mu.Lock()
-		if stopped {
-			mu.Unlock()
-			return
-		}
-		stopped = true
-		cancel, done := cancelBeat, beating
-		mu.Unlock()
-		timer.Stop()
-		if cancel != nil {
-			cancel()
-			<-done
-		}
-		cancelFn(context.Canceled)
-	}
+	return heartbeatWhileRunning(ctx, a.call.stale, a.Heartbeat)
 }

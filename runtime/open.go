@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// DefaultStale is the stale window of an Open guard whose Stale is zero: an open claim older
-// than this is taken to have lost its worker.
+// DefaultStale is the stale window of an Open guard whose Stale is zero and whose claims
+// show no life while they are open (a claim made by Claim, a Do on one connection or with
+// NoHeartbeat): an open claim that showed none for this long is taken to have lost its worker.
 const DefaultStale = 20 * time.Minute
 
 // maxClaimAttempts bounds the claim loop. Each extra attempt follows a claim that was closed
@@ -26,14 +29,30 @@ const maxClaimAttempts = 8
 //
 // Claims live in once.open_claims, at most one open per Name and key by a partial unique
 // index. A worker that dies leaves its claim open; every claim on the key closes such a
-// claim as stale once it is older than Stale, and SweepStale does the same for a whole
-// guard, so no key stays blocked by a process that no longer exists.
+// claim as stale once it has shown no life for its stale window, and SweepStale does the
+// same for a whole guard, so no key stays blocked by a process that no longer exists.
+//
+// A claim carries its own window, the Stale of the guard that made it, counted from its
+// last sign of life (its claim, or a heartbeat): whoever finds it judges it by that window,
+// not by its own. Do on a *pgxpool.Pool shows a long function's life with a heartbeat, so
+// its window is 45 s by default and a dead holder's key is claimed again within a minute;
+// a claim that outlives the call (Claim, for a job queue) keeps DefaultStale unless its
+// worker calls Claim.Heartbeat.
 type Open[T any] struct {
 	// Name identifies the guard; claims are per Name and key.
 	Name string
-	// Stale is how long a claim may stay open before a later claim closes it as stale. Zero
-	// means DefaultStale. Make it longer than the work ever legitimately takes.
+	// Stale is how long a claim made by this guard may show no life (its claim, a
+	// heartbeat) before a later claim closes it as stale. Zero means DefaultHeartbeatStale
+	// (45 s) for Do on a *pgxpool.Pool with the heartbeat on, and DefaultStale (20 minutes)
+	// otherwise. Without a heartbeat, make it longer than the work ever legitimately takes.
 	Stale time.Duration
+	// NoHeartbeat turns Do's automatic heartbeat off. By default, when Do's DB is a
+	// *pgxpool.Pool, a function still running after Stale/3 (15 s by default) starts showing
+	// the claim's life every Stale/3, on a connection of its own from the pool, until it
+	// returns; a short function sends no statement for it. If a heartbeat finds the claim
+	// closed (as stale, after the heartbeats could not reach the database for Stale), the
+	// function's context is cancelled with a cause wrapping ErrNotOwner.
+	NoHeartbeat bool
 }
 
 // Claim is an open claim: the right to do the work for one key, until it is finished,
@@ -51,13 +70,14 @@ type Claim struct {
 // claimSQL is the common path, one statement: the insert is the check. The conflict
 // predicate is the index predicate, as a literal and text-identical (a parameter there
 // cannot be matched to the index once the plan is generic).
-const claimSQL = `INSERT INTO once.open_claims (name, key, token) VALUES ($1, $2, $3)
+const claimSQL = `INSERT INTO once.open_claims (name, key, token, stale_after)
+VALUES ($1, $2, $3, $4::bigint * interval '1 microsecond')
 ON CONFLICT (name, key) WHERE state = 'open' DO NOTHING
 RETURNING id`
 
 // claimOrReadSQL is the claim of a guard whose claims keep meeting open claims: the insert
 // and, when it meets an open claim, the read of that claim's handle, in one statement. It
-// returns (the new claim's id, true) or (the open claim's id, false, whether it is past the
+// returns (the new claim's id, true) or (the open claim's id, false, whether it is past its
 // stale window).
 //
 // The read sees the snapshot the statement started with. A claim committed after it (one
@@ -66,45 +86,68 @@ RETURNING id`
 // snapshot that was settled before the insert checked for conflicts lets the insert through,
 // and the read is not answered. So a handle read is one of a claim that was open during the
 // call, the same as a read after the insert would give.
-const claimOrReadSQL = `WITH claimed AS (
-	INSERT INTO once.open_claims (name, key, token) VALUES ($1, $2, $3)
+var claimOrReadSQL = `WITH claimed AS (
+	INSERT INTO once.open_claims (name, key, token, stale_after)
+	VALUES ($1, $2, $3, $4::bigint * interval '1 microsecond')
 	ON CONFLICT (name, key) WHERE state = 'open' DO NOTHING
 	RETURNING id
 )
 SELECT id, true, false FROM claimed
 UNION ALL
-SELECT c.id, false, c.opened_at <= clock_timestamp() - $4::bigint * interval '1 microsecond'
-FROM once.open_claims c
-WHERE c.name = $1 AND c.key = $2 AND c.state = 'open' AND NOT EXISTS (SELECT FROM claimed)`
+SELECT id, false, ` + strings.ReplaceAll(staleSQL, "$W", "$4") + `
+FROM once.open_claims
+WHERE name = $1 AND key = $2 AND state = 'open' AND NOT EXISTS (SELECT FROM claimed)`
 
 // openClaimSQL answers a conflict of claimSQL: the key's open claim, and whether it is past
-// the stale window. A plain read: a duplicate takes no lock.
-const openClaimSQL = `SELECT id, opened_at <= clock_timestamp() - $3::bigint * interval '1 microsecond'
+// its stale window. A plain read: a duplicate takes no lock.
+var openClaimSQL = `SELECT id, ` + strings.ReplaceAll(staleSQL, "$W", "$3") + `
 FROM once.open_claims WHERE name = $1 AND key = $2 AND state = 'open'`
+
+// staleSQL is the test of an open claim past its stale window, $W being the finder's window
+// in microseconds: the claim's own window (stale_after) from its last sign of life, or, for
+// a claim of an older runtime that carries none, the finder's from its opening.
+const staleSQL = `coalesce(alive_at, opened_at) + coalesce(stale_after, $W::bigint * interval '1 microsecond') <= clock_timestamp()`
+
+// staleReasonSQL is the reason a claim closed as stale records: the window it was judged by.
+const staleReasonSQL = `'no sign of life for longer than the stale window (' || coalesce(stale_after, $W::bigint * interval '1 microsecond') || ')'`
 
 // closeStaleSQL closes an open claim read as stale, if it is still open and still stale: of
 // several callers that read it, one closes it; the rest find it closed (waiting for the
 // first one's lock, then reading the row it left). All of them claim again.
-const closeStaleSQL = `UPDATE once.open_claims SET state = 'stale', closed_at = clock_timestamp(), reason = $2
-WHERE id = $1 AND state = 'open' AND opened_at <= clock_timestamp() - $3::bigint * interval '1 microsecond'`
+var closeStaleSQL = strings.ReplaceAll(`UPDATE once.open_claims SET state = 'stale', closed_at = clock_timestamp(), reason = `+staleReasonSQL+`
+WHERE id = $1 AND state = 'open' AND `+staleSQL, "$W", "$2")
+
+// sweepStaleSQL closes every open claim of a guard past its stale window.
+var sweepStaleSQL = strings.ReplaceAll(`UPDATE once.open_claims SET state = 'stale', closed_at = clock_timestamp(), reason = `+staleReasonSQL+`
+WHERE name = $1 AND state = 'open' AND `+staleSQL, "$W", "$2")
+
+// openHeartbeatSQL shows an open claim's life, only for its own token while it is open.
+const openHeartbeatSQL = `UPDATE once.open_claims SET alive_at = clock_timestamp() WHERE id = $1 AND token = $2 AND state = 'open'`
 
 // Claim opens a claim on key that outlives the call: for work handed to a job queue, where
 // a worker settles it later with Finish or Fail. If another claim on the key is open (and not
 // stale), it returns a nil Claim and Outcome{Status: InFlight, ID: that claim's ID}, with a
-// nil error. A new claim returns Outcome{Status: Ran, ID: its ID}.
+// nil error. A new claim returns Outcome{Status: Ran, ID: its ID}. The claim's window is
+// Stale, or DefaultStale when Stale is zero: nothing shows its life unless its worker calls
+// Claim.Heartbeat.
 //
 // On a fresh key this is one statement. A claim that meets an open claim also reads its
 // handle: in the same statement while the guard keeps meeting open claims, otherwise in a
-// second one (see forever_pipeline.go for how a guard chooses). An open claim past the stale
+// second one (see forever_pipeline.go for how a guard chooses). An open claim past its stale
 // window is closed, in a statement of its own, and the key claimed again.
 func (g Open[T]) Claim(ctx context.Context, db DB, key string) (*Claim, Outcome, error) {
 	if err := checkGuardCall(ctx, db, "open", g.Name, key); err != nil {
 		return nil, Outcome{}, err
 	}
-	stale, err := g.stale()
+	stale, err := g.stale(false)
 	if err != nil {
 		return nil, Outcome{}, err
 	}
+	return g.claim(ctx, db, key, stale)
+}
+
+// claim opens a claim whose window is stale, judging an open claim it meets by that claim's.
+func (g Open[T]) claim(ctx context.Context, db DB, key string, stale time.Duration) (*Claim, Outcome, error) {
 	token := newToken()
 	history := historyIn(&openHistories, g.Name)
 	for attempt := range maxClaimAttempts {
@@ -131,7 +174,7 @@ func (g Open[T]) Claim(ctx context.Context, db DB, key string) (*Claim, Outcome,
 			return nil, Outcome{Status: InFlight, ID: id}, nil
 		}
 		// Closed as stale, by this statement or a concurrent one: claim again.
-		if _, err := db.Exec(ctx, closeStaleSQL, id, staleReason(stale), micros(stale)); err != nil {
+		if _, err := db.Exec(ctx, closeStaleSQL, id, micros(stale)); err != nil {
 			return nil, Outcome{}, fmt.Errorf("once: open guard %s: closing stale claim %d: %w", g.Name, id, err)
 		}
 	}
@@ -150,7 +193,7 @@ func (g Open[T]) claimOrRead(ctx context.Context, db DB, key, token string, stal
 		}
 		return id, claimed, wasStale, nil
 	}
-	err = db.QueryRow(ctx, claimSQL, g.Name, key, token).Scan(&id)
+	err = db.QueryRow(ctx, claimSQL, g.Name, key, token, micros(stale)).Scan(&id)
 	if err == nil {
 		return id, true, false, nil
 	}
@@ -172,21 +215,41 @@ func (g Open[T]) claimOrRead(ctx context.Context, db DB, key, token string, stal
 // returns an error or panics. If another claim on the key is open, fn does not run and Do
 // returns Outcome{Status: InFlight, ID: the open claim's ID} with a nil error.
 //
-// If the claim was closed as stale while fn ran (fn took longer than Stale), the settle
-// finds it no longer open and Do returns fn's result with an error wrapping ErrNotOwner: the
-// work ran, but another caller may have started the same work meanwhile.
+// On a *pgxpool.Pool, a function that outlives Stale/3 shows its claim's life every Stale/3
+// (see NoHeartbeat), so a killed holder's claim is closed as stale by the next caller
+// within Stale (45 s by default) of its last sign of life, and a living one never is.
+//
+// If the claim was closed as stale while fn ran (its holder showed no life for Stale), the
+// settle finds it no longer open and Do returns fn's result with an error wrapping
+// ErrNotOwner: the work ran, but another caller may have started the same work meanwhile.
 func (g Open[T]) Do(ctx context.Context, db DB, key string, fn func(context.Context) (T, error)) (T, Outcome, error) {
 	var zero T
 	if fn == nil {
 		return zero, Outcome{}, invalid("open", g.Name, "nil function")
 	}
-	c, out, err := g.Claim(ctx, db, key)
+	if err := checkGuardCall(ctx, db, "open", g.Name, key); err != nil {
+		return zero, Outcome{}, err
+	}
+	_, pool := db.(*pgxpool.Pool)
+	beat := pool && !g.NoHeartbeat
+	stale, err := g.stale(beat)
+	if err != nil {
+		return zero, Outcome{}, err
+	}
+	c, out, err := g.claim(ctx, db, key, stale)
 	if err != nil || c == nil {
 		return zero, out, err
 	}
-	v, err := callUndoing(context.WithValue(ctx, claimKey, c), fn, func(sctx context.Context, ferr error) error {
+	fctx, stopHeartbeat := context.WithValue(ctx, claimKey, c), func() {}
+	if beat {
+		fctx, stopHeartbeat = heartbeatWhileRunning(fctx, stale, func(bctx context.Context) error { return c.Heartbeat(bctx, db) })
+	}
+	defer stopHeartbeat()
+	v, err := callUndoing(fctx, fn, func(sctx context.Context, ferr error) error {
+		stopHeartbeat()
 		return c.Fail(sctx, db, ferr.Error())
 	})
+	stopHeartbeat()
 	if err != nil {
 		return v, out, err
 	}
@@ -195,18 +258,18 @@ func (g Open[T]) Do(ctx context.Context, db DB, key string, fn func(context.Cont
 	return v, out, c.Finish(sctx, db)
 }
 
-func (g Open[T]) stale() (time.Duration, error) {
+// stale is the window of the guard's claims: Stale, or its default, DefaultHeartbeatStale
+// for claims a heartbeat keeps alive and DefaultStale for the rest.
+func (g Open[T]) stale(heartbeat bool) (time.Duration, error) {
 	switch {
 	case g.Stale < 0:
 		return 0, invalid("open", g.Name, "negative stale window %v", g.Stale)
-	case g.Stale == 0:
-		return DefaultStale, nil
+	case g.Stale > 0:
+		return g.Stale, nil
+	case heartbeat:
+		return DefaultHeartbeatStale, nil
 	}
-	return g.Stale, nil
-}
-
-func staleReason(stale time.Duration) string {
-	return "open longer than the stale window (" + stale.String() + ")"
+	return DefaultStale, nil
 }
 
 // ClaimFrom returns the open claim a guard put in ctx: inside an Open guard's function, the
@@ -228,6 +291,24 @@ func (c *Claim) Finish(ctx context.Context, db DB) error {
 func (c *Claim) Fail(ctx context.Context, db DB, reason string) error {
 	reason = reasonText(reason)
 	return c.settle(ctx, db, "failed", &reason)
+}
+
+// Heartbeat shows the claim's life: its stale window is counted again from now. Do sends it
+// by itself on a pool; a job that works on a claim made by Claim for longer than its window
+// calls it between steps. It acts only on the claim's own open row and otherwise returns
+// ErrNotOwner: the claim was closed as stale, and another worker may be doing the work.
+func (c *Claim) Heartbeat(ctx context.Context, db DB) error {
+	if err := c.check(ctx, db); err != nil {
+		return err
+	}
+	tag, err := db.Exec(ctx, openHeartbeatSQL, c.ID, c.Token)
+	if err != nil {
+		return fmt.Errorf("once: open guard %s: claim %d: heartbeat: %w", c.Name, c.ID, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("once: open guard %s: claim %d is no longer open (closed as stale, or settled): %w", c.Name, c.ID, ErrNotOwner)
+	}
+	return nil
 }
 
 func (c *Claim) settle(ctx context.Context, db DB, state string, reason *string) error {
@@ -270,10 +351,12 @@ func (c *Claim) check(ctx context.Context, db DB) error {
 	return checkGuardHandle(ctx, db, "open", c.Name)
 }
 
-// SweepStale closes as stale every claim of the guard name that has been open longer than
-// stale, and returns how many it closed. Claims close themselves this way whenever their key
-// is claimed again; a sweep (at start-up, on a timer, from an operator) also closes those
-// on keys nobody asks for again, so that reports of open work are true.
+// SweepStale closes as stale every open claim of the guard name past its stale window, and
+// returns how many it closed: a claim that carries its own window (every claim made by this
+// runtime) by that window from its last sign of life, a claim of an older runtime by stale
+// from its opening. Claims close themselves this way whenever their key is claimed again; a
+// sweep (at start-up, on a timer, from an operator) also closes those on keys nobody asks for
+// again, so that reports of open work are true.
 func SweepStale(ctx context.Context, db DB, name string, stale time.Duration) (closed int64, err error) {
 	if err := checkName(name); err != nil {
 		return 0, err
@@ -284,9 +367,7 @@ func SweepStale(ctx context.Context, db DB, name string, stale time.Duration) (c
 	if stale <= 0 {
 		return 0, invalid("open", name, "sweep with a non-positive stale window %v", stale)
 	}
-	tag, err := db.Exec(ctx, `UPDATE once.open_claims SET state = 'stale', closed_at = clock_timestamp(), reason = $3
-WHERE name = $1 AND state = 'open' AND opened_at <= clock_timestamp() - $2::bigint * interval '1 microsecond'`,
-		name, micros(stale), staleReason(stale))
+	tag, err := db.Exec(ctx, sweepStaleSQL, name, micros(stale))
 	if err != nil {
 		return 0, fmt.Errorf("once: open guard %s: sweep: %w", name, err)
 	}

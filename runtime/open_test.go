@@ -212,7 +212,7 @@ func TestOpen_StaleClaimIsClosedByTheNextClaimAndItsWorkerIsFenced(t *testing.T)
 	if err != nil || fresh == nil || out.Status != once.Ran {
 		t.Fatalf("claim after the window: %+v, %v; want a new claim", out, err)
 	}
-	if s := claimState(t, pool, old.ID); s.state != "stale" || !strings.Contains(s.reason, "1m0s") {
+	if s := claimState(t, pool, old.ID); s.state != "stale" || !strings.Contains(s.reason, "(00:01:00)") {
 		t.Fatalf("old claim %+v, want stale with the window in its reason", s)
 	}
 	if err := old.Finish(ctx, pool); !errors.Is(err, once.ErrNotOwner) {
@@ -229,13 +229,14 @@ func TestOpen_StaleClaimIsClosedByTheNextClaimAndItsWorkerIsFenced(t *testing.T)
 	}
 }
 
-// A function that outlives the stale window finds its claim closed when it settles: its
-// result comes back with ErrNotOwner, and the claim that replaced it is untouched.
+// A function that outlives the stale window with no heartbeat finds its claim closed when it
+// settles: its result comes back with ErrNotOwner, and the claim that replaced it is
+// untouched. (With the heartbeat, TestOpen_HeartbeatKeepsALongFunctionItsClaim.)
 func TestOpen_DoReportsAClaimClosedWhileTheFunctionRan(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Open[int]{Name: "slow", Stale: 100 * time.Millisecond}
+	g := once.Open[int]{Name: "slow", Stale: 100 * time.Millisecond, NoHeartbeat: true}
 	var replacement *once.Claim
 	v, out, err := g.Do(ctx, pool, "k", func(ctx context.Context) (int, error) {
 		time.Sleep(150 * time.Millisecond)

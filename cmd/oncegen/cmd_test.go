@@ -72,8 +72,8 @@ func TestCheck_MissingStaleAndOrphanedFilesExitOneWithADiff(t *testing.T) {
 	os.WriteFile(gen, []byte(strings.Replace(string(src), `{Name: "app.Welcome"}`, `{Name: "app.Hello"}`, 1)), 0o644)
 	code, stdout, _ = oncegen(t, mod, "-check")
 	if code != 1 || !strings.Contains(stdout, "--- a/app/once_gen.go\n+++ b/app/once_gen.go\n") ||
-		!strings.Contains(stdout, `-	_, out, err := once.Forever[struct{}]{Name: "app.Hello"}.Do(ctx, db, once.MustKey(u.ID), fn)`) ||
-		!strings.Contains(stdout, `+	_, out, err := once.Forever[struct{}]{Name: "app.Welcome"}.Do(ctx, db, once.MustKey(u.ID), fn)`) {
+		!strings.Contains(stdout, `-	return once.ForeverFunc{Name: "app.Hello"}.Do(ctx, db, once.MustKey(u.ID), fn)`) ||
+		!strings.Contains(stdout, `+	return once.ForeverFunc{Name: "app.Welcome"}.Do(ctx, db, once.MustKey(u.ID), fn)`) {
 		t.Fatalf("-check on an edited file: exit %d\n%s", code, stdout)
 	}
 

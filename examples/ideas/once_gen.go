@@ -86,9 +86,8 @@ const enqueueRunConflict = "ON CONFLICT (run_id) DO NOTHING"
 // when enqueueRun returns once.ErrConflict (its INSERT .. enqueueRunConflict returned no row: see
 // once.InsertConflict), it rolls the transaction back and reports a duplicate, without error.
 func enqueueRunOnce(ctx context.Context, db once.DB, run int64) (once.Outcome, error) {
-	fn := func(ctx context.Context, tx pgx.Tx) (struct{}, error) { return struct{}{}, enqueueRun(ctx, tx, run) }
-	_, out, err := once.Table[struct{}]{Name: "ideas.enqueueRun", OnConflict: once.Duplicate}.Do(ctx, db, fn)
-	return out, err
+	fn := func(ctx context.Context, tx pgx.Tx) error { return enqueueRun(ctx, tx, run) }
+	return once.TableFunc{Name: "ideas.enqueueRun", OnConflict: once.Duplicate}.Do(ctx, db, fn)
 }
 
 // researchTodayOnce calls researchToday under a statement promise (once per unit of a counter's

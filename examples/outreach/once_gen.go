@@ -78,9 +78,8 @@ func (a *App) SendDigestsOnce(ctx context.Context, db once.DB, day Day) (int, on
 // "outreach.App.SendDigest", keyed by d.UserID, d.Day. A duplicate call does not run SendDigest:
 // it gets the outcome, and result, the first call recorded.
 func (a *App) SendDigestOnce(ctx context.Context, db once.DB, d Digest) (once.Outcome, error) {
-	fn := func(ctx context.Context) (struct{}, error) { return struct{}{}, a.SendDigest(ctx, d) }
-	_, out, err := once.Forever[struct{}]{Name: "outreach.App.SendDigest", Retain: 720 * time.Hour, RepeatSafe: true}.Do(ctx, db, once.MustKey(d.UserID, d.Day), fn)
-	return out, err
+	fn := func(ctx context.Context) error { return a.SendDigest(ctx, d) }
+	return once.ForeverFunc{Name: "outreach.App.SendDigest", Retain: 720 * time.Hour, RepeatSafe: true}.Do(ctx, db, once.MustKey(d.UserID, d.Day), fn)
 }
 
 // SendOutreachOnce calls SendOutreach under a provider promise (once at the provider, by its
@@ -97,9 +96,8 @@ func (a *App) SendOutreachOnce(ctx context.Context, m OutreachMessage) (string, 
 // carries the provider's idempotency key (once.ProviderKeyFrom), "answer" and the key, the same
 // for every retry.
 func (a *App) NotifyReplyOnce(ctx context.Context, n ReplyNotice) (once.Outcome, error) {
-	fn := func(ctx context.Context) (struct{}, error) { return struct{}{}, a.NotifyReply(ctx, n) }
-	_, out, err := once.Provider[struct{}]{Prefix: "answer", TTL: 24 * time.Hour}.Do(ctx, once.MustKey(n.InboundID), fn)
-	return out, err
+	fn := func(ctx context.Context) error { return a.NotifyReply(ctx, n) }
+	return once.ProviderFunc{Prefix: "answer", TTL: 24 * time.Hour}.Do(ctx, once.MustKey(n.InboundID), fn)
 }
 
 // RecordInboundConflict is the ON CONFLICT clause RecordInbound's INSERT into inbound_emails must
@@ -169,11 +167,8 @@ const FireBlockedAlertConflict = "ON CONFLICT (provider) DO UPDATE SET block_not
 // once.InsertConflict), it rolls the transaction back and reports a duplicate (the latch is set),
 // without error.
 func (a *App) FireBlockedAlertOnce(ctx context.Context, db once.DB, provider string, cause string) (once.Outcome, error) {
-	fn := func(ctx context.Context, tx pgx.Tx) (struct{}, error) {
-		return struct{}{}, a.FireBlockedAlert(ctx, tx, provider, cause)
-	}
-	_, out, err := once.Table[struct{}]{Name: "outreach.App.FireBlockedAlert", OnConflict: once.Duplicate}.Do(ctx, db, fn)
-	return out, err
+	fn := func(ctx context.Context, tx pgx.Tx) error { return a.FireBlockedAlert(ctx, tx, provider, cause) }
+	return once.TableFunc{Name: "outreach.App.FireBlockedAlert", OnConflict: once.Duplicate}.Do(ctx, db, fn)
 }
 
 // SuppressConflict is the ON CONFLICT clause Suppress's INSERT into suppressions must use: it
@@ -186,11 +181,8 @@ const SuppressConflict = "ON CONFLICT (address_hash) DO NOTHING"
 // Suppress returns once.ErrConflict (its INSERT .. SuppressConflict returned no row: see
 // once.InsertConflict), it rolls the transaction back and reports a duplicate, without error.
 func SuppressOnce(ctx context.Context, db once.DB, addressHash string, at time.Time) (once.Outcome, error) {
-	fn := func(ctx context.Context, tx pgx.Tx) (struct{}, error) {
-		return struct{}{}, Suppress(ctx, tx, addressHash, at)
-	}
-	_, out, err := once.Table[struct{}]{Name: "outreach.Suppress", OnConflict: once.Duplicate}.Do(ctx, db, fn)
-	return out, err
+	fn := func(ctx context.Context, tx pgx.Tx) error { return Suppress(ctx, tx, addressHash, at) }
+	return once.TableFunc{Name: "outreach.Suppress", OnConflict: once.Duplicate}.Do(ctx, db, fn)
 }
 
 // StartThreadOnce calls StartThread under a transaction promise (once per transaction: one holder
@@ -223,15 +215,14 @@ func InsertThreadOnce(ctx context.Context, db once.DB, t NewThread) (int64, once
 // the key's latch runs NotifyLimitReached; until RearmNotifyLimitReached rearms it, further calls
 // are duplicates.
 func (a *App) NotifyLimitReachedOnce(ctx context.Context, db once.DB, user User) (once.Outcome, error) {
-	fn := func(ctx context.Context) (struct{}, error) { return struct{}{}, a.NotifyLimitReached(ctx, user) }
-	_, out, err := once.Episode[struct{}]{Name: "outreach.App.NotifyLimitReached"}.Do(ctx, db, once.MustKey(user.ID), fn)
-	return out, err
+	fn := func(ctx context.Context) error { return a.NotifyLimitReached(ctx, user) }
+	return once.EpisodeFunc{Name: "outreach.App.NotifyLimitReached"}.Do(ctx, db, once.MustKey(user.ID), fn)
 }
 
 // RearmNotifyLimitReached rearms the episode of NotifyLimitReached for a key: the next call of
 // NotifyLimitReachedOnce fires again. It reports whether the latch was set.
 func (a *App) RearmNotifyLimitReached(ctx context.Context, db once.DB, user User) (bool, error) {
-	return once.Episode[struct{}]{Name: "outreach.App.NotifyLimitReached"}.Rearm(ctx, db, once.MustKey(user.ID))
+	return once.EpisodeFunc{Name: "outreach.App.NotifyLimitReached"}.Rearm(ctx, db, once.MustKey(user.ID))
 }
 
 // CurrentUserOnce calls CurrentUser under a request promise (once per request), guard

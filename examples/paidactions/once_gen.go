@@ -56,9 +56,8 @@ const RecordSpendConflict = "ON CONFLICT (transaction_id) DO NOTHING"
 // RecordSpendConflict returned no row: see once.InsertConflict), it rolls the transaction back
 // and reports a duplicate, without error.
 func RecordSpendOnce(ctx context.Context, db once.DB, s Spend) (once.Outcome, error) {
-	fn := func(ctx context.Context, tx pgx.Tx) (struct{}, error) { return struct{}{}, RecordSpend(ctx, tx, s) }
-	_, out, err := once.Table[struct{}]{Name: "paidactions.RecordSpend", OnConflict: once.Duplicate}.Do(ctx, db, fn)
-	return out, err
+	fn := func(ctx context.Context, tx pgx.Tx) error { return RecordSpend(ctx, tx, s) }
+	return once.TableFunc{Name: "paidactions.RecordSpend", OnConflict: once.Duplicate}.Do(ctx, db, fn)
 }
 
 // AttachResultConflict is the ON CONFLICT clause AttachResult's INSERT into candidates must use:

@@ -106,8 +106,8 @@ type Directive struct {
 	NoWait bool
 	// Timeout is transaction's lock timeout (0: the database's).
 	Timeout time.Duration
-	// Stale is how old an open (or forever) claim may grow before it is closed as stale.
-	// For open it defaults to DefaultStale.
+	// Stale is how long an open (or forever) claim may show no life before it is closed as
+	// stale (0: the runtime's default, 45 s from the last heartbeat on a pool).
 	Stale time.Duration
 	// Retain is how long a forever promise is kept (0: for ever).
 	Retain time.Duration
@@ -124,9 +124,6 @@ type Directive struct {
 	// ProviderPrefix is provider's prefix= (default: the guard name).
 	ProviderPrefix string
 }
-
-// DefaultStale is an open claim's stale= when none is given.
-const DefaultStale = 20 * time.Minute
 
 // Arg is one arg=value argument as written.
 type Arg struct {

@@ -27,7 +27,7 @@
 //	transaction  key, wait=true|false (false: busy instead of waiting), timeout=DURATION (lock timeout)
 //	statement    key, cap=N|EXPR (required), n=N|EXPR (default 1)
 //	episode      key
-//	open         key, stale=DURATION (default 20m)
+//	open         key, stale=DURATION (default: the runtime's, 45s from the last heartbeat)
 //	forever      key, retain=DURATION, stale=DURATION, scope=EXPR, fingerprint=EXPR,...,
 //	             repeat=safe
 //	provider     key, prefix=TEXT (default: the guard name), ttl=DURATION (the provider's window)

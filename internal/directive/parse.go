@@ -240,9 +240,6 @@ func (p *fileParser) parse(c *ast.Comment, fn *ast.FuncDecl) *Directive {
 	if d.Kind == Statement && !table && !d.N.IsLit && d.N.Expr.Text == "" {
 		d.N = IntOrExpr{IsLit: true, Lit: 1}
 	}
-	if d.Kind == Open && !table && d.Stale == 0 {
-		d.Stale = DefaultStale
-	}
 	if d.Kind == Provider && d.ProviderPrefix == "" {
 		d.ProviderPrefix = d.Name
 	}

@@ -84,7 +84,7 @@ func I(ctx context.Context, a, b int) error { return nil }
 	check("C.Key", len(c.Key), 2)
 	check("C.Cap", c.Cap, directive.IntOrExpr{IsLit: true, Lit: 100})
 	check("C.N", c.N.Expr.Text, "units")
-	check("E.Stale", byFunc["E"].Stale, directive.DefaultStale)
+	check("E.Stale", byFunc["E"].Stale, time.Duration(0)) // the runtime's default
 	f := byFunc["F"]
 	check("F.Name", f.Name, "app.Service.F")
 	check("F.Retain", f.Retain, 720*time.Hour)

@@ -450,7 +450,7 @@ func guardedFact(fn *Func) *GuardedFact {
 }
 
 // runtimeGuardKind reports whether call is a method of one of the runtime's guard types
-// (once.Forever[T].Do, ...), and its kind.
+// (once.Forever[T].Do, once.ForeverFunc.Do, ...), and its kind.
 func (s *scanner) runtimeGuardKind(call *ast.CallExpr) (string, bool) {
 	callee, ok := typeutil.Callee(s.pass.TypesInfo, call).(*types.Func)
 	if !ok || callee.Pkg() == nil || callee.Pkg().Path() != RuntimePath {
@@ -468,7 +468,8 @@ func (s *scanner) runtimeGuardKind(call *ast.CallExpr) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	return strings.ToLower(named.Obj().Name()), true
+	// A guard for a function that returns only an error (once.ForeverFunc) is of its kind.
+	return strings.ToLower(strings.TrimSuffix(named.Obj().Name(), "Func")), true
 }
 
 // propagate computes which functions are covered by a promise, which perform an

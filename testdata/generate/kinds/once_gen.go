@@ -45,11 +45,8 @@ func SummaryOnce(ctx context.Context, u User) (string, once.Outcome, error) {
 // a 64-bit advisory lock on the key, so calls with one key take turns; a call that finds the lock
 // held returns at once, busy.
 func ApproveOnce(ctx context.Context, db once.DB, org string, amount int64) (once.Outcome, error) {
-	fn := func(ctx context.Context, tx pgx.Tx) (struct{}, error) {
-		return struct{}{}, Approve(ctx, tx, org, amount)
-	}
-	_, out, err := once.Transaction[struct{}]{Name: "kinds.Approve", NoWait: true, LockTimeout: 2 * timepkg.Second}.Do(ctx, db, once.MustKey(org), fn)
-	return out, err
+	fn := func(ctx context.Context, tx pgx.Tx) error { return Approve(ctx, tx, org, amount) }
+	return once.TransactionFunc{Name: "kinds.Approve", NoWait: true, LockTimeout: 2 * timepkg.Second}.Do(ctx, db, once.MustKey(org), fn)
 }
 
 // GenerateOnce calls Generate under a statement promise (once per unit of a counter's cap), guard
@@ -64,21 +61,20 @@ func GenerateOnce(ctx context.Context, db once.DB, org string, day Day, limit in
 // "kinds.Alert", keyed by source. A call that fires the key's latch runs Alert; until RearmAlert
 // rearms it, further calls are duplicates.
 func AlertOnce(ctx context.Context, db once.DB, m Mailer, source string) (once.Outcome, error) {
-	fn := func(ctx context.Context) (struct{}, error) { return struct{}{}, Alert(ctx, m, source) }
-	_, out, err := once.Episode[struct{}]{Name: "kinds.Alert"}.Do(ctx, db, once.MustKey(source), fn)
-	return out, err
+	fn := func(ctx context.Context) error { return Alert(ctx, m, source) }
+	return once.EpisodeFunc{Name: "kinds.Alert"}.Do(ctx, db, once.MustKey(source), fn)
 }
 
 // RearmAlert rearms the episode of Alert for a key: the next call of AlertOnce fires again. It
 // reports whether the latch was set.
 func RearmAlert(ctx context.Context, db once.DB, source string) (bool, error) {
-	return once.Episode[struct{}]{Name: "kinds.Alert"}.Rearm(ctx, db, once.MustKey(source))
+	return once.EpisodeFunc{Name: "kinds.Alert"}.Rearm(ctx, db, once.MustKey(source))
 }
 
 // StartRunOnce calls StartRun under an open promise (once while the work is open), guard
 // "kinds.StartRun", keyed by org. While a call with the same key is open, another gets in flight
-// with the open claim's handle; once it ends, the key can run again. Open claims older than 45m
-// are closed as stale.
+// with the open claim's handle; once it ends, the key can run again. An open claim that showed no
+// life for 45m is closed as stale.
 func StartRunOnce(ctx context.Context, db once.DB, org int64) (int64, once.Outcome, error) {
 	fn := func(ctx context.Context) (int64, error) { return StartRun(ctx, org) }
 	return once.Open[int64]{Name: "kinds.StartRun", Stale: 45 * timepkg.Minute}.Do(ctx, db, once.MustKey(org), fn)
@@ -96,9 +92,8 @@ func (b *Billing) ChargeOnce(ctx context.Context, db once.DB, order Order) (Rece
 // "kinds.Billing.Welcome", keyed by u.ID. A duplicate call does not run Welcome: it gets the
 // outcome, and result, the first call recorded.
 func (b Billing) WelcomeOnce(ctx context.Context, db once.DB, m Mailer, u User) (once.Outcome, error) {
-	fn := func(ctx context.Context) (struct{}, error) { return struct{}{}, b.Welcome(ctx, m, u) }
-	_, out, err := once.Forever[struct{}]{Name: "kinds.Billing.Welcome"}.Do(ctx, db, once.MustKey(u.ID), fn)
-	return out, err
+	fn := func(ctx context.Context) error { return b.Welcome(ctx, m, u) }
+	return once.ForeverFunc{Name: "kinds.Billing.Welcome"}.Do(ctx, db, once.MustKey(u.ID), fn)
 }
 
 // SendReplyOnce calls SendReply under a provider promise (once at the provider, by its
@@ -106,32 +101,29 @@ func (b Billing) WelcomeOnce(ctx context.Context, db once.DB, m Mailer, u User) 
 // provider's idempotency key (once.ProviderKeyFrom), "answer" and the key, the same for every
 // retry.
 func SendReplyOnce(ctx context.Context, m Mailer, reply int64) (once.Outcome, error) {
-	fn := func(ctx context.Context) (struct{}, error) { return struct{}{}, SendReply(ctx, m, reply) }
-	_, out, err := once.Provider[struct{}]{Prefix: "answer", TTL: 24 * timepkg.Hour}.Do(ctx, once.MustKey(reply), fn)
-	return out, err
+	fn := func(ctx context.Context) error { return SendReply(ctx, m, reply) }
+	return once.ProviderFunc{Prefix: "answer", TTL: 24 * timepkg.Hour}.Do(ctx, once.MustKey(reply), fn)
 }
 
 // ReconcileOnce calls Reconcile under a lease promise (one holder at a time, expiring by itself),
 // guard "kinds.Reconcile", keyed by key, at. One holder at a time per key, for up to 10s; a call
 // that finds the lease held is busy.
 func ReconcileOnce(ctx context.Context, db2 once.DB, db *Billing, key string, at timepkg.Time, p4 int) (once.Outcome, error) {
-	fn := func(ctx context.Context) (struct{}, error) { return struct{}{}, Reconcile(ctx, db, key, at, p4) }
-	_, out, err := once.Lease[struct{}]{Name: "kinds.Reconcile", TTL: 10 * timepkg.Second, Wait: 500 * timepkg.Millisecond}.Do(ctx, db2, once.MustKey(key, at), fn)
-	return out, err
+	fn := func(ctx context.Context) error { return Reconcile(ctx, db, key, at, p4) }
+	return once.LeaseFunc{Name: "kinds.Reconcile", TTL: 10 * timepkg.Second, Wait: 500 * timepkg.Millisecond}.Do(ctx, db2, once.MustKey(key, at), fn)
 }
 
 // RemindOnce calls Remind under an open promise (once while the work is open), guard
 // "kinds.Remind", keyed by fmt, time. While a call with the same key is open, another gets in
-// flight with the open claim's handle; once it ends, the key can run again. Open claims older
-// than 5m are closed as stale.
+// flight with the open claim's handle; once it ends, the key can run again. An open claim that
+// showed no life for 5m is closed as stale.
 func RemindOnce(ctx context.Context, db once.DB, fmt *string, time timepkg.Time) (once.Outcome, error) {
 	key, err := once.Key(fmt, time)
 	if err != nil {
 		return once.Outcome{}, fmtpkg.Errorf("guard kinds.Remind: %w", err)
 	}
-	fn := func(ctx context.Context) (struct{}, error) { return struct{}{}, Remind(ctx, fmt, time) }
-	_, out, err := once.Open[struct{}]{Name: "kinds.Remind", Stale: 5 * timepkg.Minute}.Do(ctx, db, key, fn)
-	return out, err
+	fn := func(ctx context.Context) error { return Remind(ctx, fmt, time) }
+	return once.OpenFunc{Name: "kinds.Remind", Stale: 5 * timepkg.Minute}.Do(ctx, db, key, fn)
 }
 
 // SubscribeOnce calls Subscribe under a forever promise (once for ever), guard "kinds.Subscribe",
@@ -159,9 +151,8 @@ func ImportOnce(ctx context.Context, db once.DB, row struct {
 	ID   int64  `json:"id" db:"id"`
 	Note string `xml:"note,attr"`
 }) (once.Outcome, error) {
-	fn := func(ctx context.Context) (struct{}, error) { return struct{}{}, Import(ctx, row) }
-	_, out, err := once.Forever[struct{}]{Name: "kinds.Import"}.Do(ctx, db, once.MustKey(row.ID), fn)
-	return out, err
+	fn := func(ctx context.Context) error { return Import(ctx, row) }
+	return once.ForeverFunc{Name: "kinds.Import"}.Do(ctx, db, once.MustKey(row.ID), fn)
 }
 
 // keyOnce calls key under a forever promise (once for ever), guard "kinds.key", keyed by email. A
@@ -171,7 +162,6 @@ func keyOnce(ctx context.Context, db once.DB, email Email) (once.Outcome, error)
 	if err != nil {
 		return once.Outcome{}, fmtpkg.Errorf("guard kinds.key: %w", err)
 	}
-	fn := func(ctx context.Context) (struct{}, error) { return struct{}{}, key(ctx, email) }
-	_, out, err := once.Forever[struct{}]{Name: "kinds.key"}.Do(ctx, db, key2, fn)
-	return out, err
+	fn := func(ctx context.Context) error { return key(ctx, email) }
+	return once.ForeverFunc{Name: "kinds.key"}.Do(ctx, db, key2, fn)
 }

@@ -60,11 +60,8 @@ const RecordChargeConflict = "ON CONFLICT (org_id, day) DO NOTHING"
 // returned no row: see once.InsertConflict), it rolls the transaction back and reports a
 // duplicate, without error.
 func RecordChargeOnce(ctx context.Context, db once.DB, org int64, day string) (once.Outcome, error) {
-	fn := func(ctx context.Context, tx pgx.Tx) (struct{}, error) {
-		return struct{}{}, RecordCharge(ctx, tx, org, day)
-	}
-	_, out, err := once.Table[struct{}]{Name: "tables.charge", OnConflict: once.Duplicate}.Do(ctx, db, fn)
-	return out, err
+	fn := func(ctx context.Context, tx pgx.Tx) error { return RecordCharge(ctx, tx, org, day) }
+	return once.TableFunc{Name: "tables.charge", OnConflict: once.Duplicate}.Do(ctx, db, fn)
 }
 
 // FireAlertConflict is the ON CONFLICT clause FireAlert's INSERT into alerts must use: it matches
@@ -77,9 +74,8 @@ const FireAlertConflict = "ON CONFLICT (rule_id) DO UPDATE SET fired_at = clock_
 // once.InsertConflict), it rolls the transaction back and reports a duplicate (the latch is set),
 // without error.
 func FireAlertOnce(ctx context.Context, db once.DB, rule string) (once.Outcome, error) {
-	fn := func(ctx context.Context, tx pgx.Tx) (struct{}, error) { return struct{}{}, FireAlert(ctx, tx, rule) }
-	_, out, err := once.Table[struct{}]{Name: "tables.FireAlert", OnConflict: once.Duplicate}.Do(ctx, db, fn)
-	return out, err
+	fn := func(ctx context.Context, tx pgx.Tx) error { return FireAlert(ctx, tx, rule) }
+	return once.TableFunc{Name: "tables.FireAlert", OnConflict: once.Duplicate}.Do(ctx, db, fn)
 }
 
 // UseQuotaConflict is the ON CONFLICT clause UseQuota's INSERT into quota must use: it matches
@@ -111,9 +107,6 @@ const RecordPreferenceConflict = "ON CONFLICT (organisation_identifier, notifica
 // no row: see once.InsertConflict), it rolls the transaction back and reports a duplicate,
 // without error.
 func RecordPreferenceOnce(ctx context.Context, db once.DB, org int64, channel string) (once.Outcome, error) {
-	fn := func(ctx context.Context, tx pgx.Tx) (struct{}, error) {
-		return struct{}{}, RecordPreference(ctx, tx, org, channel)
-	}
-	_, out, err := once.Table[struct{}]{Name: "tables.RecordPreference", OnConflict: once.Duplicate}.Do(ctx, db, fn)
-	return out, err
+	fn := func(ctx context.Context, tx pgx.Tx) error { return RecordPreference(ctx, tx, org, channel) }
+	return once.TableFunc{Name: "tables.RecordPreference", OnConflict: once.Duplicate}.Do(ctx, db, fn)
 }

@@ -4,7 +4,6 @@ package accounts
 
 import (
 	"context"
-	"time"
 
 	once "github.com/oncekit/once/runtime"
 )
@@ -26,10 +25,10 @@ func OpenOnce(ctx context.Context, db once.DB, acct Account) (Account, once.Outc
 
 // InviteOnce calls Invite under an open promise (once while the work is open), guard
 // "accounts.Invite", keyed by acct.Owner. While a call with the same key is open, another gets in
-// flight with the open claim's handle; once it ends, the key can run again. Open claims older
-// than 20m are closed as stale.
+// flight with the open claim's handle; once it ends, the key can run again. An open claim that
+// showed no life for 45s (the runtime's default on a pool; 20m on one connection) is closed as
+// stale.
 func InviteOnce(ctx context.Context, db once.DB, acct *Account) (once.Outcome, error) {
-	fn := func(ctx context.Context) (struct{}, error) { return struct{}{}, Invite(ctx, acct) }
-	_, out, err := once.Open[struct{}]{Name: "accounts.Invite", Stale: 20 * time.Minute}.Do(ctx, db, once.MustKey(acct.Owner), fn)
-	return out, err
+	fn := func(ctx context.Context) error { return Invite(ctx, acct) }
+	return once.OpenFunc{Name: "accounts.Invite"}.Do(ctx, db, once.MustKey(acct.Owner), fn)
 }

@@ -29,7 +29,6 @@ func InvoiceOnce(ctx context.Context, db once.DB, a accounts.Account, month int,
 // key), guard "billing.Notify", keyed by a.Owner. Notify's context carries the provider's
 // idempotency key (once.ProviderKeyFrom), "notify" and the key, the same for every retry.
 func NotifyOnce(ctx context.Context, a *accounts.Account, extra ...string) (once.Outcome, error) {
-	fn := func(ctx context.Context) (struct{}, error) { return struct{}{}, Notify(ctx, a, extra...) }
-	_, out, err := once.Provider[struct{}]{Prefix: "notify"}.Do(ctx, once.MustKey(a.Owner), fn)
-	return out, err
+	fn := func(ctx context.Context) error { return Notify(ctx, a, extra...) }
+	return once.ProviderFunc{Prefix: "notify"}.Do(ctx, once.MustKey(a.Owner), fn)
 }

@@ -74,13 +74,13 @@ func (s *Store) Upgrade(ctx context.Context, orgID int64) error { // want Upgrad
 // LimitReached tells the user once per request that the month's runs are used up: the
 // next refused request emails again.
 func (s *Store) LimitReached(ctx context.Context, orgID int64, email string) error {
-	_, _, err := once.Request[struct{}]{Name: "jobs.limit"}.Do(ctx, "limit", func(ctx context.Context) (struct{}, error) { // want `^once.Request guard lasts one request, but it calls http.Post: the next request \(a retry, a second tab\) sends the POST again`
+	_, err := once.RequestFunc{Name: "jobs.limit"}.Do(ctx, "limit", func(ctx context.Context) error { // want `^once.Request guard lasts one request, but it calls http.Post: the next request \(a retry, a second tab\) sends the POST again`
 		body, _ := json.Marshal(map[string]string{"to": email, "subject": "This month's runs are used up"})
 		resp, err := http.Post(s.mailURL+"/v1/emails", "application/json", bytes.NewReader(body))
 		if err != nil {
-			return struct{}{}, err
+			return err
 		}
-		return struct{}{}, resp.Body.Close()
+		return resp.Body.Close()
 	})
 	return err
 }

@@ -34,6 +34,12 @@ func (g Request[T]) Do(ctx context.Context, key string, fn func(context.Context)
 	return v, Outcome{}, err
 }
 
+type RequestFunc Request[struct{}]
+
+func (g RequestFunc) Do(ctx context.Context, key string, fn func(context.Context) error) (Outcome, error) {
+	return Outcome{}, fn(ctx)
+}
+
 type Provider[T any] struct {
 	Name   string
 	Prefix string
