@@ -294,24 +294,8 @@ func bind(info *types.Info, stmt ast.Stmt, tainted map[types.Object]bool) {
 
 // taint marks the variable at the root of e (x in x, x.f, x[i]).
 func taint(info *types.Info, e ast.Expr, tainted map[types.Object]bool) {
-	for e != nil {
-		switch x := ast.Unparen(e).(type) {
-		case *ast.SelectorExpr:
-			e = x.X
-		case *ast.IndexExpr:
-			e = x.X
-		case *ast.StarExpr:
-			e = x.X
-		case *ast.Ident:
-			if obj := info.ObjectOf(x); obj != nil {
-				if _, ok := obj.(*types.Var); ok {
-					tainted[obj] = true
-				}
-			}
-			return
-		default:
-			return
-		}
+	if v := rootVar(info, e); v != nil {
+		tainted[v] = true
 	}
 }
 
