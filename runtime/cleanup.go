@@ -211,15 +211,24 @@ func waitRunningStatements(ctx context.Context, db DB) error {
 		if n == 0 {
 			return nil
 		}
-		t := time.NewTimer(pause)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
+		if err := backOff(ctx, &pause); err != nil {
+			return err
 		}
-		pause = min(pause*2, 20*time.Millisecond)
 	}
+	return nil
+}
+
+// backOff sleeps for *pause, or until ctx ends, and doubles *pause up to 20 ms: the
+// clean-up's polls of the server.
+func backOff(ctx context.Context, pause *time.Duration) error {
+	t := time.NewTimer(*pause)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+	}
+	*pause = min(*pause*2, 20*time.Millisecond)
 	return nil
 }
 
@@ -245,14 +254,9 @@ func waitBackendGone(ctx context.Context, db DB, pid uint32) error {
 			}
 			return nil
 		}
-		t := time.NewTimer(pause)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
+		if err := backOff(ctx, &pause); err != nil {
+			return err
 		}
-		pause = min(pause*2, 20*time.Millisecond)
 	}
 }
 
