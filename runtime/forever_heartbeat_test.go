@@ -70,12 +70,7 @@ func TestForever_HeartbeatLosingTheClaimCancelsTheFunction(t *testing.T) {
 				if _, err := pool.Exec(ctx, `UPDATE once.operations SET token = 'another holder' WHERE id = $1`, a.ID()); err != nil {
 					return 0, err
 				}
-				select {
-				case <-ctx.Done():
-					fnErr = context.Cause(ctx)
-				case <-time.After(3 * time.Second):
-					fnErr = errNeverTold
-				}
+				fnErr = causeWithin(ctx, 3*time.Second, errNeverTold)
 				return 0, fnErr
 			})
 			if out.Status != once.Ran || !errors.Is(err, once.ErrNotOwner) {
@@ -166,5 +161,16 @@ func TestForever_ShortEffectSendsNoHeartbeat(t *testing.T) {
 	}
 	if _, statements := trips.take(); statements < 4 {
 		t.Fatalf("%d statements for a call outliving Stale/3 four times, want its heartbeats beside claim and settle", statements)
+	}
+}
+
+// causeWithin waits for ctx to end and returns its cause, or never if it has not ended
+// within d: how a guarded function learns, or does not, that its claim was taken from it.
+func causeWithin(ctx context.Context, d time.Duration, never error) error {
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-time.After(d):
+		return never
 	}
 }

@@ -187,12 +187,7 @@ func TestOpen_HeartbeatLosingTheClaimCancelsTheFunction(t *testing.T) {
 				if _, err := pool.Exec(ctx, `UPDATE once.open_claims SET state = 'stale', closed_at = clock_timestamp(), reason = 'closed by an operator' WHERE id = $1`, c.ID); err != nil {
 					return 0, err
 				}
-				select {
-				case <-ctx.Done():
-					fnErr = context.Cause(ctx)
-				case <-time.After(3 * time.Second):
-					fnErr = errNeverTold
-				}
+				fnErr = causeWithin(ctx, 3*time.Second, errNeverTold)
 				return 0, fnErr
 			})
 			if out.Status != once.Ran || !errors.Is(err, once.ErrNotOwner) {
