@@ -29,7 +29,7 @@ NESTED := internal/migratetest internal/throughput
 # cancelled-caller storms are left out: behind a pooler a reservation or firing can wait in
 # PgBouncer's queue past the clean-up, and stays held until a refund or a rearm (README).
 POOLER_RUN := Concurrent|Storm|Killed|Cancel|^TestEpisode_OneFirePerEpisode|^TestStory$$
-POOLER_SKIP := Failover|UnseenCounter_|NoticedWithinAMinute|Migrate_|Drain_|^Test(Digest|Inbound|SourceBudget|StartThread|Claim|SaveRender|Workers?|Generate)_
+POOLER_SKIP := Failover|NoticedWithinAMinute|Migrate_|Drain_|^Test(Digest|Inbound|SourceBudget|StartThread|Claim|SaveRender|Workers?|Generate)_
 POOLER_PKGS := ./runtime/... ./examples/ideas ./examples/reports ./examples/outreach ./examples/paidactions
 
 .PHONY: demo test lint unit race nested pooler sdkcheck

@@ -34,9 +34,14 @@ import (
 // holds, something sits between. It then waits for every statement on once's tables that
 // the database's other server processes are running at that moment to end (or move on),
 // bounded by backendWait, terminating none: one of them is the claim, and the others are
-// short. A claim blocked longer than that, or read by the server only after the clean-up
-// looked, is left to the stale window, as is every claim whose clean-up cannot reach the
-// database at all.
+// short. A claim the server reads only after the clean-up looked (the pooler had forwarded
+// it, but the server process had not yet been scheduled to read it) would escape that wait,
+// so behind a pooler a withdrawal that finds nothing is repeated, lateRechecks after the
+// first, in the background on the pool (or before returning on a single connection): a
+// token's claim lands at most once, and a withdrawal by token is idempotent, so the repeats
+// cost a statement each and can only take back the caller's own claim. A claim that lands
+// later still, or whose clean-up cannot reach the database at all, is left to the stale
+// window (or, for a Statement reservation or an Episode firing, to a refund or a rearm).
 
 // cleanupTimeout bounds the clean-up of one claim whose outcome the caller did not see.
 const cleanupTimeout = 5 * time.Second
@@ -44,6 +49,18 @@ const cleanupTimeout = 5 * time.Second
 // backendWait is how long the clean-up waits for the server process that ran an unseen
 // claim to end by itself before terminating it.
 const backendWait = time.Second
+
+// lateRechecks are the delays, from the first withdrawal behind a pooler that found nothing,
+// at which it is repeated.
+var lateRechecks = []time.Duration{100 * time.Millisecond, 500 * time.Millisecond, 2 * time.Second}
+
+// lateCleanups counts the repeated withdrawals running in the background, and lateFound
+// the claims they found, for tests.
+var lateCleanups, lateFound atomic.Int64
+
+// A withdrawal takes back, by its token, a claim whose caller did not see it land, and
+// reports whether it found one.
+type withdrawal func(context.Context, DB) (bool, error)
 
 // resolveUnseen turns the clean-up of unseen claims on; tests turn it off to show what it
 // prevents.
@@ -102,7 +119,7 @@ func (s claimSite) unseen(err error) bool {
 // resolveClaim, after a claim sent at site failed with err, withdraws the claim if its
 // outcome is unknown (see the top of this file), with withdraw, on a context of its own. It
 // returns err, joined with the clean-up's own error if the clean-up failed.
-func resolveClaim(ctx context.Context, db DB, site claimSite, err error, withdraw func(context.Context, DB) error) error {
+func resolveClaim(ctx context.Context, db DB, site claimSite, err error, withdraw withdrawal) error {
 	if !resolveUnseen || !site.unseen(err) {
 		return err
 	}
@@ -118,39 +135,82 @@ func resolveClaim(ctx context.Context, db DB, site claimSite, err error, withdra
 		defer nc.Close(cctx)
 		cdb = nc
 	}
-	if p, ok := cdb.(*pgxpool.Pool); ok {
+	pool, _ := cdb.(*pgxpool.Pool)
+	if pool != nil {
 		// One connection for the whole clean-up: its own pid tells a pooler apart.
-		c, aerr := p.Acquire(cctx)
+		c, aerr := pool.Acquire(cctx)
 		if aerr != nil {
 			return errors.Join(err, fmt.Errorf("%w: the claim's outcome is unknown and the clean-up cannot connect: %w", errClaimLeft, aerr))
 		}
 		defer c.Release()
 		cdb = c.Conn()
 	}
+	pooled := false
 	if site.closed && site.pid != 0 {
-		if werr := waitClaimEnded(cctx, cdb, site.pid); werr != nil {
+		var werr error
+		if pooled, werr = waitClaimEnded(cctx, cdb, site.pid); werr != nil {
 			return errors.Join(err, fmt.Errorf("%w: the claim's outcome is unknown and the clean-up could not wait for it: %w", errClaimLeft, werr))
 		}
 	}
-	if werr := withdraw(cctx, cdb); werr != nil {
+	found, werr := withdraw(cctx, cdb)
+	if werr != nil {
+		return errors.Join(err, fmt.Errorf("%w: the claim's outcome is unknown and the clean-up failed: %w", errClaimLeft, werr))
+	}
+	if !pooled || found {
+		return err
+	}
+	if pool != nil {
+		lateCleanups.Add(1)
+		go func() {
+			defer lateCleanups.Add(-1)
+			lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+			defer cancel()
+			recheck(lctx, pool, withdraw)
+		}()
+		return err
+	}
+	if werr := recheck(cctx, cdb, withdraw); werr != nil {
 		return errors.Join(err, fmt.Errorf("%w: the claim's outcome is unknown and the clean-up failed: %w", errClaimLeft, werr))
 	}
 	return err
 }
 
+// recheck repeats withdraw at lateRechecks, until one finds the claim, ctx ends or a
+// withdrawal fails: behind a pooler a claim can reach the server after the first.
+func recheck(ctx context.Context, db DB, withdraw withdrawal) error {
+	start := time.Now()
+	for _, at := range lateRechecks {
+		t := time.NewTimer(time.Until(start.Add(at)))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		found, err := withdraw(ctx, db)
+		if found {
+			lateFound.Add(1)
+		}
+		if err != nil || found {
+			return err
+		}
+	}
+	return nil
+}
+
 // waitClaimEnded waits until the statement of a claim sent on a connection that pgx knew as
 // pid, and has since closed, can no longer commit: the server process pid has ended, or,
 // behind a pooler, every statement on once's tables running now has (see the top of this
-// file).
-func waitClaimEnded(ctx context.Context, db DB, pid uint32) error {
-	pooled, err := behindPooler(ctx, db)
+// file). It reports whether it found a pooler in between.
+func waitClaimEnded(ctx context.Context, db DB, pid uint32) (pooled bool, err error) {
+	pooled, err = behindPooler(ctx, db)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if pooled {
-		return waitRunningStatements(ctx, db)
+		return true, waitRunningStatements(ctx, db)
 	}
-	return waitBackendGone(ctx, db, pid)
+	return false, waitBackendGone(ctx, db, pid)
 }
 
 // behindPooler reports whether db, one connection, reaches the server through something
@@ -276,48 +336,52 @@ WHERE name = $1 AND scope = $2 AND key = $3 AND token = $4 AND state = 'open'`
 )
 
 // withdrawForever withdraws the forever claim with token on p's key.
-func (p *foreverCall) withdrawUnseen(token string) func(context.Context, DB) error {
-	return func(ctx context.Context, db DB) error {
+func (p *foreverCall) withdrawUnseen(token string) withdrawal {
+	return func(ctx context.Context, db DB) (bool, error) {
 		tag, err := db.Exec(ctx, withdrawForeverSQL, p.name, p.ref.Scope, p.ref.Key, token)
 		if err != nil {
-			return p.errorf(err, "withdrawing an unseen claim")
+			return false, p.errorf(err, "withdrawing an unseen claim")
 		}
 		if tag.RowsAffected() == 1 {
-			unseenWithdrawn.Add(1)
-			return nil
+			return withdrew(1), nil
 		}
 		tag, err = db.Exec(ctx, releaseForeverSQL, p.name, p.ref.Scope, p.ref.Key, token, unseenReason)
 		if err != nil {
-			return p.errorf(err, "releasing an unseen claim")
+			return false, p.errorf(err, "releasing an unseen claim")
 		}
-		unseenWithdrawn.Add(tag.RowsAffected())
-		return nil
+		return withdrew(tag.RowsAffected()), nil
 	}
+}
+
+// withdrew counts n withdrawn claims (0 or 1) and reports whether there was one.
+func withdrew(n int64) bool {
+	if n > 0 {
+		unseenWithdrawn.Add(1)
+	}
+	return n > 0
 }
 
 // withdrawOpenSQL closes an Open guard's unseen claim as failed.
 const withdrawOpenSQL = `UPDATE once.open_claims SET state = 'failed', closed_at = clock_timestamp(), reason = $4
 WHERE name = $1 AND key = $2 AND token = $3 AND state = 'open'`
 
-func withdrawOpen(name, key, token string) func(context.Context, DB) error {
-	return func(ctx context.Context, db DB) error {
+func withdrawOpen(name, key, token string) withdrawal {
+	return func(ctx context.Context, db DB) (bool, error) {
 		tag, err := db.Exec(ctx, withdrawOpenSQL, name, key, token, unseenReason)
 		if err != nil {
-			return fmt.Errorf("once: open guard %s: closing an unseen claim: %w", name, err)
+			return false, fmt.Errorf("once: open guard %s: closing an unseen claim: %w", name, err)
 		}
-		unseenWithdrawn.Add(tag.RowsAffected())
-		return nil
+		return withdrew(tag.RowsAffected()), nil
 	}
 }
 
 // withdrawLease releases a lease whose acquisition the caller did not see.
-func withdrawLease(name, key, token string) func(context.Context, DB) error {
-	return func(ctx context.Context, db DB) error {
+func withdrawLease(name, key, token string) withdrawal {
+	return func(ctx context.Context, db DB) (bool, error) {
 		tag, err := db.Exec(ctx, releaseSQL, name, key, token)
 		if err != nil {
-			return fmt.Errorf("once: lease guard %s: releasing an unseen lease: %w", name, err)
+			return false, fmt.Errorf("once: lease guard %s: releasing an unseen lease: %w", name, err)
 		}
-		unseenWithdrawn.Add(tag.RowsAffected())
-		return nil
+		return withdrew(tag.RowsAffected()), nil
 	}
 }

@@ -194,6 +194,9 @@ func TestUnseenClaim_CancelledCallersLeaveNoKeyOpen(t *testing.T) {
 			t.Logf("%d of %d calls ended by their deadline; the clean-up withdrew %d claims that had landed",
 				cancelled, deadlineCalls, once.UnseenWithdrawn()-withdrawn)
 			time.Sleep(time.Second)
+			if late := once.WaitLateCleanups(); late > 0 {
+				t.Logf("behind a pooler, repeated withdrawals found %d claims that landed after the first look (this process)", late)
+			}
 			if n := openKeys(t, pool, k); n != 0 {
 				t.Fatalf("%d keys left open with no caller running them", n)
 			}
@@ -279,5 +282,43 @@ func TestUnseenClaim_CleanupTellsAPoolerApart(t *testing.T) {
 		if err != nil || got != c.want {
 			t.Errorf("%s: behind a pooler = %v, %v; want %v", c.name, got, err, c.want)
 		}
+	}
+}
+
+// Behind a pooler the server may read a claim after the clean-up's first look, so the
+// clean-up repeats its withdrawal. A claim that lands 150 ms after that first look is taken
+// back by a repeat; with no repeats (the control), it stays open.
+func TestUnseenClaim_RepeatsTakeBackAClaimThatLandsLate(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := setup(t, 4)
+	for _, c := range []struct {
+		name    string
+		repeats []time.Duration
+		want    bool
+	}{{"repeated", nil, true}, {"not repeated", []time.Duration{}, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			key, token := "late-"+c.name, "token-"+c.name
+			landed := make(chan error, 1)
+			go func() {
+				time.Sleep(150 * time.Millisecond)
+				_, err := pool.Exec(ctx, once.OpenClaimSQL, "unseen.late", key, token, int64(time.Hour/time.Microsecond))
+				landed <- err
+			}()
+			found, err := once.RecheckOpen(ctx, pool, "unseen.late", key, token, c.repeats)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := <-landed; err != nil {
+				t.Fatal(err)
+			}
+			var open int
+			if err := pool.QueryRow(ctx, `SELECT count(*) FROM once.open_claims WHERE name = 'unseen.late' AND key = $1 AND state = 'open'`, key).Scan(&open); err != nil {
+				t.Fatal(err)
+			}
+			if found != c.want || (open == 0) != c.want {
+				t.Fatalf("a repeat found the claim: %v; claims left open: %d; want found %v", found, open, c.want)
+			}
+		})
 	}
 }

@@ -148,6 +148,9 @@ func TestUnseenCounter_CancelledCallersLeaveNothingHeld(t *testing.T) {
 			t.Logf("%d of %d calls ended by their deadline; the clean-up gave back %d that had landed",
 				cancelled, deadlineCalls, once.UnseenWithdrawn()-withdrawn)
 			time.Sleep(time.Second)
+			if late := once.WaitLateCleanups(); late > 0 {
+				t.Logf("behind a pooler, repeated withdrawals found %d claims that landed after the first look (this process)", late)
+			}
 			leaked, held := k.leaked(t, pool, runs)
 			if len(leaked) != 0 {
 				t.Fatalf("%d keys hold a unit or firing for a function that never ran: %v", len(leaked), leaked)

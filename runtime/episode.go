@@ -89,14 +89,13 @@ func (g Episode[T]) Do(ctx context.Context, db DB, key string, fn func(context.C
 }
 
 // withdrawUnseen rearms the latch fired under token, whose answer its caller did not see.
-func (g Episode[T]) withdrawUnseen(key, token string) func(context.Context, DB) error {
-	return func(ctx context.Context, db DB) error {
+func (g Episode[T]) withdrawUnseen(key, token string) withdrawal {
+	return func(ctx context.Context, db DB) (bool, error) {
 		tag, err := db.Exec(ctx, unfireSQL, g.Name, key, token)
 		if err != nil {
-			return fmt.Errorf("once: episode guard %s: rearming an unseen firing: %w", g.Name, err)
+			return false, fmt.Errorf("once: episode guard %s: rearming an unseen firing: %w", g.Name, err)
 		}
-		unseenWithdrawn.Add(tag.RowsAffected())
-		return nil
+		return withdrew(tag.RowsAffected()), nil
 	}
 }
 

@@ -1,5 +1,7 @@
 package once
 
+import "time"
+
 // The statements a Forever guard sends, for the benchmarks that compare the guard with them
 // sent bare.
 const (
@@ -26,3 +28,12 @@ func SetResolveUnseen(on bool) bool {
 // UnseenWithdrawn returns how many claims, whose outcome their callers did not see, the
 // clean-up has found landed and withdrawn in this process.
 func UnseenWithdrawn() int64 { return unseenWithdrawn.Load() }
+
+// WaitLateCleanups waits for the withdrawals that the clean-up repeats in the background
+// behind a pooler, and returns how many claims the repeats have found in this process.
+func WaitLateCleanups() int64 {
+	for lateCleanups.Load() > 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	return lateFound.Load()
+}

@@ -166,16 +166,13 @@ func gcd(a, b int64) int64 {
 
 // withdrawUnseen gives back the reservation made under token, whose answer its caller did
 // not see.
-func (g Statement[T]) withdrawUnseen(key, token string) func(context.Context, DB) error {
-	return func(ctx context.Context, db DB) error {
+func (g Statement[T]) withdrawUnseen(key, token string) withdrawal {
+	return func(ctx context.Context, db DB) (bool, error) {
 		tag, err := db.Exec(ctx, giveBackSQL, g.Name, key, token)
 		if err != nil {
-			return fmt.Errorf("once: statement guard %s: giving back an unseen reservation: %w", g.Name, err)
+			return false, fmt.Errorf("once: statement guard %s: giving back an unseen reservation: %w", g.Name, err)
 		}
-		if tag.RowsAffected() > 0 {
-			unseenWithdrawn.Add(1)
-		}
-		return nil
+		return withdrew(tag.RowsAffected()), nil
 	}
 }
 
