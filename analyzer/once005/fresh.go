@@ -159,12 +159,14 @@ func freshOf(pass *analysis.Pass, own map[*types.Func]*FreshFact, fd *ast.FuncDe
 	fv := newFreshVals(pass.TypesInfo, func(fn *types.Func) *FreshFact { return lookupFresh(pass, own, fn) }, false)
 	fv.scan(fd.Body, token.NoPos)
 	out := &FreshFact{}
+	inputs, returned := flows(pass.TypesInfo, fd)
 	fields := map[string]bool{}
 	for k := range fv.fields {
-		fields[k.field] = true
+		if inputs[k.v] {
+			fields[k.field] = true // set on a value the caller sees
+		}
 	}
 	sig := pass.TypesInfo.Defs[fd.Name].Type().(*types.Signature)
-	inputs, returned := flows(pass.TypesInfo, fd)
 	scalar := false
 	for i := range sig.Results().Len() {
 		scalar = scalar || scalarType(sig.Results().At(i).Type())
@@ -368,6 +370,9 @@ func (fv *freshVals) scan(body ast.Node, before token.Pos) {
 			}
 			switch n := n.(type) {
 			case *ast.AssignStmt:
+				if len(n.Rhs) == 1 {
+					fv.made(n.Lhs[0], n.Rhs[0])
+				}
 				if len(n.Lhs) == len(n.Rhs) {
 					for i, lhs := range n.Lhs {
 						if fv.literal(lhs, n.Rhs[i]) {
@@ -416,6 +421,29 @@ func (fv *freshVals) literal(lhs, rhs ast.Expr) bool {
 		}
 	}
 	return true
+}
+
+// made reads v := newOrder(...): the fields the function sets to new values hold them
+// in v (v.Name, when newOrder names the order by a UUID).
+func (fv *freshVals) made(lhs, rhs ast.Expr) {
+	call, ok := ast.Unparen(rhs).(*ast.CallExpr)
+	if !ok {
+		return
+	}
+	callee, ok := typeutil.Callee(fv.info, call).(*types.Func)
+	if !ok {
+		return
+	}
+	f := fv.facts(callee)
+	id, ok := ast.Unparen(lhs).(*ast.Ident)
+	if f == nil || !ok {
+		return
+	}
+	if v, ok := fv.info.ObjectOf(id).(*types.Var); ok {
+		for _, name := range f.Fields {
+			fv.fields[fieldKey{v, name}] = true
+		}
+	}
 }
 
 // mark records a new value assigned to lhs: the field for x.f, the variable for x or

@@ -100,6 +100,18 @@ func TakeTimedSeat(engine *xorm.Engine, owner, holder string) error {
 	return err
 }
 
+// TakeSeatLikeTimed copies the name of a seat made by the clock-naming constructor into
+// its own: the name is still new on each call.
+func TakeSeatLikeTimed(engine *xorm.Engine, owner, holder string) error {
+	if has, _ := engine.Exist(&models.Seat{Owner: owner, Holder: holder}); has {
+		return ErrTaken
+	}
+	draft := models.NewSeat(owner, holder)
+	seat := &models.Seat{Owner: owner, Name: draft.Name, Holder: holder}
+	_, err := engine.Insert(seat) // want `insert into seat is decided by a read of seat`
+	return err
+}
+
 // TakeSeatOrDraw keeps the given name, but draws one when it is missing: on that path
 // two calls make two names.
 func TakeSeatOrDraw(engine *xorm.Engine, seat *models.Seat) error {
