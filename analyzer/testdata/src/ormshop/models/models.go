@@ -124,3 +124,12 @@ type Locker struct {
 	Number int64  `gorm:"primaryKey"`
 	Holder string `gorm:"index"`
 }
+
+// Member is xorm's: a club's members, numbered in the club by Seq, with no unique
+// constraint.
+type Member struct {
+	Id   int64  `xorm:"pk autoincr"`
+	Club string `xorm:"varchar(100)"`
+	Seq  int
+	Name string `xorm:"varchar(100)"`
+}
