@@ -63,8 +63,10 @@
 //
 // The read decides the insert when an if or a switch between them tests what the read
 // returned: the row found or not (err == nil, errors.Is(err, pgx.ErrNoRows), rows.Next()),
-// a count, a flag, followed through the variables the read assigns or scans into. The
-// test must control the insert: hold it, return, leave by continue or break a loop
+// a count, a flag, followed through the variables the read assigns or scans into. A
+// value stored into a field (m.Seq = last.Seq + 1, numbering a new row after the last)
+// is followed as that field, not as the whole variable: a later test of another field
+// (if m.Name == "") does not test what the read found. The test must control the insert: hold it, return, leave by continue or break a loop
 // that holds it, or stand in a block that holds it; a test in a loop that is over before
 // the insert runs decides nothing about it. The bare error check (if err != nil { return err }) decides nothing: a read that only
 // supplies values for the insert (the account of the action being copied) is not a check.
