@@ -205,8 +205,8 @@ type keyTrace struct {
 	bad bool
 }
 
-// setsKey reports whether fn sets a key field to a new value, or is a function value
-// whose body is not known.
+// setsKey reports whether fn sets a key field to a new value on a row it makes or is
+// given.
 func (t *keyTrace) setsKey(fn *types.Func) bool {
 	f := t.c.freshFact(fn)
 	return f != nil && setsAny(f, t.key)
