@@ -2,8 +2,10 @@ package once005
 
 import (
 	"go/ast"
+	"go/build"
 	"go/token"
 	"go/types"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -117,7 +119,16 @@ func (x *freshIndex) of(fn *types.Func) *FreshFact { return lookupFresh(x.pass, 
 
 // freshness computes the package's FreshFacts and exports them; it returns them by
 // function for the checks of the package.
+//
+// The standard library is not read: its sources of new values (time.Now, math/rand,
+// crypto/rand) are named, and a key made through one of its other functions is made
+// from an argument the call site shows. Facts go only on exported functions and methods,
+// the only ones another package can call; the rest serve the package's own checks.
 func freshness(pass *analysis.Pass) map[*types.Func]*FreshFact {
+	own := map[*types.Func]*FreshFact{}
+	if standard(pass) {
+		return own
+	}
 	var decls []*ast.FuncDecl
 	for _, f := range pass.Files {
 		for _, d := range f.Decls {
@@ -126,7 +137,6 @@ func freshness(pass *analysis.Pass) map[*types.Func]*FreshFact {
 			}
 		}
 	}
-	own := map[*types.Func]*FreshFact{}
 	// Functions of the package call each other: go round until nothing changes.
 	for range 8 {
 		changed := false
@@ -149,9 +159,21 @@ func freshness(pass *analysis.Pass) map[*types.Func]*FreshFact {
 		}
 	}
 	for obj, f := range own {
-		pass.ExportObjectFact(obj, f)
+		if obj.Exported() {
+			pass.ExportObjectFact(obj, f)
+		}
 	}
 	return own
+}
+
+// standard reports a package of the standard library: its files are under GOROOT.
+func standard(pass *analysis.Pass) bool {
+	if len(pass.Files) == 0 {
+		return true
+	}
+	name := pass.Fset.File(pass.Files[0].Pos()).Name()
+	root := filepath.Join(build.Default.GOROOT, "src") + string(filepath.Separator)
+	return build.Default.GOROOT != "" && strings.HasPrefix(name, root)
 }
 
 // freshOf computes one function's FreshFact from what the package knows so far.
