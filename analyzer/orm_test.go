@@ -24,6 +24,11 @@ var ormshop = []string{
 	"ormshop/gormapp",
 	// ONCE005 through xorm (tables named in singular snake case): Get and Exist deciding
 	// Insert are reported; a parent row under ForUpdate and a unique xorm tag are not.
+	// A seat keyed by (owner, name) is not reported where the name comes from the input
+	// (a parameter, a decoded body, a constructor keeping it, a batch built from it), and
+	// is where it is a UUID, the clock's (through another package's constructor) or a
+	// random draw on one path; an autoincrement key and a hook that draws the key are
+	// reported. In gormapp, an integer key counts only where the function sets it.
 	"ormshop/xormapp",
 	// ONCE005 through sqlx: an unguarded count deciding an Exec is reported; a unique
 	// constraint in db/schema.sql and a parent row FOR UPDATE are not.

@@ -292,8 +292,18 @@ func bind(info *types.Info, stmt ast.Stmt, tainted map[types.Object]bool) {
 	})
 }
 
-// taint marks the variable at the root of e (x in x, x.f, x[i]).
+// taint marks the variable at the root of e (x in x, x[i]), or the field x.f.
+//
+// A value stored into a field (user.ID = nextID) marks the field, not the whole of x:
+// a later test of another field (if user.Name == "") does not test what was read. The
+// field's object stands for it, so any x.ID of that type counts as holding the value.
 func taint(info *types.Info, e ast.Expr, tainted map[types.Object]bool) {
+	if sel, ok := ast.Unparen(e).(*ast.SelectorExpr); ok {
+		if s, ok := info.Selections[sel]; ok && s.Kind() == types.FieldVal {
+			tainted[s.Obj()] = true
+			return
+		}
+	}
 	if v := rootVar(info, e); v != nil {
 		tainted[v] = true
 	}

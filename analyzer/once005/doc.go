@@ -30,6 +30,21 @@
 //     duplicate. A constraint counts when all its columns are among those the read
 //     compares (WHERE org_id = $1 AND email = $2 is covered by UNIQUE (email)); when the
 //     read's columns are not known, any unique constraint but a primary key counts;
+//   - no natural primary key: the inserted model's primary key, declared by its tags
+//     (xorm's pk, gorm's primaryKey, bun's pk), is not made by the database (no
+//     autoincrement, serial, identity or default), and each of its fields reaches the
+//     insert with a value from the function's input — a parameter, a request decoded
+//     into the row, a constructor given the key, a literal or assignment from those —
+//     never a new one: no UUID, ULID or snowflake id, random value or time, directly or
+//     through a function of any package that returns or sets one (followed as a fact),
+//     on any path. A retry, a double submit or a second request for the same thing then
+//     makes the same key, and the second insert fails on it, whatever columns the read
+//     looked at (a check for a duplicate client id before inserting the application
+//     under its (owner, name)). An integer key counts only where the function sets it
+//     (the ORMs number a zero one); a model whose BeforeInsert, BeforeCreate, BeforeSave
+//     or BeforeAppendModel hook sets a key field to a new value, a key set by calling a
+//     function value, and a row the function does not show the making of, do not count.
+//     The ID field that no tag names is taken to be numbered by the database;
 //   - no unique key made from the table's own state: when, before the insert, the
 //     function sets a unique column of the inserted model (by tag or schema) to a value
 //     computed by a read of the same table ("github_" + (last id + 1)), racing calls
@@ -48,8 +63,10 @@
 //
 // The read decides the insert when an if or a switch between them tests what the read
 // returned: the row found or not (err == nil, errors.Is(err, pgx.ErrNoRows), rows.Next()),
-// a count, a flag, followed through the variables the read assigns or scans into. The
-// test must control the insert: hold it, return, leave by continue or break a loop
+// a count, a flag, followed through the variables the read assigns or scans into. A
+// value stored into a field (m.Seq = last.Seq + 1, numbering a new row after the last)
+// is followed as that field, not as the whole variable: a later test of another field
+// (if m.Name == "") does not test what the read found. The test must control the insert: hold it, return, leave by continue or break a loop
 // that holds it, or stand in a block that holds it; a test in a loop that is over before
 // the insert runs decides nothing about it. The bare error check (if err != nil { return err }) decides nothing: a read that only
 // supplies values for the insert (the account of the action being copied) is not a check.

@@ -44,6 +44,19 @@ type Model struct {
 type TagUnique struct {
 	Columns []string
 	Primary bool
+	// Fields are a primary key's fields, in the order of Columns.
+	Fields []KeyField
+}
+
+// KeyField is one field of a primary key.
+type KeyField struct {
+	// Name is the field's name in the struct.
+	Name string
+	// Generated: the database makes its value (an autoincrement, serial or identity
+	// column, a default), or the key is the ID field no tag names, taken to be one.
+	Generated bool
+	// Int: an integer field, which the ORMs let the database number when it is zero.
+	Int bool
 }
 
 // models reads the models the package declares.
@@ -97,26 +110,33 @@ func models(pass *analysis.Pass) []Model {
 func tagUniques(st *types.Struct) []TagUnique {
 	var out []TagUnique
 	groups := map[string]int{} // group → index in out
+	var key KeyField           // the field being read, for a primary key
 	add := func(group, col string, primary bool) {
+		var fields []KeyField
+		if primary {
+			fields = []KeyField{key}
+		}
 		if group == "" {
-			out = append(out, TagUnique{Columns: []string{col}, Primary: primary})
+			out = append(out, TagUnique{Columns: []string{col}, Primary: primary, Fields: fields})
 			return
 		}
 		if i, ok := groups[group]; ok {
 			out[i].Columns = append(out[i].Columns, col)
+			out[i].Fields = append(out[i].Fields, fields...)
 			return
 		}
 		groups[group] = len(out)
-		out = append(out, TagUnique{Columns: []string{col}, Primary: primary})
+		out = append(out, TagUnique{Columns: []string{col}, Primary: primary, Fields: fields})
 	}
 	tagged := false
-	var idField string
+	var idField, idName string
 	for i := range st.NumFields() {
 		f := st.Field(i)
 		tag := st.Tag(i)
 		col := columnOf(f.Name(), tag)
+		key = KeyField{Name: f.Name(), Generated: generated(tag), Int: intType(f.Type())}
 		if f.Name() == "ID" || f.Name() == "Id" {
-			idField = col
+			idField, idName = col, f.Name()
 		}
 		if g := sqltext.Tag(tag, "gorm"); g != "" {
 			tagged = true
@@ -167,9 +187,48 @@ func tagUniques(st *types.Struct) []TagUnique {
 	}
 	// An ID field is the primary key by convention, unless a tag names another.
 	if tagged && idField != "" && !slices.ContainsFunc(out, func(u TagUnique) bool { return u.Primary }) {
-		out = append(out, TagUnique{Columns: []string{idField}, Primary: true})
+		out = append(out, TagUnique{Columns: []string{idField}, Primary: true, Fields: []KeyField{{Name: idName, Generated: true}}})
 	}
 	return out
+}
+
+// generated reports a column whose value the database makes: xorm's autoincr, gorm's
+// autoIncrement (not autoIncrement:false), bun's autoincrement or identity, a serial
+// or identity type, or a default.
+func generated(tag string) bool {
+	var words []string
+	if g := sqltext.Tag(tag, "gorm"); g != "" {
+		for _, item := range strings.Split(g, ";") {
+			k, v, _ := strings.Cut(strings.TrimSpace(item), ":")
+			if strings.EqualFold(k, "autoincrement") && strings.EqualFold(v, "false") {
+				continue
+			}
+			words = append(words, k, v)
+		}
+	}
+	if b := sqltext.Tag(tag, "bun"); b != "" {
+		for _, p := range strings.Split(b, ",") {
+			k, v, _ := strings.Cut(strings.TrimSpace(p), ":")
+			words = append(words, k, v)
+		}
+	}
+	if x := sqltext.Tag(tag, "xorm"); x != "" {
+		words = append(words, strings.Fields(x)...)
+	}
+	for _, w := range words {
+		w = strings.ToLower(w)
+		switch {
+		case w == "autoincr", w == "autoincrement", w == "identity", w == "default",
+			strings.Contains(w, "serial"), strings.HasPrefix(w, "default("):
+			return true
+		}
+	}
+	return false
+}
+
+func intType(t types.Type) bool {
+	b, ok := t.Underlying().(*types.Basic)
+	return ok && b.Info()&types.IsInteger != 0
 }
 
 // columnOf names the column a model's field maps to: the name its gorm (column:),

@@ -42,7 +42,7 @@ func NewWithSchema(facts *analysis.Analyzer, schemas []string) *analysis.Analyze
 		Name:      "once005",
 		Doc:       passdoc.Extract(doc, "once005"),
 		URL:       "https://pkg.go.dev/github.com/oncekit/once/analyzer/once005",
-		Requires:  []*analysis.Analyzer{facts},
+		Requires:  []*analysis.Analyzer{facts, freshAnalyzer},
 		Run:       func(pass *analysis.Pass) (any, error) { return run(pass, facts, sf.get()) },
 		FactTypes: []analysis.Fact{new(ModelsFact)},
 	}
@@ -64,13 +64,14 @@ func run(pass *analysis.Pass, facts *analysis.Analyzer, schemas []string) (any, 
 	if len(own) > 0 {
 		pass.ExportPackageFact(&ModelsFact{Models: own})
 	}
+	fresh := pass.ResultOf[freshAnalyzer].(*freshIndex)
 	res := pass.ResultOf[facts].(*effects.Result)
 	rep := ignore.NewReporter(pass, res.Ignores, Code)
 	defer rep.Finish()
 	if res.Fast {
 		return nil, nil
 	}
-	c := &checker{pass: pass, rep: rep, res: res, schemas: schemas}
+	c := &checker{pass: pass, rep: rep, res: res, schemas: schemas, fresh: fresh}
 	if len(schemas) > 0 {
 		c.loadSchema() // a name that does not exist is an error wherever it is given
 	}
@@ -97,6 +98,7 @@ type checker struct {
 	res     *effects.Result
 	models  modelIndex
 	schemas []string
+	fresh   *freshIndex // the functions that make new values
 
 	schema    *schema.Schema
 	schemaErr error
@@ -184,6 +186,9 @@ func (c *checker) check(fn *effects.Func) {
 		}
 		if !upsert && c.stateKeyed(fn, ops, &ops[i]) {
 			continue // racing calls make the same unique key, and the second insert fails
+		}
+		if !upsert && c.naturalKey(fn, &ops[i]) {
+			continue // a repeat of the same input makes the same primary key
 		}
 		rep.Report(diagnostic(&ops[i], read, upsert))
 	}

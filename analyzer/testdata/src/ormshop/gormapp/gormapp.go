@@ -236,3 +236,23 @@ func (s *Service) Reinvite(teamID int64, email string) error {
 	}
 	return nil
 }
+
+// ClaimLocker gives the holder the locker whose number the caller names: the number
+// is the primary key, and the second of two racing inserts fails on it.
+func ClaimLocker(db *gorm.DB, holder string, number int64) error {
+	var l models.Locker
+	if err := db.Where("holder = ?", holder).First(&l).Error; err == nil {
+		return errors.New("holder has a locker")
+	}
+	return db.Create(&models.Locker{Number: number, Holder: holder}).Error
+}
+
+// ClaimAnyLocker inserts the locker it is given without setting its number: gorm
+// numbers a zero integer key, so two calls insert two lockers.
+func ClaimAnyLocker(db *gorm.DB, l *models.Locker) error {
+	var found models.Locker
+	if err := db.Where("holder = ?", l.Holder).First(&found).Error; err == nil {
+		return errors.New("holder has a locker")
+	}
+	return db.Create(l).Error // want `insert into lockers is decided by a read of lockers`
+}

@@ -3,7 +3,11 @@
 // as facts.
 package models
 
-import "time"
+import (
+	"math/rand"
+	"strconv"
+	"time"
+)
 
 // User's email is unique in the migrations (users_email_key).
 type User struct {
@@ -79,4 +83,53 @@ type Seat struct {
 	Owner  string `xorm:"varchar(100) notnull pk"`
 	Name   string `xorm:"varchar(100) notnull pk"`
 	Holder string `xorm:"varchar(100)"`
+}
+
+// NewSeat makes a holder's seat under a name no other call makes: the clock's.
+func NewSeat(owner, holder string) *Seat {
+	return &Seat{Owner: owner, Name: holder + "-" + time.Now().Format("150405.000000"), Holder: holder}
+}
+
+// SeatFor makes a holder's seat under the name the caller gives.
+func SeatFor(owner, name, holder string) *Seat {
+	return &Seat{Owner: owner, Name: name, Holder: holder}
+}
+
+// DrawSeatName makes a name no other call makes.
+func DrawSeatName() string { return "s" + strconv.Itoa(rand.Intn(1_000_000)) }
+
+// Booking is xorm's, numbered by the database.
+type Booking struct {
+	Id     int64  `xorm:"pk autoincr"`
+	Room   string `xorm:"varchar(100)"`
+	Holder string `xorm:"varchar(100)"`
+}
+
+// Badge is xorm's, keyed by (owner, code); its hook names a badge with no code.
+type Badge struct {
+	Owner  string `xorm:"varchar(100) notnull pk"`
+	Code   string `xorm:"varchar(100) notnull pk"`
+	Holder string `xorm:"varchar(100)"`
+}
+
+// BeforeInsert gives a badge with no code a random one.
+func (b *Badge) BeforeInsert() {
+	if b.Code == "" {
+		b.Code = strconv.Itoa(rand.Int())
+	}
+}
+
+// Locker is gorm's, keyed by its number.
+type Locker struct {
+	Number int64  `gorm:"primaryKey"`
+	Holder string `gorm:"index"`
+}
+
+// Member is xorm's: a club's members, numbered in the club by Seq, with no unique
+// constraint.
+type Member struct {
+	Id   int64  `xorm:"pk autoincr"`
+	Club string `xorm:"varchar(100)"`
+	Seq  int
+	Name string `xorm:"varchar(100)"`
 }
