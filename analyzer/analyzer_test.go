@@ -106,6 +106,11 @@ var shop = []string{
 	// loop is reported; one derived from the event's id is not, and neither request is
 	// an unkeyed ONCE001.
 	"shop/hooks",
+	// ONCE001: a raw POST sent by a function named for a read (listTeams, GetMember) or
+	// for ending a session or revoking a grant is no effect; one whose name also says it
+	// creates (getOrCreateTeam), or names another purpose (inviteMember, announceLogouts),
+	// is.
+	"shop/readposts",
 }
 
 // Every check over every testdata package, in one load: analysistest type-checks each
