@@ -248,13 +248,33 @@ func (s *scanner) noteEffect(fn *Func, call *ast.CallExpr, callee *types.Func, e
 			return
 		}
 	}
-	if e.Class == catalog.HTTP && (s.marked(fn) || s.cat.CheckName(fn.Obj.Name())) {
+	if e.Class == catalog.HTTP && s.readByName(fn) {
 		return
 	}
 	name := DisplayName(s.pass.TypesInfo, call, callee)
 	site := &Site{
 		Call: call, Func: fn, Name: name, Effect: e, Via: name, What: e.Effect, Class: e.Class,
 		Deep: call.Pos(), Keyed: keyCarried(s.pass, fn.Decl.Body, call, e), Guard: g, Callee: callee,
+	}
+	// A helper of the package that sends a request to the URL it is given (postJSON(url,
+	// body)) is a transport: where the request goes, and so whether it is a read, is its
+	// callers' decision. Its effect depends on their arguments as a method parameter's
+	// does. One that repeats the request in a loop decides the repeat itself.
+	if param < 0 && !exportedAPI(fn.Obj) && !repeated(fn.Decl.Body, call) {
+		urlArg := -1
+		switch {
+		case e.Request != nil:
+			urlArg = e.Request.Arg
+		case e.URL != nil:
+			urlArg = *e.URL
+		}
+		if urlArg >= 0 && urlArg < len(call.Args) {
+			if p := t.urlParam(call.Args[urlArg], call.Pos(), 0); p >= 0 && !site.Keyed && site.Guard == nil && !ownPath(t.urlParts(call.Args[urlArg], call.Pos(), 0)) {
+				site.Param, site.byURL = p, true
+				fn.cond = append(fn.cond, site)
+				return
+			}
+		}
 	}
 	if param >= 0 {
 		if !site.Keyed && site.Guard == nil {
@@ -264,6 +284,44 @@ func (s *scanner) noteEffect(fn *Func, call *ast.CallExpr, callee *types.Func, e
 		return
 	}
 	fn.Sites = append(fn.Sites, site)
+}
+
+// readByName reports whether fn's raw HTTP requests are reads by what fn holds or is
+// named: a marker such as "grant_type", or a name the catalogue lists (verifyCaptcha,
+// getDepartments, revokeToken).
+func (s *scanner) readByName(fn *Func) bool {
+	return s.marked(fn) || s.cat.CheckName(fn.Obj.Name())
+}
+
+// ownPath reports whether the constant parts of a URL name a path of their own
+// (c.base+"/orders/"+id): the function knows the endpoint, and a parameter only names the
+// resource. Separators alone (fmt.Sprintf("%s/%s", base, path)) name none.
+func ownPath(parts []string, _ bool) bool {
+	for _, p := range parts {
+		if strings.Trim(p, "/?&= \t") != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// repeated reports whether call is made inside a for or range statement of body
+// (outside closures): the function repeats it.
+func repeated(body *ast.BlockStmt, call *ast.CallExpr) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		if found || n == nil || call.Pos() < n.Pos() || call.Pos() >= n.End() {
+			return false
+		}
+		switch n.(type) {
+		case *ast.ForStmt, *ast.RangeStmt:
+			found = true
+		case *ast.FuncLit:
+			return false
+		}
+		return !found
+	})
+	return found
 }
 
 // marked reports whether fn holds a string constant the catalogue says marks its
@@ -318,13 +376,26 @@ func (s *scanner) resolveConditional() {
 				done[e] = true
 				changed = true
 				c := e.to.cond[0]
-				if c.Param >= len(e.call.Args) {
-					e.inert = true
+				if c.Param >= len(e.call.Args) || c.Class == catalog.HTTP && s.readByName(fn) {
+					e.inert = true // a read: the caller is named for one
 					continue
 				}
-				m := tracer{pass: s.pass, fn: fn.Decl}.methodOf(e.call.Args[c.Param], e.call.Pos(), 0)
+				t := tracer{pass: s.pass, fn: fn.Decl}
+				if c.byURL {
+					// A transport's request goes where its caller says: a read URL is a
+					// read, any other an effect this caller decides.
+					if parts, lead := t.urlParts(e.call.Args[c.Param], e.call.Pos(), 0); s.cat.ReadURL(parts, lead) {
+						e.inert = true
+						continue
+					}
+					e.to.activators = appendOnce(e.to.activators, fn)
+					s.activate(e.to)
+					continue
+				}
+				m := t.methodOf(e.call.Args[c.Param], e.call.Pos(), 0)
 				switch {
 				case m.name != "" && slices.Contains(c.Methods, m.name):
+					e.to.activators = appendOnce(e.to.activators, fn)
 					s.activate(e.to)
 				case m.name == "" && m.param >= 0:
 					e.inert, e.fromCond = true, true // until fn is activated
@@ -345,6 +416,34 @@ func (s *scanner) resolveConditional() {
 	}
 }
 
+// appendOnce appends fn to fns unless it is there.
+func appendOnce(fns []*Func, fn *Func) []*Func {
+	if slices.Contains(fns, fn) {
+		return fns
+	}
+	return append(fns, fn)
+}
+
+// markTransports marks the transports judged at their callers: an activated helper of
+// the package (not its API, not handed out) that one function activates sends what
+// that function decides, and is that function's effect. One that several functions
+// activate is judged where it is, once, rather than at each.
+func (s *scanner) markTransports() {
+	// A helper sending to the URL it is given that no call of the package describes (it
+	// is handed out as a value, or nothing here calls it) sends what it is given: an
+	// effect where it is.
+	for _, fn := range s.res.Funcs {
+		if len(fn.cond) > 0 && fn.cond[0].byURL && !fn.activated && (fn.ValueRef || len(fn.handedCallers) > 0 || len(fn.callers) == 0) {
+			s.activate(fn)
+		}
+	}
+	for _, fn := range s.res.Funcs {
+		if fn.activated && len(fn.activators) == 1 && fn.activators[0] != fn && !exportedAPI(fn.Obj) && !fn.ValueRef && !ownEffect(fn) {
+			fn.transport = true
+		}
+	}
+}
+
 // activate makes fn's conditional effects plain ones.
 func (s *scanner) activate(fn *Func) {
 	if fn.activated {
@@ -354,6 +453,7 @@ func (s *scanner) activate(fn *Func) {
 	for _, c := range fn.cond {
 		if c.pending != nil {
 			c.pending.inert = false
+			c.pending.to.activators = appendOnce(c.pending.to.activators, fn)
 			s.activate(c.pending.to)
 			continue
 		}
@@ -597,7 +697,7 @@ func (s *scanner) propagate() {
 	// one called only by deferred functions of the package (the helper of a shared
 	// service), unless it is handed out as a value or called from elsewhere.
 	for _, fn := range funcs {
-		fn.deferred = fn.promised || fn.shared
+		fn.deferred = fn.promised || fn.shared || fn.transport
 	}
 	for changed := true; changed; {
 		changed = false
