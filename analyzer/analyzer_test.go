@@ -111,6 +111,11 @@ var shop = []string{
 	// creates (getOrCreateTeam), or names another purpose (inviteMember, announceLogouts),
 	// is.
 	"shop/readposts",
+	// ONCE001: a helper whose one caller makes an effect of its own (the follow-up
+	// suggestions of the endpoint that asks for the answer) is reported with that caller,
+	// in one finding; one whose caller decides nothing itself, or that two functions
+	// call, is reported where it is.
+	"shop/answers",
 }
 
 // Every check over every testdata package, in one load: analysistest type-checks each

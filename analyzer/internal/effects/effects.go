@@ -149,6 +149,8 @@ type Func struct {
 	shared bool
 	// deferred: the function's effect is judged at its callers (see propagate).
 	deferred bool
+	// absorbed: deferred to its one caller, which decides an effect of its own.
+	absorbed bool
 }
 
 // Via returns the first unguarded effect site of the function: the next step of the

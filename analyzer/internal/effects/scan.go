@@ -305,6 +305,17 @@ func ownPath(parts []string, _ bool) bool {
 	return false
 }
 
+// repeats reports whether fn makes one of its conditional requests in a loop: it decides
+// the repeat (a retry loop), so it is no mere transport.
+func repeats(fn *Func) bool {
+	for _, c := range fn.cond {
+		if repeated(fn.Decl.Body, c.Call) {
+			return true
+		}
+	}
+	return false
+}
+
 // repeated reports whether call is made inside a for or range statement of body
 // (outside closures): the function repeats it.
 func repeated(body *ast.BlockStmt, call *ast.CallExpr) bool {
@@ -438,7 +449,7 @@ func (s *scanner) markTransports() {
 		}
 	}
 	for _, fn := range s.res.Funcs {
-		if fn.activated && len(fn.activators) == 1 && fn.activators[0] != fn && !exportedAPI(fn.Obj) && !fn.ValueRef && !ownEffect(fn) {
+		if fn.activated && len(fn.activators) == 1 && fn.activators[0] != fn && !exportedAPI(fn.Obj) && !fn.ValueRef && !ownEffect(fn) && !repeats(fn) {
 			fn.transport = true
 		}
 	}
@@ -718,6 +729,24 @@ func (s *scanner) propagate() {
 			}
 		}
 	}
+	// Absorbed: a function whose one caller decides an effect of its own, and is where
+	// that effect is reported, is part of that caller's decision (the suggestions call of
+	// the one handler that also asks for the answer): one promise on the caller covers
+	// both, so it is reported there, once, not again at the helper.
+	for changed := true; changed; {
+		changed = false
+		for _, fn := range funcs {
+			if !fn.Effectful || fn.Covered || fn.Test || fn.deferred || fn.ValueRef || len(fn.handedCallers) > 0 || ext[fn][0] {
+				continue
+			}
+			g := soleCaller(fn)
+			if g == nil || g.Test || g.Covered || !(g.absorbed || !g.deferred) || !s.decidesOwn(g) {
+				continue
+			}
+			fn.deferred, fn.absorbed = true, true
+			changed = true
+		}
+	}
 	here := func(fn *Func) bool { return fn.Effectful && !fn.Covered && !fn.Test && !fn.deferred }
 	// Settled: every effect the function reaches is already reported further down (at a
 	// function of the package, or of another package, judged where it is defined): its
@@ -748,6 +777,34 @@ func (s *scanner) propagate() {
 	for _, fn := range funcs {
 		fn.Reports = here(fn) && !fn.Settled
 	}
+}
+
+// soleCaller returns the one function of the package that calls fn, or nil when none or
+// several do.
+func soleCaller(fn *Func) *Func {
+	var g *Func
+	for _, e := range fn.callers {
+		if g != nil && e.from != g {
+			return nil
+		}
+		g = e.from
+	}
+	return g
+}
+
+// decidesOwn reports whether fn makes an effect no promise covers itself, not through a
+// function of the package: a provider call, or a call of another package's function
+// whose effect is not reported further down.
+func (s *scanner) decidesOwn(fn *Func) bool {
+	if !fn.Effectful {
+		return false
+	}
+	for _, site := range fn.Sites {
+		if site.Unguarded() && !site.Reported && !site.fromCond && s.res.ByObj[site.Callee] == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // interfaceMethods returns the methods of the package's interface types, declared here.

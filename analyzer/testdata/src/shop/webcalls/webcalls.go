@@ -122,6 +122,21 @@ func (c *Client) remove(id string) error { return c.call(http.MethodDelete, "/it
 
 func (c *Client) rename(id string) error { return c.call(http.MethodPatch, "/items/"+id) }
 
+// sendRetrying takes the method and repeats the request until it succeeds: the loop is
+// its own decision, so it is reported where it is, though one caller activates it.
+func (c *Client) sendRetrying(method, path string) error {
+	var err error
+	for range 3 {
+		req, _ := http.NewRequest(method, c.base+path, nil)
+		if _, err = c.http.Do(req); err == nil { // want `declare a promise on Client.sendRetrying \(ONCE001\)$`
+			return nil
+		}
+	}
+	return err
+}
+
+func (c *Client) enqueue() error { return c.sendRetrying(http.MethodPost, "/jobs") }
+
 // postTo sends a body to the URL it is given: a transport. Its one caller that sends to
 // an endpoint which is no read decides the effect, and is reported; the one sending to a
 // token endpoint, or named for a look-up, is no effect.
@@ -226,6 +241,7 @@ func Run(ctx context.Context, c *Client) {
 	_ = c.subscribe("news")
 	_ = c.exchange("c")
 	_ = c.findTopics("q")
+	_ = c.enqueue()
 	_ = backchannelLogout("https://rp.example.com/logout", "t")
 	_ = c.apiLogin(ctx)
 }
