@@ -116,6 +116,12 @@ var shop = []string{
 	// in one finding; one whose caller decides nothing itself, or that two functions
 	// call, is reported where it is.
 	"shop/answers",
+	// ONCE001: the module's own client method that passes what it is given straight to
+	// the model (Ask) is judged at the action that calls it; one that writes its own
+	// prompt (Summarize) or retries in a loop (AskAgain) is reported where it is. An
+	// action whose only effect is reported in the client (Retry) is no second adapter,
+	// so the one that decides (Reply) is reported, not the dispatcher.
+	"shop/chatclient", "shop/chatbot",
 }
 
 // Every check over every testdata package, in one load: analysistest type-checks each

@@ -324,6 +324,86 @@ func (t tracer) urlParam(e ast.Expr, pos token.Pos, depth int) int {
 	return -1
 }
 
+// forwarded reports whether e is only what the function is given: a parameter, the
+// receiver, a constant, a package-level value, a field of one of those, or a value built
+// from them by literals, operators, conversions and builtins (make, len, append), through
+// the function's own variables. A call of anything else makes something new.
+func (t tracer) forwarded(e ast.Expr, pos token.Pos, depth int) bool {
+	if depth > 8 {
+		return false
+	}
+	e = ast.Unparen(e)
+	info := t.pass.TypesInfo
+	if tv, ok := info.Types[e]; ok && tv.Value != nil {
+		return true
+	}
+	switch x := e.(type) {
+	case *ast.BasicLit:
+		return true
+	case *ast.Ident:
+		switch obj := info.Uses[x].(type) {
+		case *types.Var:
+			if !declaredIn(obj, t.fn.Body) {
+				return true // a parameter, the receiver or a package-level variable
+			}
+			rhs, at := t.lastAssign(obj, pos)
+			return rhs != nil && t.forwarded(rhs, at, depth+1)
+		case *types.Const, *types.Nil:
+			return true
+		}
+		return x.Name == "nil" || x.Name == "true" || x.Name == "false"
+	case *ast.SelectorExpr:
+		if id, ok := x.X.(*ast.Ident); ok {
+			if _, ok := info.Uses[id].(*types.PkgName); ok {
+				_, isVar := info.Uses[x.Sel].(*types.Var)
+				_, isConst := info.Uses[x.Sel].(*types.Const)
+				return isVar || isConst
+			}
+		}
+		return t.forwarded(x.X, pos, depth+1)
+	case *ast.StarExpr:
+		return t.forwarded(x.X, pos, depth+1)
+	case *ast.UnaryExpr:
+		return t.forwarded(x.X, pos, depth+1)
+	case *ast.BinaryExpr:
+		return t.forwarded(x.X, pos, depth+1) && t.forwarded(x.Y, pos, depth+1)
+	case *ast.IndexExpr:
+		return t.forwarded(x.X, pos, depth+1) && t.forwarded(x.Index, pos, depth+1)
+	case *ast.CompositeLit:
+		for _, elt := range x.Elts {
+			if kv, ok := elt.(*ast.KeyValueExpr); ok {
+				elt = kv.Value
+			}
+			if !t.forwarded(elt, pos, depth+1) {
+				return false
+			}
+		}
+		return true
+	case *ast.CallExpr:
+		if tv, ok := info.Types[x.Fun]; ok && tv.IsType() {
+			return len(x.Args) == 1 && t.forwarded(x.Args[0], pos, depth+1)
+		}
+		id, ok := ast.Unparen(x.Fun).(*ast.Ident)
+		if !ok {
+			return false
+		}
+		b, ok := info.Uses[id].(*types.Builtin)
+		if !ok || (b.Name() != "make" && b.Name() != "len" && b.Name() != "append" && b.Name() != "cap") {
+			return false
+		}
+		for _, a := range x.Args {
+			if tv, ok := info.Types[a]; ok && tv.IsType() {
+				continue
+			}
+			if !t.forwarded(a, pos, depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
 // isString reports whether t's underlying type is string.
 func isString(t types.Type) bool {
 	b, ok := t.Underlying().(*types.Basic)

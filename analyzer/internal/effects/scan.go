@@ -691,10 +691,12 @@ func (s *scanner) propagate() {
 	// Adapters: two or more implementations of one interface method that perform an
 	// effect are ports of one decision (an SMS provider's Twilio and Vonage adapters),
 	// made where the interface is called; they are judged there, like a shared service.
+	// An implementation whose effects are all reported in another package (the model
+	// client's own retry loop) decides none there, and is no port.
 	for _, m := range s.interfaceMethods() {
 		var effectful []*Func
 		for _, impl := range s.implementations(m) {
-			if impl.Effectful {
+			if impl.Effectful && s.decidesAny(impl) {
 				effectful = append(effectful, impl)
 			}
 		}
@@ -707,6 +709,15 @@ func (s *scanner) propagate() {
 	// Deferred: judged at callers. A function promised from above or shared is; so is
 	// one called only by deferred functions of the package (the helper of a shared
 	// service), unless it is handed out as a value or called from elsewhere.
+	// Wrappers: an exported function of the module's own client (a model client's
+	// StreamChat) that makes its effect unconditionally with what it is given is called
+	// by the code that decides; it is judged at its callers, in the module, like a
+	// shared service.
+	for _, fn := range funcs {
+		if !fn.Test && fn.Effectful && exportedAPI(fn.Obj) && !fn.ValueRef && (len(fn.callers) > 0 || ext[fn][0]) && s.wrapper(fn) {
+			fn.shared = true
+		}
+	}
 	for _, fn := range funcs {
 		fn.deferred = fn.promised || fn.shared || fn.transport
 	}
@@ -777,6 +788,79 @@ func (s *scanner) propagate() {
 	for _, fn := range funcs {
 		fn.Reports = here(fn) && !fn.Settled
 	}
+}
+
+// decidesAny reports whether fn reaches an effect not reported in another package: a
+// provider call, a function of the package that performs one, or another package's
+// function whose effect is not reported further down.
+func (s *scanner) decidesAny(fn *Func) bool {
+	for _, site := range fn.Sites {
+		if site.Unguarded() && !site.Reported {
+			return true
+		}
+	}
+	return false
+}
+
+// wrapper reports whether each effect fn makes is a call of the provider or of a function
+// of its package, made unconditionally (a statement of its body, not in a branch or a
+// loop), with arguments that are only what
+// fn is given: its parameters, its receiver's fields, constants, and values built from
+// them without calling anything but conversions and builtins. Such a function decides
+// nothing about the effect; its callers do.
+func (s *scanner) wrapper(fn *Func) bool {
+	n := 0
+	for _, site := range fn.Sites {
+		if !site.Unguarded() || site.Reported {
+			continue
+		}
+		n++
+		// A wrapper lives with the client: it calls the provider, or a function of its
+		// own package. One calling another package's function is that function's user.
+		if site.Effect == nil && s.res.ByObj[site.Callee] == nil || !topLevel(fn.Decl.Body, site.Call) {
+			return false
+		}
+		t := tracer{pass: s.pass, fn: fn.Decl}
+		for _, a := range site.Call.Args {
+			if !t.forwarded(a, site.Call.Pos(), 0) {
+				return false
+			}
+		}
+	}
+	return n > 0
+}
+
+// topLevel reports whether call is made by a statement of body itself (or the init
+// statement of an if among them), not in a branch, a loop or a closure.
+func topLevel(body *ast.BlockStmt, call *ast.CallExpr) bool {
+	for _, st := range body.List {
+		if ifs, ok := st.(*ast.IfStmt); ok {
+			st = ifs.Init
+			if st == nil {
+				continue
+			}
+		}
+		switch st.(type) {
+		case *ast.ExprStmt, *ast.AssignStmt, *ast.ReturnStmt, *ast.DeclStmt:
+		default:
+			continue
+		}
+		if st.Pos() > call.Pos() || call.End() > st.End() {
+			continue
+		}
+		inside := false
+		ast.Inspect(st, func(n ast.Node) bool {
+			if _, ok := n.(*ast.FuncLit); ok {
+				return false
+			}
+			if n == call {
+				inside = true
+			}
+			return !inside
+		})
+		return inside
+	}
+	return false
 }
 
 // soleCaller returns the one function of the package that calls fn, or nil when none or
