@@ -47,7 +47,9 @@
 // (postJSON(url, body), do(method, path)) — is judged at the one caller that sends a
 // request through it that is not a read; where several do, at the helper, once. A
 // helper that repeats its request in a loop decides the repeat, and is reported where
-// it is. A fact carries "this function
+// it is. An exported method of the module's own client that passes what it is given
+// straight to the provider (StreamChat(ctx, history)) is judged at the callers that
+// decide to call it. A fact carries "this function
 // sends an email through (*sesv2.Client).SendEmail" to the packages that import it.
 //
 //	func (s *Server) handleRefund(w http.ResponseWriter, r *http.Request) {

@@ -60,6 +60,15 @@
 //     one function activates is judged at that function's call: it decides what is sent.
 //     Several activating it, it is judged where it is, once. One that repeats its request
 //     in a loop is no transport: the loop is its own decision;
+//   - an exported function that calls the provider, or a function of its own package,
+//     unconditionally (a statement of its body, not in a branch or a loop) with only
+//     what it is given (its parameters, its receiver's fields, constants, and values
+//     built from them without calling anything but conversions and builtins) is a
+//     wrapper, the module's own client of the provider: when the module calls it, it is
+//     judged at those calls like a shared service;
+//   - an implementation of an interface whose effects are all reported in other
+//     packages is no adapter of the interface's caller: the one implementation that
+//     decides an effect is judged where it is;
 //   - a function whose one caller in the package makes an effect of its own (a provider
 //     call, or another package's function whose effect is not reported further down) is
 //     part of that caller's decision, and judged with it;

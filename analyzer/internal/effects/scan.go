@@ -802,8 +802,8 @@ func (s *scanner) decidesAny(fn *Func) bool {
 	return false
 }
 
-// wrapper reports whether each effect fn makes is a call of the provider or of a function
-// of its package, made unconditionally (a statement of its body, not in a branch or a
+// wrapper reports whether each effect fn makes is a call of a provider's SDK (not a raw
+// HTTP request) or of a function of its package, made unconditionally (a statement of its body, not in a branch or a
 // loop), with arguments that are only what
 // fn is given: its parameters, its receiver's fields, constants, and values built from
 // them without calling anything but conversions and builtins. Such a function decides
@@ -817,7 +817,8 @@ func (s *scanner) wrapper(fn *Func) bool {
 		n++
 		// A wrapper lives with the client: it calls the provider, or a function of its
 		// own package. One calling another package's function is that function's user.
-		if site.Effect == nil && s.res.ByObj[site.Callee] == nil || !topLevel(fn.Decl.Body, site.Call) {
+		// Raw requests are the transports' (see markTransports): a wrapper is an SDK's.
+		if site.Effect == nil && s.res.ByObj[site.Callee] == nil || site.Class == catalog.HTTP || !topLevel(fn.Decl.Body, site.Call) {
 			return false
 		}
 		t := tracer{pass: s.pass, fn: fn.Decl}
