@@ -48,7 +48,7 @@
 // request through it that is not a read; where several do, at the helper, once. A
 // helper that repeats its request in a loop decides the repeat, and is reported where
 // it is. An exported method of the module's own client that passes what it is given
-// straight to the provider (StreamChat(ctx, history)) is judged at the callers that
+// straight to a provider's SDK (StreamChat(ctx, history)) is judged at the callers that
 // decide to call it. A fact carries "this function
 // sends an email through (*sesv2.Client).SendEmail" to the packages that import it.
 //

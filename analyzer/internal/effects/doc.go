@@ -60,8 +60,8 @@
 //     one function activates is judged at that function's call: it decides what is sent.
 //     Several activating it, it is judged where it is, once. One that repeats its request
 //     in a loop is no transport: the loop is its own decision;
-//   - an exported function that calls the provider, or a function of its own package,
-//     unconditionally (a statement of its body, not in a branch or a loop) with only
+//   - an exported function that calls a provider's SDK (not a raw HTTP request), or a
+//     function of its own package, unconditionally (a statement of its body, not in a branch or a loop) with only
 //     what it is given (its parameters, its receiver's fields, constants, and values
 //     built from them without calling anything but conversions and builtins) is a
 //     wrapper, the module's own client of the provider: when the module calls it, it is
