@@ -106,6 +106,22 @@ var shop = []string{
 	// loop is reported; one derived from the event's id is not, and neither request is
 	// an unkeyed ONCE001.
 	"shop/hooks",
+	// ONCE001: a raw POST sent by a function named for a read (listTeams, GetMember) or
+	// for ending a session or revoking a grant is no effect; one whose name also says it
+	// creates (getOrCreateTeam), or names another purpose (inviteMember, announceLogouts),
+	// is.
+	"shop/readposts",
+	// ONCE001: a helper whose one caller makes an effect of its own (the follow-up
+	// suggestions of the endpoint that asks for the answer) is reported with that caller,
+	// in one finding; one whose caller decides nothing itself, or that two functions
+	// call, is reported where it is.
+	"shop/answers",
+	// ONCE001: the module's own client method that passes what it is given straight to
+	// the model (Ask) is judged at the action that calls it; one that writes its own
+	// prompt (Summarize) or retries in a loop (AskAgain) is reported where it is. An
+	// action whose only effect is reported in the client (Retry) is no second adapter,
+	// so the one that decides (Reply) is reported, not the dispatcher.
+	"shop/chatclient", "shop/chatbot",
 }
 
 // Every check over every testdata package, in one load: analysistest type-checks each

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -43,7 +44,7 @@ type Effect struct {
 
 // Read names something that looks like an effect but changes nothing that lasts: an
 // OAuth token exchange, a captcha or signature verification, a search POSTed for its
-// body's size. Exactly one of Func, URL, Path and Marker is set.
+// body's size. Exactly one of Func, URL, Path, Marker, Name and Word is set.
 type Read struct {
 	// Func is the full name of a function whose calls are no effect, and whose own body
 	// (when it is the application's) gives its callers none.
@@ -63,6 +64,11 @@ type Read struct {
 	// ("verify" matches verifyCaptcha and VerifyOTP, not verifier) is a check, no
 	// effect. It applies to requests only, never to a catalogued provider call.
 	Name string `json:"name,omitempty"`
+	// Word is a word that names, anywhere in a function's name, a purpose whose request
+	// leaves nothing a repeat could add to ("logout" matches callProviderLogoutURL and
+	// endSessionLogout, not logouts): ending a session or revoking a token twice leaves
+	// it ended. Like Name, it applies to the application's raw HTTP requests only.
+	Word string `json:"word,omitempty"`
 	// Why says what the endpoint or function does, for the reader of the catalogue.
 	Why string `json:"why"`
 }
@@ -118,8 +124,8 @@ type Catalog struct {
 	unstable map[string]bool
 	// readFuncs are the functions of the reads; readURLs and readPaths their URLs and
 	// paths.
-	readFuncs                           map[string]bool
-	readURLs, readPaths, markers, names []string
+	readFuncs                                  map[string]bool
+	readURLs, readPaths, markers, names, words []string
 	// pkgs and unstablePkgs hold the (version-less) package paths of the entries, for
 	// the analyzers' fast paths; modules the modules of the effects' packages.
 	pkgs, unstablePkgs, modules map[string]bool
@@ -194,6 +200,7 @@ func (c *Catalog) clone() *Catalog {
 	n.readPaths = append(n.readPaths, c.readPaths...)
 	n.markers = append(n.markers, c.markers...)
 	n.names = append(n.names, c.names...)
+	n.words = append(n.words, c.words...)
 	return n
 }
 
@@ -243,14 +250,14 @@ func (c *Catalog) add(name string, data []byte) error {
 	}
 	for i, r := range f.Reads {
 		set := 0
-		for _, v := range []string{r.Func, r.URL, r.Path, r.Marker, r.Name} {
+		for _, v := range []string{r.Func, r.URL, r.Path, r.Marker, r.Name, r.Word} {
 			if v != "" {
 				set++
 			}
 		}
 		switch {
 		case set != 1:
-			return fmt.Errorf("catalogue %s: read %d: set exactly one of func, url, path, marker and name", name, i+1)
+			return fmt.Errorf("catalogue %s: read %d: set exactly one of func, url, path, marker, name and word", name, i+1)
 		case r.Func != "":
 			if _, ok := funcPackage(r.Func); !ok {
 				return fmt.Errorf("catalogue %s: read %d (%q): func is not a full function name", name, i+1, r.Func)
@@ -265,6 +272,8 @@ func (c *Catalog) add(name string, data []byte) error {
 			c.markers = append(c.markers, r.Marker)
 		case r.Name != "":
 			c.names = append(c.names, strings.ToLower(r.Name))
+		case r.Word != "":
+			c.words = append(c.words, strings.ToLower(r.Word))
 		default:
 			if !strings.HasPrefix(r.Path, "/") {
 				return fmt.Errorf("catalogue %s: read %d (%q): path does not start with /", name, i+1, r.Path)
@@ -367,18 +376,62 @@ func (c *Catalog) ReadMarker(s string) bool {
 	return false
 }
 
-// CheckName reports whether a function of the name is named for a check (its first word
-// is a read's Name), so its raw HTTP requests are checks.
+// CheckName reports whether a function of the name is named for a check or a read (its
+// first word is a read's Name) or for a purpose with no lasting effect (a read's Word is
+// one of its words), so its raw HTTP requests are no effects. A name that also says it
+// writes (getOrCreate, fetchAndSend: one of writeWords) is not.
 func (c *Catalog) CheckName(fn string) bool {
-	for _, n := range c.names {
-		if len(fn) < len(n) || !strings.EqualFold(fn[:len(n)], n) {
-			continue
+	words := NameWords(fn)
+	if len(words) == 0 {
+		return false
+	}
+	for _, w := range words[1:] {
+		if slices.Contains(writeWords, w) {
+			return false
 		}
-		if rest := fn[len(n):]; rest == "" || unicode.IsUpper(rune(rest[0])) || unicode.IsDigit(rune(rest[0])) || rest[0] == '_' {
+	}
+	if slices.Contains(c.names, words[0]) {
+		return true
+	}
+	for _, w := range words {
+		if slices.Contains(c.words, w) {
 			return true
 		}
 	}
 	return false
+}
+
+// writeWords are the words that, anywhere after the first in a function's name, say it
+// creates or sends something whatever its first word says.
+var writeWords = []string{"create", "add", "insert", "new", "send", "post", "submit", "upload", "charge", "pay", "buy", "order", "notify", "publish"}
+
+// NameWords splits an identifier into its lower-case words at camel-case and underscore
+// boundaries: "callProviderLogoutURL" is call, provider, logout, url; "getHTTPClient" is
+// get, http, client.
+func NameWords(name string) []string {
+	var words []string
+	rs := []rune(name)
+	start := 0
+	flush := func(end int) {
+		if end > start {
+			words = append(words, strings.ToLower(string(rs[start:end])))
+		}
+		start = end
+	}
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		switch {
+		case r == '_':
+			flush(i)
+			start = i + 1
+		case i > start && unicode.IsUpper(r) && (!unicode.IsUpper(rs[i-1]) || i+1 < len(rs) && unicode.IsLower(rs[i+1])):
+			flush(i)
+		case i > start && unicode.IsDigit(r) != unicode.IsDigit(rs[i-1]):
+			flush(i)
+		}
+	}
+	flush(len(rs))
+	return words
 }
 
 // IsUnstable reports whether the function of the full name returns a value that differs

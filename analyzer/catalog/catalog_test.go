@@ -3,6 +3,7 @@ package catalog_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -69,6 +70,20 @@ func TestDefault_CoversTheProvidersOfTheIssue(t *testing.T) {
 	}
 	if !c.CheckName("verifyCaptcha") || !c.CheckName("VerifyOTP") || !c.CheckName("validate") || c.CheckName("verifier") || c.CheckName("sendVerify") {
 		t.Error("CheckName does not tell a check's name")
+	}
+	// Reads by name (a first word) and by purpose (a word anywhere), unless the name
+	// also says it writes.
+	for name, want := range map[string]bool{
+		"getDepartments": true, "GetFormData": true, "listUsers": true, "callProviderLogoutURL": true,
+		"revokeToken": true, "getOrCreateCustomer": false, "fetchAndSendDigest": false, "logouts": false,
+		"getter": false, "postOrder": false, "QueryVector": false,
+	} {
+		if c.CheckName(name) != want {
+			t.Errorf("CheckName(%q) = %v, want %v", name, !want, want)
+		}
+	}
+	if got := catalog.NameWords("callProviderLogoutURL_v2"); !slices.Equal(got, []string{"call", "provider", "logout", "url", "v", "2"}) {
+		t.Errorf("NameWords = %q", got)
 	}
 	if !c.IsRead("(*golang.org/x/oauth2.Config).Exchange") {
 		t.Error("the OAuth code exchange is not a read")

@@ -36,6 +36,13 @@
 // http.NewRequest or http.NewRequestWithContext with one of those methods (a GET sent with
 // (*http.Client).Do is no effect).
 //
+// Each entry of "reads" names something that looks like an effect and is not: a function
+// ("func"), a URL prefix ("url") or path ("path"), a string constant that marks a token
+// request ("marker"), the first word of the names of functions whose raw HTTP requests
+// are checks or reads ("name": verify, validate, get, list, fetch, search, find, lookup),
+// or a word anywhere in such a name that says the request ends something ("word": logout,
+// revoke). A name that also says it writes (getOrCreate, fetchAndSend) is not a read's.
+//
 // Each entry of "unstable" names a function whose result differs on every call, and so
 // can never be an idempotency key: {"func": "github.com/google/uuid.NewString"}. A name
 // ending in ".*" covers every function and method of that package

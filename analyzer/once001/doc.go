@@ -29,7 +29,9 @@
 // the module's own functions reach through them. A dependency's internals (a logger with
 // a webhook sink, a client constructor, a token exchange) are not effects. An outbound
 // request is one only for POST, PUT, PATCH and DELETE, its method traced through the
-// request value; token endpoints and verifications are reads.
+// request value; token endpoints and verifications are reads, and so is a raw request
+// sent by a function named for a read (getDepartments, listUsers, searchTopics), a logout
+// or a revocation, unless its name also says it creates or sends (getOrCreateTeam).
 //
 // Each root cause is reported once, at the function nearest the effect above which no
 // promise is held anywhere in the module: a handler, an SDK-style wrapper or a method
@@ -37,7 +39,17 @@
 // eight call sites or three call levels. Where some callers hold a promise, or the
 // function is a service shared by several packages, or one of several adapters of an
 // interface, the callers that hold none are reported at their calls, and the message
-// names the chain of calls down to the provider call. A fact carries "this function
+// names the chain of calls down to the provider call. A function is reported once, at
+// its first effect, whatever number of effects it reaches: one promise declared on it
+// covers them all, and the finding names the others. A helper whose one caller makes an
+// effect of its own is part of that caller's decision and is reported with it. A
+// transport — a helper sending to the URL, or with the method, its callers give it
+// (postJSON(url, body), do(method, path)) — is judged at the one caller that sends a
+// request through it that is not a read; where several do, at the helper, once. A
+// helper that repeats its request in a loop decides the repeat, and is reported where
+// it is. An exported method of the module's own client that passes what it is given
+// straight to a provider's SDK (StreamChat(ctx, history)) is judged at the callers that
+// decide to call it. A fact carries "this function
 // sends an email through (*sesv2.Client).SendEmail" to the packages that import it.
 //
 //	func (s *Server) handleRefund(w http.ResponseWriter, r *http.Request) {

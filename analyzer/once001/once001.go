@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"go/ast"
 	"go/types"
+	"slices"
 	"strings"
 
 	"golang.org/x/tools/go/analysis"
@@ -57,10 +58,12 @@ func run(pass *analysis.Pass, facts *analysis.Analyzer) (any, error) {
 		if !fn.Reports {
 			continue
 		}
-		// One finding per callee in a function: three calls of one provider method in
-		// three branches (one per mode) are one decision, made without a promise once.
-		var order []string
-		byName := map[string][]*effects.Site{}
+		// One finding per function: the effects it reaches with no promise are one
+		// decision, made without a promise once, and one promise declared on it covers
+		// them all (the knowledge look-up and the completion that answer one message,
+		// three calls of one provider method in three branches). The first is reported;
+		// the others are named in the message and listed as related positions.
+		var sites []*effects.Site
 		for _, site := range fn.Sites {
 			if !site.Unguarded() || local[site] || reported[site.Call] {
 				continue
@@ -69,19 +72,23 @@ func run(pass *analysis.Pass, facts *analysis.Analyzer) (any, error) {
 				continue // reported inside the callee
 			}
 			reported[site.Call] = true
-			if byName[site.Name] == nil {
-				order = append(order, site.Name)
-			}
-			byName[site.Name] = append(byName[site.Name], site)
+			sites = append(sites, site)
 		}
-		for _, name := range order {
-			sites := byName[name]
-			d := diagnostic(res, fn, sites[0])
-			for _, other := range sites[1:] {
-				d.Related = append(d.Related, analysis.RelatedInformation{Pos: other.Call.Pos(), End: other.Call.End(), Message: "another call of " + name + " in " + funcName(fn.Obj)})
-			}
-			rep.Report(d)
+		if len(sites) == 0 {
+			continue
 		}
+		d := diagnostic(res, fn, sites[0])
+		var others []string
+		for _, other := range sites[1:] {
+			if other.Name != sites[0].Name && !slices.Contains(others, other.Name) {
+				others = append(others, other.Name)
+			}
+			d.Related = append(d.Related, analysis.RelatedInformation{Pos: other.Call.Pos(), End: other.Call.End(), Message: "another call of " + other.Name + " in " + funcName(fn.Obj)})
+		}
+		if len(others) > 0 {
+			d.Message += "; " + funcName(fn.Obj) + " also calls " + strings.Join(others, ", ") + " with no promise, which the same promise covers"
+		}
+		rep.Report(d)
 	}
 	return nil, nil
 }

@@ -30,7 +30,14 @@
 // a GET is not (across packages too, through the fact's Cond). http.Post and PostForm
 // are POSTs; http.Get is no effect. The catalogue's reads exempt token endpoints, captcha
 // and code verifications (by URL prefix, URL path, a marker such as "grant_type" in the
-// sending function, or a check's name: verify..., validate...).
+// sending function, or the sending function's name: verify..., validate..., get...,
+// list..., fetch..., search..., find..., lookup..., or logout or revoke anywhere in it,
+// unless the name also says it creates or sends).
+//
+// A helper of the package that sends to the URL it is given (a parameter, or a value
+// built from one with nothing of the helper's own path in it) is a transport, conditional
+// on its callers like a helper given the method: a caller sending to a read URL, or named
+// for a read, makes no effect; one sending elsewhere activates it.
 //
 // # Where a finding goes
 //
@@ -49,6 +56,22 @@
 //     service), and two or more implementations of one interface method that perform an
 //     effect (adapters of one port), are judged at each caller's call: each caller
 //     decides what is sent; a helper only such functions call is judged with them;
+//   - a transport (a helper of the package given the method or the URL, see above) that
+//     one function activates is judged at that function's call: it decides what is sent.
+//     Several activating it, it is judged where it is, once. One that repeats its request
+//     in a loop is no transport: the loop is its own decision;
+//   - an exported function that calls a provider's SDK (not a raw HTTP request), or a
+//     function of its own package, unconditionally (a statement of its body, not in a branch or a loop) with only
+//     what it is given (its parameters, its receiver's fields, constants, and values
+//     built from them without calling anything but conversions and builtins) is a
+//     wrapper, the module's own client of the provider: when the module calls it, it is
+//     judged at those calls like a shared service;
+//   - an implementation of an interface whose effects are all reported in other
+//     packages is no adapter of the interface's caller: the one implementation that
+//     decides an effect is judged where it is;
+//   - a function whose one caller in the package makes an effect of its own (a provider
+//     call, or another package's function whose effect is not reported further down) is
+//     part of that caller's decision, and judged with it;
 //   - an effect already reported further down (Settled, or a fact's Reported) is not
 //     reported again by the functions above it, however many call it.
 //

@@ -137,13 +137,20 @@ type Func struct {
 
 	cond      []*Site // effects that depend on a parameter (an HTTP method or request)
 	activated bool    // a caller passes a state-changing method: cond is made plain
-	promised  bool    // a promise is held above some call of it (see propagate)
+	// activators are the functions whose calls activated it. A transport (a helper
+	// sending the request its callers describe) with one activator is that caller's
+	// decision, and is judged there.
+	activators []*Func
+	transport  bool
+	promised   bool // a promise is held above some call of it (see propagate)
 	// shared: the function is called from two or more packages of the module (the
 	// module's own mail or SMS service): each caller decides what it sends, so the
 	// callers are judged, each at its call.
 	shared bool
 	// deferred: the function's effect is judged at its callers (see propagate).
 	deferred bool
+	// absorbed: deferred to its one caller, which decides an effect of its own.
+	absorbed bool
 }
 
 // Via returns the first unguarded effect site of the function: the next step of the
@@ -200,6 +207,7 @@ type Site struct {
 
 	pending  *edge // a conditional call of a conditional function, activated with the caller
 	fromCond bool  // made plain from a conditional effect
+	byURL    bool  // conditional on the URL its function is given (Param), not the method
 }
 
 // Unguarded reports whether the site is an effect no key or closure guard covers.
@@ -391,6 +399,7 @@ func run(pass *analysis.Pass, files []string) (any, error) {
 	s := &scanner{pass: pass, cat: cat, res: res}
 	s.collect()
 	s.resolveConditional()
+	s.markTransports()
 	s.propagate()
 	s.collectSQL()
 	s.findLocalGuards()

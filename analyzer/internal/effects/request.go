@@ -254,6 +254,162 @@ func (t tracer) urlParts(e ast.Expr, pos token.Pos, depth int) ([]string, bool) 
 	return nil, false
 }
 
+// urlParam returns the index of the parameter the URL of a request (e, a URL string or
+// an *http.Request) is built from, or -1: the parameter itself, or a value made from it
+// (concatenated, formatted, joined) in the function's body. A URL built only from the
+// receiver's fields and constants is the function's own.
+func (t tracer) urlParam(e ast.Expr, pos token.Pos, depth int) int {
+	if depth > 8 {
+		return -1
+	}
+	e = ast.Unparen(e)
+	switch x := e.(type) {
+	case *ast.BinaryExpr:
+		if x.Op != token.ADD {
+			return -1
+		}
+		if p := t.urlParam(x.X, pos, depth+1); p >= 0 {
+			return p
+		}
+		return t.urlParam(x.Y, pos, depth+1)
+	case *ast.UnaryExpr:
+		if x.Op == token.AND {
+			return t.urlParam(x.X, pos, depth+1)
+		}
+	case *ast.CallExpr:
+		fn, ok := typeutil.Callee(t.pass.TypesInfo, x).(*types.Func)
+		if !ok || fn.Pkg() == nil {
+			return -1
+		}
+		var args []ast.Expr
+		switch path, name := fn.Pkg().Path(), fn.Name(); {
+		case path == "net/http" && name == "NewRequest" && len(x.Args) > 1:
+			args = x.Args[1:2]
+		case path == "net/http" && name == "NewRequestWithContext" && len(x.Args) > 2:
+			args = x.Args[2:3]
+		case path == "net/http" && (name == "WithContext" || name == "Clone"):
+			if sel, ok := ast.Unparen(x.Fun).(*ast.SelectorExpr); ok {
+				args = []ast.Expr{sel.X}
+			}
+		case path == "fmt" && name == "Sprintf" && len(x.Args) > 1:
+			args = x.Args[1:]
+		case path == "net/url" && name == "JoinPath":
+			args = x.Args
+		case path == "strings" && (name == "TrimLeft" || name == "TrimPrefix" || name == "TrimSpace" || name == "TrimRight" || name == "TrimSuffix") && len(x.Args) > 0:
+			args = x.Args[:1]
+		}
+		for _, a := range args {
+			if p := t.urlParam(a, pos, depth+1); p >= 0 {
+				return p
+			}
+		}
+	case *ast.Ident:
+		v, ok := t.pass.TypesInfo.Uses[x].(*types.Var)
+		if !ok {
+			return -1
+		}
+		if i := t.paramIndex(v); i >= 0 {
+			if _, ok := t.lastMethodSet(v, pos, depth); ok || !isString(v.Type()) && !isHTTPRequest(v.Type()) {
+				return -1
+			}
+			return i
+		}
+		if !declaredIn(v, t.fn.Body) {
+			return -1
+		}
+		if rhs, at := t.lastAssign(v, pos); rhs != nil {
+			return t.urlParam(rhs, at, depth+1)
+		}
+	}
+	return -1
+}
+
+// forwarded reports whether e is only what the function is given: a parameter, the
+// receiver, a constant, a package-level value, a field of one of those, or a value built
+// from them by literals, operators, conversions and builtins (make, len, append), through
+// the function's own variables. A call of anything else makes something new.
+func (t tracer) forwarded(e ast.Expr, pos token.Pos, depth int) bool {
+	if depth > 8 {
+		return false
+	}
+	e = ast.Unparen(e)
+	info := t.pass.TypesInfo
+	if tv, ok := info.Types[e]; ok && tv.Value != nil {
+		return true
+	}
+	switch x := e.(type) {
+	case *ast.BasicLit:
+		return true
+	case *ast.Ident:
+		switch obj := info.Uses[x].(type) {
+		case *types.Var:
+			if !declaredIn(obj, t.fn.Body) {
+				return true // a parameter, the receiver or a package-level variable
+			}
+			rhs, at := t.lastAssign(obj, pos)
+			return rhs != nil && t.forwarded(rhs, at, depth+1)
+		case *types.Const, *types.Nil:
+			return true
+		}
+		return x.Name == "nil" || x.Name == "true" || x.Name == "false"
+	case *ast.SelectorExpr:
+		if id, ok := x.X.(*ast.Ident); ok {
+			if _, ok := info.Uses[id].(*types.PkgName); ok {
+				_, isVar := info.Uses[x.Sel].(*types.Var)
+				_, isConst := info.Uses[x.Sel].(*types.Const)
+				return isVar || isConst
+			}
+		}
+		return t.forwarded(x.X, pos, depth+1)
+	case *ast.StarExpr:
+		return t.forwarded(x.X, pos, depth+1)
+	case *ast.UnaryExpr:
+		return t.forwarded(x.X, pos, depth+1)
+	case *ast.BinaryExpr:
+		return t.forwarded(x.X, pos, depth+1) && t.forwarded(x.Y, pos, depth+1)
+	case *ast.IndexExpr:
+		return t.forwarded(x.X, pos, depth+1) && t.forwarded(x.Index, pos, depth+1)
+	case *ast.CompositeLit:
+		for _, elt := range x.Elts {
+			if kv, ok := elt.(*ast.KeyValueExpr); ok {
+				elt = kv.Value
+			}
+			if !t.forwarded(elt, pos, depth+1) {
+				return false
+			}
+		}
+		return true
+	case *ast.CallExpr:
+		if tv, ok := info.Types[x.Fun]; ok && tv.IsType() {
+			return len(x.Args) == 1 && t.forwarded(x.Args[0], pos, depth+1)
+		}
+		id, ok := ast.Unparen(x.Fun).(*ast.Ident)
+		if !ok {
+			return false
+		}
+		b, ok := info.Uses[id].(*types.Builtin)
+		if !ok || (b.Name() != "make" && b.Name() != "len" && b.Name() != "append" && b.Name() != "cap") {
+			return false
+		}
+		for _, a := range x.Args {
+			if tv, ok := info.Types[a]; ok && tv.IsType() {
+				continue
+			}
+			if !t.forwarded(a, pos, depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// isString reports whether t's underlying type is string.
+func isString(t types.Type) bool {
+	b, ok := t.Underlying().(*types.Basic)
+	return ok && b.Info()&types.IsString != 0
+}
+
 // declaredIn reports whether v is declared inside body.
 func declaredIn(v *types.Var, body *ast.BlockStmt) bool {
 	return v.Pos() >= body.Lbrace && v.Pos() <= body.Rbrace

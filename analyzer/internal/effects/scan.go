@@ -248,13 +248,33 @@ func (s *scanner) noteEffect(fn *Func, call *ast.CallExpr, callee *types.Func, e
 			return
 		}
 	}
-	if e.Class == catalog.HTTP && (s.marked(fn) || s.cat.CheckName(fn.Obj.Name())) {
+	if e.Class == catalog.HTTP && s.readByName(fn) {
 		return
 	}
 	name := DisplayName(s.pass.TypesInfo, call, callee)
 	site := &Site{
 		Call: call, Func: fn, Name: name, Effect: e, Via: name, What: e.Effect, Class: e.Class,
 		Deep: call.Pos(), Keyed: keyCarried(s.pass, fn.Decl.Body, call, e), Guard: g, Callee: callee,
+	}
+	// A helper of the package that sends a request to the URL it is given (postJSON(url,
+	// body)) is a transport: where the request goes, and so whether it is a read, is its
+	// callers' decision. Its effect depends on their arguments as a method parameter's
+	// does. One that repeats the request in a loop decides the repeat itself.
+	if param < 0 && !exportedAPI(fn.Obj) && !repeated(fn.Decl.Body, call) {
+		urlArg := -1
+		switch {
+		case e.Request != nil:
+			urlArg = e.Request.Arg
+		case e.URL != nil:
+			urlArg = *e.URL
+		}
+		if urlArg >= 0 && urlArg < len(call.Args) {
+			if p := t.urlParam(call.Args[urlArg], call.Pos(), 0); p >= 0 && !site.Keyed && site.Guard == nil && !ownPath(t.urlParts(call.Args[urlArg], call.Pos(), 0)) {
+				site.Param, site.byURL = p, true
+				fn.cond = append(fn.cond, site)
+				return
+			}
+		}
 	}
 	if param >= 0 {
 		if !site.Keyed && site.Guard == nil {
@@ -264,6 +284,55 @@ func (s *scanner) noteEffect(fn *Func, call *ast.CallExpr, callee *types.Func, e
 		return
 	}
 	fn.Sites = append(fn.Sites, site)
+}
+
+// readByName reports whether fn's raw HTTP requests are reads by what fn holds or is
+// named: a marker such as "grant_type", or a name the catalogue lists (verifyCaptcha,
+// getDepartments, revokeToken).
+func (s *scanner) readByName(fn *Func) bool {
+	return s.marked(fn) || s.cat.CheckName(fn.Obj.Name())
+}
+
+// ownPath reports whether the constant parts of a URL name a path of their own
+// (c.base+"/orders/"+id): the function knows the endpoint, and a parameter only names the
+// resource. Separators alone (fmt.Sprintf("%s/%s", base, path)) name none.
+func ownPath(parts []string, _ bool) bool {
+	for _, p := range parts {
+		if strings.Trim(p, "/?&= \t") != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// repeats reports whether fn makes one of its conditional requests in a loop: it decides
+// the repeat (a retry loop), so it is no mere transport.
+func repeats(fn *Func) bool {
+	for _, c := range fn.cond {
+		if repeated(fn.Decl.Body, c.Call) {
+			return true
+		}
+	}
+	return false
+}
+
+// repeated reports whether call is made inside a for or range statement of body
+// (outside closures): the function repeats it.
+func repeated(body *ast.BlockStmt, call *ast.CallExpr) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		if found || n == nil || call.Pos() < n.Pos() || call.Pos() >= n.End() {
+			return false
+		}
+		switch n.(type) {
+		case *ast.ForStmt, *ast.RangeStmt:
+			found = true
+		case *ast.FuncLit:
+			return false
+		}
+		return !found
+	})
+	return found
 }
 
 // marked reports whether fn holds a string constant the catalogue says marks its
@@ -318,13 +387,26 @@ func (s *scanner) resolveConditional() {
 				done[e] = true
 				changed = true
 				c := e.to.cond[0]
-				if c.Param >= len(e.call.Args) {
-					e.inert = true
+				if c.Param >= len(e.call.Args) || c.Class == catalog.HTTP && s.readByName(fn) {
+					e.inert = true // a read: the caller is named for one
 					continue
 				}
-				m := tracer{pass: s.pass, fn: fn.Decl}.methodOf(e.call.Args[c.Param], e.call.Pos(), 0)
+				t := tracer{pass: s.pass, fn: fn.Decl}
+				if c.byURL {
+					// A transport's request goes where its caller says: a read URL is a
+					// read, any other an effect this caller decides.
+					if parts, lead := t.urlParts(e.call.Args[c.Param], e.call.Pos(), 0); s.cat.ReadURL(parts, lead) {
+						e.inert = true
+						continue
+					}
+					e.to.activators = appendOnce(e.to.activators, fn)
+					s.activate(e.to)
+					continue
+				}
+				m := t.methodOf(e.call.Args[c.Param], e.call.Pos(), 0)
 				switch {
 				case m.name != "" && slices.Contains(c.Methods, m.name):
+					e.to.activators = appendOnce(e.to.activators, fn)
 					s.activate(e.to)
 				case m.name == "" && m.param >= 0:
 					e.inert, e.fromCond = true, true // until fn is activated
@@ -345,6 +427,34 @@ func (s *scanner) resolveConditional() {
 	}
 }
 
+// appendOnce appends fn to fns unless it is there.
+func appendOnce(fns []*Func, fn *Func) []*Func {
+	if slices.Contains(fns, fn) {
+		return fns
+	}
+	return append(fns, fn)
+}
+
+// markTransports marks the transports judged at their callers: an activated helper of
+// the package (not its API, not handed out) that one function activates sends what
+// that function decides, and is that function's effect. One that several functions
+// activate is judged where it is, once, rather than at each.
+func (s *scanner) markTransports() {
+	// A helper sending to the URL it is given that no call of the package describes (it
+	// is handed out as a value, or nothing here calls it) sends what it is given: an
+	// effect where it is.
+	for _, fn := range s.res.Funcs {
+		if len(fn.cond) > 0 && fn.cond[0].byURL && !fn.activated && (fn.ValueRef || len(fn.handedCallers) > 0 || len(fn.callers) == 0) {
+			s.activate(fn)
+		}
+	}
+	for _, fn := range s.res.Funcs {
+		if fn.activated && len(fn.activators) == 1 && fn.activators[0] != fn && !exportedAPI(fn.Obj) && !fn.ValueRef && !ownEffect(fn) && !repeats(fn) {
+			fn.transport = true
+		}
+	}
+}
+
 // activate makes fn's conditional effects plain ones.
 func (s *scanner) activate(fn *Func) {
 	if fn.activated {
@@ -354,6 +464,7 @@ func (s *scanner) activate(fn *Func) {
 	for _, c := range fn.cond {
 		if c.pending != nil {
 			c.pending.inert = false
+			c.pending.to.activators = appendOnce(c.pending.to.activators, fn)
 			s.activate(c.pending.to)
 			continue
 		}
@@ -580,10 +691,12 @@ func (s *scanner) propagate() {
 	// Adapters: two or more implementations of one interface method that perform an
 	// effect are ports of one decision (an SMS provider's Twilio and Vonage adapters),
 	// made where the interface is called; they are judged there, like a shared service.
+	// An implementation whose effects are all reported in another package (the model
+	// client's own retry loop) decides none there, and is no port.
 	for _, m := range s.interfaceMethods() {
 		var effectful []*Func
 		for _, impl := range s.implementations(m) {
-			if impl.Effectful {
+			if impl.Effectful && s.decidesAny(impl) {
 				effectful = append(effectful, impl)
 			}
 		}
@@ -596,8 +709,17 @@ func (s *scanner) propagate() {
 	// Deferred: judged at callers. A function promised from above or shared is; so is
 	// one called only by deferred functions of the package (the helper of a shared
 	// service), unless it is handed out as a value or called from elsewhere.
+	// Wrappers: an exported function of the module's own client (a model client's
+	// StreamChat) that makes its effect unconditionally with what it is given is called
+	// by the code that decides; it is judged at its callers, in the module, like a
+	// shared service.
 	for _, fn := range funcs {
-		fn.deferred = fn.promised || fn.shared
+		if !fn.Test && fn.Effectful && exportedAPI(fn.Obj) && !fn.ValueRef && (len(fn.callers) > 0 || ext[fn][0]) && s.wrapper(fn) {
+			fn.shared = true
+		}
+	}
+	for _, fn := range funcs {
+		fn.deferred = fn.promised || fn.shared || fn.transport
 	}
 	for changed := true; changed; {
 		changed = false
@@ -616,6 +738,24 @@ func (s *scanner) propagate() {
 				fn.deferred = true
 				changed = true
 			}
+		}
+	}
+	// Absorbed: a function whose one caller decides an effect of its own, and is where
+	// that effect is reported, is part of that caller's decision (the suggestions call of
+	// the one handler that also asks for the answer): one promise on the caller covers
+	// both, so it is reported there, once, not again at the helper.
+	for changed := true; changed; {
+		changed = false
+		for _, fn := range funcs {
+			if !fn.Effectful || fn.Covered || fn.Test || fn.deferred || fn.ValueRef || len(fn.handedCallers) > 0 || ext[fn][0] {
+				continue
+			}
+			g := soleCaller(fn)
+			if g == nil || g.Test || g.Covered || !(g.absorbed || !g.deferred) || !s.decidesOwn(g) {
+				continue
+			}
+			fn.deferred, fn.absorbed = true, true
+			changed = true
 		}
 	}
 	here := func(fn *Func) bool { return fn.Effectful && !fn.Covered && !fn.Test && !fn.deferred }
@@ -648,6 +788,108 @@ func (s *scanner) propagate() {
 	for _, fn := range funcs {
 		fn.Reports = here(fn) && !fn.Settled
 	}
+}
+
+// decidesAny reports whether fn reaches an effect not reported in another package: a
+// provider call, a function of the package that performs one, or another package's
+// function whose effect is not reported further down.
+func (s *scanner) decidesAny(fn *Func) bool {
+	for _, site := range fn.Sites {
+		if site.Unguarded() && !site.Reported {
+			return true
+		}
+	}
+	return false
+}
+
+// wrapper reports whether each effect fn makes is a call of a provider's SDK (not a raw
+// HTTP request) or of a function of its package, made unconditionally (a statement of its body, not in a branch or a
+// loop), with arguments that are only what
+// fn is given: its parameters, its receiver's fields, constants, and values built from
+// them without calling anything but conversions and builtins. Such a function decides
+// nothing about the effect; its callers do.
+func (s *scanner) wrapper(fn *Func) bool {
+	n := 0
+	for _, site := range fn.Sites {
+		if !site.Unguarded() || site.Reported {
+			continue
+		}
+		n++
+		// A wrapper lives with the client: it calls the provider, or a function of its
+		// own package. One calling another package's function is that function's user.
+		// Raw requests are the transports' (see markTransports): a wrapper is an SDK's.
+		if site.Effect == nil && s.res.ByObj[site.Callee] == nil || site.Class == catalog.HTTP || !topLevel(fn.Decl.Body, site.Call) {
+			return false
+		}
+		t := tracer{pass: s.pass, fn: fn.Decl}
+		for _, a := range site.Call.Args {
+			if !t.forwarded(a, site.Call.Pos(), 0) {
+				return false
+			}
+		}
+	}
+	return n > 0
+}
+
+// topLevel reports whether call is made by a statement of body itself (or the init
+// statement of an if among them), not in a branch, a loop or a closure.
+func topLevel(body *ast.BlockStmt, call *ast.CallExpr) bool {
+	for _, st := range body.List {
+		if ifs, ok := st.(*ast.IfStmt); ok {
+			st = ifs.Init
+			if st == nil {
+				continue
+			}
+		}
+		switch st.(type) {
+		case *ast.ExprStmt, *ast.AssignStmt, *ast.ReturnStmt, *ast.DeclStmt:
+		default:
+			continue
+		}
+		if st.Pos() > call.Pos() || call.End() > st.End() {
+			continue
+		}
+		inside := false
+		ast.Inspect(st, func(n ast.Node) bool {
+			if _, ok := n.(*ast.FuncLit); ok {
+				return false
+			}
+			if n == call {
+				inside = true
+			}
+			return !inside
+		})
+		return inside
+	}
+	return false
+}
+
+// soleCaller returns the one function of the package that calls fn, or nil when none or
+// several do.
+func soleCaller(fn *Func) *Func {
+	var g *Func
+	for _, e := range fn.callers {
+		if g != nil && e.from != g {
+			return nil
+		}
+		g = e.from
+	}
+	return g
+}
+
+// decidesOwn reports whether fn makes an effect no promise covers itself, not through a
+// function of the package: a provider call, or a call of another package's function
+// whose effect is not reported further down.
+func (s *scanner) decidesOwn(fn *Func) bool {
+	if !fn.Effectful {
+		return false
+	}
+	for _, site := range fn.Sites {
+		if site.Unguarded() && !site.Reported && !site.fromCond && s.res.ByObj[site.Callee] == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // interfaceMethods returns the methods of the package's interface types, declared here.

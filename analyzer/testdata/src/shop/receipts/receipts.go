@@ -48,17 +48,18 @@ type Deliverer interface {
 }
 
 // Relay delivers through an SMTP relay. Its method is reached through Deliverer, and no
-// call of Deliverer.Deliver holds a promise: the email is reported where it is sent, once.
+// call of Deliverer.Deliver holds a promise. It sends what it is given, unconditionally:
+// the email is its caller's decision, reported there, once.
 type Relay struct{ Addr string }
 
 func (r Relay) Deliver(ctx context.Context, to, body string) error {
-	return smtp.SendMail(r.Addr, nil, "shop@example.com", []string{to}, []byte(body)) // want `call to smtp.SendMail has no //once: promise and the provider takes no idempotency key: a retry sends the email again; declare a promise on Relay.Deliver`
+	return smtp.SendMail(r.Addr, nil, "shop@example.com", []string{to}, []byte(body))
 }
 
 // remindUnpaid runs from a ticker with no promise: every tick that finds the order still
 // unpaid emails again, through whichever Deliverer it was given.
 func remindUnpaid(ctx context.Context, d Deliverer, o Order) error {
-	return d.Deliver(ctx, o.Email, "Order "+o.ID+" is unpaid")
+	return d.Deliver(ctx, o.Email, "Order "+o.ID+" is unpaid") // want `call to \(receipts.Deliverer\).Deliver reaches smtp.SendMail with no //once: promise: a retry sends the email again; declare a promise on remindUnpaid`
 }
 
 // Start runs the reminders.

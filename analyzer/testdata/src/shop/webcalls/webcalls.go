@@ -74,39 +74,84 @@ func (c *Client) search(q string) error {
 	return err
 }
 
-// send is the helper every call goes through: the method is its caller's. A caller
-// passes a POST, so the helper sends one, and nothing above it holds a promise: it is
-// reported here, once, whatever its callers pass.
+// send is the helper every call goes through: the method is its caller's. One caller
+// passes a POST, so the request is that caller's decision, and is reported there.
 func (c *Client) send(ctx context.Context, method, path string) error {
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, nil)
 	if err != nil {
 		return err
 	}
-	_, err = c.http.Do(req) // want `call to \(\*http.Client\).Do has no idempotency key and no //once: promise: a retry sends the request again; set an Idempotency-Key header on the request, derived from a stable id, or declare a promise on Client.send`
+	_, err = c.http.Do(req)
 	return err
 }
 
 func (c *Client) list(ctx context.Context) error { return c.send(ctx, "GET", "/items") }
 
 func (c *Client) create(ctx context.Context) error {
-	return c.send(ctx, http.MethodPost, "/items")
+	return c.send(ctx, http.MethodPost, "/items") // want `call to \(\*webcalls.Client\).send reaches \(\*http.Client\).Do with no //once: promise: a retry sends the request again; declare a promise on Client.create or on \(\*webcalls.Client\).send`
 }
 
-// do sends a request built by its caller; archive gives it a PUT.
+// do sends a request built by its caller; archive gives it a PUT, and is reported.
 func (c *Client) do(req *http.Request) error {
-	_, err := c.http.Do(req) // want `call to \(\*http.Client\).Do has no idempotency key and no //once: promise: a retry sends the request again; set an Idempotency-Key header on the request, derived from a stable id, or declare a promise on Client.do`
+	_, err := c.http.Do(req)
 	return err
 }
 
 func (c *Client) archive(id string) error {
 	req, _ := http.NewRequest(http.MethodPut, c.base+"/archive/"+id, nil)
-	return c.do(req)
+	return c.do(req) // want `call to \(\*webcalls.Client\).do reaches \(\*http.Client\).Do with no //once: promise: a retry sends the request again; declare a promise on Client.archive`
 }
 
 func (c *Client) show(id string) error {
 	req, _ := http.NewRequest(http.MethodGet, c.base+"/show/"+id, nil)
 	return c.do(req)
 }
+
+// call takes the method too, and two callers pass ones that change state: the helper is
+// where the effect is reported, once, not at each caller.
+func (c *Client) call(method, path string) error {
+	req, err := http.NewRequest(method, c.base+path, nil)
+	if err != nil {
+		return err
+	}
+	_, err = c.http.Do(req) // want `call to \(\*http.Client\).Do has no idempotency key and no //once: promise: a retry sends the request again; set an Idempotency-Key header on the request, derived from a stable id, or declare a promise on Client.call`
+	return err
+}
+
+func (c *Client) remove(id string) error { return c.call(http.MethodDelete, "/items/"+id) }
+
+func (c *Client) rename(id string) error { return c.call(http.MethodPatch, "/items/"+id) }
+
+// sendRetrying takes the method and repeats the request until it succeeds: the loop is
+// its own decision, so it is reported where it is, though one caller activates it.
+func (c *Client) sendRetrying(method, path string) error {
+	var err error
+	for range 3 {
+		req, _ := http.NewRequest(method, c.base+path, nil)
+		if _, err = c.http.Do(req); err == nil { // want `declare a promise on Client.sendRetrying \(ONCE001\)$`
+			return nil
+		}
+	}
+	return err
+}
+
+func (c *Client) enqueue() error { return c.sendRetrying(http.MethodPost, "/jobs") }
+
+// postTo sends a body to the URL it is given: a transport. Its one caller that sends to
+// an endpoint which is no read decides the effect, and is reported; the one sending to a
+// token endpoint, or named for a look-up, is no effect.
+func (c *Client) postTo(target string, body string) error {
+	_, err := c.http.Post(target, "application/json", strings.NewReader(body))
+	return err
+}
+
+func (c *Client) subscribe(topic string) error {
+	return c.postTo(c.base+"/subscriptions", topic) // want `call to \(\*webcalls.Client\).postTo reaches \(\*http.Client\).Post with no //once: promise: a retry sends the POST again; declare a promise on Client.subscribe`
+}
+
+func (c *Client) exchange(code string) error { return c.postTo(c.base+"/oauth/token", code) }
+
+func (c *Client) findTopics(query string) error { return c.postTo(c.base+"/topics", query) }
 
 // get is a helper taking the method that only ever gets GETs: no effect.
 func (c *Client) get(method, path string) error {
@@ -167,9 +212,11 @@ func (c *Client) apiLogin(ctx context.Context) error {
 	return err
 }
 
-// alert posts to a webhook: an effect.
-func alert(hook, text string) error {
-	_, err := http.Post(hook, "text/plain", strings.NewReader(text)) // want `call to http.Post has no //once: promise and the provider takes no idempotency key: a retry sends the POST again; declare a promise on alert`
+const hookURL = "https://hooks.example.com/x"
+
+// alert posts to a webhook at a URL of its own: an effect where it is.
+func alert(text string) error {
+	_, err := http.Post(hookURL, "text/plain", strings.NewReader(text)) // want `call to http.Post has no //once: promise and the provider takes no idempotency key: a retry sends the POST again; declare a promise on alert`
 	return err
 }
 
@@ -188,7 +235,13 @@ func Run(ctx context.Context, c *Client) {
 	_ = token("https://id.example.com", "c")
 	_ = googleToken("c")
 	_ = verify("s", "a")
-	_ = alert("https://hooks.example.com/x", "hi")
+	_ = alert("hi")
+	_ = c.remove("1")
+	_ = c.rename("1")
+	_ = c.subscribe("news")
+	_ = c.exchange("c")
+	_ = c.findTopics("q")
+	_ = c.enqueue()
 	_ = backchannelLogout("https://rp.example.com/logout", "t")
 	_ = c.apiLogin(ctx)
 }

@@ -1,0 +1,42 @@
+// Package chatbot answers chat events through actions behind one interface.
+package chatbot
+
+import (
+	"context"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"shop/chatclient"
+)
+
+type Event struct{ Text string }
+
+// Action handles one event.
+type Action interface {
+	Handle(ctx context.Context, ev Event) error
+}
+
+// Reply answers the event through the client's thin Ask: the decision to ask is this
+// action's, so it is reported here, not in the client nor at the dispatcher.
+type Reply struct{ c *chatclient.Client }
+
+func (r Reply) Handle(ctx context.Context, ev Event) error {
+	_, err := r.c.Ask(ctx, []openai.ChatCompletionMessage{{Content: ev.Text}}) // want `call to \(\*chatclient.Client\).Ask reaches \(\*openai.Client\).CreateChatCompletion with no //once: promise: a retry runs \(and bills\) the completion again; declare a promise on Reply.Handle`
+	return err
+}
+
+// Retry goes through the client's retrying method, whose finding is in the client: it
+// adds none, and is no second port of the dispatcher's decision.
+type Retry struct{ c *chatclient.Client }
+
+func (r Retry) Handle(ctx context.Context, ev Event) error {
+	_, err := r.c.AskAgain(ctx, []openai.ChatCompletionMessage{{Content: ev.Text}})
+	return err
+}
+
+// Dispatch runs each action on the event.
+func Dispatch(ctx context.Context, actions []Action, ev Event) {
+	for _, a := range actions {
+		_ = a.Handle(ctx, ev)
+	}
+}
