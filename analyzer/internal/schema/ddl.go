@@ -24,6 +24,10 @@ var (
 	createTableRE = regexp.MustCompile(`\bcreate\s+(?:(?:global\s+|local\s+)?(?:temporary|temp|unlogged)\s+)?table\s+(?:if\s+not\s+exists\s+)?` + tableRE + `\s*\(`)
 	// ALTER TABLE [ONLY] [IF EXISTS] table ADD [CONSTRAINT name] UNIQUE|PRIMARY KEY (
 	alterRE = regexp.MustCompile(`\balter\s+table\s+(?:if\s+exists\s+)?(?:only\s+)?` + tableRE + `\s+add\s+(?:constraint\s+` + ident + `\s+)?(unique|primary\s+key)\s*(?:nulls\s+(?:not\s+)?distinct\s*)?(?:(?:key|index)\s+` + ident + `?\s*)?\(`)
+	// ALTER TABLE [IF EXISTS] [ONLY] table: its actions run to the statement's end.
+	alterTableRE = regexp.MustCompile(`\balter\s+table\s+(?:if\s+exists\s+)?(?:only\s+)?` + tableRE + `\s+`)
+	// One action of it: ADD [COLUMN] [IF NOT EXISTS] column type [constraints].
+	addColumnRE = regexp.MustCompile(`^add\s+(?:column\s+)?(?:if\s+not\s+exists\s+)?(` + ident + `)\s`)
 	// Inside CREATE TABLE: [CONSTRAINT name] UNIQUE [NULLS NOT DISTINCT] [KEY|INDEX name] ( / PRIMARY KEY (
 	tableConstraintRE = regexp.MustCompile(`^(?:constraint\s+` + ident + `\s+)?(unique|primary\s+key)\s*(?:nulls\s+(?:not\s+)?distinct\s*)?(?:(?:key|index)\s*` + ident + `?\s*)?\(`)
 	columnUniqueRE    = regexp.MustCompile(`\bunique\b`)
@@ -39,7 +43,8 @@ func DefinesTable(text string) bool {
 
 // ParseSQL returns the unique constraints, unique indexes and primary keys that SQL text
 // declares (CREATE UNIQUE INDEX, UNIQUE and PRIMARY KEY in CREATE TABLE, ALTER TABLE ..
-// ADD UNIQUE). A partial index counts: the rows it covers are the ones a read that
+// ADD UNIQUE, and a column added UNIQUE or PRIMARY KEY by ALTER TABLE .. ADD COLUMN). A
+// partial index counts: the rows it covers are the ones a read that
 // repeats its predicate looks for. name is where the text comes from, for messages.
 func ParseSQL(name, text string) []Unique {
 	low := strings.ToLower(text)
@@ -55,6 +60,31 @@ func ParseSQL(name, text string) []Unique {
 		cols := columnList(inParens(low, m[1]-1))
 		primary := strings.HasPrefix(low[m[4]:m[5]], "primary")
 		out = append(out, Unique{Table: unquote(low[m[2]:m[3]]), Columns: cols, Primary: primary, Where: line(m[0])})
+	}
+	for _, m := range alterTableRE.FindAllStringSubmatchIndex(low, -1) {
+		table := unquote(low[m[2]:m[3]])
+		body := low[m[1]:]
+		if end := strings.IndexByte(body, ';'); end >= 0 {
+			body = body[:end]
+		}
+		for _, action := range sqltext.SplitTop(body) {
+			action = strings.TrimSpace(action)
+			c := addColumnRE.FindStringSubmatchIndex(action)
+			if c == nil {
+				continue
+			}
+			col := action[c[2]:c[3]]
+			if col == "constraint" || col == "unique" || col == "primary" {
+				continue // a table constraint, read by alterRE
+			}
+			rest := action[c[1]:]
+			switch {
+			case columnPrimaryRE.MatchString(rest):
+				out = append(out, Unique{Table: table, Columns: []string{unquote(col)}, Primary: true, Where: line(m[0])})
+			case columnUniqueRE.MatchString(rest):
+				out = append(out, Unique{Table: table, Columns: []string{unquote(col)}, Where: line(m[0])})
+			}
+		}
 	}
 	for _, m := range createTableRE.FindAllStringSubmatchIndex(low, -1) {
 		table := unquote(low[m[2]:m[3]])

@@ -37,9 +37,15 @@ CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS invites_email ON public.invites U
 ALTER TABLE ONLY coupons ADD CONSTRAINT coupons_code_key UNIQUE (code);
 alter table wallets add primary key (user_id);
 CREATE TABLE t2 (a int, b int, UNIQUE KEY t2_ab (a, b));
+ALTER TABLE accounts
+    ADD COLUMN sealed_email BYTEA,
+    ADD COLUMN IF NOT EXISTS email_digest TEXT UNIQUE,
+    ADD handle text CONSTRAINT accounts_handle_key UNIQUE,
+    ADD COLUMN note text DEFAULT 'unique';
+ALTER TABLE accounts ADD COLUMN region text;
 `
 	got := describe(schema.ParseSQL("m.sql", src))
-	want := []string{"public.invites[email team_id]", "coupons[code]", "wallets[user_id] pk", "users[id] pk", "users[email]", "users[org_id name]", "t2[a b]"}
+	want := []string{"public.invites[email team_id]", "coupons[code]", "wallets[user_id] pk", "accounts[email_digest]", "accounts[handle]", "users[id] pk", "users[email]", "users[org_id name]", "t2[a b]"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("got  %v\nwant %v", got, want)
 	}
