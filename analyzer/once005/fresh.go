@@ -263,22 +263,19 @@ func flows(info *types.Info, fd *ast.FuncDecl) (inputs map[*types.Var]bool, retu
 				if v := rootVar(info, stripAddr(r)); v != nil {
 					inputs[v] = true
 				}
+				if c, ok := stripAddr(r).(*ast.CallExpr); ok {
+					returned = append(returned, c)
+				}
 			}
 		}
 		return true
 	})
 	// A variable returned that a call made (u := newUser(...); return u) carries what
-	// the call set.
+	// the call set: a second pass, once every returned variable is known.
 	ast.Inspect(fd.Body, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.FuncLit:
 			return false
-		case *ast.ReturnStmt:
-			for _, r := range n.Results {
-				if c, ok := stripAddr(r).(*ast.CallExpr); ok {
-					returned = append(returned, c)
-				}
-			}
 		case *ast.AssignStmt:
 			if len(n.Rhs) != 1 {
 				return true

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/tools/go/types/typeutil"
 
 	"github.com/oncekit/once/analyzer/internal/effects"
+	"github.com/oncekit/once/analyzer/internal/sqltext"
 )
 
 // naturalKey reports whether the row ins inserts is keyed by what the function was
@@ -117,7 +118,7 @@ func insertedValues(info *types.Info, call *ast.CallExpr, model string) ([]ast.E
 			return true
 		}
 		for _, arg := range c.Args {
-			if t := rowType(info.TypeOf(arg)); t != nil && t.Obj().Pkg().Path()+"."+t.Obj().Name() == model {
+			if t := sqltext.ModelType(info.TypeOf(arg)); t != nil && t.Obj().Pkg().Path()+"."+t.Obj().Name() == model {
 				named = t
 				out = append(out, arg)
 			}
@@ -127,27 +128,7 @@ func insertedValues(info *types.Info, call *ast.CallExpr, model string) ([]ast.E
 	return out, named
 }
 
-// rowType strips pointers and slices down to a named struct type: the model of a row
-// or of a slice of rows.
-func rowType(t types.Type) *types.Named {
-	for t != nil {
-		switch u := types.Unalias(t).(type) {
-		case *types.Pointer:
-			t = u.Elem()
-		case *types.Slice:
-			t = u.Elem()
-		case *types.Named:
-			if _, ok := u.Underlying().(*types.Struct); ok && u.Obj().Pkg() != nil {
-				return u
-			}
-			return nil
-		default:
-			return nil
-		}
-	}
-	return nil
-}
-
+// stripAddr removes & and * from e: the row a pointer names.
 func stripAddr(e ast.Expr) ast.Expr {
 	e = ast.Unparen(e)
 	for {

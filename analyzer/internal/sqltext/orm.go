@@ -160,7 +160,7 @@ func (b *builder) str(e ast.Expr) (string, bool) {
 // model sets the statement's table from the model type of e (&u, &users, (*User)(nil),
 // User{}), named by the ORM's rule for a type with no name of its own.
 func (b *builder) model(st *Stmt, e ast.Expr, plural bool) bool {
-	t := modelType(b.info.TypeOf(e))
+	t := ModelType(b.info.TypeOf(e))
 	if t == nil {
 		return false
 	}
@@ -175,8 +175,9 @@ func (b *builder) model(st *Stmt, e ast.Expr, plural bool) bool {
 	return true
 }
 
-// modelType strips pointers and slices down to a named struct type.
-func modelType(t types.Type) *types.Named {
+// ModelType strips pointers and slices down to a named struct type: the model of a row or
+// of a slice of rows.
+func ModelType(t types.Type) *types.Named {
 	for t != nil {
 		switch u := t.(type) {
 		case *types.Pointer:
