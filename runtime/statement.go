@@ -45,7 +45,9 @@ type Statement[T any] struct {
 // taking) is a conflict, which DO NOTHING skips after that reservation commits or aborts.
 // The answer is the count read and how many slots were inserted; fewer than n means the
 // attempt lost a race for a slot and Reserve tries again in a fresh snapshot, which sees the
-// slot taken. The casts are explicit: untyped parameters compared with each other would
+// slot taken. Slots are inserted in ascending order: a reservation of several units waits
+// on a slot another reservation is inserting, and two that took their slots in different
+// orders would each wait on the other (a deadlock, SQLSTATE 40P01). The casts are explicit: untyped parameters compared with each other would
 // compare as text.
 const reserveSQL = `WITH held AS (
 	SELECT count(*) AS used FROM once.counter_slots WHERE name = $1::text AND key = $2::text
@@ -58,7 +60,7 @@ const reserveSQL = `WITH held AS (
 	LIMIT $3::bigint
 ), reserved AS (
 	INSERT INTO once.counter_slots (name, key, slot, token)
-	SELECT $1::text, $2::text, slot, $7::text FROM pick
+	SELECT $1::text, $2::text, slot, $7::text FROM pick ORDER BY slot
 	ON CONFLICT (name, key, slot) DO NOTHING
 	RETURNING slot
 )

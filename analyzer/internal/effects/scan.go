@@ -12,6 +12,7 @@ import (
 	"golang.org/x/tools/go/types/typeutil"
 
 	"github.com/oncekit/once/analyzer/catalog"
+	"github.com/oncekit/once/analyzer/internal/sqltext"
 	"github.com/oncekit/once/internal/directive"
 )
 
@@ -747,7 +748,9 @@ func (s *scanner) propagate() {
 	for changed := true; changed; {
 		changed = false
 		for _, fn := range funcs {
-			if !fn.Effectful || fn.Covered || fn.Test || fn.deferred || fn.ValueRef || len(fn.handedCallers) > 0 || ext[fn][0] {
+			// A helper that reads or writes the database decides by state of its own (an
+			// alert sent once a day, behind its own row): its effect is its own finding.
+			if !fn.Effectful || fn.Covered || fn.Test || fn.deferred || fn.ValueRef || len(fn.handedCallers) > 0 || ext[fn][0] || s.sendsSQL(fn) {
 				continue
 			}
 			g := soleCaller(fn)
@@ -862,6 +865,19 @@ func topLevel(body *ast.BlockStmt, call *ast.CallExpr) bool {
 		return inside
 	}
 	return false
+}
+
+// sendsSQL reports whether fn sends an SQL statement itself (the SQL of the whole package
+// is collected after the findings are placed).
+func (s *scanner) sendsSQL(fn *Func) bool {
+	sends := false
+	ast.Inspect(fn.Decl.Body, func(n ast.Node) bool {
+		if call, ok := n.(*ast.CallExpr); ok && !sends {
+			_, sends = sqltext.Sent(s.pass.TypesInfo, call)
+		}
+		return !sends
+	})
+	return sends
 }
 
 // soleCaller returns the one function of the package that calls fn, or nil when none or
