@@ -152,6 +152,31 @@ var unseenKinds = []unseenKind{
 	},
 }
 
+// cancelledStorm runs deadlineCalls calls of call with deadlines spread around rtt, fails
+// the test if one ends otherwise than by its deadline (a call that ran must return no
+// error), and returns once every clean-up, the repeats behind a pooler included, is done.
+func cancelledStorm(t *testing.T, rtt time.Duration, call func(ctx context.Context, i int) (once.Outcome, error)) {
+	t.Helper()
+	withdrawn := once.UnseenWithdrawn()
+	cancelled, err := deadlineStorm(deadlineCalls, stormWorkers, rtt, func(ctx context.Context, i int) error {
+		out, err := call(ctx, i)
+		if out.Status == once.Ran && err != nil {
+			// Not the claim's deadline: what follows the function, on its own context, failed.
+			return fmt.Errorf("ran, but returned %v", err)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatalf("a call failed otherwise than by its deadline: %v", err)
+	}
+	t.Logf("%d of %d calls ended by their deadline; the clean-up took back %d claims that had landed",
+		cancelled, deadlineCalls, once.UnseenWithdrawn()-withdrawn)
+	time.Sleep(time.Second)
+	if late := once.WaitLateCleanups(); late > 0 {
+		t.Logf("behind a pooler, repeated withdrawals found %d claims that landed after the first look (this process)", late)
+	}
+}
+
 // openKeys counts kind's keys held open, by nobody: every call has returned.
 func openKeys(t *testing.T, pool *pgxpool.Pool, k unseenKind) int {
 	t.Helper()
@@ -179,24 +204,7 @@ func TestUnseenClaim_CancelledCallersLeaveNoKeyOpen(t *testing.T) {
 			t.Parallel()
 			pool := setup(t, 12)
 			runs := make([]atomic.Int32, deadlineCalls)
-			withdrawn := once.UnseenWithdrawn()
-			cancelled, err := deadlineStorm(deadlineCalls, stormWorkers, rtt, func(ctx context.Context, i int) error {
-				out, err := k.call(ctx, pool, i, runs)
-				if out.Status == once.Ran && err != nil {
-					// Not the claim's deadline: the settle, on its own context, failed.
-					return fmt.Errorf("ran, but its outcome was not recorded: %v", err)
-				}
-				return err
-			})
-			if err != nil {
-				t.Fatalf("a call failed otherwise than by its deadline: %v", err)
-			}
-			t.Logf("%d of %d calls ended by their deadline; the clean-up withdrew %d claims that had landed",
-				cancelled, deadlineCalls, once.UnseenWithdrawn()-withdrawn)
-			time.Sleep(time.Second)
-			if late := once.WaitLateCleanups(); late > 0 {
-				t.Logf("behind a pooler, repeated withdrawals found %d claims that landed after the first look (this process)", late)
-			}
+			cancelledStorm(t, rtt, func(ctx context.Context, i int) (once.Outcome, error) { return k.call(ctx, pool, i, runs) })
 			if n := openKeys(t, pool, k); n != 0 {
 				t.Fatalf("%d keys left open with no caller running them", n)
 			}

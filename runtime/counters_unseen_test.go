@@ -134,23 +134,7 @@ func TestUnseenCounter_CancelledCallersLeaveNothingHeld(t *testing.T) {
 			runs := make([]atomic.Int32, deadlineCalls+rttCalls)
 			rtt := k.roundTrip(t, pool, runs)
 			t.Logf("a call's round trip: %v", rtt)
-			withdrawn := once.UnseenWithdrawn()
-			cancelled, err := deadlineStorm(deadlineCalls, stormWorkers, rtt, func(ctx context.Context, i int) error {
-				out, err := k.call(ctx, pool, i, runs)
-				if out.Status == once.Ran && err != nil {
-					return fmt.Errorf("ran, but returned %v", err)
-				}
-				return err
-			})
-			if err != nil {
-				t.Fatalf("a call failed otherwise than by its deadline: %v", err)
-			}
-			t.Logf("%d of %d calls ended by their deadline; the clean-up gave back %d that had landed",
-				cancelled, deadlineCalls, once.UnseenWithdrawn()-withdrawn)
-			time.Sleep(time.Second)
-			if late := once.WaitLateCleanups(); late > 0 {
-				t.Logf("behind a pooler, repeated withdrawals found %d claims that landed after the first look (this process)", late)
-			}
+			cancelledStorm(t, rtt, func(ctx context.Context, i int) (once.Outcome, error) { return k.call(ctx, pool, i, runs) })
 			leaked, held := k.leaked(t, pool, runs)
 			if len(leaked) != 0 {
 				t.Fatalf("%d keys hold a unit or firing for a function that never ran: %v", len(leaked), leaked)
