@@ -75,28 +75,30 @@ VALUES ($1, $2, $3, $4::bigint * interval '1 microsecond')
 ON CONFLICT (name, key) WHERE state = 'open' DO NOTHING
 RETURNING id`
 
-// claimOrReadSQL is the claim of a guard whose claims keep meeting open claims: the insert
-// and, when it meets an open claim, the read of that claim's handle, in one statement. It
+// claimOrReadSQL is the claim of a guard whose claims keep meeting open claims: the read of
+// the key's open claim and, only when there is none, the insert, in one statement. It
 // returns (the new claim's id, true) or (the open claim's id, false, whether it is past its
-// stale window).
+// stale window). A duplicate is then a plain read, an index probe like the bare insert's
+// conflict check: it sends no insert, takes no lock and writes nothing.
 //
-// The read sees the snapshot the statement started with. A claim committed after it (one
-// whose inserter the insert waited for) is invisible to it: then no row comes back, and the
-// caller claims again, in a statement whose snapshot sees that claim. An open claim in the
-// snapshot that was settled before the insert checked for conflicts lets the insert through,
-// and the read is not answered. So a handle read is one of a claim that was open during the
-// call, the same as a read after the insert would give.
-var claimOrReadSQL = `WITH claimed AS (
+// The read sees the snapshot the statement started with, a moment during the call: the
+// open claim it returns was open then. When it sees none, the insert is the check: a claim
+// committed after the snapshot (or being inserted) is a conflict, which DO NOTHING skips
+// once its inserter has committed, and no row comes back; the caller claims again, in a
+// statement whose snapshot sees that claim.
+var claimOrReadSQL = `WITH seen AS (
+	SELECT id, ` + strings.ReplaceAll(staleSQL, "$W", "$4") + ` AS stale
+	FROM once.open_claims WHERE name = $1 AND key = $2 AND state = 'open'
+), claimed AS (
 	INSERT INTO once.open_claims (name, key, token, stale_after)
-	VALUES ($1, $2, $3, $4::bigint * interval '1 microsecond')
+	SELECT $1::text, $2::text, $3::text, $4::bigint * interval '1 microsecond'
+	WHERE NOT EXISTS (SELECT FROM seen)
 	ON CONFLICT (name, key) WHERE state = 'open' DO NOTHING
 	RETURNING id
 )
 SELECT id, true, false FROM claimed
 UNION ALL
-SELECT id, false, ` + strings.ReplaceAll(staleSQL, "$W", "$4") + `
-FROM once.open_claims
-WHERE name = $1 AND key = $2 AND state = 'open' AND NOT EXISTS (SELECT FROM claimed)`
+SELECT id, false, stale FROM seen`
 
 // openClaimSQL answers a conflict of claimSQL: the key's open claim, and whether it is past
 // its stale window. A plain read: a duplicate takes no lock.

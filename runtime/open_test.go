@@ -3,6 +3,7 @@ package once_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -40,10 +41,24 @@ func claimState(t *testing.T, db once.DB, id int64) claimRow {
 	return r
 }
 
+// The storm runs twice: from a guard whose claims have met no open claim (each sends the
+// claim alone, then reads, until duplicates make it read first) and from one whose claims
+// keep meeting open claims (each reads the key's open claim and claims only when it sees
+// none).
 func TestOpen_ConcurrentStartsRunOnceAndRedirectToTheOpenClaim(t *testing.T) {
 	t.Parallel()
+	for _, share := range []float64{0, 1} {
+		t.Run(fmt.Sprintf("duplicate share %v", share), func(t *testing.T) {
+			t.Parallel()
+			g := once.Open[int64]{Name: fmt.Sprintf("research.StartRun%v", share)}
+			once.SetOpenDuplicateShare(g.Name, share)
+			openStorm(t, g)
+		})
+	}
+}
+
+func openStorm(t *testing.T, g once.Open[int64]) {
 	pool := setup(t, stormConns)
-	g := once.Open[int64]{Name: "research.StartRun"}
 	var redirected atomic.Int64
 	allRedirected := make(chan struct{})
 	var winner atomic.Int64

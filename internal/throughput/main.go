@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/oncekit/once/internal/pgtest"
@@ -18,8 +19,12 @@ func main() {
 	flag.IntVar(&cfg.Workers, "workers", 8, "goroutines calling at once, per scenario")
 	flag.IntVar(&cfg.Conns, "conns", 8, "connections in each scenario's pool")
 	flag.Int64Var(&cfg.Cap, "cap", 100, "the statement guard's cap in a storm")
+	kinds := flag.String("kinds", "", "comma-separated scenario kinds to run beside the floor (statement, episode, open, forever, operation, oncehttp, river); all when empty")
 	dbURL := flag.String("db", "", "URL of an existing server to create the benchmark's database on (default: start a throwaway cluster with default durability)")
 	flag.Parse()
+	if *kinds != "" {
+		cfg.Kinds = strings.Split(*kinds, ",")
+	}
 	if err := runMain(cfg, *dbURL); err != nil {
 		fmt.Fprintln(os.Stderr, "throughput:", err)
 		os.Exit(1)

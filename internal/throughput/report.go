@@ -51,6 +51,9 @@ func (r *Report) Print(w io.Writer) {
 		if s.lifecycle {
 			river = full
 		}
+		if river == nil { // River's scenarios were left out of the run
+			river = &scenario{}
+		}
 		name := s.name
 		if s.twin && s.kind != "floor" {
 			name = "↳ " + name

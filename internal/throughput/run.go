@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -19,12 +20,13 @@ import (
 
 // Config sizes a run.
 type Config struct {
-	Keys    int   // fresh keys per scenario, split evenly over the rounds
-	Storm   int   // attempts per storm on one key
-	Rounds  int   // rounds; each runs a slice of every scenario's fresh keys and one storm of each
-	Workers int   // goroutines calling at once, per scenario
-	Conns   int   // connections in each scenario's pool
-	Cap     int64 // the statement guard's cap in a storm
+	Keys    int      // fresh keys per scenario, split evenly over the rounds
+	Storm   int      // attempts per storm on one key
+	Rounds  int      // rounds; each runs a slice of every scenario's fresh keys and one storm of each
+	Workers int      // goroutines calling at once, per scenario
+	Conns   int      // connections in each scenario's pool
+	Cap     int64    // the statement guard's cap in a storm
+	Kinds   []string // the kinds of scenario to run beside the floor; all when empty
 }
 
 func (c Config) check() error {
@@ -32,6 +34,20 @@ func (c Config) check() error {
 		return fmt.Errorf("config %+v: every count must be positive, keys at least one per round, and a storm at least the cap", c)
 	}
 	return nil
+}
+
+// only keeps the floor and the scenarios of the kinds asked for.
+func (c Config) only(ss []*scenario) []*scenario {
+	if len(c.Kinds) == 0 {
+		return ss
+	}
+	var kept []*scenario
+	for _, s := range ss {
+		if s.kind == "floor" || slices.Contains(c.Kinds, s.kind) {
+			kept = append(kept, s)
+		}
+	}
+	return kept
 }
 
 // measure is what one scenario cost over its slices or storms: calls made, time spent
@@ -60,7 +76,7 @@ func (m measure) per(x int64) float64 {
 // Run creates a database on the server adminURL names, runs every scenario in rounds, and
 // reports. Progress goes to log.
 func Run(ctx context.Context, adminURL string, cfg Config, log io.Writer) (*Report, error) {
-	return run(ctx, adminURL, cfg, newScenarios(cfg), log)
+	return run(ctx, adminURL, cfg, cfg.only(newScenarios(cfg)), log)
 }
 
 func run(ctx context.Context, adminURL string, cfg Config, scenarios []*scenario, log io.Writer) (*Report, error) {
