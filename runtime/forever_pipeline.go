@@ -23,7 +23,12 @@ import (
 // guard's: an Open guard meeting open claims sends the claim that also reads the open
 // claim's handle (one statement, see claimOrReadSQL), and the claim alone while its keys are
 // new. Guard names are few (they are written in code), so the maps stay small.
-var claimHistories, openHistories sync.Map
+//
+// statementHistories maps a Statement guard's name to its running share of refusals: while
+// most of its reservations are refused (a storm past the cap), a reservation first reads
+// whether the key is marked full (fullSQL), a plain read that answers a refusal without the
+// reservation's statement, and sends the reservation only when it is not.
+var claimHistories, openHistories, statementHistories sync.Map
 
 // claimHistory is one guard's running share of duplicate claims, in units of 1/shareOne.
 type claimHistory struct{ share atomic.Int32 }

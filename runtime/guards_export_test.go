@@ -16,5 +16,11 @@ func SetOpenDuplicateShare(name string, share float64) {
 	historyIn(&openHistories, name).share.Store(int32(share * shareOne))
 }
 
+// SetStatementRefusalShare is SetDuplicateShare for a Statement guard's reservations: above
+// an eighth, a reservation first reads whether the key is marked full.
+func SetStatementRefusalShare(name string, share float64) {
+	historyIn(&statementHistories, name).share.Store(int32(share * shareOne))
+}
+
 // ServerRefusal is the check a guard makes of the server's parameters, over a lookup.
 var ServerRefusal = serverRefusal

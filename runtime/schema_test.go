@@ -2,6 +2,7 @@ package once_test
 
 import (
 	"context"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,6 +12,10 @@ import (
 	"github.com/oncekit/once/internal/pgtest"
 	once "github.com/oncekit/once/runtime"
 )
+
+// transactionControl matches a statement that begins or ends a transaction (not the BEGIN of a
+// PL/pgSQL body, which ends a line without a semicolon).
+var transactionControl = regexp.MustCompile(`(?im)^\s*(BEGIN|START TRANSACTION|COMMIT|END|ROLLBACK)\s*;`)
 
 // The steps are numbered from 1 without gaps, each with an up and a down, and the first one
 // adopts a database made before the schema had steps (every statement IF NOT EXISTS).
@@ -24,7 +29,7 @@ func TestSchemaSteps_NumberedWithUpAndDown(t *testing.T) {
 		if s.Number != i+1 || s.Name == "" || s.Up == "" || s.Down == "" {
 			t.Errorf("step %d: %+v", i+1, s)
 		}
-		if strings.Contains(strings.ToUpper(s.Up), "BEGIN") || strings.Contains(strings.ToUpper(s.Up), "COMMIT;") {
+		if transactionControl.MatchString(s.Up) {
 			t.Errorf("step %d holds transaction control: Migrate and oncegen add it", s.Number)
 		}
 	}

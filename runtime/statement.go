@@ -2,8 +2,11 @@ package once
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Statement is the promise "once per count": of all the callers asking for units of one key,
@@ -16,9 +19,11 @@ import (
 // interleaving: no two reservations can hold one slot, and no slot is numbered at or above
 // the cap, so no more than cap units are ever held. Reservations of one key insert rows of
 // their own and commit side by side; none waits for another's commit unless both picked the
-// same free slot.
+// same free slot. A key found full is marked so in once.counter_full, and the refusals after
+// it read the mark instead of counting (see reserveSQL for why the mark stays true).
 //
-// Its tables are once.counter_slots (and, before schema step 3, once.counters).
+// Its tables are once.counter_slots and once.counter_full (and, before schema step 3,
+// once.counters).
 type Statement[T any] struct {
 	// Name identifies the guard; a counter is per Name and key.
 	Name string
@@ -32,14 +37,19 @@ type Statement[T any] struct {
 // reserveSQL is one attempt at a reservation: $1 name, $2 key, $3 n, $4 cap, $5 and $6 the
 // first slot to try and the stride between tries, $7 the reservation's token.
 //
-// It counts the key's slots in the statement's snapshot (a plain read: no lock, nothing
-// written) and, only if n more fit under the cap, walks the slot numbers below the cap from
-// $5 in steps of $6 (coprime with the cap, so the walk visits each number once, and callers
-// starting at random places rarely pick the same slot), taking the first n free in the
-// snapshot. The walk is a set-returning function in a select list, evaluated row by row, so
-// the LIMIT stops it at the n-th free slot. A refusal therefore reads and writes nothing
-// else and takes no lock: it is true at the snapshot, a moment during the call; a refund
-// committed since does not make it wrong, only older than the call's return.
+// It reads the key's row of once.counter_full and, unless that row shows the key full, counts
+// the key's slots and keeps their numbers, all in the statement's snapshot (plain reads: no
+// lock, nothing written). A key is full when every slot below a cap at or above this guard's is held and no slot
+// sits at or above that cap: it holds exactly that many units, and a refusal costs two index
+// probes instead of a count of the key's rows. Only if n more fit under the cap does it walk
+// the slot numbers below the cap from $5 in steps of $6 (coprime with the cap, so the walk
+// visits each number once, and callers starting at random places rarely pick the same slot),
+// taking the first n not among the numbers read (one read of the key's slots serves the count
+// and the walk). The walk is a set-returning function in a select list, evaluated row by
+// row, so the LIMIT stops it at the n-th free slot. A refusal
+// therefore reads and writes nothing else and takes no lock: it is true at the snapshot, a
+// moment during the call; a refund committed since does not make it wrong, only older than
+// the call's return.
 //
 // The insert alone decides: a slot another reservation took since the snapshot (or is
 // taking) is a conflict, which DO NOTHING skips after that reservation commits or aborts.
@@ -47,24 +57,63 @@ type Statement[T any] struct {
 // attempt lost a race for a slot and Reserve tries again in a fresh snapshot, which sees the
 // slot taken. Slots are inserted in ascending order: a reservation of several units waits
 // on a slot another reservation is inserting, and two that took their slots in different
-// orders would each wait on the other (a deadlock, SQLSTATE 40P01). The casts are explicit: untyped parameters compared with each other would
-// compare as text.
-const reserveSQL = `WITH held AS (
-	SELECT count(*) AS used FROM once.counter_slots WHERE name = $1::text AND key = $2::text
+// orders would each wait on the other (a deadlock, SQLSTATE 40P01).
+//
+// The probe compares the slots with the mark's cap as a value of its own (an uncorrelated
+// subquery), so that it is an index condition: correlated, a generic plan reads every slot of
+// the key and filters them.
+//
+// A refusal that counted every slot below the cap held marks the key full, for the refusals
+// after it; the only write a refusal makes, once per key and cap. Slots are never taken
+// from a key but by a delete, and every delete bumps the row's epoch and clears its cap in
+// the deleting transaction (schema step 5's trigger), so the mark is made only if the epoch
+// is the one the snapshot saw, checked under the row's lock: a give-back committed after
+// the snapshot stops it, and one committed after the mark clears it. Inserts cannot make a
+// mark untrue: a slot below its cap is held, and one at or above it is the probe's to see.
+// The casts are explicit: untyped parameters compared with each other would compare as
+// text.
+const reserveSQL = `WITH known AS (
+	SELECT cap, epoch FROM once.counter_full WHERE name = $1::text AND key = $2::text
+), full_at AS (
+	SELECT k.cap FROM known AS k WHERE k.cap >= $4::bigint
+	AND NOT EXISTS (SELECT FROM once.counter_slots AS t WHERE t.name = $1::text AND t.key = $2::text AND t.slot >= (SELECT cap FROM known))
+), held AS (
+	SELECT count(*) AS used, count(*) FILTER (WHERE slot < $4::bigint) AS below, array_agg(slot) AS taken
+	FROM once.counter_slots WHERE name = $1::text AND key = $2::text AND NOT EXISTS (SELECT FROM full_at)
+), counted AS (
+	SELECT coalesce((SELECT cap FROM full_at), (SELECT used FROM held)) AS used
 ), pick AS (
 	SELECT p.slot FROM (
 		SELECT (($5::numeric + generate_series(0::bigint, $4::bigint - 1)::numeric * $6::numeric) % $4::numeric)::bigint AS slot
 	) AS p
-	WHERE (SELECT used FROM held) + $3::bigint <= $4::bigint
-	AND NOT EXISTS (SELECT FROM once.counter_slots AS t WHERE t.name = $1::text AND t.key = $2::text AND t.slot = p.slot)
+	WHERE (SELECT used FROM counted) + $3::bigint <= $4::bigint
+	AND p.slot <> ALL (coalesce((SELECT taken FROM held), '{}'))
 	LIMIT $3::bigint
 ), reserved AS (
 	INSERT INTO once.counter_slots (name, key, slot, token)
 	SELECT $1::text, $2::text, slot, $7::text FROM pick ORDER BY slot
 	ON CONFLICT (name, key, slot) DO NOTHING
 	RETURNING slot
+), marked AS (
+	INSERT INTO once.counter_full AS f (name, key, cap)
+	SELECT $1::text, $2::text, $4::bigint FROM held
+	WHERE $4::bigint > 0 AND held.below = $4::bigint
+	AND NOT EXISTS (SELECT FROM known WHERE known.cap = $4::bigint)
+	ON CONFLICT (name, key) DO UPDATE SET cap = EXCLUDED.cap
+	WHERE f.epoch = coalesce((SELECT epoch FROM known), 0)
 )
-SELECT (SELECT used FROM held), (SELECT count(*) FROM reserved)`
+SELECT (SELECT used FROM counted), (SELECT count(*) FROM reserved)`
+
+// fullSQL refuses a reservation of a key marked full without sending the reservation: the
+// mark's cap, at or above the guard's, if no slot sits at or above it (the key then holds
+// exactly that many units, see reserveSQL). A plain read of two index probes, sent first
+// while most of a guard's reservations are refused (see statementHistories); no row means
+// the key is not known full, and the reservation follows.
+const fullSQL = `WITH f AS (
+	SELECT cap FROM once.counter_full WHERE name = $1 AND key = $2
+)
+SELECT cap FROM f WHERE cap >= $3::bigint
+AND NOT EXISTS (SELECT FROM once.counter_slots AS t WHERE t.name = $1 AND t.key = $2 AND t.slot >= (SELECT cap FROM f))`
 
 // giveBackSQL deletes a reservation's slots by its token: the refund of Do's failed work,
 // the undoing of an attempt that got only some of its n slots, and the clean-up of a
@@ -93,8 +142,11 @@ const maxReserveAttempts = 1000
 // Reserve adds n units to the key's counter if the total stays within Cap. It returns the
 // units used after the call (the count read in the reservation's snapshot, plus n if it was
 // made) and whether this reservation was made. A refusal is not an error: ok is false and
-// used is the key's count. A refusal takes no lock and writes nothing; a reservation is one
-// statement unless it lost a race for a slot.
+// used is the key's count. A refusal takes no lock and writes nothing, but for the first
+// refusal of a key found full, which marks it full for the refusals after it. A reservation
+// is one statement unless it lost a race for a slot; while most of the guard's reservations
+// are refused, it first reads the key's mark, and a refusal of a marked key is that read
+// alone.
 //
 // If ctx ends while the reservation is on its way, the reservation is looked for and given
 // back (see Do), so a caller that never learned of it does not keep its units.
@@ -119,13 +171,28 @@ func (g Statement[T]) reserve(ctx context.Context, db DB, key string, n int64, t
 	return used, ok, nil
 }
 
-// attempts sends reserveSQL until the reservation is made or refused.
+// attempts sends reserveSQL until the reservation is made or refused; first fullSQL, while
+// most of the guard's reservations are refused.
 func (g Statement[T]) attempts(ctx context.Context, db DB, key string, n int64, token string) (used int64, ok bool, err error) {
-	for range maxReserveAttempts {
+	history := historyIn(&statementHistories, g.Name)
+	if history.pipelined() {
+		var full int64
+		switch err := db.QueryRow(ctx, fullSQL, g.Name, key, g.Cap).Scan(&full); {
+		case err == nil:
+			history.record(true)
+			return full, false, nil
+		case !errors.Is(err, pgx.ErrNoRows):
+			return 0, false, err
+		}
+	}
+	for attempt := range maxReserveAttempts {
 		first, stride := slotWalk(g.Cap)
 		var got int64
 		if err := db.QueryRow(ctx, reserveSQL, g.Name, key, n, g.Cap, first, stride, token).Scan(&used, &got); err != nil {
 			return 0, false, err
+		}
+		if attempt == 0 {
+			history.record(used+n > g.Cap)
 		}
 		if got == n {
 			return used + n, true, nil

@@ -228,6 +228,15 @@ func TestStatement_RefundsRacingWithRefusalsKeepTheCap(t *testing.T) {
 	if refused.Load() == 0 || refunded.Load() == 0 {
 		t.Errorf("%d refusals and %d refunds: the storm did not race them", refused.Load(), refunded.Load())
 	}
+	// Whatever marks the refusals made and the refunds cleared, the key's mark tells the
+	// truth: a unit given back is reserved again.
+	ctx := context.Background()
+	if err := g.Refund(ctx, pool, "org/1", 1); err != nil {
+		t.Fatal(err)
+	}
+	if used, ok, err := g.Reserve(ctx, pool, "org/1", 1); err != nil || !ok || used != capacity {
+		t.Errorf("after the storm and a refund: Reserve = %d, %v, %v; want the unit reserved again", used, ok, err)
+	}
 }
 
 // The negative control for the storm above: the same callers with the read alone deciding

@@ -13,6 +13,7 @@ import (
 // the catalog, both ways.
 var schemaIndexes = []struct{ table, name, def string }{
 	{"checkpoints", "checkpoints_pkey", "CREATE UNIQUE INDEX checkpoints_pkey ON once.checkpoints USING btree (operation_id, step)"},
+	{"counter_full", "counter_full_pkey", "CREATE UNIQUE INDEX counter_full_pkey ON once.counter_full USING btree (name, key)"},
 	{"counter_slots", "counter_slots_pkey", "CREATE UNIQUE INDEX counter_slots_pkey ON once.counter_slots USING btree (name, key, slot)"},
 	{"counters", "counters_pkey", "CREATE UNIQUE INDEX counters_pkey ON once.counters USING btree (name, key)"},
 	{"followups", "followups_due", "CREATE INDEX followups_due ON once.followups USING btree (due_at) WHERE (state = 'pending'::text)"},

@@ -1,0 +1,271 @@
+package once_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/oncekit/once/internal/pgtest"
+	once "github.com/oncekit/once/runtime"
+)
+
+// fullMark is the cap a key is marked full at in once.counter_full, or -1 when it has no mark.
+func fullMark(t *testing.T, db once.DB, name, key string) int64 {
+	t.Helper()
+	var c *int64
+	err := db.QueryRow(context.Background(), "SELECT cap FROM once.counter_full WHERE name = $1 AND key = $2", name, key).Scan(&c)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		t.Fatal(err)
+	}
+	if c == nil {
+		return -1
+	}
+	return *c
+}
+
+func reserve(t *testing.T, g once.Statement[int], db once.DB, key string, n, wantUsed int64, wantOK bool) {
+	t.Helper()
+	used, ok, err := g.Reserve(context.Background(), db, key, n)
+	if err != nil || ok != wantOK || used != wantUsed {
+		t.Fatalf("Reserve(%s, %d) under cap %d = %d, %v, %v; want %d, %v", key, n, g.Cap, used, ok, err, wantUsed, wantOK)
+	}
+}
+
+// A refusal that counts every slot below the cap held marks the key full, and the refusals
+// after it read the mark. Every way a slot goes (a refund, the give-back of failed work, a
+// delete by hand) clears it, so a freed unit is reserved again; a cap raised or lowered
+// reads the count again where the mark does not settle it.
+func TestStatement_FullMarkIsMadeByARefusalAndClearedByEveryGiveBack(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 2)
+	ctx := context.Background()
+	g := once.Statement[int]{Name: "ideas.Generate", Cap: 3}
+	reserve(t, g, pool, "org/1", 3, 3, true)
+	if m := fullMark(t, pool, g.Name, "org/1"); m != -1 {
+		t.Fatalf("marked full at %d by the reservation that filled it; a reservation cannot know it filled the key", m)
+	}
+	reserve(t, g, pool, "org/1", 1, 3, false)
+	if m := fullMark(t, pool, g.Name, "org/1"); m != 3 {
+		t.Fatalf("after a refusal of the full key: mark %d, want 3", m)
+	}
+	reserve(t, g, pool, "org/1", 1, 3, false) // read from the mark
+
+	// A refund clears the mark; the freed unit is reserved again, and the next refusal marks.
+	if err := g.Refund(ctx, pool, "org/1", 1); err != nil {
+		t.Fatal(err)
+	}
+	if m := fullMark(t, pool, g.Name, "org/1"); m != -1 {
+		t.Fatalf("after a refund: mark %d, want none", m)
+	}
+	reserve(t, g, pool, "org/1", 1, 3, true)
+	reserve(t, g, pool, "org/1", 1, 3, false)
+
+	// Failed work gives its units back by token, which clears the mark too.
+	reserve(t, g, pool, "org/2", 2, 2, true)
+	_, out, err := g.Do(ctx, pool, "org/2", 1, func(context.Context) (int, error) { return 0, errBoom })
+	if err == nil || out.Status != once.Ran {
+		t.Fatalf("failed work: %+v, %v", out, err)
+	}
+	reserve(t, g, pool, "org/2", 2, 2, false) // 2 + 2 > 3: refused, but not every slot is held
+	if m := fullMark(t, pool, g.Name, "org/2"); m != -1 {
+		t.Fatalf("marked full at %d with a slot free", m)
+	}
+	reserve(t, g, pool, "org/2", 1, 3, true)
+	reserve(t, g, pool, "org/2", 1, 3, false)
+	if m := fullMark(t, pool, g.Name, "org/2"); m != 3 {
+		t.Fatalf("org/2 full: mark %d, want 3", m)
+	}
+
+	// A slot deleted by hand clears the mark as well.
+	if _, err := pool.Exec(ctx, "DELETE FROM once.counter_slots WHERE name = $1 AND key = 'org/2' AND slot = (SELECT min(slot) FROM once.counter_slots WHERE name = $1 AND key = 'org/2')", g.Name); err != nil {
+		t.Fatal(err)
+	}
+	reserve(t, g, pool, "org/2", 1, 3, true)
+
+	// A raised cap does not read a mark made at a lower one; a guard still at the lower cap
+	// counts the slot taken above its mark.
+	raised := once.Statement[int]{Name: g.Name, Cap: 5}
+	reserve(t, raised, pool, "org/1", 1, 4, true)
+	reserve(t, g, pool, "org/1", 1, 4, false)
+	// A lowered cap reads a mark made at a higher one, which says how many units the key holds.
+	reserve(t, raised, pool, "org/1", 1, 5, true)
+	reserve(t, raised, pool, "org/1", 1, 5, false)
+	if m := fullMark(t, pool, g.Name, "org/1"); m != 5 {
+		t.Fatalf("org/1 full at 5: mark %d, want 5", m)
+	}
+	lowered := once.Statement[int]{Name: g.Name, Cap: 2}
+	reserve(t, lowered, pool, "org/1", 1, 5, false)
+	if used := counterUsed(t, pool, g.Name, "org/1"); used != 5 {
+		t.Fatalf("org/1 holds %d units, want 5", used)
+	}
+}
+
+// The mark is made only if no slot was given back since the refusal's snapshot. Here the
+// give-back is uncommitted when the refusal reads: the refusal counts the key full, and its
+// mark waits for the give-back's lock on the key's row, then sees the epoch moved and makes
+// none, so the freed unit is reserved again. The negative control sends the same statement
+// without the epoch check: it marks the key full with a unit free, and the next reservation
+// is refused although the cap has room.
+func TestStatement_AGiveBackAfterTheRefusalsSnapshotStopsItsMark(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name  string
+		check bool
+	}{{"with the epoch check", true}, {"negative control: no epoch check", false}} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			pool := setup(t, 4)
+			ctx := context.Background()
+			g := once.Statement[int]{Name: "ideas.Generate", Cap: 2}
+			reserve(t, g, pool, "org/1", 2, 2, true)
+
+			tx, err := pool.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback(ctx)
+			if _, err := tx.Exec(ctx, "DELETE FROM once.counter_slots WHERE name = $1 AND key = 'org/1' AND slot = (SELECT min(slot) FROM once.counter_slots WHERE name = $1 AND key = 'org/1')", g.Name); err != nil {
+				t.Fatal(err)
+			}
+
+			type answer struct {
+				used, got int64
+				err       error
+			}
+			done := make(chan answer, 1)
+			go func() {
+				sql := once.ReserveSQL
+				if !c.check {
+					sql = strings.Replace(sql, "WHERE f.epoch = coalesce((SELECT epoch FROM known), 0)", "", 1)
+				}
+				var a answer
+				a.err = pool.QueryRow(ctx, sql, g.Name, "org/1", int64(1), g.Cap, int64(0), int64(1), "0123456789abcdef0123456789abcdef").Scan(&a.used, &a.got)
+				done <- a
+			}()
+			waitForLockWait(t, pool)
+			if err := tx.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			a := <-done
+			if a.err != nil || a.used != 2 || a.got != 0 {
+				t.Fatalf("the refusal: used %d, got %d, %v; want refused at 2", a.used, a.got, a.err)
+			}
+
+			m := fullMark(t, pool, g.Name, "org/1")
+			used, ok, err := g.Reserve(ctx, pool, "org/1", 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.check {
+				if m != -1 || !ok || used != 2 {
+					t.Fatalf("after the give-back: mark %d, Reserve = %d, %v; want no mark and the freed unit reserved", m, used, ok)
+				}
+				return
+			}
+			if m != 2 || ok {
+				t.Fatalf("control: mark %d, Reserve = %d, %v; want the stale mark to refuse a free unit (what the epoch check prevents)", m, used, ok)
+			}
+		})
+	}
+}
+
+// waitForLockWait returns once a statement of the pool's database waits for a lock.
+func waitForLockWait(t *testing.T, pool *pgxpool.Pool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		var n int
+		if err := pool.QueryRow(context.Background(), "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatal("no statement waited for a lock within 20 s")
+}
+
+// Step 5's down deletes the marks with their trigger: the runtime it returns to gives slots
+// back without clearing a mark, so a mark kept through the down would refuse a freed unit
+// after the next up. The negative control runs the down without that delete.
+func TestSchemaStep5_DownForgetsTheMarksItCanNoLongerKeepTrue(t *testing.T) {
+	t.Parallel()
+	steps := once.SchemaSteps()
+	if len(steps) < 5 || steps[4].Name != "counter_full" {
+		t.Fatalf("step 5 is %+v", steps[4])
+	}
+	for _, c := range []struct {
+		name string
+		down string
+		ok   bool
+	}{
+		{"down", steps[4].Down, true},
+		{"drop", steps[4].DropData, true},
+		{"negative control: down keeping the marks", strings.Replace(steps[4].Down, "DELETE FROM once.counter_full;", "", 1), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			pool := pgtest.NewDatabase(t).Pool(t, 2)
+			ctx := context.Background()
+			for _, s := range steps {
+				exec(t, pool, s.Up)
+			}
+			g := once.Statement[int]{Name: "app.Quota", Cap: 2}
+			reserve(t, g, pool, "k", 2, 2, true)
+			reserve(t, g, pool, "k", 1, 2, false)
+			if m := fullMark(t, pool, g.Name, "k"); m != 2 {
+				t.Fatalf("mark %d, want 2", m)
+			}
+			exec(t, pool, c.down)
+			// What a runtime of step 4 does: gives a unit back, deleting its slot.
+			if _, err := pool.Exec(ctx, "DELETE FROM once.counter_slots WHERE name = 'app.Quota' AND key = 'k' AND slot = (SELECT min(slot) FROM once.counter_slots WHERE key = 'k')"); err != nil {
+				t.Fatal(err)
+			}
+			exec(t, pool, steps[4].Up)
+			used, ok, err := g.Reserve(ctx, pool, "k", 1)
+			if err != nil || ok != c.ok {
+				t.Fatalf("after the %s and a give-back: Reserve = %d, %v, %v; want reserved: %v", c.name, used, ok, err, c.ok)
+			}
+		})
+	}
+}
+
+// While most of a guard's reservations are refused, a reservation first reads the key's full
+// mark: a refusal of a marked key is that one plain read, a reservation that fits is the read
+// and the reservation. While most are made, a reservation is its one statement, a refusal
+// too. Refusals turn the read on, reservations made turn it off.
+func TestStatement_RoundTrips(t *testing.T) {
+	t.Parallel()
+	pool, tracer := setupTraced(t)
+	ctx := context.Background()
+	g := once.Statement[int]{Name: "roundtrips.Generate", Cap: 2}
+	// Warm the connection's statement cache: pgx prepares each statement on first use.
+	once.SetStatementRefusalShare(g.Name, 1)
+	g.Reserve(ctx, pool, "warm", 2)
+	g.Reserve(ctx, pool, "warm", 1)
+	g.Reserve(ctx, pool, "warm", 1)
+	step := func(what, key string, wantOK bool, wantTrips int64) {
+		t.Helper()
+		if _, ok, err := g.Reserve(ctx, pool, key, 1); err != nil || ok != wantOK {
+			t.Fatalf("%s: %v, %v; want reserved %v", what, ok, err, wantOK)
+		}
+		if trips, stmts := tracer.take(); trips != wantTrips || stmts != wantTrips {
+			t.Fatalf("%s: %d round trips, %d statements; want %d", what, trips, stmts, wantTrips)
+		}
+	}
+	once.SetStatementRefusalShare(g.Name, 0)
+	tracer.take()
+	step("room, reservation alone", "a", true, 1)
+	step("room, reservation alone", "a", true, 1)
+	step("full, reservation alone, marks the key", "a", false, 1)
+	step("full, reservation alone again", "a", false, 1)
+	step("full: refusals turned the read on", "a", false, 1) // the read alone, from the mark
+	step("new key: the read finds no mark, then the reservation", "b", true, 2)
+	once.SetStatementRefusalShare(g.Name, 1)
+	step("full, the read alone", "a", false, 1)
+}
