@@ -235,18 +235,26 @@ func TestSchemaStep5_DownForgetsTheMarksItCanNoLongerKeepTrue(t *testing.T) {
 	}
 }
 
-// While most of a guard's reservations are refused, a reservation first reads the key's full
-// mark: a refusal of a marked key is that one plain read, a reservation that fits is the read
-// and the reservation. While most are made, a reservation is its one statement, a refusal
-// too. Refusals turn the read on, reservations made turn it off.
+// A reservation's round trips follow its guard's history. While most of a guard's keys hold
+// no unit, a reservation of one unit is first the plain insert of a new key's first slot: one
+// statement for a new key, two (then the reservation) for a key holding units. While most of
+// its reservations meet keys holding units, it is the reservation alone, a refusal too. While
+// most are refused, it first reads the key's full mark: a refusal of a marked key is that read
+// alone, a reservation that fits is the read and the reservation.
 func TestStatement_RoundTrips(t *testing.T) {
 	t.Parallel()
 	pool, tracer := setupTraced(t)
 	ctx := context.Background()
 	g := once.Statement[int]{Name: "roundtrips.Generate", Cap: 2}
+	shares := func(refused, busy float64) {
+		once.SetStatementRefusalShare(g.Name, refused)
+		once.SetStatementBusyShare(g.Name, busy)
+	}
 	// Warm the connection's statement cache: pgx prepares each statement on first use.
-	once.SetStatementRefusalShare(g.Name, 1)
-	g.Reserve(ctx, pool, "warm", 2)
+	shares(0, 0)
+	g.Reserve(ctx, pool, "warm", 1)
+	shares(1, 1)
+	g.Reserve(ctx, pool, "warm", 1)
 	g.Reserve(ctx, pool, "warm", 1)
 	g.Reserve(ctx, pool, "warm", 1)
 	step := func(what, key string, wantOK bool, wantTrips int64) {
@@ -258,14 +266,17 @@ func TestStatement_RoundTrips(t *testing.T) {
 			t.Fatalf("%s: %d round trips, %d statements; want %d", what, trips, stmts, wantTrips)
 		}
 	}
-	once.SetStatementRefusalShare(g.Name, 0)
+	shares(0, 0)
 	tracer.take()
-	step("room, reservation alone", "a", true, 1)
-	step("room, reservation alone", "a", true, 1)
+	step("new key, first slot alone", "a", true, 1)
+	step("key holding a unit: first slot, then the reservation", "a", true, 2)
+	shares(0, 1)
 	step("full, reservation alone, marks the key", "a", false, 1)
 	step("full, reservation alone again", "a", false, 1)
-	step("full: refusals turned the read on", "a", false, 1) // the read alone, from the mark
+	step("full: refusals turned the read on, the read alone", "a", false, 1)
 	step("new key: the read finds no mark, then the reservation", "b", true, 2)
-	once.SetStatementRefusalShare(g.Name, 1)
+	shares(1, 1)
 	step("full, the read alone", "a", false, 1)
+	shares(0, 0)
+	step("new key after the storm: first slot alone", "c", true, 1)
 }

@@ -27,8 +27,10 @@ import (
 // statementHistories maps a Statement guard's name to its running share of refusals: while
 // most of its reservations are refused (a storm past the cap), a reservation first reads
 // whether the key is marked full (fullSQL), a plain read that answers a refusal without the
-// reservation's statement, and sends the reservation only when it is not.
-var claimHistories, openHistories, statementHistories sync.Map
+// reservation's statement, and sends the reservation only when it is not. statementBusy
+// holds its running share of reservations that met a key holding units: while it is low, a
+// reservation of one unit first sends the plain insert of a new key's first slot (firstSQL).
+var claimHistories, openHistories, statementHistories, statementBusy sync.Map
 
 // claimHistory is one guard's running share of duplicate claims, in units of 1/shareOne.
 type claimHistory struct{ share atomic.Int32 }

@@ -115,6 +115,18 @@ const fullSQL = `WITH f AS (
 SELECT cap FROM f WHERE cap >= $3::bigint
 AND NOT EXISTS (SELECT FROM once.counter_slots AS t WHERE t.name = $1 AND t.key = $2 AND t.slot >= (SELECT cap FROM f))`
 
+// firstSQL is the reservation of one unit of a key that holds none, sent while most of a
+// guard's keys are new: $1 name, $2 key, $3 a slot below the cap, $4 the token. It inserts the
+// slot only if the key has no slot in the statement's snapshot, where the key's count is 0 and
+// one unit fits under any cap of 1 or more; the primary key decides between it and a
+// reservation racing it, as in reserveSQL. Nothing inserted (the key holds units, or another
+// reservation took that slot) sends reserveSQL next: a new key's reservation is a plain
+// insert and one index probe, with no count, walk or mark to read.
+const firstSQL = `INSERT INTO once.counter_slots (name, key, slot, token)
+SELECT $1::text, $2::text, $3::bigint, $4::text
+WHERE NOT EXISTS (SELECT FROM once.counter_slots WHERE name = $1::text AND key = $2::text)
+ON CONFLICT (name, key, slot) DO NOTHING`
+
 // giveBackSQL deletes a reservation's slots by its token: the refund of Do's failed work,
 // the undoing of an attempt that got only some of its n slots, and the clean-up of a
 // reservation whose answer the caller did not see. Slots a Refund already gave back are not
@@ -171,18 +183,32 @@ func (g Statement[T]) reserve(ctx context.Context, db DB, key string, n int64, t
 	return used, ok, nil
 }
 
-// attempts sends reserveSQL until the reservation is made or refused; first fullSQL, while
-// most of the guard's reservations are refused.
+// attempts sends reserveSQL until the reservation is made or refused: first fullSQL, while
+// most of the guard's reservations are refused, or firstSQL for one unit, while most of its
+// keys hold none.
 func (g Statement[T]) attempts(ctx context.Context, db DB, key string, n int64, token string) (used int64, ok bool, err error) {
-	history := historyIn(&statementHistories, g.Name)
-	if history.pipelined() {
+	refusals, busy := historyIn(&statementHistories, g.Name), historyIn(&statementBusy, g.Name)
+	switch {
+	case refusals.pipelined():
 		var full int64
 		switch err := db.QueryRow(ctx, fullSQL, g.Name, key, g.Cap).Scan(&full); {
 		case err == nil:
-			history.record(true)
+			refusals.record(true)
+			busy.record(true)
 			return full, false, nil
 		case !errors.Is(err, pgx.ErrNoRows):
 			return 0, false, err
+		}
+	case n == 1 && g.Cap >= 1 && !busy.pipelined():
+		first, _ := slotWalk(g.Cap)
+		tag, err := db.Exec(ctx, firstSQL, g.Name, key, first, token)
+		if err != nil {
+			return 0, false, err
+		}
+		if tag.RowsAffected() == 1 {
+			refusals.record(false)
+			busy.record(false)
+			return 1, true, nil
 		}
 	}
 	for attempt := range maxReserveAttempts {
@@ -192,7 +218,8 @@ func (g Statement[T]) attempts(ctx context.Context, db DB, key string, n int64, 
 			return 0, false, err
 		}
 		if attempt == 0 {
-			history.record(used+n > g.Cap)
+			refusals.record(used+n > g.Cap)
+			busy.record(used > 0)
 		}
 		if got == n {
 			return used + n, true, nil
