@@ -192,3 +192,33 @@ func (c *Crons) AlertDaily(ctx context.Context, provider, email string) error {
 	}
 	return send(c.Mail.Emails.Send(&resend.SendEmailRequest{To: []string{email}, Subject: provider + " is down"})) // want `call to \(\*resend.Client\).Emails.Send has no //once: promise`
 }
+
+// Remind claims each reminder in the loop and skips the ones another run claimed.
+func (c *Crons) Remind(ctx context.Context, ids []int64, email string) {
+	for _, id := range ids {
+		res, err := c.DB.ExecContext(ctx, `UPDATE reminders SET sent_at = now() WHERE id = $1 AND sent_at IS NULL`, id)
+		if err != nil {
+			continue
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			continue
+		}
+		send(c.Mail.Emails.Send(&resend.SendEmailRequest{To: []string{email}, Subject: "Reminder"}))
+	}
+}
+
+// Renew sends inside the branch that got the lease.
+func (c *Crons) Renew(email string) {
+	if c.Locks.TryLock("renewals", time.Hour) {
+		send(c.Mail.Emails.Send(&resend.SendEmailRequest{To: []string{email}, Subject: "Renewal"}))
+	}
+}
+
+// RenewOnError checks only the lease's error: not getting it goes unnoticed.
+func (c *Crons) RenewOnError(email string) error {
+	_, err := c.Locks.Repo.AcquireLock("renewals", time.Now().Add(time.Hour).UnixMicro(), time.Now().UnixMicro())
+	if err != nil {
+		return err
+	}
+	return send(c.Mail.Emails.Send(&resend.SendEmailRequest{To: []string{email}, Subject: "Renewal"})) // want `call to \(\*resend.Client\).Emails.Send has no //once: promise`
+}
