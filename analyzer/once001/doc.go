@@ -11,7 +11,12 @@
 //   - no promise covers it: the function holding it has no //once: directive, is not
 //     called only from functions that have one (in its package, counting a call of an
 //     interface's method as a call of the package's implementations), and the call is not
-//     in a closure run by a guard of the runtime package (once.Forever[T].Do and the like);
+//     in a closure run by a guard of the runtime package (once.Forever[T].Do and the like),
+//     nor after a branch on a hand-written latch written in SQL: a cron's task-lock row
+//     (INSERT .. ON CONFLICT .. DO UPDATE .. WHERE lock_until < now), a
+//     pg_try_advisory_lock, a claim by an UPDATE from the old state (WHERE claimed_by IS
+//     NULL), a one-time token consumed by DELETE, whose row count or result the code
+//     returns on (see the effects package for which statements count);
 //   - the call carries no idempotency key the way its provider takes one: Stripe's
 //     Params.IdempotencyKey or SetIdempotencyKey, an Idempotency-Key header set with
 //     option.WithHeader or on the *http.Request, resend's SendEmailOptions, an SNS

@@ -56,7 +56,7 @@ func (c *checker) lockedByCallers(fn *effects.Func, table string) bool {
 				case g == fn || g.Test:
 				default:
 					calls++
-					locked = lockedAt(info, g, call, table)
+					locked = g.UnderLatch(call.Pos()) || lockedAt(info, g, call, table)
 				}
 				return true
 			})

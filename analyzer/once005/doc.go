@@ -24,6 +24,10 @@
 //     through the transaction handle it passes (a *sql.Tx, pgx.Tx, *xorm.Session,
 //     *gorm.DB, bun.Tx, an ent *Tx: a local variable or parameter, not the package's
 //     pool), runs its check and its insert under that lock;
+//   - no hand-written latch taken first: a check and insert after a branch on a cron's
+//     task-lock row, a pg_try_advisory_lock or a claim by an UPDATE a repeat refuses
+//     (the effects package says which), in the function or in every caller of an
+//     unexported one, have no second run checking the same row at the same time;
 //   - no unique constraint on the columns the read looks up, in the project's schema
 //     (see Schema files below) or in the model's struct tags (gorm's uniqueIndex or
 //     unique, bun's unique, xorm's unique): the second insert then fails, it does not

@@ -27,6 +27,24 @@ type Repo struct {
 	Packages []string // package patterns relative to Dir, as given to oncelint
 }
 
+// Place is a file and a function in it.
+type Place struct{ File, Func string }
+
+// Places returns where a report matches the label: each alternative function in the
+// label's file, or, for an alternative written "other/file.go:Func", in that file (a root
+// cause reported one call level up, in the file of the function that decides).
+func (l Label) Places() []Place {
+	var out []Place
+	for _, fn := range l.Funcs {
+		if file, name, ok := strings.Cut(fn, ":"); ok && strings.HasSuffix(file, ".go") {
+			out = append(out, Place{File: file, Func: name})
+			continue
+		}
+		out = append(out, Place{File: l.File, Func: fn})
+	}
+	return out
+}
+
 // TreeName is the directory a repository's tree lives in under the trees directory.
 func (r Repo) TreeName() string { return strings.ReplaceAll(r.Name, "/", "+") }
 
@@ -35,7 +53,7 @@ func (r Repo) TreeName() string { return strings.ReplaceAll(r.Name, "/", "+") }
 type Label struct {
 	Repo  string
 	File  string   // slash path relative to the repository root
-	Funcs []string // the enclosing function; alternatives where the report may sit at either
+	Funcs []string // the enclosing function; alternatives where the report may sit at either (see Places)
 	Line  int      // line of the effect at the pinned commit (for the reader)
 	Code  string   // ONCE001 ..
 	Flag  bool
@@ -83,7 +101,8 @@ func ParseRepos(name string, r io.Reader) ([]Repo, error) {
 }
 
 // ParseLabels reads the labels file: tab-separated "repo file func line code label reason",
-// where func may list alternatives separated by "|" and label is FLAG or NO-FLAG.
+// where func may list alternatives separated by "|" (one written "file.go:Func" names a
+// function of another file) and label is FLAG or NO-FLAG.
 func ParseLabels(name string, r io.Reader) ([]Label, error) {
 	var labels []Label
 	err := eachLine(name, r, func(pos string, line string) error {
@@ -105,6 +124,11 @@ func ParseLabels(name string, r io.Reader) ([]Label, error) {
 		}
 		if len(l.Funcs) == 0 {
 			return fmt.Errorf("%s: empty function", pos)
+		}
+		for _, p := range l.Places() {
+			if p.File == "" || p.Func == "" {
+				return fmt.Errorf("%s: alternative %q names no file or no function", pos, p.File+":"+p.Func)
+			}
 		}
 		n, err := strconv.Atoi(f[3])
 		if err != nil || n <= 0 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -45,15 +46,19 @@ func TestParseRepos_ReadsFieldsAndRefusesBadRows(t *testing.T) {
 func TestParseLabels_AlternativesAndErrorsWithPosition(t *testing.T) {
 	t.Parallel()
 	labels, err := realworld.ParseLabels("labels.tsv", strings.NewReader(
-		row("acme/shop", "billing/pay.go", "Charge | Service.Charge", "12", "ONCE001", "FLAG", "charge with no key")+
+		row("acme/shop", "billing/pay.go", "Charge | Service.Charge | api/pay.go:Handler.Pay", "12", "ONCE001", "FLAG", "charge with no key")+
 			row("acme/shop", "billing/pay.go", "Lookup", "30", "ONCE001", "NO-FLAG", "a GET")))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(labels) != 2 || !labels[0].Flag || labels[1].Flag ||
-		strings.Join(labels[0].Funcs, ",") != "Charge,Service.Charge" || labels[0].Line != 12 ||
+		strings.Join(labels[0].Funcs, ",") != "Charge,Service.Charge,api/pay.go:Handler.Pay" || labels[0].Line != 12 ||
 		labels[0].Pos != "labels.tsv:1" {
 		t.Fatalf("labels = %+v", labels)
+	}
+	want := []realworld.Place{{"billing/pay.go", "Charge"}, {"billing/pay.go", "Service.Charge"}, {"api/pay.go", "Handler.Pay"}}
+	if got := labels[0].Places(); !slices.Equal(got, want) {
+		t.Errorf("Places() = %v, want %v", got, want)
 	}
 	for _, bad := range []struct{ in, want string }{
 		{row("acme/shop", "a.go", "F", "1", "ONCE001", "FLAG"), "labels.tsv:1: want 7"},
@@ -61,6 +66,7 @@ func TestParseLabels_AlternativesAndErrorsWithPosition(t *testing.T) {
 		{row("acme/shop", "a.go", "F", "1", "ONCE01", "FLAG", "r"), "code \"ONCE01\""},
 		{row("acme/shop", "a.go", "F", "1", "ONCE001", "MAYBE", "r"), "label \"MAYBE\""},
 		{row("acme/shop", "a.go", "|", "1", "ONCE001", "FLAG", "r"), "empty function"},
+		{row("acme/shop", "a.go", "F|b.go:", "1", "ONCE001", "FLAG", "r"), "alternative \"b.go:\""},
 	} {
 		_, err := realworld.ParseLabels("labels.tsv", strings.NewReader(bad.in))
 		if err == nil || !strings.Contains(err.Error(), bad.want) {

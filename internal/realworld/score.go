@@ -118,8 +118,8 @@ func Score(c *Corpus, findings []Finding, failed map[string]string) *Result {
 	for _, l := range c.Labels {
 		n := count(l.Repo)
 		hit := false
-		for _, fn := range l.Funcs {
-			if reported[l.Repo+" "+l.File+" "+fn+" "+l.Code] {
+		for _, p := range l.Places() {
+			if reported[l.Repo+" "+p.File+" "+p.Func+" "+l.Code] {
 				hit = true
 			}
 		}

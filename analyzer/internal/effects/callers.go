@@ -40,6 +40,11 @@ type indexCall struct {
 	pkg     string // the calling package's path
 	from    string // the calling function's key
 	guarded bool   // made in a closure given to a guard of the runtime
+	// checks are the keys of the calls whose outcome a branch before this call tests
+	// and leaves the block on (`if !x.TryLock(..) { return }`, `ok, _ := x.Claim(..); if
+	// !ok { return }`): the call runs under a hand-written latch when one of them is
+	// a latch (see LatchFact), which only a package that imports it can tell.
+	checks []string
 }
 
 // funcKey names a function for the index: "pkg/path.F" for a function, ".M" for any
@@ -222,10 +227,97 @@ func hasOnceDirective(g *ast.CommentGroup) bool {
 	return false
 }
 
+// branchChecks returns, for the branches of body that leave their block, the region
+// after each and the keys of the calls whose outcome it tests: the calls in its
+// condition and init, and the calls earlier in the block whose results the condition
+// reads.
+func branchChecks(pkg string, body *ast.BlockStmt, imports map[string]string) []indexRegion {
+	var out []indexRegion
+	var visit func(list []ast.Stmt, end token.Pos)
+	visit = func(list []ast.Stmt, end token.Pos) {
+		assigned := map[string][]string{} // variable → keys of the calls assigned to it
+		for _, st := range list {
+			if a, ok := st.(*ast.AssignStmt); ok && len(a.Rhs) == 1 {
+				if call, ok := ast.Unparen(a.Rhs[0]).(*ast.CallExpr); ok {
+					if k := callKey(pkg, call, imports); k != "" {
+						for _, l := range a.Lhs {
+							if id, ok := l.(*ast.Ident); ok && id.Name != "_" {
+								assigned[id.Name] = []string{k}
+							}
+						}
+					}
+				}
+			}
+			ifs, ok := st.(*ast.IfStmt)
+			if !ok || !checkOf(ifs).exits {
+				continue
+			}
+			var keys []string
+			inspect := func(n ast.Node) {
+				ast.Inspect(n, func(n ast.Node) bool {
+					switch n := n.(type) {
+					case *ast.CallExpr:
+						if k := callKey(pkg, n, imports); k != "" {
+							keys = append(keys, k)
+						}
+					case *ast.Ident:
+						keys = append(keys, assigned[n.Name]...)
+					}
+					return true
+				})
+			}
+			if ifs.Init != nil {
+				inspect(ifs.Init)
+			}
+			inspect(ifs.Cond)
+			if len(keys) > 0 {
+				out = append(out, indexRegion{from: ifs.End(), to: end, keys: keys})
+			}
+		}
+	}
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.BlockStmt:
+			visit(n.List, n.End())
+		case *ast.CaseClause:
+			visit(n.Body, n.End())
+		case *ast.CommClause:
+			visit(n.Body, n.End())
+		}
+		return true
+	})
+	return out
+}
+
+// indexRegion is the part of a body after a branch that leaves its block.
+type indexRegion struct {
+	from, to token.Pos
+	keys     []string
+}
+
+// callKey is the index's key of a call's function (see funcKey), or "".
+func callKey(pkg string, call *ast.CallExpr, imports map[string]string) string {
+	switch fun := ast.Unparen(call.Fun).(type) {
+	case *ast.Ident:
+		return funcKey(pkg, "", fun.Name)
+	case *ast.SelectorExpr:
+		if x, ok := ast.Unparen(fun.X).(*ast.Ident); ok && imports[x.Name] != "" {
+			return funcKey(imports[x.Name], "", fun.Sel.Name)
+		}
+		return funcKey("", "recv", fun.Sel.Name)
+	case *ast.IndexExpr: // F[T](...)
+		if id, ok := fun.X.(*ast.Ident); ok {
+			return funcKey(pkg, "", id.Name)
+		}
+	}
+	return ""
+}
+
 // addBody indexes the calls in one function body.
 func (idx *callerIndex) addBody(pkg, from string, body *ast.BlockStmt, imports map[string]string, runtimeName string) {
 	var guards []ast.Node // closures given to a runtime guard, enclosing the current node
 	var stack []ast.Node
+	regions := branchChecks(pkg, body, imports)
 	ast.Inspect(body, func(n ast.Node) bool {
 		if n == nil {
 			top := stack[len(stack)-1]
@@ -244,23 +336,14 @@ func (idx *callerIndex) addBody(pkg, from string, body *ast.BlockStmt, imports m
 				}
 			}
 		case *ast.CallExpr:
-			key := ""
-			switch fun := ast.Unparen(n.Fun).(type) {
-			case *ast.Ident:
-				key = funcKey(pkg, "", fun.Name)
-			case *ast.SelectorExpr:
-				if x, ok := ast.Unparen(fun.X).(*ast.Ident); ok && imports[x.Name] != "" {
-					key = funcKey(imports[x.Name], "", fun.Sel.Name)
-				} else {
-					key = funcKey("", "recv", fun.Sel.Name)
+			if key := callKey(pkg, n, imports); key != "" {
+				var checks []string
+				for _, r := range regions {
+					if n.Pos() >= r.from && n.Pos() < r.to {
+						checks = append(checks, r.keys...)
+					}
 				}
-			case *ast.IndexExpr: // F[T](...)
-				if id, ok := fun.X.(*ast.Ident); ok {
-					key = funcKey(pkg, "", id.Name)
-				}
-			}
-			if key != "" {
-				idx.calls[key] = append(idx.calls[key], indexCall{pkg: pkg, from: from, guarded: len(guards) > 0})
+				idx.calls[key] = append(idx.calls[key], indexCall{pkg: pkg, from: from, guarded: len(guards) > 0, checks: checks})
 			}
 		}
 		return true
@@ -300,6 +383,17 @@ func (idx *callerIndex) external(pkg string, fn *Func) []indexCall {
 		out = append(out, c)
 	}
 	return out
+}
+
+// latched reports whether the call is made after a branch on a latch whose index key
+// is among latches.
+func (c indexCall) latched(latches map[string]bool) bool {
+	for _, k := range c.checks {
+		if latches[k] {
+			return true
+		}
+	}
+	return false
 }
 
 // isPromised reports whether the call is made under a promise.

@@ -85,6 +85,40 @@
 // Closures passed to a guard of the runtime package (once.Forever[T].Do and the like)
 // run under that guard's promise.
 //
+// # Hand-written latches
+//
+// A promise can be written by hand in SQL: a statement a repeat refuses, whose outcome
+// decides whether the effect runs. sqltext marks such statements (Stmt.Refuses): a lease
+// row taken by INSERT .. ON CONFLICT .. DO UPDATE .. WHERE lock_until < $now, a
+// pg_try_advisory_(xact_)lock, an insert ON CONFLICT DO NOTHING, a DELETE (of a one-time
+// token), and an UPDATE, or an upsert's DO UPDATE, whose WHERE tests the old value of a
+// column it sets in a way the new value fails (claimed_by IS NULL, paid = false beside
+// SET paid = true, a range test such as a lease's). A function that sends one and returns
+// its outcome — a bool made from the row count (res.RowsAffected() == 1), a try-lock's
+// scanned bool, the error of a RETURNING row's Scan, or a non-nil error when no row
+// changed — is a latch, and so is one that returns a latch's outcome (TryLock over
+// AcquireLock); a LatchFact carries that to other packages. Code after a branch on the
+// outcome that leaves the block (`if !taken { return }`, `if n == 0 { continue }`, `if
+// err := claim(); err != nil { return err }`), or inside a branch that does not leave it
+// (`if taken { ... }`), runs under a latch guard:
+//
+//   - its effects are covered (ONCE001), and a function all of whose calls in the module
+//     are made under one is covered too; the caller index sees a call of another package
+//     made after a branch on a function this package knows to be a latch (its own, or
+//     one of the packages it imports);
+//   - the SQL it sends is guarded, so a check-then-insert there is no race (ONCE005): no
+//     second run of it checks the same row at the same time.
+//
+// A latch is a promise of one caller's making: a function some of whose calls are made
+// under one and others not is still judged where it is, not moved to the callers without
+// one. What is no latch: an UPDATE that only names its row (SET is_cancelled = true WHERE
+// user_id = $1 passes again), one that compares the old state with a parameter (state =
+// ANY($4) beside SET state = $1: the caller may allow the new state as an old one), a
+// latch whose outcome is ignored, a blocking lock (it serialises, it refuses nothing), and
+// an insert ON CONFLICT DO NOTHING given a value read from the clock (a row per day is a
+// once-a-day limit, a promise shorter than the effect's). The branch's sense is not
+// checked: `if !taken { send() }` is taken for `if taken { send() }`.
+//
 // # SQL
 //
 // The analysis also reads the SQL each function sends (constant statements given to

@@ -134,6 +134,7 @@ type Func struct {
 	via           *Site // the first unguarded site, naming the effect at the bottom
 
 	sqlSummary []sqltext.Stmt // what callers see of its SQL (SQLFact)
+	latched    []latchRegion  // the parts of the body that run once a latch was taken
 
 	cond      []*Site // effects that depend on a parameter (an HTTP method or request)
 	activated bool    // a caller passes a state-changing method: cond is made plain
@@ -169,12 +170,19 @@ type edge struct {
 	inert, fromCond bool
 }
 
-// Guard is a call of a runtime guard whose closure argument runs under its promise.
+// Guard is a call of a runtime guard whose closure argument runs under its promise, or
+// (Kind LatchGuard) a branch on a hand-written latch the code after it runs under.
 type Guard struct {
 	Call *ast.CallExpr
-	// Kind is the guard's kind, from its type name in lower case ("request", "forever").
+	// Kind is the guard's kind, from its type name in lower case ("request", "forever"),
+	// or LatchGuard.
 	Kind string
+	// Check is the branch on the latch's outcome, for a LatchGuard.
+	Check *ast.IfStmt
 }
+
+// LatchGuard is the kind of a Guard that is a hand-written latch (see LatchFact).
+const LatchGuard = "latch"
 
 // Site is one call that performs an effect.
 type Site struct {
@@ -286,7 +294,7 @@ func NewAnalyzer(catalogs []string) *analysis.Analyzer {
 		ResultType: reflect.TypeFor[*Result](),
 		// Malformed directives are worth reporting in a package that does not compile.
 		RunDespiteErrors: true,
-		FactTypes:        []analysis.Fact{new(EffectFact), new(GuardedFact), new(SQLFact), new(PackageFact), new(SetHelperFact)},
+		FactTypes:        []analysis.Fact{new(EffectFact), new(GuardedFact), new(SQLFact), new(PackageFact), new(SetHelperFact), new(LatchFact)},
 	}
 	a.Flags.Var(cf, "catalog", "extra provider catalogue `file`s (comma-separated or repeated), relative to the module root")
 	return a

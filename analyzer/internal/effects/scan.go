@@ -21,8 +21,11 @@ type scanner struct {
 	cat  *catalog.Catalog
 	res  *Result
 
-	methods map[string][]*Func // the package's concrete methods by name, for interface calls
-	handed  int                // closures handed out that enclose the body being scanned
+	methods map[string][]*Func  // the package's concrete methods by name, for interface calls
+	handed  int                 // closures handed out that enclose the body being scanned
+	latches map[*types.Func]int // the package's latch functions (see LatchFact)
+	// latchKeySet: the index keys of the latches known here (see latchKeys).
+	latchKeySet map[string]bool
 }
 
 // collect builds the function table, the effect sites and the in-package call graph.
@@ -50,6 +53,7 @@ func (s *scanner) collect() {
 			s.res.ByObj[obj] = fn
 		}
 	}
+	s.findLatches()
 	for _, fn := range s.res.Funcs {
 		s.scanBody(fn)
 	}
@@ -127,6 +131,9 @@ func (s *scanner) scanBody(fn *Func) {
 			var g *Guard
 			if len(guards) > 0 {
 				g = guards[len(guards)-1].guard
+			} else if ifs := fn.underLatch(n.Pos()); ifs != nil {
+				// A hand-written latch was taken: a repeat stops at its check.
+				g = &Guard{Kind: LatchGuard, Check: ifs}
 			}
 			s.noteCall(fn, n, g)
 		}
@@ -635,9 +642,13 @@ func (s *scanner) propagate() {
 			calls := idx.external(s.pass.Pkg.Path(), fn)
 			all := true
 			for _, c := range calls {
-				if idx.isPromised(c) {
+				switch {
+				case idx.isPromised(c):
 					fn.promised = true
-				} else {
+				case c.latched(s.latchKeys()):
+					// Made once a hand-written latch was taken: covered, like a call
+					// under a promise, without moving the judgement of other calls.
+				default:
 					all = false
 				}
 				if !fn.shared {
@@ -674,7 +685,10 @@ func (s *scanner) propagate() {
 	// Promised: a promise is held above some call of the function, here or elsewhere in
 	// the module. Its unguarded effect is then the fault of the callers that hold none,
 	// and is reported at their calls; a function no promise is held above is where its
-	// effect is reported, once, however many callers it has.
+	// effect is reported, once, however many callers it has. A hand-written latch is a
+	// promise of one caller's making, not a declared one: it covers a function all of
+	// whose calls it precedes, but does not move the judgement of one called elsewhere
+	// without it to those other callers.
 	for _, fn := range funcs {
 		fn.promised = fn.promised || fn.Directive != nil
 	}
@@ -682,7 +696,7 @@ func (s *scanner) propagate() {
 		changed = false
 		for _, fn := range funcs {
 			for _, e := range fn.callers {
-				if !fn.promised && (e.from.promised || (e.guard != nil && e.guard.Kind != string(directive.Request))) {
+				if !fn.promised && (e.from.promised || (e.guard != nil && e.guard.Kind != string(directive.Request) && e.guard.Kind != LatchGuard)) {
 					fn.promised = true
 					changed = true
 				}
@@ -1054,6 +1068,10 @@ func (s *scanner) exportFacts() {
 		}
 		// Any method with an exported name can be called from elsewhere, through a value
 		// an exported function returns.
+		if r, ok := s.latches[fn.Obj]; ok && fn.Obj.Exported() {
+			s.pass.ExportObjectFact(fn.Obj, &LatchFact{Result: r})
+			any = true
+		}
 		if len(fn.sqlSummary) > 0 && fn.Obj.Exported() {
 			s.pass.ExportObjectFact(fn.Obj, &SQLFact{Stmts: fn.sqlSummary})
 			any = true

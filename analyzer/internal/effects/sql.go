@@ -93,7 +93,7 @@ func (r *Result) Declared(table string) bool {
 }
 
 // sqlLike matches the statements oncelint reads, in lower case.
-var sqlLike = regexp.MustCompile(`\binsert\s+into\b|\bselect\b[\s\S]*\b(?:from|pg_(?:try_)?advisory)|\bupdate\s+\S+\s+set\b|\block\s+table\b`)
+var sqlLike = regexp.MustCompile(`\binsert\s+into\b|\bdelete\s+from\b|\bselect\b[\s\S]*\b(?:from|pg_(?:try_)?advisory)|\bupdate\s+\S+\s+set\b|\block\s+table\b`)
 
 // mentionsSQL reports whether a file holds a string that may be a statement ONCE003 or
 // ONCE005 reads: a package with none, and no import exporting facts, sends no SQL the
@@ -105,7 +105,7 @@ func mentionsSQL(files []*ast.File) bool {
 			if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
 				low := strings.ToLower(lit.Value)
 				found = (strings.Contains(low, "insert") || strings.Contains(low, "select") ||
-					strings.Contains(low, "update") || strings.Contains(low, "lock")) && sqlLike.MatchString(low)
+					strings.Contains(low, "update") || strings.Contains(low, "lock") || strings.Contains(low, "delete")) && sqlLike.MatchString(low)
 			}
 			return !found
 		})
@@ -206,7 +206,9 @@ func (s *scanner) scanSQL(fn *Func) (ops []SQLOp, calls []sqlCall, serializable 
 				}
 			}
 		case *ast.CallExpr:
-			guarded := len(closures) > 0
+			// Under a runtime guard, or after a hand-written latch was taken: no second
+			// call gets here at the same time, nor a repeat.
+			guarded := len(closures) > 0 || fn.UnderLatch(n.Pos())
 			if st, ok := sqltext.Sent(info, n); ok {
 				ops = append(ops, SQLOp{Call: n, Stmt: st, Guarded: guarded})
 				return true

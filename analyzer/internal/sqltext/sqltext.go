@@ -23,6 +23,7 @@ const (
 	Insert
 	Lock
 	Update
+	Delete
 )
 
 // Stmt is what oncelint reads from one SQL statement.
@@ -45,6 +46,10 @@ type Stmt struct {
 	// column from the row's own value (used = used + n, balance = balance - amount), so
 	// the row it leaves depends on how many calls got there.
 	Upsert, UpdateWhere, Accumulates bool
+	// Refuses: a repeat of the statement changes no row, so its row count (or the row
+	// it returns, or a try-lock's result) tells the first call from a repeat. See
+	// refuses for which statements do.
+	Refuses bool
 	// Text is the statement as written.
 	Text string
 	// ORM names the library a statement built with an ORM came from; Model is its model
@@ -61,6 +66,9 @@ var (
 	literals  = regexp.MustCompile(`'(?:[^']|'')*'`)
 	fromRE    = regexp.MustCompile(`\b(?:from|join)\s+((?:"?[a-z_][a-z0-9_$]*"?\.)?"?[a-z_][a-z0-9_$]*"?)`)
 	insertRE  = regexp.MustCompile(`\binsert\s+into\s+((?:"?[a-z_][a-z0-9_$]*"?\.)?"?[a-z_][a-z0-9_$]*"?)`)
+	deleteRE  = regexp.MustCompile(`^delete\s+from\s+(?:only\s+)?((?:"?[a-z_][a-z0-9_$]*"?\.)?"?[a-z_][a-z0-9_$]*"?)`)
+	tryLockRE = regexp.MustCompile(`\bpg_try_advisory_(?:xact_)?lock\b`)
+	updateSet = regexp.MustCompile(`^update\s+\S+(?:\s+(?:as\s+)?[a-z_][a-z0-9_]*)?\s+set\b(.*)$`)
 	updateRE  = regexp.MustCompile(`^update\s+(?:only\s+)?((?:"?[a-z_][a-z0-9_$]*"?\.)?"?[a-z_][a-z0-9_$]*"?)`)
 	doUpdate  = regexp.MustCompile(`\bon\s+conflict\b.*?\bdo\s+update\s+set\b(.*)$`)
 	setEnd    = regexp.MustCompile(`\b(?:where|returning)\b`)
@@ -81,6 +89,7 @@ func Parse(sql string) Stmt {
 	s := Stmt{Text: sql}
 	low := strings.ToLower(sql)
 	low = comments.ReplaceAllString(low, " ")
+	withLiterals := spaces.ReplaceAllString(strings.TrimSpace(low), " ")
 	low = literals.ReplaceAllString(low, "''")
 	low = strings.TrimSpace(low)
 	switch {
@@ -120,8 +129,137 @@ func Parse(sql string) Stmt {
 	case updateRE.MatchString(low):
 		s.Kind = Update
 		s.Table = unquote(updateRE.FindStringSubmatch(low)[1])
+	case deleteRE.MatchString(low):
+		s.Kind = Delete
+		s.Table = unquote(deleteRE.FindStringSubmatch(low)[1])
 	}
+	s.Refuses = refuses(s, withLiterals)
 	return s
+}
+
+// refuses reports a statement whose repeat changes no row, the SQL of a hand-written
+// latch: a DELETE (the row is gone), an insert ON CONFLICT DO NOTHING, a try-lock
+// (pg_try_advisory_lock), and an UPDATE, or an upsert's DO UPDATE, whose WHERE tests
+// the old value of a column its SET changes in a way the new value fails:
+//
+//   - a range comparison (lock_until < $3 beside SET lock_until = $2, a lease; version <
+//     excluded.version), which the value set moves past;
+//   - IS NULL (claimed_by IS NULL beside SET claimed_by = $1), or IS NOT NULL beside
+//     SET col = NULL;
+//   - equality with a constant the SET does not assign again (state = 'pending' beside
+//     SET state = 'sent', paid = false beside SET paid = true), or inequality with the
+//     constant it assigns.
+//
+// An UPDATE that only names its row (SET is_cancelled = true WHERE user_id = $1), or
+// tests the old value against a parameter (state = ANY($4) beside SET state = $1: the
+// caller may allow the new state as an old one), is refused by nothing: a repeat
+// updates the row again. low is the lower-case statement with literals kept.
+func refuses(s Stmt, low string) bool {
+	switch s.Kind {
+	case Delete:
+		return true
+	case Lock:
+		return tryLockRE.MatchString(low)
+	case Insert:
+		if !s.OnConflict {
+			return false
+		}
+		if !s.Upsert {
+			return strings.Contains(low, "do nothing")
+		}
+		m := doUpdate.FindStringSubmatch(low)
+		if m == nil {
+			return false
+		}
+		set, where, ok := splitWhere(m[1])
+		return ok && testsOldValue(set, where)
+	case Update:
+		m := updateSet.FindStringSubmatch(low)
+		if m == nil {
+			return false
+		}
+		set, where, ok := splitWhere(m[1])
+		return ok && testsOldValue(set, where)
+	}
+	return false
+}
+
+// splitWhere splits "a = 1, b = 2 where x = 1 returning id" into the SET list and the
+// WHERE condition.
+func splitWhere(rest string) (set, where string, ok bool) {
+	loc := whereRE.FindStringIndex(rest)
+	if loc == nil {
+		return "", "", false
+	}
+	set, where = rest[:loc[0]], rest[loc[1]:]
+	if r := returningRE.FindStringIndex(where); r != nil {
+		where = where[:r[0]]
+	}
+	return set, where, true
+}
+
+var (
+	returningRE = regexp.MustCompile(`\breturning\b`)
+	andRE       = regexp.MustCompile(`\s+and\s+`)
+	testRE      = regexp.MustCompile(`^\(?\s*(?:"?[a-z_][a-z0-9_$]*"?\.)?"?([a-z_][a-z0-9_$]*)"?\s*(<=|>=|<>|!=|=|<|>|is\s+not\s+null\b|is\s+null\b|is\s+not\s+(?:true|false)\b|is\s+(?:true|false)\b)\s*(.*?)\)?\s*$`)
+	constRE     = regexp.MustCompile(`^(?:'(?:[^']|'')*'|-?[0-9]+(?:\.[0-9]+)?|true|false|null)$`)
+)
+
+// testsOldValue reports whether where tests the current value of a column set assigns
+// in a way the assigned value fails (see refuses).
+func testsOldValue(set, where string) bool {
+	assigned := map[string]string{}
+	for _, item := range SplitTop(set) {
+		col, expr, ok := strings.Cut(item, "=")
+		if !ok {
+			continue
+		}
+		col = unquote(strings.TrimSpace(col))
+		if i := strings.LastIndex(col, "."); i >= 0 {
+			col = col[i+1:]
+		}
+		assigned[col] = strings.TrimSpace(expr)
+	}
+	for _, cond := range andRE.Split(where, -1) {
+		m := testRE.FindStringSubmatch(strings.TrimSpace(cond))
+		if m == nil {
+			continue
+		}
+		val, ok := assigned[m[1]]
+		if !ok {
+			continue
+		}
+		op, rhs := spaces.ReplaceAllString(m[2], " "), strings.TrimSpace(m[3])
+		switch op {
+		case "<", ">", "<=", ">=":
+			return true
+		case "is null", "is not true", "is not false":
+			if val != "null" {
+				return true
+			}
+		case "is not null":
+			if val == "null" {
+				return true
+			}
+		case "is true":
+			if val != "true" {
+				return true
+			}
+		case "is false":
+			if val != "false" {
+				return true
+			}
+		case "=":
+			if constRE.MatchString(rhs) && rhs != val {
+				return true
+			}
+		case "<>", "!=":
+			if constRE.MatchString(rhs) && rhs == val {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // accumulates reports whether a SET list assigns a column an expression of its own

@@ -56,7 +56,7 @@ func TestParse_Kinds(t *testing.T) {
 		{`LOCK TABLE runs IN SHARE ROW EXCLUSIVE MODE`, sqltext.Lock, ""},
 		// LOCK is a statement: a column named lock does not make a read a lock.
 		{`SELECT id FROM jobs WHERE lock IS NULL AND org_id = $1`, sqltext.Read, "jobs"},
-		{`DELETE FROM runs WHERE id = $1`, sqltext.Other, ""},
+		{`DELETE FROM runs WHERE id = $1`, sqltext.Delete, "runs"},
 	} {
 		st := sqltext.Parse(tc.sql)
 		table := st.Table
@@ -93,6 +93,41 @@ func TestSameRows(t *testing.T) {
 	} {
 		if got := sqltext.SameRows(sqltext.Parse(tc.read), sqltext.Parse(tc.insert)); got != tc.same {
 			t.Errorf("SameRows(%q, %q) = %v, want %v", tc.read, tc.insert, got, tc.same)
+		}
+	}
+}
+
+// TestParse_Refuses: the statements whose repeat changes no row (a hand-written latch),
+// and their twins a repeat updates again.
+func TestParse_Refuses(t *testing.T) {
+	for _, c := range []struct {
+		sql  string
+		want bool
+	}{
+		{`INSERT INTO task_lock(task_name, lock_until, locked_at) VALUES($1, $2, $3)
+		  ON CONFLICT ON CONSTRAINT task_lock_pkey DO UPDATE SET lock_until = $2, locked_at = $3
+		  WHERE task_lock.lock_until < $3`, true},
+		{`INSERT INTO task_lock(task_name, lock_until) VALUES($1, $2)
+		  ON CONFLICT (task_name) DO UPDATE SET lock_until = $2 WHERE task_lock.task_name = $1`, false},
+		{`INSERT INTO task_lock(task_name, lock_until) VALUES($1, $2) ON CONFLICT (task_name) DO UPDATE SET lock_until = $2`, false},
+		{`INSERT INTO sent(id) VALUES ($1) ON CONFLICT DO NOTHING`, true},
+		{`INSERT INTO sent(id) VALUES ($1) ON CONFLICT (id) DO NOTHING RETURNING id`, true},
+		{`INSERT INTO sent(id) VALUES ($1)`, false},
+		{`SELECT pg_try_advisory_lock($1)`, true},
+		{`SELECT pg_advisory_xact_lock($1)`, false},
+		{`DELETE FROM otts WHERE email_hash = $1 AND ott = $2`, true},
+		{`UPDATE discount_coupons SET claimed_by_user_id = $1, claimed_at = now() WHERE code = $2 AND claimed_by_user_id IS NULL`, true},
+		{`UPDATE referral_tracking SET invitee_on_paid_plan = true WHERE invitee_id = $1 and invitee_on_paid_plan = FALSE`, true},
+		{`UPDATE jobs SET state = 'sent' WHERE id = $1 AND state = 'pending' RETURNING id`, true},
+		{`UPDATE jobs SET state = 'sent' WHERE id = $1 AND state <> 'sent'`, true},
+		{`UPDATE jobs SET state = 'sent' WHERE id = $1 AND state = 'sent'`, false},
+		{`UPDATE subscriptions SET is_cancelled = true WHERE user_id = $1`, false},
+		{`UPDATE emergency_contact SET state=$1 WHERE user_id=$2 and emergency_contact_id=$3 and state = ANY($4)`, false},
+		{`UPDATE jobs SET state = $1 WHERE id = $2 AND state = $3`, false},
+		{`UPDATE users SET name = $1`, false},
+	} {
+		if got := sqltext.Parse(c.sql).Refuses; got != c.want {
+			t.Errorf("Parse(%q).Refuses = %v, want %v", c.sql, got, c.want)
 		}
 	}
 }
