@@ -29,7 +29,8 @@ import (
 //     back (a column or table that holds rows stays, and the file says why); and
 //     NNNN_name.drop.sql when the step creates such a thing and dropping it is what a user
 //     would ask for by name.
-//  3. Add what the step creates to schemaIndexes (verify_schema.go) when it is an index.
+//  3. Add what the step creates to schemaIndexes or schemaTriggers (verify_schema.go) when it
+//     is an index or a trigger.
 //
 // LatestSchemaStep then grows by one, Verify requires it, Migrate applies it, and the next
 // oncegen run writes one new migration holding only that step.

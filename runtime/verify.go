@@ -31,6 +31,9 @@ const (
 	// CheckObject is a CHECK constraint, compared with Def as pg_get_constraintdef prints
 	// it, and which must be validated (not NOT VALID).
 	CheckObject ObjectKind = "check"
+	// TriggerObject is a trigger, compared with Def as pg_get_triggerdef prints it, and which
+	// must be enabled: the runtime's own triggers keep what its statements read true.
+	TriggerObject ObjectKind = "trigger"
 	// StepObject is the step of the runtime's schema a database is at (AppliedSchemaStep),
 	// which must be at least Def, a step number. Its Table is once.schema_steps, its Name
 	// "step".
@@ -84,7 +87,7 @@ func (r Requirement) check() error {
 		if n, err := strconv.Atoi(r.Def); err != nil || n < 1 {
 			return fmt.Errorf("%w: requirement %s: Def %q is not a step number", ErrInvalid, r.label(), r.Def)
 		}
-	case r.Kind == IndexObject, r.Kind == ColumnObject, r.Kind == CheckObject:
+	case r.Kind == IndexObject, r.Kind == ColumnObject, r.Kind == CheckObject, r.Kind == TriggerObject:
 		if r.Name == "" {
 			return fmt.Errorf("%w: requirement %s: no name", ErrInvalid, r.label())
 		}
@@ -137,7 +140,7 @@ func Requirements() []Requirement {
 		out[i] = r
 	}
 	registry.Unlock()
-	rank := map[ObjectKind]int{TableObject: 0, ColumnObject: 1, CheckObject: 2, IndexObject: 3}
+	rank := map[ObjectKind]int{TableObject: 0, ColumnObject: 1, CheckObject: 2, IndexObject: 3, TriggerObject: 4}
 	slices.SortStableFunc(out, func(a, b Requirement) int {
 		if c := strings.Compare(a.Table, b.Table); c != 0 {
 			return c
@@ -232,7 +235,8 @@ const (
 	// FaultMissing: the object is not there.
 	FaultMissing Fault = "missing"
 	// FaultInvalid: an index that a failed (or unfinished) concurrent build left INVALID,
-	// or a CHECK constraint added NOT VALID and never validated. It does not hold.
+	// a CHECK constraint added NOT VALID and never validated, or a disabled trigger. It does
+	// not hold.
 	FaultInvalid Fault = "invalid"
 	// FaultDiffers: the object is there in another form than the one required.
 	FaultDiffers Fault = "differs"
@@ -259,9 +263,12 @@ func (p Problem) String() string {
 	case FaultMissing:
 		fmt.Fprintf(&b, "missing: %s", label)
 	case FaultInvalid:
-		if p.Requirement.Kind == IndexObject {
+		switch p.Requirement.Kind {
+		case IndexObject:
 			fmt.Fprintf(&b, "INVALID: %s (a failed concurrent build left it; it enforces nothing: DROP INDEX CONCURRENTLY it and apply its migration again)", label)
-		} else {
+		case TriggerObject:
+			fmt.Fprintf(&b, "INVALID: %s (disabled: it fires for no change; ENABLE TRIGGER it)", label)
+		default:
 			fmt.Fprintf(&b, "INVALID: %s (added NOT VALID and never validated: VALIDATE CONSTRAINT it)", label)
 		}
 	case FaultBehind:
@@ -319,6 +326,10 @@ JOIN pg_attribute a ON a.attrelid = to_regclass(r.tbl) AND a.attname = r.name AN
 	CheckObject: `SELECT r.tbl, r.name, pg_get_constraintdef(c.oid), c.convalidated
 FROM unnest($1::text[], $2::text[]) AS r(tbl, name)
 JOIN pg_constraint c ON c.conrelid = to_regclass(r.tbl) AND c.conname = r.name AND c.contype = 'c'`,
+	// A disabled trigger (ALTER TABLE .. DISABLE TRIGGER) fires for nobody: not valid.
+	TriggerObject: `SELECT r.tbl, r.name, pg_get_triggerdef(t.oid), t.tgenabled <> 'D'
+FROM unnest($1::text[], $2::text[]) AS r(tbl, name)
+JOIN pg_trigger t ON t.tgrelid = to_regclass(r.tbl) AND t.tgname = r.name AND NOT t.tgisinternal`,
 }
 
 // findProblems reads every requirement back from the catalog, one statement per kind of
@@ -326,7 +337,7 @@ JOIN pg_constraint c ON c.conrelid = to_regclass(r.tbl) AND c.conname = r.name A
 func findProblems(ctx context.Context, db DB, reqs []Requirement) ([]Problem, error) {
 	type id struct{ table, name string }
 	found := map[ObjectKind]map[id]live{}
-	for _, kind := range []ObjectKind{TableObject, IndexObject, ColumnObject, CheckObject} {
+	for _, kind := range []ObjectKind{TableObject, IndexObject, ColumnObject, CheckObject, TriggerObject} {
 		var tables, names []string
 		for _, r := range reqs {
 			if r.Kind == kind {

@@ -33,10 +33,17 @@ var schemaIndexes = []struct{ table, name, def string }{
 	{"schema_steps", "schema_steps_pkey", "CREATE UNIQUE INDEX schema_steps_pkey ON once.schema_steps USING btree (step)"},
 }
 
+// schemaTriggers are the triggers of Schema, as pg_get_triggerdef prints them: the runtime's
+// statements rely on them as on a unique index (a Statement key's full mark is true only
+// while every delete of its slots clears it).
+var schemaTriggers = []struct{ table, name, def string }{
+	{"counter_slots", "counter_slots_given_back", "CREATE TRIGGER counter_slots_given_back AFTER DELETE ON once.counter_slots REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION once.counter_slots_given_back()"},
+}
+
 var schemaTableRE = regexp.MustCompile(`(?i)CREATE TABLE IF NOT EXISTS once\.(\w+)`)
 
 // SchemaRequirements returns what the runtime itself relies on: each table of Schema, each
-// of its indexes in the form Schema creates it, and the schema step this runtime knows last
+// of its indexes and triggers in the form Schema creates it, and the schema step this runtime knows last
 // (a database at an earlier step lacks something a statement of this runtime uses). Verify checks them in every program;
 // oncegen verify checks them too.
 //
@@ -51,6 +58,9 @@ func SchemaRequirements() []Requirement {
 	out = append(out, Requirement{Kind: StepObject, Table: "once.schema_steps", Name: "step", Def: strconv.Itoa(LatestSchemaStep())})
 	for _, ix := range schemaIndexes {
 		out = append(out, Requirement{Kind: IndexObject, Table: "once." + ix.table, Name: ix.name, Def: ix.def})
+	}
+	for _, tg := range schemaTriggers {
+		out = append(out, Requirement{Kind: TriggerObject, Table: "once." + tg.table, Name: tg.name, Def: tg.def})
 	}
 	return out
 }

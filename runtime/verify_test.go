@@ -104,7 +104,10 @@ func TestVerify_SchemaRequirementsAreWhatSchemaCreates(t *testing.T) {
 	rows, err := pool.Query(ctx, `SELECT 'table once.' || relname || ' ' FROM pg_class
 WHERE relnamespace = 'once'::regnamespace AND relkind = 'r'
 UNION ALL
-SELECT 'index once.' || tablename || ' ' || indexname FROM pg_indexes WHERE schemaname = 'once'`)
+SELECT 'index once.' || tablename || ' ' || indexname FROM pg_indexes WHERE schemaname = 'once'
+UNION ALL
+SELECT 'trigger once.' || c.relname || ' ' || t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+WHERE c.relnamespace = 'once'::regnamespace AND NOT t.tgisinternal`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,6 +127,28 @@ SELECT 'index once.' || tablename || ' ' || indexname FROM pg_indexes WHERE sche
 	if !slices.Equal(listed, live) {
 		t.Errorf("SchemaRequirements lists\n  %s\nSchema creates\n  %s\n(add what is new to verify_schema.go, in pg_get_indexdef's words)",
 			strings.Join(listed, "\n  "), strings.Join(live, "\n  "))
+	}
+}
+
+// A Statement key's full mark is true only while every delete of its slots clears it: the
+// trigger that does is required like an index, disabled is INVALID, dropped is missing.
+func TestVerify_RuntimeTriggerDisabledOrDroppedFails(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 2)
+	ctx := context.Background()
+	exec(t, pool, "ALTER TABLE once.counter_slots DISABLE TRIGGER counter_slots_given_back")
+	err := once.VerifyRequirements(ctx, pool, once.SchemaRequirements()...)
+	ps := problems(t, err)
+	if len(ps) != 1 || ps[0].Fault != once.FaultInvalid || ps[0].Requirement.Name != "counter_slots_given_back" {
+		t.Fatalf("disabled: problems %+v; want the trigger, invalid", ps)
+	}
+	if !strings.Contains(err.Error(), "INVALID: trigger counter_slots_given_back on once.counter_slots (disabled") {
+		t.Errorf("error %q does not call the trigger disabled", err)
+	}
+	exec(t, pool, "DROP TRIGGER counter_slots_given_back ON once.counter_slots")
+	ps = problems(t, once.VerifyRequirements(ctx, pool, once.SchemaRequirements()...))
+	if len(ps) != 1 || ps[0].Fault != once.FaultMissing || ps[0].Requirement.Name != "counter_slots_given_back" {
+		t.Fatalf("dropped: problems %+v; want the trigger, missing", ps)
 	}
 }
 
@@ -240,7 +265,7 @@ func TestVerify_BadInputIsRefusedBeforeAnyQuery(t *testing.T) {
 	pool.Close()
 	for name, r := range map[string]once.Requirement{
 		"unqualified table":  {Kind: once.IndexObject, Table: "jobs", Name: "jobs_pkey"},
-		"unknown kind":       {Kind: "trigger", Table: "public.jobs", Name: "t"},
+		"unknown kind":       {Kind: "rule", Table: "public.jobs", Name: "t"},
 		"index without name": {Kind: once.IndexObject, Table: "public.jobs"},
 		"named table":        {Kind: once.TableObject, Table: "public.jobs", Name: "jobs"},
 	} {
