@@ -280,3 +280,53 @@ func TestStatement_RoundTrips(t *testing.T) {
 	shares(0, 0)
 	step("new key after the storm: first slot alone", "c", true, 1)
 }
+
+// A TRUNCATE empties once.counter_slots without a row-level delete, and an update by hand
+// can move a slot out of its key: the delete trigger sees neither, so step 5 clears the
+// marks on both. Without that (the negative controls drop those triggers), the key marked
+// full keeps its mark with a slot below it free, no slot sits at or above the mark, and every
+// reservation of the key is refused for good.
+func TestStatement_TruncateAndUpdatesOfTheSlotsClearTheMarks(t *testing.T) {
+	t.Parallel()
+	const (
+		truncate = "TRUNCATE once.counter_slots"
+		move     = "UPDATE once.counter_slots SET key = 'org/2' WHERE key = 'org/1' AND slot = 0"
+	)
+	for _, c := range []struct {
+		name, change, drop string
+	}{
+		{"truncate", truncate, ""},
+		{"update", move, ""},
+		{"negative control: truncate, no truncate trigger", truncate, "counter_slots_truncated"},
+		{"negative control: update, no update trigger", move, "counter_slots_moved"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			pool := setup(t, 2)
+			ctx := context.Background()
+			g := once.Statement[int]{Name: "ideas.Generate", Cap: 2}
+			reserve(t, g, pool, "org/1", 2, 2, true)
+			reserve(t, g, pool, "org/1", 1, 2, false)
+			if m := fullMark(t, pool, g.Name, "org/1"); m != 2 {
+				t.Fatalf("mark %d, want 2", m)
+			}
+			if c.drop != "" {
+				exec(t, pool, "DROP TRIGGER "+c.drop+" ON once.counter_slots")
+			}
+			exec(t, pool, c.change)
+			used, ok, err := g.Reserve(ctx, pool, "org/1", 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.drop != "" {
+				if ok {
+					t.Fatalf("control: Reserve = %d, %v; want the stale mark to refuse a free unit (what the trigger prevents)", used, ok)
+				}
+				return
+			}
+			if m := fullMark(t, pool, g.Name, "org/1"); !ok || m != -1 {
+				t.Fatalf("after %s: Reserve = %d, %v, mark %d; want the freed unit reserved and no mark", c.change, used, ok, m)
+			}
+		})
+	}
+}
