@@ -108,22 +108,40 @@ func TestStatement_FullMarkIsMadeByARefusalAndClearedByEveryGiveBack(t *testing.
 
 // The mark is made only if no slot was given back since the refusal's snapshot. Here the
 // give-back is uncommitted when the refusal reads: the refusal counts the key full, and its
-// mark waits for the give-back's lock on the key's row, then sees the epoch moved and makes
+// mark waits for the give-back's lock on the key's row (the row the give-back's trigger is
+// inserting, or the one a mark cleared before left), then sees the epoch moved and makes
 // none, so the freed unit is reserved again. The negative control sends the same statement
 // without the epoch check: it marks the key full with a unit free, and the next reservation
 // is refused although the cap has room.
 func TestStatement_AGiveBackAfterTheRefusalsSnapshotStopsItsMark(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
-		name  string
-		check bool
-	}{{"with the epoch check", true}, {"negative control: no epoch check", false}} {
+		name       string
+		check, row bool
+	}{
+		{"with the epoch check", true, false},
+		{"with the epoch check, the key's row made before", true, true},
+		{"negative control: no epoch check", false, false},
+		{"negative control: no epoch check, the key's row made before", false, true},
+	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			pool := setup(t, 4)
 			ctx := context.Background()
 			g := once.Statement[int]{Name: "ideas.Generate", Cap: 2}
 			reserve(t, g, pool, "org/1", 2, 2, true)
+			if c.row {
+				// A mark made and cleared: the key's row exists with its cap cleared, so the
+				// refusal below reads an epoch and its mark is an update of that row.
+				reserve(t, g, pool, "org/1", 1, 2, false)
+				if err := g.Refund(ctx, pool, "org/1", 1); err != nil {
+					t.Fatal(err)
+				}
+				reserve(t, g, pool, "org/1", 1, 2, true)
+				if m := fullMark(t, pool, g.Name, "org/1"); m != -1 {
+					t.Fatalf("mark %d after a refund and a reservation, want none", m)
+				}
+			}
 
 			tx, err := pool.Begin(ctx)
 			if err != nil {
