@@ -67,14 +67,21 @@ type Statement[T any] struct {
 // after it; the only write a refusal makes, once per key and cap. Slots are never taken
 // from a key but by a delete (or, by hand, an update), and every one bumps the row's epoch
 // and clears its cap in the deleting transaction (schema step 5's triggers; a TRUNCATE of
-// the slots clears every cap), so the mark is made only if the epoch is the one the
-// snapshot saw, checked under the row's lock: a give-back committed after the snapshot
-// stops it, and one committed after the mark clears it. The lock is the give-back's until
-// its transaction ends, so a marking refusal waits for a give-back of the key still in
-// flight. Inserts cannot make a mark untrue: a slot below its cap is held, and one at or
-// above it is the probe's to see. The epoch lives in the row, so a row of
-// once.counter_full deleted by hand while guards run could let a refusal that straddled a
-// give-back mark a key it no longer knows full: to forget marks, set cap to NULL instead.
+// the slots clears every cap), so the mark is made only if nothing was deleted since the
+// snapshot, checked under the row's lock: a key with no row in the snapshot is marked by an
+// insert that DO NOTHING gives up if a give-back made the row meanwhile; a key whose row
+// the snapshot saw is marked by an update whose WHERE wants the epoch it saw, which
+// PostgreSQL checks again on the newest row version once a concurrent give-back has
+// committed (the lock is the give-back's until its transaction ends, so a marking refusal
+// waits for a give-back of the key still in flight). A give-back committed after the mark
+// clears it. Neither form takes a lock when another refusal has marked the key already (the
+// insert waits only for an insert in progress; the update's WHERE refuses the row version
+// it reads), so the refusals that meet a key as it fills do not queue behind each other's
+// commits, as an upsert's DO UPDATE would make them. Inserts cannot make a mark untrue: a
+// slot below its cap is held, and one at or above it is the probe's to see. The epoch lives
+// in the row, so a row of once.counter_full deleted by hand while guards run could let a
+// refusal that straddled a give-back insert a mark on a key it no longer knows full: to
+// forget marks, set cap to NULL instead.
 // The casts are explicit: untyped parameters compared with each other would compare as
 // text.
 const reserveSQL = `WITH known AS (
@@ -100,12 +107,16 @@ const reserveSQL = `WITH known AS (
 	ON CONFLICT (name, key, slot) DO NOTHING
 	RETURNING slot
 ), marked AS (
-	INSERT INTO once.counter_full AS f (name, key, cap)
+	INSERT INTO once.counter_full (name, key, cap)
 	SELECT $1::text, $2::text, $4::bigint FROM held
-	WHERE $4::bigint > 0 AND held.below = $4::bigint
-	AND NOT EXISTS (SELECT FROM known WHERE known.cap = $4::bigint)
-	ON CONFLICT (name, key) DO UPDATE SET cap = EXCLUDED.cap
-	WHERE f.epoch = coalesce((SELECT epoch FROM known), 0)
+	WHERE $4::bigint > 0 AND held.below = $4::bigint AND NOT EXISTS (SELECT FROM known)
+	ON CONFLICT (name, key) DO NOTHING
+), marked_again AS (
+	UPDATE once.counter_full AS f SET cap = $4::bigint
+	FROM held, known
+	WHERE f.name = $1::text AND f.key = $2::text AND $4::bigint > 0 AND held.below = $4::bigint
+	AND f.epoch = known.epoch AND f.cap IS DISTINCT FROM $4::bigint
+	AND known.cap IS DISTINCT FROM $4::bigint
 )
 SELECT (SELECT used FROM counted), (SELECT count(*) FROM reserved)`
 
