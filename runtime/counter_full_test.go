@@ -3,7 +3,9 @@ package once_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -298,4 +300,147 @@ func TestStatement_RoundTrips(t *testing.T) {
 	step("full, the read alone", "a", false, 1)
 	shares(0, 0)
 	step("new key after the storm: first slot alone", "c", true, 1)
+}
+
+// A TRUNCATE empties once.counter_slots without a row-level delete, and an update by hand
+// can move a slot out of its key: the delete trigger sees neither, so step 5 clears the
+// marks on both. Without that (the negative controls drop those triggers), the key marked
+// full keeps its mark with a slot below it free, no slot sits at or above the mark, and every
+// reservation of the key is refused for good.
+func TestStatement_TruncateAndUpdatesOfTheSlotsClearTheMarks(t *testing.T) {
+	t.Parallel()
+	const (
+		truncate = "TRUNCATE once.counter_slots"
+		move     = "UPDATE once.counter_slots SET key = 'org/2' WHERE key = 'org/1' AND slot = 0"
+	)
+	for _, c := range []struct {
+		name, change, drop string
+	}{
+		{"truncate", truncate, ""},
+		{"update", move, ""},
+		{"negative control: truncate, no truncate trigger", truncate, "counter_slots_truncated"},
+		{"negative control: update, no update trigger", move, "counter_slots_moved"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			pool := setup(t, 2)
+			ctx := context.Background()
+			g := once.Statement[int]{Name: "ideas.Generate", Cap: 2}
+			reserve(t, g, pool, "org/1", 2, 2, true)
+			reserve(t, g, pool, "org/1", 1, 2, false)
+			if m := fullMark(t, pool, g.Name, "org/1"); m != 2 {
+				t.Fatalf("mark %d, want 2", m)
+			}
+			if c.drop != "" {
+				exec(t, pool, "DROP TRIGGER "+c.drop+" ON once.counter_slots")
+			}
+			exec(t, pool, c.change)
+			used, ok, err := g.Reserve(ctx, pool, "org/1", 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.drop != "" {
+				if ok {
+					t.Fatalf("control: Reserve = %d, %v; want the stale mark to refuse a free unit (what the trigger prevents)", used, ok)
+				}
+				return
+			}
+			if m := fullMark(t, pool, g.Name, "org/1"); !ok || m != -1 {
+				t.Fatalf("after %s: Reserve = %d, %v, mark %d; want the freed unit reserved and no mark", c.change, used, ok, m)
+			}
+		})
+	}
+}
+
+// A storm on two keys of one guard name, under three caps at once (a cap lowered and raised
+// while callers of the old one still run), mixing reservations of one and two units,
+// refunds, failed work given back by token and refusals answered by the mark: no statement
+// deadlocks or fails, no reservation passes its cap, no refusal is wrong at its snapshot,
+// and once the storm is over every mark tells the truth (each slot below its cap held), so
+// the keys fill to the highest cap exactly. The negative control runs the storm without the
+// delete trigger: marks stay behind with slots below them free.
+func TestStatement_MarkStormKeepsEveryMarkTrue(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name    string
+		control bool
+	}{{"storm", false}, {"negative control: no delete trigger", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			pool := setup(t, stormConns)
+			ctx := context.Background()
+			name := "storm.Marks"
+			if c.control {
+				name = "storm.MarksControl"
+				exec(t, pool, "DROP TRIGGER counter_slots_given_back ON once.counter_slots")
+			}
+			guards := []once.Statement[int]{{Name: name, Cap: 5}, {Name: name, Cap: 8}, {Name: name, Cap: 3}}
+			keys := []string{"org/1", "org/2"}
+			var made, refused, refunds atomic.Int64
+			storm(t, pool, stormSize, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
+				for i := range 30 {
+					g, key := guards[(caller+i)%3], keys[(caller/2+i)%2]
+					switch op := (caller + 7*i) % 5; op {
+					case 0, 1:
+						n := int64(1 + op)
+						used, ok, err := g.Reserve(ctx, conn, key, n)
+						switch {
+						case err != nil:
+							return err
+						case ok && used > g.Cap:
+							return fmt.Errorf("reserved %d under cap %d with %d used", n, g.Cap, used)
+						case !ok && used+n <= g.Cap:
+							return fmt.Errorf("refused %d under cap %d with %d used", n, g.Cap, used)
+						case ok:
+							made.Add(1)
+						default:
+							refused.Add(1)
+						}
+					case 2:
+						switch err := g.Refund(ctx, conn, key, 1); {
+						case err == nil:
+							refunds.Add(1)
+						case !errors.Is(err, once.ErrInvalid):
+							return err
+						}
+					default:
+						if _, _, err := g.Do(ctx, conn, key, 1, func(context.Context) (int, error) { return 0, errBoom }); err != nil && !errors.Is(err, errBoom) {
+							return err
+						}
+					}
+				}
+				return nil
+			})
+			if made.Load() == 0 || refused.Load() == 0 || refunds.Load() == 0 {
+				t.Fatalf("%d made, %d refused, %d refunds: the storm did not mix them", made.Load(), refused.Load(), refunds.Load())
+			}
+			var stale int
+			if err := pool.QueryRow(ctx, `SELECT count(*) FROM once.counter_full AS f WHERE f.name = $1 AND f.cap IS NOT NULL
+				AND (SELECT count(*) FROM once.counter_slots AS s WHERE s.name = f.name AND s.key = f.key AND s.slot < f.cap) < f.cap`, name).Scan(&stale); err != nil {
+				t.Fatal(err)
+			}
+			if c.control {
+				if stale == 0 {
+					t.Fatal("control: every mark true without the delete trigger; the storm cannot see a stale mark")
+				}
+				return
+			}
+			if stale != 0 {
+				t.Fatalf("%d marks with a slot below them free", stale)
+			}
+			for _, key := range keys {
+				for {
+					_, ok, err := guards[1].Reserve(ctx, pool, key, 1)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !ok {
+						break
+					}
+				}
+				if used := counterUsed(t, pool, name, key); used != 8 {
+					t.Errorf("%s filled to %d under the highest cap, want 8", key, used)
+				}
+			}
+		})
+	}
 }

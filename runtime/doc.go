@@ -57,7 +57,9 @@
 //	once.counter_slots one row per unit held against each Statement guard's cap
 //	                  (before schema step 3, a count per key in once.counters).
 //	once.counter_full  a mark per Statement key found full, read by refusals; derived from
-//	                  once.counter_slots and cleared by any delete of the key's slots.
+//	                  once.counter_slots and cleared by any delete, update or TRUNCATE of
+//	                  the key's slots. A row stays once made; forget marks by setting cap
+//	                  to NULL, not by deleting rows while guards run.
 //	once.latches      each Episode guard's latch and how many episodes fired.
 //	once.leases       each Lease's holder, fence and expiry (ForceRelease).
 //

@@ -53,8 +53,19 @@ func TestRoundTrips_CommonPathsAreOneStatement(t *testing.T) {
 			}
 			return err
 		}},
-		{"statement Do, existing counter", 1, func() error { _, out, err := stmt.Do(ctx, pool, "k", 1, noop); return is(once.Ran, out, err) }},
-		{"statement Do, refused (the count comes back with the refusal)", 1, func() error { _, out, err := stmt.Do(ctx, pool, "k", 1, noop); return is(once.Refused, out, err) }},
+		// A reservation's first statement follows its guard's history (TestStatement_RoundTrips
+		// walks every turn): on a counter holding units, the common path is that of a guard
+		// whose reservations meet such counters, one statement.
+		{"statement Do, existing counter", 1, func() error {
+			once.SetStatementBusyShare(stmt.Name, 1)
+			_, out, err := stmt.Do(ctx, pool, "k", 1, noop)
+			return is(once.Ran, out, err)
+		}},
+		{"statement Do, refused (the count comes back with the refusal)", 1, func() error {
+			once.SetStatementBusyShare(stmt.Name, 1)
+			_, out, err := stmt.Do(ctx, pool, "k", 1, noop)
+			return is(once.Refused, out, err)
+		}},
 		{"episode Do, fires", 1, func() error { _, out, err := ep.Do(ctx, pool, "k", noop); return is(once.Ran, out, err) }},
 		{"episode Do, duplicate", 1, func() error { _, out, err := ep.Do(ctx, pool, "k", noop); return is(once.Duplicate, out, err) }},
 		{"episode Do, fires after a rearm", 1, func() error {

@@ -65,18 +65,23 @@ type Statement[T any] struct {
 //
 // A refusal that counted every slot below the cap held marks the key full, for the refusals
 // after it; the only write a refusal makes, once per key and cap. Slots are never taken
-// from a key but by a delete, and every delete bumps the row's epoch and clears its cap in
-// the deleting transaction (schema step 5's trigger), so the mark is made only if nothing
-// was deleted since the snapshot, checked under the row's lock: a key with no row in the
-// snapshot is marked by an insert that DO NOTHING gives up if a give-back made the row
-// meanwhile; a key whose row the snapshot saw is marked by an update whose WHERE wants the
-// epoch it saw, which PostgreSQL checks again on the newest row version once a concurrent
-// give-back has committed. A give-back committed after the mark clears it. Neither form
-// takes a lock when another refusal has marked the key already (the insert waits only for
-// an insert in progress; the update's WHERE refuses the row version it reads), so the
-// refusals that meet a key as it fills do not queue behind each other's commits, as an
-// upsert's DO UPDATE would make them. Inserts cannot make a
-// mark untrue: a slot below its cap is held, and one at or above it is the probe's to see.
+// from a key but by a delete (or, by hand, an update), and every one bumps the row's epoch
+// and clears its cap in the deleting transaction (schema step 5's triggers; a TRUNCATE of
+// the slots clears every cap), so the mark is made only if nothing was deleted since the
+// snapshot, checked under the row's lock: a key with no row in the snapshot is marked by an
+// insert that DO NOTHING gives up if a give-back made the row meanwhile; a key whose row
+// the snapshot saw is marked by an update whose WHERE wants the epoch it saw, which
+// PostgreSQL checks again on the newest row version once a concurrent give-back has
+// committed (the lock is the give-back's until its transaction ends, so a marking refusal
+// waits for a give-back of the key still in flight). A give-back committed after the mark
+// clears it. Neither form takes a lock when another refusal has marked the key already (the
+// insert waits only for an insert in progress; the update's WHERE refuses the row version
+// it reads), so the refusals that meet a key as it fills do not queue behind each other's
+// commits, as an upsert's DO UPDATE would make them. Inserts cannot make a mark untrue: a
+// slot below its cap is held, and one at or above it is the probe's to see. The epoch lives
+// in the row, so a row of once.counter_full deleted by hand while guards run could let a
+// refusal that straddled a give-back insert a mark on a key it no longer knows full: to
+// forget marks, set cap to NULL instead.
 // The casts are explicit: untyped parameters compared with each other would compare as
 // text.
 const reserveSQL = `WITH known AS (
@@ -138,6 +143,11 @@ SELECT $1::text, $2::text, $3::bigint, $4::text
 WHERE NOT EXISTS (SELECT FROM once.counter_slots WHERE name = $1::text AND key = $2::text)
 ON CONFLICT (name, key, slot) DO NOTHING`
 
+// Every delete of slots also writes the key's row of once.counter_full (schema step 5's
+// trigger), which stays locked until the deleting transaction ends: two transactions that
+// each give back units of two keys, in opposite orders, can deadlock (SQLSTATE 40P01); and
+// a key whose units were ever given back keeps its row, an epoch, for good.
+//
 // giveBackSQL deletes a reservation's slots by its token: the refund of Do's failed work,
 // the undoing of an attempt that got only some of its n slots, and the clean-up of a
 // reservation whose answer the caller did not see. Slots a Refund already gave back are not
@@ -166,7 +176,8 @@ const maxReserveAttempts = 1000
 // units used after the call (the count read in the reservation's snapshot, plus n if it was
 // made) and whether this reservation was made. A refusal is not an error: ok is false and
 // used is the key's count. A refusal takes no lock and writes nothing, but for the first
-// refusal of a key found full, which marks it full for the refusals after it. A reservation
+// refusal of a key found full, which marks it full for the refusals after it (waiting, if a
+// transaction is giving back units of the key, for that transaction to end). A reservation
 // is one statement unless it lost a race for a slot; while most of the guard's reservations
 // are refused, it first reads the key's mark, and a refusal of a marked key is that read
 // alone.

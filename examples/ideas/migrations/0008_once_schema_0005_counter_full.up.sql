@@ -12,9 +12,10 @@ SET LOCAL statement_timeout = '1min';
 --
 -- Only a slot given back can make such a row untrue, so every delete of slots clears the
 -- row and bumps its epoch, in the deleting transaction (the trigger below, which catches a
--- delete by hand too). A refusal marks the key full only if the epoch is still the one its
--- snapshot saw, checked under the row's lock: a give-back committed after the refusal's
--- snapshot stops the mark.
+-- delete by hand too, and an update by hand that moves a slot). A refusal marks the key full
+-- only if the epoch is still the one its snapshot saw, checked under the row's lock: a
+-- give-back committed after the refusal's snapshot stops the mark. A TRUNCATE of the slots
+-- fires no delete trigger; its own trigger clears every mark.
 CREATE TABLE IF NOT EXISTS once.counter_full (
 	name  text   NOT NULL,
 	key   text   NOT NULL,
@@ -36,5 +37,22 @@ COMMENT ON FUNCTION once.counter_slots_given_back() IS 'once statement guards: a
 DROP TRIGGER IF EXISTS counter_slots_given_back ON once.counter_slots;
 CREATE TRIGGER counter_slots_given_back AFTER DELETE ON once.counter_slots
 REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION once.counter_slots_given_back();
+DROP TRIGGER IF EXISTS counter_slots_moved ON once.counter_slots;
+CREATE TRIGGER counter_slots_moved AFTER UPDATE ON once.counter_slots
+REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION once.counter_slots_given_back();
+-- TRUNCATE holds the slots' ACCESS EXCLUSIVE lock until it commits, and a refusal reads the
+-- slots in the statement that marks, so no mark is made across it: clearing the marks made
+-- before it is enough.
+CREATE OR REPLACE FUNCTION once.counter_slots_truncated() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+	UPDATE once.counter_full SET cap = NULL, epoch = epoch + 1 WHERE cap IS NOT NULL;
+	RETURN NULL;
+END
+$$;
+COMMENT ON FUNCTION once.counter_slots_truncated() IS 'once statement guards: a TRUNCATE of once.counter_slots leaves no key known full (once.counter_full).';
+DROP TRIGGER IF EXISTS counter_slots_truncated ON once.counter_slots;
+CREATE TRIGGER counter_slots_truncated AFTER TRUNCATE ON once.counter_slots
+FOR EACH STATEMENT EXECUTE FUNCTION once.counter_slots_truncated();
 
 INSERT INTO once.schema_steps (step, name) VALUES (5, 'counter_full') ON CONFLICT (step) DO NOTHING;
