@@ -35,9 +35,11 @@ var schemaIndexes = []struct{ table, name, def string }{
 
 // schemaTriggers are the triggers of Schema, as pg_get_triggerdef prints them: the runtime's
 // statements rely on them as on a unique index (a Statement key's full mark is true only
-// while every delete of its slots clears it).
+// while every delete, update and truncation of its slots clears it).
 var schemaTriggers = []struct{ table, name, def string }{
 	{"counter_slots", "counter_slots_given_back", "CREATE TRIGGER counter_slots_given_back AFTER DELETE ON once.counter_slots REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION once.counter_slots_given_back()"},
+	{"counter_slots", "counter_slots_moved", "CREATE TRIGGER counter_slots_moved AFTER UPDATE ON once.counter_slots REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION once.counter_slots_given_back()"},
+	{"counter_slots", "counter_slots_truncated", "CREATE TRIGGER counter_slots_truncated AFTER TRUNCATE ON once.counter_slots FOR EACH STATEMENT EXECUTE FUNCTION once.counter_slots_truncated()"},
 }
 
 var schemaTableRE = regexp.MustCompile(`(?i)CREATE TABLE IF NOT EXISTS once\.(\w+)`)
