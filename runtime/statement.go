@@ -39,17 +39,17 @@ type Statement[T any] struct {
 //
 // It reads the key's row of once.counter_full and, unless that row shows the key full, counts
 // the key's slots and keeps their numbers, all in the statement's snapshot (plain reads: no
-// lock, nothing written). A key is full when every slot below a cap at or above this guard's is held and no slot
-// sits at or above that cap: it holds exactly that many units, and a refusal costs two index
-// probes instead of a count of the key's rows. Only if n more fit under the cap does it walk
-// the slot numbers below the cap from $5 in steps of $6 (coprime with the cap, so the walk
-// visits each number once, and callers starting at random places rarely pick the same slot),
-// taking the first n not among the numbers read (one read of the key's slots serves the count
-// and the walk). The walk is a set-returning function in a select list, evaluated row by
-// row, so the LIMIT stops it at the n-th free slot. A refusal
-// therefore reads and writes nothing else and takes no lock: it is true at the snapshot, a
-// moment during the call; a refund committed since does not make it wrong, only older than
-// the call's return.
+// lock, nothing written). A key is full when every slot below a cap at or above this
+// guard's is held and no slot sits at or above that cap: it holds exactly that many units,
+// and a refusal costs two index probes instead of a count of the key's rows. Only if n more
+// fit under the cap does it walk the slot numbers below the cap from $5 in steps of $6
+// (coprime with the cap, so the walk visits each number once, and callers starting at
+// random places rarely pick the same slot), taking the first n not among the numbers read
+// (one read of the key's slots serves the count and the walk). The walk is a set-returning
+// function in a select list, evaluated row by row, so the LIMIT stops it at the n-th free
+// slot. A refusal therefore reads and writes nothing else and takes no lock: it is true at
+// the snapshot, a moment during the call; a refund committed since does not make it wrong,
+// only older than the call's return.
 //
 // The insert alone decides: a slot another reservation took since the snapshot (or is
 // taking) is a conflict, which DO NOTHING skips after that reservation commits or aborts.
@@ -82,6 +82,7 @@ type Statement[T any] struct {
 // in the row, so a row of once.counter_full deleted by hand while guards run could let a
 // refusal that straddled a give-back insert a mark on a key it no longer knows full: to
 // forget marks, set cap to NULL instead.
+//
 // The casts are explicit: untyped parameters compared with each other would compare as
 // text.
 const reserveSQL = `WITH known AS (
