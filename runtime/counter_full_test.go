@@ -278,7 +278,10 @@ func TestStatement_RoundTrips(t *testing.T) {
 	g.Reserve(ctx, pool, "warm", 1)
 	g.Reserve(ctx, pool, "warm", 1)
 	g.Reserve(ctx, pool, "warm", 1)
-	step := func(what, key string, wantOK bool, wantTrips int64) {
+	// Each step names the statement it ends with: the reservation, the read of the full mark,
+	// or the insert of a new key's first slot.
+	names := map[string]string{once.ReserveSQL: "reservation", once.FullSQL: "read", once.FirstSQL: "first slot"}
+	step := func(what, key string, wantOK bool, wantTrips int64, wantLast string) {
 		t.Helper()
 		if _, ok, err := g.Reserve(ctx, pool, key, 1); err != nil || ok != wantOK {
 			t.Fatalf("%s: %v, %v; want reserved %v", what, ok, err, wantOK)
@@ -286,20 +289,23 @@ func TestStatement_RoundTrips(t *testing.T) {
 		if trips, stmts := tracer.take(); trips != wantTrips || stmts != wantTrips {
 			t.Fatalf("%s: %d round trips, %d statements; want %d", what, trips, stmts, wantTrips)
 		}
+		if last := names[tracer.lastSQL()]; last != wantLast {
+			t.Fatalf("%s: the last statement was the %q, want the %s", what, last, wantLast)
+		}
 	}
 	shares(0, 0)
 	tracer.take()
-	step("new key, first slot alone", "a", true, 1)
-	step("key holding a unit: first slot, then the reservation", "a", true, 2)
+	step("new key, first slot alone", "a", true, 1, "first slot")
+	step("key holding a unit: first slot, then the reservation", "a", true, 2, "reservation")
 	shares(0, 1)
-	step("full, reservation alone, marks the key", "a", false, 1)
-	step("full, reservation alone again", "a", false, 1)
-	step("full: refusals turned the read on, the read alone", "a", false, 1)
-	step("new key: the read finds no mark, then the reservation", "b", true, 2)
+	step("full, reservation alone, marks the key", "a", false, 1, "reservation")
+	step("full, reservation alone again", "a", false, 1, "reservation")
+	step("full: refusals turned the read on, the read alone", "a", false, 1, "read")
+	step("new key: the read finds no mark, then the reservation", "b", true, 2, "reservation")
 	shares(1, 1)
-	step("full, the read alone", "a", false, 1)
+	step("full, the read alone", "a", false, 1, "read")
 	shares(0, 0)
-	step("new key after the storm: first slot alone", "c", true, 1)
+	step("new key after the storm: first slot alone", "c", true, 1, "first slot")
 }
 
 // A TRUNCATE empties once.counter_slots without a row-level delete, and an update by hand

@@ -57,14 +57,25 @@ func operationTables(t testing.TB, db once.DB) int {
 
 // roundTrips is a pgx tracer that counts what reaches the server: round trips (a statement
 // sent alone, or a pipelined batch) and statements (each one, in a batch or not).
+// It also keeps the text of the last statement sent alone.
 type roundTrips struct {
 	trips, statements atomic.Int64
+	last              atomic.Pointer[string]
 }
 
-func (c *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+func (c *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
 	c.trips.Add(1)
 	c.statements.Add(1)
+	c.last.Store(&d.SQL)
 	return ctx
+}
+
+// lastSQL is the text of the last statement sent alone.
+func (c *roundTrips) lastSQL() string {
+	if p := c.last.Load(); p != nil {
+		return *p
+	}
+	return ""
 }
 func (c *roundTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 func (c *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {

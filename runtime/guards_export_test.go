@@ -4,6 +4,8 @@ package once
 // comparison measures only what a guard adds around its SQL.
 const (
 	ReserveSQL = reserveSQL
+	FullSQL    = fullSQL
+	FirstSQL   = firstSQL
 	FireSQL    = fireSQL
 	ClaimSQL   = claimSQL
 	AcquireSQL = acquireSQL
