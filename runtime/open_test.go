@@ -515,3 +515,48 @@ func TestOpen_ClaimThatReadsClosesAStaleClaim(t *testing.T) {
 		t.Fatalf("the second claim is %q, want open", s.state)
 	}
 }
+
+// A duplicate of a guard that keeps meeting open claims reads the open claim and sends no
+// insert, so it answers at once while the claim's settle is still in flight in another
+// transaction. The negative control is the claim alone, an insert: its conflict check finds
+// the claim's row being updated and waits for that transaction to end.
+func TestOpen_DuplicateReadsWithoutWaitingForASettleInFlight(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name  string
+		share float64
+		waits bool
+	}{{"the claim that reads first", 1, false}, {"negative control: the claim alone", 0, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			pool := setup(t, 4)
+			ctx := context.Background()
+			g := once.Open[int]{Name: fmt.Sprintf("research.StartRunSettling%v", c.share)}
+			claim, out, err := g.Claim(ctx, pool, "org/1")
+			if err != nil || claim == nil || out.Status != once.Ran {
+				t.Fatalf("claim: %v, %+v, %v", claim, out, err)
+			}
+			tx, err := pool.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback(ctx)
+			if err := claim.Finish(ctx, tx); err != nil { // the settle, not yet committed
+				t.Fatal(err)
+			}
+			once.SetOpenDuplicateShare(g.Name, c.share)
+			dctx, cancel := context.WithTimeout(ctx, time.Second)
+			defer cancel()
+			_, out, err = g.Claim(dctx, pool, "org/1")
+			if c.waits {
+				if !errors.Is(err, context.DeadlineExceeded) {
+					t.Fatalf("the claim alone during the settle: %+v, %v; want it to wait for the settle's transaction", out, err)
+				}
+				return
+			}
+			if err != nil || out.Status != once.InFlight || out.ID != claim.ID {
+				t.Fatalf("the duplicate during the settle: %+v, %v; want InFlight at once, on claim %d", out, err, claim.ID)
+			}
+		})
+	}
+}
