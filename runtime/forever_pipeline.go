@@ -24,13 +24,31 @@ import (
 // claim's handle (one statement, see claimOrReadSQL), and the claim alone while its keys are
 // new. Guard names are few (they are written in code), so the maps stay small.
 //
-// statementHistories maps a Statement guard's name to its running share of refusals: while
-// most of its reservations are refused (a storm past the cap), a reservation first reads
+// statementHistories maps a Statement guard's name to its *reserveHistory.
+var claimHistories, openHistories, statementHistories sync.Map
+
+// reserveHistory is a Statement guard's two running shares of its reservations' first
+// answers. While most of them are refused (a storm past the cap), a reservation first reads
 // whether the key is marked full (fullSQL), a plain read that answers a refusal without the
-// reservation's statement, and sends the reservation only when it is not. statementBusy
-// holds its running share of reservations that met a key holding units: while it is low, a
-// reservation of one unit first sends the plain insert of a new key's first slot (firstSQL).
-var claimHistories, openHistories, statementHistories, statementBusy sync.Map
+// reservation's statement, and sends the reservation only when it is not. While few of them
+// meet a key holding units, a reservation of one unit first sends the plain insert of a new
+// key's first slot (firstSQL).
+type reserveHistory struct{ refused, busy claimHistory }
+
+func reserveHistoryOf(name string) *reserveHistory {
+	if h, ok := statementHistories.Load(name); ok {
+		return h.(*reserveHistory)
+	}
+	h, _ := statementHistories.LoadOrStore(name, &reserveHistory{})
+	return h.(*reserveHistory)
+}
+
+// record counts one reservation's first answer: refused or not, and whether its key held
+// units.
+func (h *reserveHistory) record(refused, busy bool) {
+	h.refused.record(refused)
+	h.busy.record(busy)
+}
 
 // claimHistory is one guard's running share of duplicate claims, in units of 1/shareOne.
 type claimHistory struct{ share atomic.Int32 }

@@ -21,14 +21,14 @@ func SetOpenDuplicateShare(name string, share float64) {
 // SetStatementRefusalShare is SetDuplicateShare for a Statement guard's reservations: above
 // an eighth, a reservation first reads whether the key is marked full.
 func SetStatementRefusalShare(name string, share float64) {
-	historyIn(&statementHistories, name).share.Store(int32(share * shareOne))
+	reserveHistoryOf(name).refused.share.Store(int32(share * shareOne))
 }
 
 // SetStatementBusyShare sets a Statement guard's running share of reservations that met a
 // key holding units: at or below an eighth, a reservation of one unit first sends the insert
 // of a new key's first slot.
 func SetStatementBusyShare(name string, share float64) {
-	historyIn(&statementBusy, name).share.Store(int32(share * shareOne))
+	reserveHistoryOf(name).busy.share.Store(int32(share * shareOne))
 }
 
 // ServerRefusal is the check a guard makes of the server's parameters, over a lookup.

@@ -124,7 +124,7 @@ SELECT (SELECT used FROM counted), (SELECT count(*) FROM reserved)`
 // fullSQL refuses a reservation of a key marked full without sending the reservation: the
 // mark's cap, at or above the guard's, if no slot sits at or above it (the key then holds
 // exactly that many units, see reserveSQL). A plain read of two index probes, sent first
-// while most of a guard's reservations are refused (see statementHistories); no row means
+// while most of a guard's reservations are refused (see reserveHistory); no row means
 // the key is not known full, and the reservation follows.
 const fullSQL = `WITH f AS (
 	SELECT cap FROM once.counter_full WHERE name = $1 AND key = $2
@@ -210,27 +210,25 @@ func (g Statement[T]) reserve(ctx context.Context, db DB, key string, n int64, t
 // most of the guard's reservations are refused, or firstSQL for one unit, while most of its
 // keys hold none.
 func (g Statement[T]) attempts(ctx context.Context, db DB, key string, n int64, token string) (used int64, ok bool, err error) {
-	refusals, busy := historyIn(&statementHistories, g.Name), historyIn(&statementBusy, g.Name)
+	history := reserveHistoryOf(g.Name)
 	switch {
-	case refusals.pipelined():
+	case history.refused.pipelined():
 		var full int64
 		switch err := db.QueryRow(ctx, fullSQL, g.Name, key, g.Cap).Scan(&full); {
 		case err == nil:
-			refusals.record(true)
-			busy.record(true)
+			history.record(true, true)
 			return full, false, nil
 		case !errors.Is(err, pgx.ErrNoRows):
 			return 0, false, err
 		}
-	case n == 1 && g.Cap >= 1 && !busy.pipelined():
+	case n == 1 && g.Cap >= 1 && !history.busy.pipelined():
 		first, _ := slotWalk(g.Cap)
 		tag, err := db.Exec(ctx, firstSQL, g.Name, key, first, token)
 		if err != nil {
 			return 0, false, err
 		}
 		if tag.RowsAffected() == 1 {
-			refusals.record(false)
-			busy.record(false)
+			history.record(false, false)
 			return 1, true, nil
 		}
 	}
@@ -241,8 +239,7 @@ func (g Statement[T]) attempts(ctx context.Context, db DB, key string, n int64, 
 			return 0, false, err
 		}
 		if attempt == 0 {
-			refusals.record(used+n > g.Cap)
-			busy.record(used > 0)
+			history.record(used+n > g.Cap, used > 0)
 		}
 		if got == n {
 			return used + n, true, nil
