@@ -21,8 +21,9 @@
 // facts; with no module information (GOPATH mode), packages outside the Go root and the
 // module cache do.
 //
-// An outbound net/http request is an effect only when its method changes state (POST,
-// PUT, PATCH, DELETE). The method is traced through the request value: the method
+// An outbound net/http request is an effect only when a repeat of it changes state again:
+// POST and PATCH. A PUT stores the state it carries and a DELETE removes what it names,
+// so a second one leaves what the first left (RFC 9110's idempotent methods). The method is traced through the request value: the method
 // argument of http.NewRequest(WithContext) (a constant, or a variable's last assignment
 // before the call), a later req.Method = ..., req.WithContext and req.Clone; a request
 // variable reused for a GET is a GET. A helper taking the method or the request as a
