@@ -116,6 +116,11 @@ var shop = []string{
 	// clock (a resend interval, inline or in a helper), or carrying no secret, or only
 	// the time, is reported.
 	"shop/codes",
+	// ONCE001: a plain insert under a primary key the package's migrations declare, given
+	// a key a repeat gives again, whose error is checked before the email, is a latch
+	// written by hand; one keyed by a random id, made in a branch, or into a table no
+	// unique constraint covers, is none.
+	"shop/grants",
 	// ONCE001: a helper whose one caller makes an effect of its own (the follow-up
 	// suggestions of the endpoint that asks for the answer) is reported with that caller,
 	// in one finding; one whose caller decides nothing itself, or that two functions

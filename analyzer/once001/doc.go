@@ -15,8 +15,10 @@
 //     nor after a branch on a hand-written latch written in SQL: a cron's task-lock row
 //     (INSERT .. ON CONFLICT .. DO UPDATE .. WHERE lock_until < now), a
 //     pg_try_advisory_lock, a claim by an UPDATE from the old state (WHERE claimed_by IS
-//     NULL), a one-time token consumed by DELETE, whose row count or result the code
-//     returns on (see the effects package for which statements count);
+//     NULL), a one-time token consumed by DELETE, a plain INSERT under a primary key or
+//     unique constraint of the module's migrations given a key a repeat gives again, whose
+//     row count, result or error the code returns on (see the effects package for which
+//     statements count);
 //   - the call carries no idempotency key the way its provider takes one: Stripe's
 //     Params.IdempotencyKey or SetIdempotencyKey, an Idempotency-Key header set with
 //     option.WithHeader or on the *http.Request, resend's SendEmailOptions, an SNS

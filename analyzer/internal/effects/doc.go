@@ -94,7 +94,13 @@
 // pg_try_advisory_(xact_)lock, an insert ON CONFLICT DO NOTHING, a DELETE (of a one-time
 // token), and an UPDATE, or an upsert's DO UPDATE, whose WHERE tests the old value of a
 // column it sets in a way the new value fails (claimed_by IS NULL, paid = false beside
-// SET paid = true, a range test such as a lease's). A function that sends one and returns
+// SET paid = true, a range test such as a lease's). So is a plain INSERT (no ON
+// CONFLICT) made by a statement of the function's body, not a branch or a loop, into a
+// table whose primary key or unique constraint, declared in the module's migrations or
+// schema files (see package schema), covers columns given values a repeat gives again
+// (the function's parameters and receiver, constants, and strings formatted from them;
+// not a UUID, a random token or the clock): its error is the repeat's unique violation,
+// "make the insert the check" written by hand. A function that sends one and returns
 // its outcome — a bool made from the row count (res.RowsAffected() == 1), a try-lock's
 // scanned bool, the error of a RETURNING row's Scan, or a non-nil error when no row
 // changed — is a latch, and so is one that returns a latch's outcome (TryLock over

@@ -26,6 +26,7 @@ type scanner struct {
 	latches map[*types.Func]int // the package's latch functions (see LatchFact)
 	// latchKeySet: the index keys of the latches known here (see latchKeys).
 	latchKeySet map[string]bool
+	uniques     *uniqueKeys // the module's unique constraints, read on first use
 }
 
 // collect builds the function table, the effect sites and the in-package call graph.
