@@ -50,7 +50,9 @@
 //   - a function called by nobody in the module (a handler, an SDK-style wrapper, a
 //     method reached only through an interface from another package, a function handed
 //     out as a value or called from a closure handed out, such as a route's handler) is
-//     judged where it is defined;
+//     judged where it is defined; a closure given to a wait group's Go, an errgroup's
+//     Go or a once's Do is not handed out: it runs as part of the function that gives
+//     it, whose callee the functions it calls stay;
 //   - a function some of whose callers (transitively, across the module) hold a promise
 //     is judged at the calls of the callers that hold none;
 //   - a function called from two or more packages (the module's own mail or SMS

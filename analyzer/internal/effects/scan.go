@@ -102,14 +102,15 @@ func (s *scanner) scanBody(fn *Func) {
 			// A closure passed to a runtime guard runs under the guard's promise; one
 			// handed out otherwise (a route's handler, a job given to a queue, a
 			// returned handler) runs elsewhere, later: the functions it calls are entry
-			// points, not callees of this one.
+			// points, not callees of this one. A wait group's or a once's closure runs
+			// as part of this function (see inlineRunners).
 			if len(stack) >= 2 {
 				switch p := stack[len(stack)-2].(type) {
 				case *ast.CallExpr:
 					if p.Fun != n {
 						if kind, ok := s.runtimeGuardKind(p); ok {
 							guards = append(guards, open{&Guard{Call: p, Kind: kind}, n})
-						} else {
+						} else if !s.runsInline(p) {
 							handed = append(handed, n)
 							s.handed++
 						}
