@@ -83,7 +83,11 @@
 //
 // A call of an interface's method is a call of each method of the package that
 // implements it (outside test files); an interface of another package of the module
-// carries its implementations' effect as a fact on its method.
+// carries its implementations' effect as a fact on its method. An interface whose
+// implementations live in packages its own cannot see (the SMTP client behind
+// mailer.Client, in a package importing mailer) carries none: its callers look in the
+// module packages they import, directly or not, for types implementing it, and take the
+// effect their method's fact carries.
 //
 // Closures passed to a guard of the runtime package (once.Forever[T].Do and the like)
 // run under that guard's promise.

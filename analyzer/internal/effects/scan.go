@@ -27,6 +27,9 @@ type scanner struct {
 	// latchKeySet: the index keys of the latches known here (see latchKeys).
 	latchKeySet map[string]bool
 	uniques     *uniqueKeys // the module's unique constraints, read on first use
+	// implFacts and modImports serve implementationFact.
+	implFacts  map[*types.Func]*EffectFact
+	modImports []*types.Package
 }
 
 // collect builds the function table, the effect sites and the in-package call graph.
@@ -212,7 +215,7 @@ func (s *scanner) noteCall(fn *Func, call *ast.CallExpr, g *Guard) {
 		return
 	}
 	var fact EffectFact
-	if !s.pass.ImportObjectFact(callee, &fact) {
+	if !s.pass.ImportObjectFact(callee, &fact) && !(isAbstract(callee) && s.implementationFact(callee, &fact)) {
 		return
 	}
 	site := &Site{
