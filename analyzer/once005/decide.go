@@ -16,7 +16,7 @@ import (
 // What the read returns is followed through the variables its statement assigns or
 // scans into, and on through assignments, calls that scan into variables (rows.Scan) and
 // range loops, up to the insert.
-func decides(info *types.Info, body *ast.BlockStmt, read, insert *ast.CallExpr) bool {
+func decides(info *types.Info, body *ast.BlockStmt, read, insert *ast.CallExpr, capsDecide bool) bool {
 	path := pathTo(body, read)
 	var stmt, header ast.Stmt // the statement holding the read; the if or switch it heads
 	for i := len(path) - 1; i >= 0 && header == nil; i-- {
@@ -43,7 +43,27 @@ func decides(info *types.Info, body *ast.BlockStmt, read, insert *ast.CallExpr) 
 	}
 	tainted := map[types.Object]bool{}
 	if stmt == header {
-		// The read is the condition itself: if s.exists(ctx, key) { ... }.
+		// The read is the condition itself: if s.exists(ctx, key) { ... }, unless it is
+		// only counted against a limit: if s.countOpen(ctx) >= maxOpen { ... }.
+		var cond ast.Expr
+		switch h := header.(type) {
+		case *ast.IfStmt:
+			cond = h.Cond
+		case *ast.SwitchStmt:
+			cond = h.Tag
+		}
+		if cond != nil && !capsDecide {
+			scanned := map[types.Object]bool{} // if q.Scan(&n) != nil || n > 0
+			ast.Inspect(cond, func(n ast.Node) bool {
+				if u, ok := n.(*ast.UnaryExpr); ok && u.Op == token.AND {
+					taint(info, u.X, scanned)
+				}
+				return true
+			})
+			if onlyCapped(info, cond, func(e ast.Expr) bool { return contains(e, read) || mentions(info, e, scanned) }) {
+				return false
+			}
+		}
 		return header.Pos() < insert.Pos()
 	}
 	bind(info, stmt, tainted)
@@ -127,13 +147,15 @@ func decides(info *types.Info, body *ast.BlockStmt, read, insert *ast.CallExpr) 
 		}
 		switch n := n.(type) {
 		case *ast.IfStmt:
-			found = n.Pos() >= from && mentions(info, n.Cond, tainted) && controls(n, stack, insert)
+			found = n.Pos() >= from && tests(info, n.Cond, tainted, capsDecide) && controls(n, stack, insert)
 		case *ast.SwitchStmt:
 			if n.Pos() >= from && controls(n, stack, insert) {
-				found = n.Tag != nil && mentions(info, n.Tag, tainted)
+				found = n.Tag != nil && tests(info, n.Tag, tainted, capsDecide)
 				for _, c := range n.Body.List {
-					if cc, ok := c.(*ast.CaseClause); ok && anyMentions(info, cc.List, tainted) {
-						found = true
+					if cc, ok := c.(*ast.CaseClause); ok {
+						for _, e := range cc.List {
+							found = found || tests(info, e, tainted, capsDecide)
+						}
 					}
 				}
 			}
@@ -420,4 +442,103 @@ func foundTest(info *types.Info, cond ast.Expr, tainted map[types.Object]bool) b
 		return isLen(b.Y) && constInt(b.X, 0)
 	}
 	return false
+}
+
+// tests reports whether cond tests what the read returned other than against a limit
+// (see capTest): a count held under a cap decides how many rows there may be, not
+// whether the one the insert makes already exists. Where caps decide (an upsert that
+// adds to a total the read compared with its limit), any test counts.
+func tests(info *types.Info, cond ast.Expr, tainted map[types.Object]bool, capsDecide bool) bool {
+	if capsDecide {
+		return mentions(info, cond, tainted)
+	}
+	return mentions(info, cond, tainted) && !onlyCapped(info, cond, func(e ast.Expr) bool { return mentions(info, e, tainted) })
+}
+
+// onlyCapped reports whether every part of cond that holds what the read returned
+// (read reports such a part) stands in a comparison with a limit.
+func onlyCapped(info *types.Info, cond ast.Expr, read func(ast.Expr) bool) bool {
+	free := false // a use of the read's value outside a cap
+	var walk func(e ast.Expr)
+	walk = func(e ast.Expr) {
+		if free || e == nil || !read(e) {
+			return
+		}
+		switch x := ast.Unparen(e).(type) {
+		case *ast.BinaryExpr:
+			switch {
+			case x.Op == token.LAND || x.Op == token.LOR:
+				walk(x.X)
+				walk(x.Y)
+			case errorCheck(info, x):
+			case capTest(info, x, read):
+			default:
+				free = true
+			}
+		case *ast.UnaryExpr:
+			if x.Op == token.NOT {
+				walk(x.X)
+				return
+			}
+			free = true
+		default:
+			free = true
+		}
+	}
+	walk(cond)
+	return !free
+}
+
+// capTest reports a comparison of a count the read returned with a limit that lets
+// more than one row through: n >= max, len(rows) > limit, n < cfg.Limit. The count is an
+// integer the read returned (a COUNT scanned into n, len of the rows found); the limit
+// is anything that does not come from the read, and when it is a constant, one that
+// allows two rows or more (n >= 2, n > 1): n > 0, n >= 1 and n == 0 ask whether a row
+// exists, which is the check this analyzer is about. A limit of one row is that same
+// check, whatever its name.
+func capTest(info *types.Info, b *ast.BinaryExpr, read func(ast.Expr) bool) bool {
+	op := b.Op
+	count, limit := b.X, b.Y
+	if !read(count) {
+		count, limit = limit, count
+		switch op { // mirror: max <= n is n >= max
+		case token.LSS:
+			op = token.GTR
+		case token.LEQ:
+			op = token.GEQ
+		case token.GTR:
+			op = token.LSS
+		case token.GEQ:
+			op = token.LEQ
+		}
+	}
+	if read(limit) || !read(count) || !isInteger(info.TypeOf(count)) {
+		return false
+	}
+	var allowed int64 // the rows the comparison lets there be before it refuses
+	tv, ok := info.Types[limit]
+	if !ok || tv.Value == nil {
+		return op == token.LSS || op == token.LEQ || op == token.GTR || op == token.GEQ
+	}
+	n, exact := constant.Int64Val(constant.ToInt(tv.Value))
+	if !exact {
+		return false
+	}
+	switch op {
+	case token.GEQ, token.LSS: // refuses at n >= limit
+		allowed = n
+	case token.GTR, token.LEQ: // refuses at n > limit
+		allowed = n + 1
+	default:
+		return false
+	}
+	return allowed >= 2
+}
+
+func isInteger(t types.Type) bool {
+	if t == nil {
+		return false
+	}
+	b, ok := t.Underlying().(*types.Basic)
+	return ok && b.Info()&types.IsInteger != 0
 }

@@ -74,6 +74,15 @@
 // that holds it, or stand in a block that holds it; a test in a loop that is over before
 // the insert runs decides nothing about it. The bare error check (if err != nil { return err }) decides nothing: a read that only
 // supplies values for the insert (the account of the action being copied) is not a check.
+// Nor is a cap: a count the read returned (a COUNT scanned into n, len of the rows
+// found) compared with a limit that lets two rows or more through (n >= maxPending
+// where maxPending is 10, len(codes) > limit for a limit the code is given) bounds how
+// many rows there may be, it does not ask whether the one the insert makes exists; two
+// calls at once exceed the cap by one, they duplicate nothing the check looked for. A
+// limit of one row (n > 0, n >= 1, or a constant limit of 1 whatever its name) is the
+// only-once check itself, and a read after the cap that asks whether the row exists
+// still decides. A cap does decide an upsert that adds to the total it compared (see
+// below).
 // Nor is a read whose own rows are inserted again, only when it found some (if up !=
 // nil { up.ID = 0; insert(up) }): that copies a row, it does not create an absent one.
 // Nor is a read that looks for other rows than the insert makes: when the read's WHERE
