@@ -512,7 +512,7 @@ func capTest(info *types.Info, b *ast.BinaryExpr, read func(ast.Expr) bool) bool
 			op = token.LEQ
 		}
 	}
-	if read(limit) || !read(count) || !isInteger(info.TypeOf(count)) {
+	if read(limit) || !countOf(info, count, read) {
 		return false
 	}
 	var allowed int64 // the rows the comparison lets there be before it refuses
@@ -533,6 +533,25 @@ func capTest(info *types.Info, b *ast.BinaryExpr, read func(ast.Expr) bool) bool
 		return false
 	}
 	return allowed >= 2
+}
+
+// countOf reports a count the read returned: len of what it returned, or an integer
+// variable it set (a COUNT scanned into n). A field (m.Seq = last.Seq + 1) is a value of
+// the row, not a count of rows.
+func countOf(info *types.Info, e ast.Expr, read func(ast.Expr) bool) bool {
+	switch e := ast.Unparen(e).(type) {
+	case *ast.Ident:
+		v, ok := info.Uses[e].(*types.Var)
+		return ok && !v.IsField() && read(e) && isInteger(v.Type())
+	case *ast.CallExpr:
+		if id, ok := ast.Unparen(e.Fun).(*ast.Ident); ok && len(e.Args) == 1 {
+			if _, builtin := info.Uses[id].(*types.Builtin); builtin && id.Name == "len" {
+				return read(e.Args[0])
+			}
+		}
+		return read(e) && isInteger(info.TypeOf(e)) // s.countPending(ctx, u), in the condition itself
+	}
+	return false
 }
 
 func isInteger(t types.Type) bool {

@@ -75,7 +75,7 @@
 // the insert runs decides nothing about it. The bare error check (if err != nil { return err }) decides nothing: a read that only
 // supplies values for the insert (the account of the action being copied) is not a check.
 // Nor is a cap: a count the read returned (a COUNT scanned into n, len of the rows
-// found) compared with a limit that lets two rows or more through (n >= maxPending
+// found; not a value of a row, such as a number m.Seq taken from the last one) compared with a limit that lets two rows or more through (n >= maxPending
 // where maxPending is 10, len(codes) > limit for a limit the code is given) bounds how
 // many rows there may be, it does not ask whether the one the insert makes exists; two
 // calls at once exceed the cap by one, they duplicate nothing the check looked for. A
