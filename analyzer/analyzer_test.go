@@ -131,7 +131,9 @@ var shop = []string{
 	"shop/tasklock", "shop/notices", "shop/crons",
 	// ONCE005, what a read decides: a count held under a limit of two rows or more (a
 	// constant, a parameter) is a cap, not an only-once check; a limit of one row, a count
-	// against zero and an existence check after a cap are reported.
+	// against zero and an existence check after a cap are reported. An insert made only
+	// where the read found its row (a token refreshed after its look-up) is not; one made
+	// where it found none, or after a test of a bool, is.
 	"shop/logins",
 }
 

@@ -130,6 +130,14 @@ func decides(info *types.Info, body *ast.BlockStmt, read, insert *ast.CallExpr, 
 		}
 	}
 
+	// An insert made only on the path where the read found its row (after if t == nil
+	// { return }, or inside if t != nil) follows from the row, it does not create an
+	// absent one: the read validates (a refresh token looked up before a new token is
+	// issued), it does not check for the row the insert makes.
+	if onFoundPath(info, body, insert, from, tainted) {
+		return false
+	}
+
 	// An if or switch between the read and the insert that tests the values, and
 	// controls whether the insert runs: it holds the insert, it returns (or, by continue
 	// or break, leaves a loop that holds the insert), or it stands in a block that holds
@@ -560,4 +568,211 @@ func isInteger(t types.Type) bool {
 	}
 	b, ok := t.Underlying().(*types.Basic)
 	return ok && b.Info()&types.IsInteger != 0
+}
+
+// onFoundPath reports whether insert runs only where the read found something: it sits
+// in the branch of an if (after from) whose condition holds only when it did (x != nil,
+// len(rows) > 0, n > 0 for a count), or in the else of one that holds only when it did
+// not, or after an if that leaves (return, panic, continue, break) when it did not
+// (if err != nil || x == nil { return ... }). A test of a bool says nothing here: its
+// name, not its type, would say which way it points.
+func onFoundPath(info *types.Info, body *ast.BlockStmt, insert *ast.CallExpr, from token.Pos, tainted map[types.Object]bool) bool {
+	path := pathTo(body, insert)
+	for i, n := range path {
+		switch n := n.(type) {
+		case *ast.IfStmt:
+			if n.Pos() < from {
+				continue
+			}
+			if contains(n.Body, insert) && foundIf(info, n.Cond, true, tainted) {
+				return true
+			}
+			if n.Else != nil && contains(n.Else, insert) && foundIf(info, n.Cond, false, tainted) {
+				return true
+			}
+		case *ast.BlockStmt, *ast.CaseClause, *ast.CommClause:
+			var list []ast.Stmt
+			switch b := n.(type) {
+			case *ast.BlockStmt:
+				list = b.List
+			case *ast.CaseClause:
+				list = b.Body
+			case *ast.CommClause:
+				list = b.Body
+			}
+			if i+1 >= len(path) {
+				continue
+			}
+			for _, st := range list {
+				if st.Pos() >= path[i+1].Pos() {
+					break
+				}
+				ifs, ok := st.(*ast.IfStmt)
+				if !ok || ifs.Pos() < from {
+					continue
+				}
+				if terminates(ifs.Body) && foundIf(info, ifs.Cond, false, tainted) {
+					return true
+				}
+				if ifs.Else != nil && terminates(ifs.Else) && foundIf(info, ifs.Cond, true, tainted) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// terminates reports whether a block (or an else branch) ends by leaving: a return, a
+// panic, a continue, break or goto, or an if whose branches all do.
+func terminates(s ast.Stmt) bool {
+	switch s := s.(type) {
+	case *ast.BlockStmt:
+		return len(s.List) > 0 && terminates(s.List[len(s.List)-1])
+	case *ast.ReturnStmt, *ast.BranchStmt:
+		return true
+	case *ast.ExprStmt:
+		call, ok := s.X.(*ast.CallExpr)
+		if !ok {
+			return false
+		}
+		id, ok := ast.Unparen(call.Fun).(*ast.Ident)
+		return ok && id.Name == "panic"
+	case *ast.IfStmt:
+		return s.Else != nil && terminates(s.Body) && terminates(s.Else)
+	}
+	return false
+}
+
+// foundIf reports whether cond having the value val means the read found something:
+// x != nil, len(rows) > 0 or n > 0 (for a count n) true; x == nil, len(rows) == 0 or
+// n == 0 false; through !, && and ||.
+func foundIf(info *types.Info, cond ast.Expr, val bool, tainted map[types.Object]bool) bool {
+	switch c := ast.Unparen(cond).(type) {
+	case *ast.UnaryExpr:
+		return c.Op == token.NOT && foundIf(info, c.X, !val, tainted)
+	case *ast.BinaryExpr:
+		switch c.Op {
+		case token.LAND:
+			if val {
+				return foundIf(info, c.X, true, tainted) || foundIf(info, c.Y, true, tainted)
+			}
+			return foundIf(info, c.X, false, tainted) && foundIf(info, c.Y, false, tainted)
+		case token.LOR:
+			if val {
+				return foundIf(info, c.X, true, tainted) && foundIf(info, c.Y, true, tainted)
+			}
+			return foundIf(info, c.X, false, tainted) || foundIf(info, c.Y, false, tainted)
+		}
+		if errorCheck(info, c) {
+			return false
+		}
+		if foundTest(info, c, tainted) || countFound(info, c, tainted) {
+			return val
+		}
+		if absentTest(info, c, tainted) {
+			return !val
+		}
+	}
+	return false
+}
+
+// absentTest reports x == nil, len(x) == 0 (or < 1) or n == 0 (or < 1, <= 0) for a value
+// the read returned (not an error).
+func absentTest(info *types.Info, b *ast.BinaryExpr, tainted map[types.Object]bool) bool {
+	if b.Op == token.EQL {
+		for _, pair := range [][2]ast.Expr{{b.X, b.Y}, {b.Y, b.X}} {
+			v, other := pair[0], pair[1]
+			if isNilIdent(info, other) && !isError(info, v) && mentions(info, v, tainted) {
+				return true
+			}
+		}
+	}
+	x, y := b.X, b.Y
+	op := b.Op
+	if constIntIs(info, x, 0) || constIntIs(info, x, 1) { // 0 == n, 1 > n
+		x, y = y, x
+		switch op {
+		case token.GTR:
+			op = token.LSS
+		case token.GEQ:
+			op = token.LEQ
+		}
+	}
+	if !counted(info, x, tainted) {
+		return false
+	}
+	switch op {
+	case token.EQL, token.LEQ:
+		return constIntIs(info, y, 0)
+	case token.LSS:
+		return constIntIs(info, y, 1)
+	}
+	return false
+}
+
+// countFound reports n > 0, n != 0 or n >= 1 for a count n the read returned.
+func countFound(info *types.Info, b *ast.BinaryExpr, tainted map[types.Object]bool) bool {
+	x, y := b.X, b.Y
+	op := b.Op
+	if constIntIs(info, x, 0) || constIntIs(info, x, 1) {
+		x, y = y, x
+		switch op {
+		case token.LSS:
+			op = token.GTR
+		case token.LEQ:
+			op = token.GEQ
+		}
+	}
+	if !counted(info, x, tainted) {
+		return false
+	}
+	switch op {
+	case token.GTR, token.NEQ:
+		return constIntIs(info, y, 0)
+	case token.GEQ:
+		return constIntIs(info, y, 1)
+	}
+	return false
+}
+
+// counted reports len(x) of a value the read returned, or an integer variable the read
+// set (a count scanned into n): not a field of the row, whose meaning its name holds.
+func counted(info *types.Info, e ast.Expr, tainted map[types.Object]bool) bool {
+	switch e := ast.Unparen(e).(type) {
+	case *ast.Ident:
+		obj := info.Uses[e]
+		return obj != nil && tainted[obj] && isInteger(obj.Type())
+	case *ast.CallExpr:
+		id, ok := ast.Unparen(e.Fun).(*ast.Ident)
+		if !ok || len(e.Args) != 1 {
+			return false
+		}
+		_, builtin := info.Uses[id].(*types.Builtin)
+		return builtin && id.Name == "len" && mentions(info, e.Args[0], tainted)
+	}
+	return false
+}
+
+func constIntIs(info *types.Info, e ast.Expr, v int64) bool {
+	tv, ok := info.Types[e]
+	if !ok || tv.Value == nil {
+		return false
+	}
+	n, exact := constant.Int64Val(constant.ToInt(tv.Value))
+	return exact && n == v
+}
+
+func isNilIdent(info *types.Info, e ast.Expr) bool {
+	id, ok := ast.Unparen(e).(*ast.Ident)
+	if !ok {
+		return false
+	}
+	_, isNil := info.Uses[id].(*types.Nil)
+	return isNil
+}
+
+func isError(info *types.Info, e ast.Expr) bool {
+	t := info.TypeOf(e)
+	return t != nil && types.Identical(t, errorType)
 }

@@ -85,6 +85,14 @@
 // below).
 // Nor is a read whose own rows are inserted again, only when it found some (if up !=
 // nil { up.ID = 0; insert(up) }): that copies a row, it does not create an absent one.
+// More generally, the insert must be on the path where the read found nothing: one
+// made only where it found its row (inside if t != nil, in the else of if n == 0, or
+// after if err != nil || t == nil { return ... }) follows from that row, as a new token
+// follows from the refresh token the read validated; it does not create a row the read
+// found absent, and a second call makes nothing a first one would not. The found path is
+// told by a value the read returned compared with nil, len of it or a count compared with
+// zero, through !, && and ||; a bool says nothing (its name, not its type, would say
+// which way it points), so an insert after if !missing { return } is still decided.
 // Nor is a read that looks for other rows than the insert makes: when the read's WHERE
 // compares only columns the insert does not set (the parent's id, before inserting a
 // child with parent_id), it is not looking for the new row. Where the SQL names no
