@@ -133,7 +133,8 @@ var shop = []string{
 	// constant, a parameter) is a cap, not an only-once check; a limit of one row, a count
 	// against zero and an existence check after a cap are reported. An insert made only
 	// where the read found its row (a token refreshed after its look-up) is not; one made
-	// where it found none, or after a test of a bool, is.
+	// where it found none, or after a test of a bool, is. A session keyed by the id an
+	// INSERT .. RETURNING just gave is not; one looked up by another column is.
 	"shop/logins",
 }
 

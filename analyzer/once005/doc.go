@@ -53,6 +53,16 @@
 //     function sets a unique column of the inserted model (by tag or schema) to a value
 //     computed by a read of the same table ("github_" + (last id + 1)), racing calls
 //     read the same state and make the same key, and the second insert fails;
+//   - no id of a row the call just made: the insert carries the id of a row the
+//     function inserted before it (x.ID of a row an ORM inserted and numbered, written
+//     back to it, or to the pointers of the slice it was ranged from; an id from
+//     INSERT .. RETURNING id, or from a helper that inserts and returns it) in a column
+//     the read compares (a field of the inserted literal, or the column a $n stands
+//     under in VALUES), or anywhere in the row where the read names no columns. The
+//     database numbered that row for this call, so no other call makes a row with its
+//     id (a task inserted, then its favourite). An id in a column the read does not
+//     compare (a new board's id in a pin looked up by user alone) leaves the race on
+//     the columns it does;
 //   - no declared constraint: the function holds no //once: promise (a transaction promise
 //     is exactly the lock for decisions made from a read), is not called only under one,
 //     and no //once: ... table=T declaration in the package puts a unique index on the

@@ -190,6 +190,9 @@ func (c *checker) check(fn *effects.Func) {
 		if !upsert && c.naturalKey(fn, &ops[i]) {
 			continue // a repeat of the same input makes the same primary key
 		}
+		if !upsert && c.newRowKeyed(fn, ops, &ops[i], read) {
+			continue // keyed by a row this call just inserted: no other call has its id
+		}
 		rep.Report(diagnostic(&ops[i], read, upsert))
 	}
 }
