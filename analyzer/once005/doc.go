@@ -27,7 +27,11 @@
 //   - no hand-written latch taken first: a check and insert after a branch on a cron's
 //     task-lock row, a pg_try_advisory_lock or a claim by an UPDATE a repeat refuses
 //     (the effects package says which), in the function or in every caller of an
-//     unexported one, have no second run checking the same row at the same time;
+//     unexported one, have no second run checking the same row at the same time. Every
+//     caller may hold it a few levels up, through callers that are themselves unexported
+//     functions the package only calls (a cron takes its task lock, hands each batch to
+//     a helper, whose workers check and insert for each user): a latch, unlike a
+//     transaction's lock, covers whatever runs after it, whatever handle it is given;
 //   - no unique constraint on the columns the read looks up, in the project's schema
 //     (see Schema files below) or in the model's struct tags (gorm's uniqueIndex or
 //     unique, bun's unique, xorm's unique): the second insert then fails, it does not

@@ -99,6 +99,7 @@ type checker struct {
 	models  modelIndex
 	schemas []string
 	fresh   *freshIndex // the functions that make new values
+	byDecl  map[*ast.FuncDecl]*effects.Func
 
 	schema    *schema.Schema
 	schemaErr error
