@@ -141,8 +141,17 @@ var shop = []string{
 	// insert ON CONFLICT DO NOTHING RETURNING) covers what runs once its outcome is
 	// checked, here and in a function of another package called only there; a latch
 	// whose outcome is ignored, or a statement a repeat passes again (an unconditional
-	// UPDATE, an old state compared with a parameter), covers nothing.
+	// UPDATE, an old state compared with a parameter), covers nothing. A latch two
+	// unexported callers up (a batch helper's workers) covers the check and insert; the
+	// same chain with no latch at the top is reported.
 	"shop/tasklock", "shop/notices", "shop/crons",
+	// ONCE005, what a read decides: a count held under a limit of two rows or more (a
+	// constant, a parameter) is a cap, not an only-once check; a limit of one row, a count
+	// against zero and an existence check after a cap are reported. An insert made only
+	// where the read found its row (a token refreshed after its look-up) is not; one made
+	// where it found none, or after a test of a bool, is. A session keyed by the id an
+	// INSERT .. RETURNING just gave is not; one looked up by another column is.
+	"shop/logins",
 }
 
 // Every check over every testdata package, in one load: analysistest type-checks each
