@@ -41,6 +41,10 @@ func run(pass *analysis.Pass, facts *analysis.Analyzer) (any, error) {
 			rep.Report(insertDiag(g))
 			continue
 		}
+		if g.Gate {
+			rep.Report(gateDiag(g))
+			continue
+		}
 		rep.Report(analysis.Diagnostic{
 			Pos: g.Check.Pos(),
 			End: g.Check.End(),
@@ -74,8 +78,23 @@ func insertDiag(g *effects.LocalGuard) analysis.Diagnostic {
 	}
 }
 
+// gateDiag reports a dedupe gate: a function answering "first time" by a set its callers
+// run the package's effect behind.
+func gateDiag(g *effects.LocalGuard) analysis.Diagnostic {
+	return analysis.Diagnostic{
+		Pos: g.Check.Pos(),
+		End: g.Check.End(),
+		Message: fmt.Sprintf("%s is the only guard of %s against a redelivered %s: %s answers \"first time\" and its callers go on to the package's effects (the call to %s %s), but the set lasts one process: after a restart or on a second replica the same message is handled again; declare a //once: promise keyed by %s where the effect is, and keep the %s only as a cache in front of it",
+			g.Set, effects.FuncName(g.Func.Obj), g.Key, effects.FuncName(g.Func.Obj), g.Site.Name, g.Site.What, g.Key, setNoun(g.Set)),
+		Related: []analysis.RelatedInformation{
+			{Pos: g.Write, Message: "written here"},
+			{Pos: g.Site.Call.Pos(), Message: "an effect of the package behind it"},
+		},
+	}
+}
+
 func setNoun(set string) string {
-	for _, n := range []string{"sync.Map", "map"} {
+	for _, n := range []string{"go-cache", "sync.Map", "map"} {
 		if strings.Contains(set, n) {
 			return n
 		}

@@ -256,6 +256,10 @@ type LocalGuard struct {
 	// first insert after it.
 	Site   *Site
 	Insert *SQLOp
+	// Gate: the function is a dedupe gate (see findGates) keyed by Key; Site is an
+	// effect of the package that its callers run only on its "first time".
+	Gate bool
+	Key  string
 }
 
 // catalogFlag is the repeatable -catalog flag.
@@ -310,7 +314,7 @@ func NewAnalyzer(catalogs []string) *analysis.Analyzer {
 		ResultType: reflect.TypeFor[*Result](),
 		// Malformed directives are worth reporting in a package that does not compile.
 		RunDespiteErrors: true,
-		FactTypes:        []analysis.Fact{new(EffectFact), new(GuardedFact), new(SQLFact), new(PackageFact), new(SetHelperFact), new(LatchFact)},
+		FactTypes:        []analysis.Fact{new(EffectFact), new(GuardedFact), new(SQLFact), new(PackageFact), new(SetHelperFact), new(LatchFact), new(SetAccessFact)},
 	}
 	a.Flags.Var(cf, "catalog", "extra provider catalogue `file`s (comma-separated or repeated), relative to the module root")
 	return a
@@ -408,6 +412,7 @@ func run(pass *analysis.Pass, files []string) (any, error) {
 	}
 	res := &Result{Catalog: cat, ByObj: map[*types.Func]*Func{}, Ignores: ignore.Parse(pass.Fset, pass.Files)}
 	helpers := setHelpers(pass)
+	access := setAccessors(pass)
 	if fastPath(pass, cat) && !mentionsSQL(pass.Files) && !sqltext.ImportsORM(pass.Pkg) {
 		res.Fast = true
 		return res, nil
@@ -428,6 +433,7 @@ func run(pass *analysis.Pass, files []string) (any, error) {
 	s.collectSQL()
 	s.findLocalGuards()
 	s.findHelperGuards(helpers)
+	s.findGates(access)
 	s.exportFacts()
 	return res, nil
 }

@@ -322,8 +322,11 @@ func (s *scanner) longLived(e ast.Expr, recv *types.Var) (*types.Var, string) {
 	return nil, ""
 }
 
-// kindOf says "map", "sync.Map" or "set" for messages.
+// kindOf says "map", "sync.Map", "go-cache" or "set" for messages.
 func kindOf(t types.Type) string {
+	if isGoCache(t) {
+		return "go-cache"
+	}
 	if isSyncMap(t) {
 		return "sync.Map"
 	}

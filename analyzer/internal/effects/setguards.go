@@ -171,7 +171,8 @@ func rootedOps(info *types.Info, fn *types.Func, body *ast.BlockStmt) []rootedOp
 				return true
 			}
 			t := info.TypeOf(sel.X)
-			if !isSetType(t) {
+			cache := isGoCache(t)
+			if !isSetType(t) && !cache {
 				return true
 			}
 			root, ok := rootOf(info, fn, sel.X)
@@ -182,6 +183,10 @@ func rootedOps(info *types.Info, fn *types.Func, body *ast.BlockStmt) []rootedOp
 			op := rootedOp{root: root, node: n, check: checkMethods[m] && inCondition(stack), write: writeMethods[m], value: assignedVar(info, stack), what: kindOf(t)}
 			if m == "LoadOrStore" {
 				op.check = true
+			}
+			if cache { // go-cache: Get looks up, Add fails when the key is there
+				op.check = (m == "Get" || m == "GetWithExpiration" || m == "Add") && inCondition(stack)
+				op.write = m == "Set" || m == "SetDefault" || m == "Add"
 			}
 			if op.check || op.write {
 				ops = append(ops, op)
