@@ -44,6 +44,33 @@
 //		return err
 //	}
 //
+// A dedupe gate is reported too: a function answering only "go on" that checks an
+// in-process set for an incoming message's or event's ID, returns false when it is
+// there, and otherwise writes it and returns true, with the check and the write made
+// through methods that only check (IfProcessed, answering the lookup's "found") and only
+// write (TagProcessed), also behind an interface all of whose implementations in its
+// package are such methods. Its callers (a chain of actions, each run only when the one
+// before answered true) perform the effect, out of its sight, so it is reported when
+// the key names a message or event (msgId, EventID, update_id: what a platform
+// redelivers when it got no answer in time) and the package performs an effect no
+// promise covers, and when the set outlives a request: a go-cache
+// (github.com/patrickmn/go-cache, whose Get, Set and Add count as a set's check and
+// writes), or a field of a type its package keeps a package-level instance of:
+//
+//	func (*ProcessedUniqueAction) Execute(a *ActionInfo) bool {
+//		if a.handler.msgCache.IfProcessed(*a.info.msgId) {
+//			return false
+//		}
+//		a.handler.msgCache.TagProcessed(*a.info.msgId)
+//		return true
+//	}
+//
+// Not a gate: the same shape keyed by a user or a session (a greeting rule, a limiter),
+// a write that stores a value (Save(msgID, text): a cache of values), a counter map, a
+// gate that sends SQL of its own (a claim beside the set) or returns anything but the
+// literal true and false. A check made directly on the set in the gate (rather than
+// through such methods) is not yet a gate.
+//
 // Declare the promise the set was standing in for (//once:forever key=u.ID, or
 // //once:episode for an alert that rearms), and keep the set only as a cache in front of
 // it if the saved database round trip matters.

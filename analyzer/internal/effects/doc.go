@@ -140,6 +140,32 @@
 // and updates it makes, the locks it takes. ONCE005 sees a look-up in one helper decide
 // an insert made by another with it, and ONCE003 the insert a per-process set guards.
 //
+// # Process-local sets
+//
+// A long-lived map, set (a type with a membership check and an add), sync.Map or
+// go-cache Cache (github.com/patrickmn/go-cache: Get looks up, Set and SetDefault write,
+// Add does both, failing when the key is there), checked then written before an effect,
+// is a guard lasting one process (LocalGuard, reported by ONCE003). Methods reach such a
+// set through facts: a SetHelperFact marks one that checks and writes it and answers with
+// a bool (Seen, Allow); a SetAccessFact one that only checks it, answering with the
+// lookup's "found" alone (IfProcessed), or only writes it with the key alone and returns
+// nothing but an error (TagProcessed). An interface method carries a SetAccessFact when
+// every implementation in its package is the same kind of access. The fact says whether
+// the set outlives a request: a go-cache does by design, a map does when the package
+// keeps an instance of the receiver's type in a package-level variable.
+//
+// A dedupe gate (findGates) is a function answering only bool whose body is "if
+// X.Check(key) { return false }; X.Write(key); return true" through such accesses of one
+// lasting set (the same receiver expression and key on both), with no other return and
+// no SQL of its own: the answer "go on, first time" that its callers run the work
+// behind. The work is out of its sight (a chain of actions, a dispatcher behind an
+// interface), so it is a LocalGuard only when the key names an incoming message or event
+// (msgId, eventID, MessageID, update_id, *in.msgID, m.GetMessageId()), which a platform
+// redelivers, and the package performs an effect no promise covers; the effect named is
+// the first in a method of the same name on another type (the chain's later action), or
+// else the package's first. A write that stores a value (a second argument) is a cache of
+// values; a counter map, and a key naming a user or a session, make no gate.
+//
 // # Fast path
 //
 // A package that imports no package named in the catalogue, no package that exports a
