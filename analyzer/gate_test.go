@@ -15,7 +15,9 @@ import (
 // for a message ID its go-cache, read and written through methods behind an interface of
 // another package, has not seen, and a later action calls the model. The same shape keyed
 // by a user, a cache of translations (the write stores a value), a counter map and a
-// gate beside a database claim are not reported.
+// gate beside a database claim are not reported. A package-level go-cache checked then
+// written with a marker before a model call is reported; one storing the model's answer
+// (a cache of values) is not.
 var gates = []string{"procset/msgcache", "procset/bot"}
 
 func TestChecks_DedupeGates(t *testing.T) {

@@ -55,7 +55,8 @@
 // redelivers when it got no answer in time) and the package performs an effect no
 // promise covers, and when the set outlives a request: a go-cache
 // (github.com/patrickmn/go-cache, whose Get, Set and Add count as a set's check and
-// writes), or a field of a type its package keeps a package-level instance of:
+// writes when the value stored is a marker such as true: one storing a computed value is
+// a cache of values, directly in a function too), or a field of a type its package keeps a package-level instance of:
 //
 //	func (*ProcessedUniqueAction) Execute(a *ActionInfo) bool {
 //		if a.handler.msgCache.IfProcessed(*a.info.msgId) {

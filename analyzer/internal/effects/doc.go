@@ -144,7 +144,9 @@
 //
 // A long-lived map, set (a type with a membership check and an add), sync.Map or
 // go-cache Cache (github.com/patrickmn/go-cache: Get looks up, Set and SetDefault write,
-// Add does both, failing when the key is there), checked then written before an effect,
+// Add does both, failing when the key is there; a write counts only when the value it
+// stores is a marker, a constant or struct{}{}, since a go-cache storing what was
+// computed is a cache of values), checked then written before an effect,
 // is a guard lasting one process (LocalGuard, reported by ONCE003). Methods reach such a
 // set through facts: a SetHelperFact marks one that checks and writes it and answers with
 // a bool (Seen, Allow); a SetAccessFact one that only checks it, answering with the

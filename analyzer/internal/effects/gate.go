@@ -60,6 +60,38 @@ func isGoCache(t types.Type) bool {
 		strings.TrimSuffix(n.Obj().Pkg().Path(), "/v2") == "github.com/patrickmn/go-cache"
 }
 
+// goCacheOp says whether call, of go-cache method m, checks or writes membership: Get
+// looks up (when read to decide), Set and SetDefault write, Add does both (it fails when
+// the key is there). A write counts only when the value stored is a marker (a constant,
+// struct{}{}): a cache storing what was computed is a cache of values, and a function
+// that looks a value up, computes it when missing and stores it is a memo, not a guard.
+func goCacheOp(info *types.Info, call *ast.CallExpr, m string, inCond bool) (check, write bool) {
+	switch m {
+	case "Get", "GetWithExpiration":
+		return inCond, false
+	case "Set", "SetDefault", "Add":
+		if len(call.Args) < 2 || !isMarker(info, call.Args[1]) {
+			return false, false
+		}
+		return m == "Add" && inCond, true
+	}
+	return false, false
+}
+
+// isMarker reports a value that only marks presence: a constant or an empty composite.
+func isMarker(info *types.Info, e ast.Expr) bool {
+	if tv, ok := info.Types[e]; ok && tv.Value != nil {
+		return true
+	}
+	if id, ok := ast.Unparen(e).(*ast.Ident); ok {
+		if c, ok := info.Uses[id].(*types.Const); ok && c.Parent() == types.Universe {
+			return true
+		}
+	}
+	cl, ok := ast.Unparen(e).(*ast.CompositeLit)
+	return ok && len(cl.Elts) == 0
+}
+
 // setAccessors finds the package's methods that only check or only write a set reached
 // through their receiver, and the interface methods all of whose implementations in the
 // package are such methods, and exports a SetAccessFact for each exported one. Like

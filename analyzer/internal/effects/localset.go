@@ -248,13 +248,17 @@ func (s *scanner) setOps(fn *Func) []setOp {
 				return true
 			}
 			obj, name := s.longLived(sel.X, recv)
-			if obj == nil || !isSetType(info.TypeOf(sel.X)) {
+			cache := isGoCache(info.TypeOf(sel.X))
+			if obj == nil || !isSetType(info.TypeOf(sel.X)) && !cache {
 				return true
 			}
 			m := sel.Sel.Name
 			op := setOp{obj: obj, name: name, node: n, check: checkMethods[m] && inCondition(stack), write: writeMethods[m], value: s.assignedTo(stack)}
 			if m == "LoadOrStore" { // checks and writes in one call
 				op.check = true
+			}
+			if cache {
+				op.check, op.write = goCacheOp(info, n, m, inCondition(stack))
 			}
 			if op.check || op.write {
 				ops = append(ops, op)

@@ -184,9 +184,8 @@ func rootedOps(info *types.Info, fn *types.Func, body *ast.BlockStmt) []rootedOp
 			if m == "LoadOrStore" {
 				op.check = true
 			}
-			if cache { // go-cache: Get looks up, Add fails when the key is there
-				op.check = (m == "Get" || m == "GetWithExpiration" || m == "Add") && inCondition(stack)
-				op.write = m == "Set" || m == "SetDefault" || m == "Add"
+			if cache {
+				op.check, op.write = goCacheOp(info, n, m, inCondition(stack))
 			}
 			if op.check || op.write {
 				ops = append(ops, op)

@@ -6,7 +6,9 @@ import (
 	"context"
 	"database/sql"
 	"strings"
+	"time"
 
+	"github.com/patrickmn/go-cache"
 	"github.com/sashabaranov/go-openai"
 
 	"procset/msgcache"
@@ -106,4 +108,33 @@ func claimed(ctx context.Context, h *Handler, in *Info) bool {
 	return n == 1
 }
 
-var _, _, _, _ = welcomeOnce, translate, underLimit, claimed
+var (
+	summarized = cache.New(time.Hour, time.Hour)
+	answers    = cache.New(time.Hour, time.Hour)
+)
+
+// summarizeOnce asks for a summary of an event once, as long as the process remembers.
+func summarizeOnce(ctx context.Context, h *Handler, eventID string) error {
+	if _, found := summarized.Get(eventID); found { // want `package-level go-cache summarized is checked then written as the guard of the call to \(\*openai.Client\).CreateChatCompletion`
+		return nil
+	}
+	summarized.Set(eventID, true, time.Hour)
+	_, err := h.ai.CreateChatCompletion(ctx, openai.ChatCompletionRequest{Model: "gpt-4o"})
+	return err
+}
+
+// answer keeps the model's answer to each prompt: the cache stores what the call made,
+// a cache of values, not a guard.
+func answer(ctx context.Context, h *Handler, prompt string) (string, error) {
+	if v, found := answers.Get(prompt); found {
+		return v.(string), nil
+	}
+	resp, err := h.ai.CreateChatCompletion(ctx, openai.ChatCompletionRequest{Model: "gpt-4o"}) // want `call to \(\*openai.Client\).CreateChatCompletion has no //once: promise`
+	if err != nil || len(resp.Choices) == 0 {
+		return "", err
+	}
+	answers.Set(prompt, resp.Choices[0].Message.Content, time.Hour)
+	return resp.Choices[0].Message.Content, nil
+}
+
+var _, _, _, _, _, _ = welcomeOnce, translate, underLimit, claimed, summarizeOnce, answer
