@@ -121,7 +121,16 @@ func setAccessors(pass *analysis.Pass) map[*types.Func]*SetAccessFact {
 			}
 		}
 	}
-	// Interface methods whose implementations in the package all check, or all write.
+	if len(out) == 0 {
+		return nil
+	}
+	// Interface methods whose implementations in the package all check, or all write;
+	// only names some access method bears are looked at (a large SDK package has many
+	// interfaces and types, and no such method).
+	names := map[string]bool{}
+	for obj := range out {
+		names[obj.Name()] = true
+	}
 	scope := pass.Pkg.Scope()
 	for _, name := range scope.Names() {
 		tn, ok := scope.Lookup(name).(*types.TypeName)
@@ -134,6 +143,9 @@ func setAccessors(pass *analysis.Pass) map[*types.Func]*SetAccessFact {
 		}
 		for i := range iface.NumExplicitMethods() {
 			m := iface.ExplicitMethod(i)
+			if !names[m.Name()] {
+				continue
+			}
 			if fact := implementationsAccess(pass.Pkg, iface, m, out); fact != nil {
 				out[m] = fact
 			}
@@ -145,9 +157,6 @@ func setAccessors(pass *analysis.Pass) map[*types.Func]*SetAccessFact {
 			pass.ExportPackageFact(new(PackageFact))
 		}
 	}
-	if len(out) == 0 {
-		return nil
-	}
 	return out
 }
 
@@ -155,6 +164,10 @@ func setAccessors(pass *analysis.Pass) map[*types.Func]*SetAccessFact {
 // set: a check must answer with the finding alone (a bool, returned as the lookup's
 // "found"), a write must return nothing, or only an error.
 func accessOf(pass *analysis.Pass, obj *types.Func, body *ast.BlockStmt) *SetAccessFact {
+	res := obj.Signature().Results()
+	if res.Len() > 1 || res.Len() == 1 && !returnsBool(obj.Signature()) && !types.Identical(res.At(0).Type(), types.Universe.Lookup("error").Type()) {
+		return nil // neither an answer nor a bare write: no walk of its body
+	}
 	ops := rootedOps(pass.TypesInfo, obj, body)
 	if len(ops) == 0 {
 		return nil
