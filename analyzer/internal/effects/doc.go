@@ -44,7 +44,9 @@
 // Once per root cause, at the function nearest the effect above which no promise is
 // held in the module. The analysis reads which functions of the module call the
 // package's exported functions (callerIndex: the module's other packages, parsed without
-// types, method calls matched by name in files importing the package), so:
+// types, method calls matched by name in files importing the package; a promise held
+// above a call of a method covers the methods of that name declared in the calling
+// package or a package it imports, not every method of the module so named), so:
 //
 //   - a function called by nobody in the module (a handler, an SDK-style wrapper, a
 //     method reached only through an interface from another package, a function handed
@@ -73,7 +75,11 @@
 //     call, or another package's function whose effect is not reported further down) is
 //     part of that caller's decision, and judged with it;
 //   - an effect already reported further down (Settled, or a fact's Reported) is not
-//     reported again by the functions above it, however many call it.
+//     reported again by the functions above it, however many call it. A function that
+//     reaches such an effect and another one reported nowhere below is judged for the
+//     other, and its finding and its fact name that one (the account deletion that
+//     reaches a cancellation email reported in its own package is named for what else it
+//     sends).
 //
 // A function that holds a promise, or every call of which in the module is made under
 // one, is covered. Test files are never reported and their calls do not count.
