@@ -68,6 +68,18 @@
 //     built from them without calling anything but conversions and builtins) is a
 //     wrapper, the module's own client of the provider: when the module calls it, it is
 //     judged at those calls like a shared service;
+//   - so is an exported function that sends only what it is given (sendsGiven): an email
+//     or a message that takes no key from its params, or a request to a URL it is given
+//     (its receiver's or a parameter, no path of its own), made unconditionally and not
+//     in a loop, with arguments built from its parameters, its receiver and constants
+//     through the standard library, the provider's message builders (gomail.NewMessage,
+//     NewDialer) and the methods of the values so built (SetHeader, MarshalJSON), and no
+//     text of its own in them (a Subject: "Upgrade" is a decision). An SMTP client's
+//     Mail, a webhook's Trigger or a messenger's Push decides neither whether nor what it
+//     sends; called through an interface the module's callers hold, it is judged nowhere
+//     this package can see, rather than where it is defined. A helper given the method
+//     is a transport (below), and one whose provider takes a key in its params is a
+//     wrapper's to key;
 //   - an implementation of an interface whose effects are all reported in other
 //     packages is no adapter of the interface's caller: the one implementation that
 //     decides an effect is judged where it is;

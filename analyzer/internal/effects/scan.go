@@ -729,7 +729,7 @@ func (s *scanner) propagate() {
 	// by the code that decides; it is judged at its callers, in the module, like a
 	// shared service.
 	for _, fn := range funcs {
-		if !fn.Test && fn.Effectful && exportedAPI(fn.Obj) && !fn.ValueRef && (len(fn.callers) > 0 || ext[fn][0]) && s.wrapper(fn) {
+		if !fn.Test && fn.Effectful && exportedAPI(fn.Obj) && !fn.ValueRef && (len(fn.callers) > 0 || ext[fn][0]) && (s.wrapper(fn) || s.sendsGiven(fn)) {
 			fn.shared = true
 		}
 	}
