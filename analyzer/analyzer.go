@@ -45,7 +45,7 @@ func New(cfg Config) []*analysis.Analyzer {
 	return []*analysis.Analyzer{
 		once000.New(facts),
 		once001.New(facts),
-		once002.New(facts),
+		once002.For(facts),
 		once003.New(facts),
 		once004.New(facts),
 		once005.NewWithSchema(facts, cfg.Schemas),

@@ -28,7 +28,9 @@ var ormshop = []string{
 	// (a parameter, a decoded body, a constructor keeping it, a batch built from it), and
 	// is where it is a UUID, the clock's (through another package's constructor) or a
 	// random draw on one path; an autoincrement key and a hook that draws the key are
-	// reported. In gormapp, an integer key counts only where the function sets it.
+	// reported. In gormapp, an integer key counts only where the function sets it. A pin
+	// keyed by a board the call just inserted (directly, or through a slice's pointers)
+	// is not reported; one looked up by user alone is.
 	"ormshop/xormapp",
 	// ONCE005 through sqlx: an unguarded count deciding an Exec is reported; a unique
 	// constraint in db/schema.sql and a parent row FOR UPDATE are not.

@@ -15,8 +15,10 @@
 //     nor after a branch on a hand-written latch written in SQL: a cron's task-lock row
 //     (INSERT .. ON CONFLICT .. DO UPDATE .. WHERE lock_until < now), a
 //     pg_try_advisory_lock, a claim by an UPDATE from the old state (WHERE claimed_by IS
-//     NULL), a one-time token consumed by DELETE, whose row count or result the code
-//     returns on (see the effects package for which statements count);
+//     NULL), a one-time token consumed by DELETE, a plain INSERT under a primary key or
+//     unique constraint of the module's migrations given a key a repeat gives again, whose
+//     row count, result or error the code returns on (see the effects package for which
+//     statements count);
 //   - the call carries no idempotency key the way its provider takes one: Stripe's
 //     Params.IdempotencyKey or SetIdempotencyKey, an Idempotency-Key header set with
 //     option.WithHeader or on the *http.Request, resend's SendEmailOptions, an SNS
@@ -33,9 +35,10 @@
 // Only named effects count: the catalogue's, the application's declared ones, and what
 // the module's own functions reach through them. A dependency's internals (a logger with
 // a webhook sink, a client constructor, a token exchange) are not effects. An outbound
-// request is one only for POST, PUT, PATCH and DELETE, its method traced through the
-// request value; token endpoints and verifications are reads, and so is a raw request
-// sent by a function named for a read (getDepartments, listUsers, searchTopics), a logout
+// request is one only for POST and PATCH (a repeated PUT or DELETE leaves the state one
+// left: RFC 9110's idempotent methods), its method traced through the request value;
+// token endpoints and verifications are reads, and so is a raw request sent by a
+// function named for a read (getDepartments, listUsers, searchTopics), a logout
 // or a revocation, unless its name also says it creates or sends (getOrCreateTeam).
 //
 // Each root cause is reported once, at the function nearest the effect above which no
@@ -67,6 +70,15 @@
 //
 // reports "call to (*stripe.Client).V1Refunds.Create has no idempotency key and no
 // //once: promise".
+//
+// An email or a text that carries a secret minted for it — a one-time code or a reset
+// link from a random source, in the function or handed to it by every caller in the
+// package (ONCE002's tracing finds the source) — is a new message each time: a second
+// request asks for a new code, which replaces the first, so it is not reported. It is
+// when code before the send tests the clock (a resend interval, time.Since(sentAt) <
+// time.Minute, in the function, in a function of the package it calls first, or in a
+// caller before its call): the code means to refuse a second send, and two requests
+// pass the test together. A throttle tested in another package is not seen.
 //
 // A call covered by a process-local map or set used as its guard is reported by ONCE003
 // instead, which says why that guard is not enough.

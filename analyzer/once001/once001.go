@@ -14,6 +14,7 @@ import (
 	"github.com/oncekit/once/analyzer/internal/effects"
 	"github.com/oncekit/once/analyzer/internal/ignore"
 	"github.com/oncekit/once/analyzer/internal/passdoc"
+	"github.com/oncekit/once/analyzer/once002"
 )
 
 //go:embed doc.go
@@ -32,7 +33,7 @@ func New(facts *analysis.Analyzer) *analysis.Analyzer {
 		Name:     "once001",
 		Doc:      passdoc.Extract(doc, "once001"),
 		URL:      "https://pkg.go.dev/github.com/oncekit/once/analyzer/once001",
-		Requires: []*analysis.Analyzer{facts},
+		Requires: []*analysis.Analyzer{facts, once002.For(facts)},
 		Run:      func(pass *analysis.Pass) (any, error) { return run(pass, facts) },
 	}
 }
@@ -44,6 +45,7 @@ func run(pass *analysis.Pass, facts *analysis.Analyzer) (any, error) {
 	if res.Fast {
 		return nil, nil
 	}
+	tr, _ := pass.ResultOf[once002.For(facts)].(*once002.Tracer)
 	// Sites behind a process-local set are ONCE003's: one finding per mistake.
 	local := map[*effects.Site]bool{}
 	for _, g := range res.LocalGuards {
@@ -74,7 +76,7 @@ func run(pass *analysis.Pass, facts *analysis.Analyzer) (any, error) {
 			reported[site.Call] = true
 			sites = append(sites, site)
 		}
-		if len(sites) == 0 {
+		if len(sites) == 0 || resent(pass.TypesInfo, tr, res, fn, sites) {
 			continue
 		}
 		d := diagnostic(res, fn, sites[0])

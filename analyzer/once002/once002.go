@@ -6,7 +6,9 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"reflect"
 	"strings"
+	"sync"
 
 	"golang.org/x/tools/go/analysis"
 	"golang.org/x/tools/go/types/typeutil"
@@ -44,19 +46,53 @@ func (*PackageFact) AFact() {}
 func (*PackageFact) String() string { return "once002" }
 
 // Analyzer reports unstable idempotency keys, with the built-in catalogue.
-var Analyzer = New(effects.Analyzer)
+var Analyzer = For(effects.Analyzer)
 
-// New returns the analyzer using the catalogue of facts (an effects analyzer).
+// New returns the analyzer using the catalogue of facts (an effects analyzer). Its result
+// is a *Tracer.
 func New(facts *analysis.Analyzer) *analysis.Analyzer {
 	return &analysis.Analyzer{
-		Name:      "once002",
-		Doc:       passdoc.Extract(doc, "once002"),
-		URL:       "https://pkg.go.dev/github.com/oncekit/once/analyzer/once002",
-		Requires:  []*analysis.Analyzer{facts},
-		FactTypes: []analysis.Fact{new(UnstableFact), new(KeyParamFact), new(PackageFact)},
-		Run:       func(pass *analysis.Pass) (any, error) { return run(pass, facts) },
+		Name:       "once002",
+		Doc:        passdoc.Extract(doc, "once002"),
+		URL:        "https://pkg.go.dev/github.com/oncekit/once/analyzer/once002",
+		Requires:   []*analysis.Analyzer{facts},
+		FactTypes:  []analysis.Fact{new(UnstableFact), new(KeyParamFact), new(PackageFact)},
+		ResultType: reflect.TypeFor[*Tracer](),
+		Run:        func(pass *analysis.Pass) (any, error) { return run(pass, facts) },
 	}
 }
+
+var byFacts sync.Map // effects analyzer → its once002
+
+// For returns the one analyzer New makes for facts, so that the checks reading its result
+// (ONCE001 asks where a message's content comes from) and the list of checks share one
+// run of it.
+func For(facts *analysis.Analyzer) *analysis.Analyzer {
+	if a, ok := byFacts.Load(facts); ok {
+		return a.(*analysis.Analyzer)
+	}
+	a, _ := byFacts.LoadOrStore(facts, New(facts))
+	return a.(*analysis.Analyzer)
+}
+
+// Tracer tells the other checks where a value comes from: the clock or random source it
+// is derived from, followed as ONCE002 follows a key, through the package's functions and
+// the facts of the packages it imports.
+type Tracer struct{ c *checker }
+
+// Source returns the source e, an expression of body, is derived from ("time.Now",
+// "uuid.New", "GenerateCode, which returns rand.Read"), or "" for a stable value. A
+// parameter is stable: where it comes from is its callers' business.
+func (t *Tracer) Source(body *ast.BlockStmt, e ast.Expr) string {
+	if t == nil || t.c == nil {
+		return ""
+	}
+	src, _ := t.c.trace(body, e)
+	return src
+}
+
+// Clock reports whether a source Source returned is a clock, not a random value.
+func Clock(src string) bool { return strings.Contains(src, "time.") }
 
 type checker struct {
 	pass      *analysis.Pass
@@ -84,7 +120,7 @@ func run(pass *analysis.Pass, facts *analysis.Analyzer) (any, error) {
 	// A package with no unstable source reports nothing, but one with effects may still
 	// pass a parameter on as a key, which its importers need to know.
 	if !relevant && res.Fast {
-		return nil, nil
+		return &Tracer{c}, nil
 	}
 	for _, f := range pass.Files {
 		for _, decl := range f.Decls {
@@ -102,7 +138,7 @@ func run(pass *analysis.Pass, facts *analysis.Analyzer) (any, error) {
 	c.findKeyParams(fields, setters, headers)
 	c.exportFacts()
 	if !relevant {
-		return nil, nil
+		return &Tracer{c}, nil
 	}
 	for _, f := range pass.Files {
 		// A test's key is not a retry's: a test against a sandbox makes a fresh one per
@@ -122,7 +158,7 @@ func run(pass *analysis.Pass, facts *analysis.Analyzer) (any, error) {
 			}
 		}
 	}
-	return nil, nil
+	return &Tracer{c}, nil
 }
 
 // relevant is the fast path: a package that imports no clock or random source and no
@@ -138,7 +174,7 @@ func (c *checker) relevant() bool {
 
 func diagnostic(sk sink, src string, pos token.Pos) analysis.Diagnostic {
 	what := "comes from " + src + ": a retry makes a new key"
-	if strings.Contains(src, "time.") {
+	if Clock(src) {
 		what = "is derived from " + src + ": a retry makes a different key"
 	}
 	key := "idempotency key"

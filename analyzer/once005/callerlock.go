@@ -19,19 +19,44 @@ import (
 // Only an unexported function that the package calls, and never uses as a value, is
 // judged by its callers: any other may be called from where no lock is held.
 func (c *checker) lockedByCallers(fn *effects.Func, table string) bool {
+	return c.byEveryCaller(fn, func(g *effects.Func, call *ast.CallExpr) bool {
+		return g.UnderLatch(call.Pos()) || lockedAt(c.pass.TypesInfo, g, call, table) || c.latchedByCallers(g, 1)
+	})
+}
+
+// latchedByCallers reports whether every call of fn runs once a hand-written latch was
+// taken, in its caller or, for a caller that is itself an unexported function the
+// package only calls, in every caller of that one, up to a few levels (a cron that
+// takes its task lock, then hands each batch to a helper that works on each user). A
+// latch, unlike a transaction's lock, covers whatever runs after it, whatever handle
+// it is given.
+func (c *checker) latchedByCallers(fn *effects.Func, depth int) bool {
+	if depth > 3 {
+		return false
+	}
+	return c.byEveryCaller(fn, func(g *effects.Func, call *ast.CallExpr) bool {
+		return g.UnderLatch(call.Pos()) || c.latchedByCallers(g, depth+1)
+	})
+}
+
+// byEveryCaller reports whether fn is an unexported function the package calls, never
+// uses as a value, and whose every call (outside tests and fn itself) satisfies ok.
+func (c *checker) byEveryCaller(fn *effects.Func, ok func(g *effects.Func, call *ast.CallExpr) bool) bool {
 	if fn.Obj.Exported() {
 		return false
 	}
 	info := c.pass.TypesInfo
-	byDecl := map[*ast.FuncDecl]*effects.Func{}
-	for _, g := range c.res.Funcs {
-		byDecl[g.Decl] = g
+	if c.byDecl == nil {
+		c.byDecl = map[*ast.FuncDecl]*effects.Func{}
+		for _, g := range c.res.Funcs {
+			c.byDecl[g.Decl] = g
+		}
 	}
 	calls := 0
 	locked := true
 	for _, f := range c.pass.Files {
 		for _, decl := range f.Decls {
-			g := byDecl[asFuncDecl(decl)]
+			g := c.byDecl[asFuncDecl(decl)]
 			var stack []ast.Node
 			ast.Inspect(decl, func(n ast.Node) bool {
 				if !locked {
@@ -42,11 +67,11 @@ func (c *checker) lockedByCallers(fn *effects.Func, table string) bool {
 					return true
 				}
 				stack = append(stack, n)
-				id, ok := n.(*ast.Ident)
-				if !ok {
+				id, isID := n.(*ast.Ident)
+				if !isID {
 					return true
 				}
-				if used, ok := info.Uses[id].(*types.Func); !ok || used.Origin() != fn.Obj {
+				if used, isFn := info.Uses[id].(*types.Func); !isFn || used.Origin() != fn.Obj {
 					return true
 				}
 				call := calledBy(stack)
@@ -56,7 +81,7 @@ func (c *checker) lockedByCallers(fn *effects.Func, table string) bool {
 				case g == fn || g.Test:
 				default:
 					calls++
-					locked = g.UnderLatch(call.Pos()) || lockedAt(info, g, call, table)
+					locked = ok(g, call)
 				}
 				return true
 			})

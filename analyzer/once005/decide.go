@@ -16,7 +16,7 @@ import (
 // What the read returns is followed through the variables its statement assigns or
 // scans into, and on through assignments, calls that scan into variables (rows.Scan) and
 // range loops, up to the insert.
-func decides(info *types.Info, body *ast.BlockStmt, read, insert *ast.CallExpr) bool {
+func decides(info *types.Info, body *ast.BlockStmt, read, insert *ast.CallExpr, capsDecide bool) bool {
 	path := pathTo(body, read)
 	var stmt, header ast.Stmt // the statement holding the read; the if or switch it heads
 	for i := len(path) - 1; i >= 0 && header == nil; i-- {
@@ -43,7 +43,27 @@ func decides(info *types.Info, body *ast.BlockStmt, read, insert *ast.CallExpr) 
 	}
 	tainted := map[types.Object]bool{}
 	if stmt == header {
-		// The read is the condition itself: if s.exists(ctx, key) { ... }.
+		// The read is the condition itself: if s.exists(ctx, key) { ... }, unless it is
+		// only counted against a limit: if s.countOpen(ctx) >= maxOpen { ... }.
+		var cond ast.Expr
+		switch h := header.(type) {
+		case *ast.IfStmt:
+			cond = h.Cond
+		case *ast.SwitchStmt:
+			cond = h.Tag
+		}
+		if cond != nil && !capsDecide {
+			scanned := map[types.Object]bool{} // if q.Scan(&n) != nil || n > 0
+			ast.Inspect(cond, func(n ast.Node) bool {
+				if u, ok := n.(*ast.UnaryExpr); ok && u.Op == token.AND {
+					taint(info, u.X, scanned)
+				}
+				return true
+			})
+			if onlyCapped(info, cond, func(e ast.Expr) bool { return contains(e, read) || mentions(info, e, scanned) }) {
+				return false
+			}
+		}
 		return header.Pos() < insert.Pos()
 	}
 	bind(info, stmt, tainted)
@@ -110,6 +130,14 @@ func decides(info *types.Info, body *ast.BlockStmt, read, insert *ast.CallExpr) 
 		}
 	}
 
+	// An insert made only on the path where the read found its row (after if t == nil
+	// { return }, or inside if t != nil) follows from the row, it does not create an
+	// absent one: the read validates (a refresh token looked up before a new token is
+	// issued), it does not check for the row the insert makes.
+	if onFoundPath(info, body, insert, from, tainted) {
+		return false
+	}
+
 	// An if or switch between the read and the insert that tests the values, and
 	// controls whether the insert runs: it holds the insert, it returns (or, by continue
 	// or break, leaves a loop that holds the insert), or it stands in a block that holds
@@ -127,13 +155,15 @@ func decides(info *types.Info, body *ast.BlockStmt, read, insert *ast.CallExpr) 
 		}
 		switch n := n.(type) {
 		case *ast.IfStmt:
-			found = n.Pos() >= from && mentions(info, n.Cond, tainted) && controls(n, stack, insert)
+			found = n.Pos() >= from && tests(info, n.Cond, tainted, capsDecide) && controls(n, stack, insert)
 		case *ast.SwitchStmt:
 			if n.Pos() >= from && controls(n, stack, insert) {
-				found = n.Tag != nil && mentions(info, n.Tag, tainted)
+				found = n.Tag != nil && tests(info, n.Tag, tainted, capsDecide)
 				for _, c := range n.Body.List {
-					if cc, ok := c.(*ast.CaseClause); ok && anyMentions(info, cc.List, tainted) {
-						found = true
+					if cc, ok := c.(*ast.CaseClause); ok {
+						for _, e := range cc.List {
+							found = found || tests(info, e, tainted, capsDecide)
+						}
 					}
 				}
 			}
@@ -420,4 +450,329 @@ func foundTest(info *types.Info, cond ast.Expr, tainted map[types.Object]bool) b
 		return isLen(b.Y) && constInt(b.X, 0)
 	}
 	return false
+}
+
+// tests reports whether cond tests what the read returned other than against a limit
+// (see capTest): a count held under a cap decides how many rows there may be, not
+// whether the one the insert makes already exists. Where caps decide (an upsert that
+// adds to a total the read compared with its limit), any test counts.
+func tests(info *types.Info, cond ast.Expr, tainted map[types.Object]bool, capsDecide bool) bool {
+	if capsDecide {
+		return mentions(info, cond, tainted)
+	}
+	return mentions(info, cond, tainted) && !onlyCapped(info, cond, func(e ast.Expr) bool { return mentions(info, e, tainted) })
+}
+
+// onlyCapped reports whether every part of cond that holds what the read returned
+// (read reports such a part) stands in a comparison with a limit.
+func onlyCapped(info *types.Info, cond ast.Expr, read func(ast.Expr) bool) bool {
+	free := false // a use of the read's value outside a cap
+	var walk func(e ast.Expr)
+	walk = func(e ast.Expr) {
+		if free || e == nil || !read(e) {
+			return
+		}
+		switch x := ast.Unparen(e).(type) {
+		case *ast.BinaryExpr:
+			switch {
+			case x.Op == token.LAND || x.Op == token.LOR:
+				walk(x.X)
+				walk(x.Y)
+			case errorCheck(info, x):
+			case capTest(info, x, read):
+			default:
+				free = true
+			}
+		case *ast.UnaryExpr:
+			if x.Op == token.NOT {
+				walk(x.X)
+				return
+			}
+			free = true
+		default:
+			free = true
+		}
+	}
+	walk(cond)
+	return !free
+}
+
+// capTest reports a comparison of a count the read returned with a limit that lets
+// more than one row through: n >= max, len(rows) > limit, n < cfg.Limit. The count is an
+// integer the read returned (a COUNT scanned into n, len of the rows found); the limit
+// is anything that does not come from the read, and when it is a constant, one that
+// allows two rows or more (n >= 2, n > 1): n > 0, n >= 1 and n == 0 ask whether a row
+// exists, which is the check this analyzer is about. A limit of one row is that same
+// check, whatever its name.
+func capTest(info *types.Info, b *ast.BinaryExpr, read func(ast.Expr) bool) bool {
+	op := b.Op
+	count, limit := b.X, b.Y
+	if !read(count) {
+		count, limit = limit, count
+		switch op { // mirror: max <= n is n >= max
+		case token.LSS:
+			op = token.GTR
+		case token.LEQ:
+			op = token.GEQ
+		case token.GTR:
+			op = token.LSS
+		case token.GEQ:
+			op = token.LEQ
+		}
+	}
+	if read(limit) || !countOf(info, count, read) {
+		return false
+	}
+	var allowed int64 // the rows the comparison lets there be before it refuses
+	tv, ok := info.Types[limit]
+	if !ok || tv.Value == nil {
+		return op == token.LSS || op == token.LEQ || op == token.GTR || op == token.GEQ
+	}
+	n, exact := constant.Int64Val(constant.ToInt(tv.Value))
+	if !exact {
+		return false
+	}
+	switch op {
+	case token.GEQ, token.LSS: // refuses at n >= limit
+		allowed = n
+	case token.GTR, token.LEQ: // refuses at n > limit
+		allowed = n + 1
+	default:
+		return false
+	}
+	return allowed >= 2
+}
+
+// countOf reports a count the read returned: len of what it returned, or an integer
+// variable it set (a COUNT scanned into n). A field (m.Seq = last.Seq + 1) is a value of
+// the row, not a count of rows.
+func countOf(info *types.Info, e ast.Expr, read func(ast.Expr) bool) bool {
+	switch e := ast.Unparen(e).(type) {
+	case *ast.Ident:
+		v, ok := info.Uses[e].(*types.Var)
+		return ok && !v.IsField() && read(e) && isInteger(v.Type())
+	case *ast.CallExpr:
+		if id, ok := ast.Unparen(e.Fun).(*ast.Ident); ok && len(e.Args) == 1 {
+			if _, builtin := info.Uses[id].(*types.Builtin); builtin && id.Name == "len" {
+				return read(e.Args[0])
+			}
+		}
+		return read(e) && isInteger(info.TypeOf(e)) // s.countPending(ctx, u), in the condition itself
+	}
+	return false
+}
+
+func isInteger(t types.Type) bool {
+	if t == nil {
+		return false
+	}
+	b, ok := t.Underlying().(*types.Basic)
+	return ok && b.Info()&types.IsInteger != 0
+}
+
+// onFoundPath reports whether insert runs only where the read found something: it sits
+// in the branch of an if (after from) whose condition holds only when it did (x != nil,
+// len(rows) > 0, n > 0 for a count), or in the else of one that holds only when it did
+// not, or after an if that leaves (return, panic, continue, break) when it did not
+// (if err != nil || x == nil { return ... }). A test of a bool says nothing here: its
+// name, not its type, would say which way it points.
+func onFoundPath(info *types.Info, body *ast.BlockStmt, insert *ast.CallExpr, from token.Pos, tainted map[types.Object]bool) bool {
+	path := pathTo(body, insert)
+	for i, n := range path {
+		switch n := n.(type) {
+		case *ast.IfStmt:
+			if n.Pos() < from {
+				continue
+			}
+			if contains(n.Body, insert) && foundIf(info, n.Cond, true, tainted) {
+				return true
+			}
+			if n.Else != nil && contains(n.Else, insert) && foundIf(info, n.Cond, false, tainted) {
+				return true
+			}
+		case *ast.BlockStmt, *ast.CaseClause, *ast.CommClause:
+			var list []ast.Stmt
+			switch b := n.(type) {
+			case *ast.BlockStmt:
+				list = b.List
+			case *ast.CaseClause:
+				list = b.Body
+			case *ast.CommClause:
+				list = b.Body
+			}
+			if i+1 >= len(path) {
+				continue
+			}
+			for _, st := range list {
+				if st.Pos() >= path[i+1].Pos() {
+					break
+				}
+				ifs, ok := st.(*ast.IfStmt)
+				if !ok || ifs.Pos() < from {
+					continue
+				}
+				if terminates(ifs.Body) && foundIf(info, ifs.Cond, false, tainted) {
+					return true
+				}
+				if ifs.Else != nil && terminates(ifs.Else) && foundIf(info, ifs.Cond, true, tainted) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// terminates reports whether a block (or an else branch) ends by leaving: a return, a
+// panic, a continue, break or goto, or an if whose branches all do.
+func terminates(s ast.Stmt) bool {
+	switch s := s.(type) {
+	case *ast.BlockStmt:
+		return len(s.List) > 0 && terminates(s.List[len(s.List)-1])
+	case *ast.ReturnStmt, *ast.BranchStmt:
+		return true
+	case *ast.ExprStmt:
+		call, ok := s.X.(*ast.CallExpr)
+		if !ok {
+			return false
+		}
+		id, ok := ast.Unparen(call.Fun).(*ast.Ident)
+		return ok && id.Name == "panic"
+	case *ast.IfStmt:
+		return s.Else != nil && terminates(s.Body) && terminates(s.Else)
+	}
+	return false
+}
+
+// foundIf reports whether cond having the value val means the read found something:
+// x != nil, len(rows) > 0 or n > 0 (for a count n) true; x == nil, len(rows) == 0 or
+// n == 0 false; through !, && and ||.
+func foundIf(info *types.Info, cond ast.Expr, val bool, tainted map[types.Object]bool) bool {
+	switch c := ast.Unparen(cond).(type) {
+	case *ast.UnaryExpr:
+		return c.Op == token.NOT && foundIf(info, c.X, !val, tainted)
+	case *ast.BinaryExpr:
+		switch c.Op {
+		case token.LAND:
+			if val {
+				return foundIf(info, c.X, true, tainted) || foundIf(info, c.Y, true, tainted)
+			}
+			return foundIf(info, c.X, false, tainted) && foundIf(info, c.Y, false, tainted)
+		case token.LOR:
+			if val {
+				return foundIf(info, c.X, true, tainted) && foundIf(info, c.Y, true, tainted)
+			}
+			return foundIf(info, c.X, false, tainted) || foundIf(info, c.Y, false, tainted)
+		}
+		if errorCheck(info, c) {
+			return false
+		}
+		if foundTest(info, c, tainted) || countFound(info, c, tainted) {
+			return val
+		}
+		if absentTest(info, c, tainted) {
+			return !val
+		}
+	}
+	return false
+}
+
+// absentTest reports x == nil, len(x) == 0 (or < 1) or n == 0 (or < 1, <= 0) for a value
+// the read returned (not an error).
+func absentTest(info *types.Info, b *ast.BinaryExpr, tainted map[types.Object]bool) bool {
+	if b.Op == token.EQL {
+		for _, pair := range [][2]ast.Expr{{b.X, b.Y}, {b.Y, b.X}} {
+			v, other := pair[0], pair[1]
+			if isNilIdent(info, other) && !isError(info, v) && mentions(info, v, tainted) {
+				return true
+			}
+		}
+	}
+	x, y := b.X, b.Y
+	op := b.Op
+	if constIntIs(info, x, 0) || constIntIs(info, x, 1) { // 0 == n, 1 > n
+		x, y = y, x
+		switch op {
+		case token.GTR:
+			op = token.LSS
+		case token.GEQ:
+			op = token.LEQ
+		}
+	}
+	if !counted(info, x, tainted) {
+		return false
+	}
+	switch op {
+	case token.EQL, token.LEQ:
+		return constIntIs(info, y, 0)
+	case token.LSS:
+		return constIntIs(info, y, 1)
+	}
+	return false
+}
+
+// countFound reports n > 0, n != 0 or n >= 1 for a count n the read returned.
+func countFound(info *types.Info, b *ast.BinaryExpr, tainted map[types.Object]bool) bool {
+	x, y := b.X, b.Y
+	op := b.Op
+	if constIntIs(info, x, 0) || constIntIs(info, x, 1) {
+		x, y = y, x
+		switch op {
+		case token.LSS:
+			op = token.GTR
+		case token.LEQ:
+			op = token.GEQ
+		}
+	}
+	if !counted(info, x, tainted) {
+		return false
+	}
+	switch op {
+	case token.GTR, token.NEQ:
+		return constIntIs(info, y, 0)
+	case token.GEQ:
+		return constIntIs(info, y, 1)
+	}
+	return false
+}
+
+// counted reports len(x) of a value the read returned, or an integer variable the read
+// set (a count scanned into n): not a field of the row, whose meaning its name holds.
+func counted(info *types.Info, e ast.Expr, tainted map[types.Object]bool) bool {
+	switch e := ast.Unparen(e).(type) {
+	case *ast.Ident:
+		obj := info.Uses[e]
+		return obj != nil && tainted[obj] && isInteger(obj.Type())
+	case *ast.CallExpr:
+		id, ok := ast.Unparen(e.Fun).(*ast.Ident)
+		if !ok || len(e.Args) != 1 {
+			return false
+		}
+		_, builtin := info.Uses[id].(*types.Builtin)
+		return builtin && id.Name == "len" && mentions(info, e.Args[0], tainted)
+	}
+	return false
+}
+
+func constIntIs(info *types.Info, e ast.Expr, v int64) bool {
+	tv, ok := info.Types[e]
+	if !ok || tv.Value == nil {
+		return false
+	}
+	n, exact := constant.Int64Val(constant.ToInt(tv.Value))
+	return exact && n == v
+}
+
+func isNilIdent(info *types.Info, e ast.Expr) bool {
+	id, ok := ast.Unparen(e).(*ast.Ident)
+	if !ok {
+		return false
+	}
+	_, isNil := info.Uses[id].(*types.Nil)
+	return isNil
+}
+
+func isError(info *types.Info, e ast.Expr) bool {
+	t := info.TypeOf(e)
+	return t != nil && types.Identical(t, errorType)
 }

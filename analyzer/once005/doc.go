@@ -27,7 +27,11 @@
 //   - no hand-written latch taken first: a check and insert after a branch on a cron's
 //     task-lock row, a pg_try_advisory_lock or a claim by an UPDATE a repeat refuses
 //     (the effects package says which), in the function or in every caller of an
-//     unexported one, have no second run checking the same row at the same time;
+//     unexported one, have no second run checking the same row at the same time. Every
+//     caller may hold it a few levels up, through callers that are themselves unexported
+//     functions the package only calls (a cron takes its task lock, hands each batch to
+//     a helper, whose workers check and insert for each user): a latch, unlike a
+//     transaction's lock, covers whatever runs after it, whatever handle it is given;
 //   - no unique constraint on the columns the read looks up, in the project's schema
 //     (see Schema files below) or in the model's struct tags (gorm's uniqueIndex or
 //     unique, bun's unique, xorm's unique): the second insert then fails, it does not
@@ -53,6 +57,16 @@
 //     function sets a unique column of the inserted model (by tag or schema) to a value
 //     computed by a read of the same table ("github_" + (last id + 1)), racing calls
 //     read the same state and make the same key, and the second insert fails;
+//   - no id of a row the call just made: the insert carries the id of a row the
+//     function inserted before it (x.ID of a row an ORM inserted and numbered, written
+//     back to it, or to the pointers of the slice it was ranged from; an id from
+//     INSERT .. RETURNING id, or from a helper that inserts and returns it) in a column
+//     the read compares (a field of the inserted literal, or the column a $n stands
+//     under in VALUES), or anywhere in the row where the read names no columns. The
+//     database numbered that row for this call, so no other call makes a row with its
+//     id (a task inserted, then its favourite). An id in a column the read does not
+//     compare (a new board's id in a pin looked up by user alone) leaves the race on
+//     the columns it does;
 //   - no declared constraint: the function holds no //once: promise (a transaction promise
 //     is exactly the lock for decisions made from a read), is not called only under one,
 //     and no //once: ... table=T declaration in the package puts a unique index on the
@@ -74,8 +88,25 @@
 // that holds it, or stand in a block that holds it; a test in a loop that is over before
 // the insert runs decides nothing about it. The bare error check (if err != nil { return err }) decides nothing: a read that only
 // supplies values for the insert (the account of the action being copied) is not a check.
+// Nor is a cap: a count the read returned (a COUNT scanned into n, len of the rows
+// found; not a value of a row, such as a number m.Seq taken from the last one) compared with a limit that lets two rows or more through (n >= maxPending
+// where maxPending is 10, len(codes) > limit for a limit the code is given) bounds how
+// many rows there may be, it does not ask whether the one the insert makes exists; two
+// calls at once exceed the cap by one, they duplicate nothing the check looked for. A
+// limit of one row (n > 0, n >= 1, or a constant limit of 1 whatever its name) is the
+// only-once check itself, and a read after the cap that asks whether the row exists
+// still decides. A cap does decide an upsert that adds to the total it compared (see
+// below).
 // Nor is a read whose own rows are inserted again, only when it found some (if up !=
 // nil { up.ID = 0; insert(up) }): that copies a row, it does not create an absent one.
+// More generally, the insert must be on the path where the read found nothing: one
+// made only where it found its row (inside if t != nil, in the else of if n == 0, or
+// after if err != nil || t == nil { return ... }) follows from that row, as a new token
+// follows from the refresh token the read validated; it does not create a row the read
+// found absent, and a second call makes nothing a first one would not. The found path is
+// told by a value the read returned compared with nil, len of it or a count compared with
+// zero, through !, && and ||; a bool says nothing (its name, not its type, would say
+// which way it points), so an insert after if !missing { return } is still decided.
 // Nor is a read that looks for other rows than the insert makes: when the read's WHERE
 // compares only columns the insert does not set (the parent's id, before inserting a
 // child with parent_id), it is not looking for the new row. Where the SQL names no

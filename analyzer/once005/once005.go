@@ -99,6 +99,7 @@ type checker struct {
 	models  modelIndex
 	schemas []string
 	fresh   *freshIndex // the functions that make new values
+	byDecl  map[*ast.FuncDecl]*effects.Func
 
 	schema    *schema.Schema
 	schemaErr error
@@ -171,7 +172,7 @@ func (c *checker) check(fn *effects.Func) {
 			case prev.Stmt.Kind == sqltext.Read && prev.Stmt.RowLock && !readsTable(prev.Stmt, st.Table):
 				locked = true // a parent row held FOR UPDATE serialises the children
 			case prev.Stmt.Kind == sqltext.Read && readsTable(prev.Stmt, st.Table) && read == nil &&
-				sqltext.SameRows(prev.Stmt, st) && decides(pass.TypesInfo, fn.Decl.Body, prev.Call, ins.Call):
+				sqltext.SameRows(prev.Stmt, st) && decides(pass.TypesInfo, fn.Decl.Body, prev.Call, ins.Call, upsert):
 				read = prev
 			}
 		}
@@ -189,6 +190,9 @@ func (c *checker) check(fn *effects.Func) {
 		}
 		if !upsert && c.naturalKey(fn, &ops[i]) {
 			continue // a repeat of the same input makes the same primary key
+		}
+		if !upsert && c.newRowKeyed(fn, ops, &ops[i], read) {
+			continue // keyed by a row this call just inserted: no other call has its id
 		}
 		rep.Report(diagnostic(&ops[i], read, upsert))
 	}

@@ -21,8 +21,9 @@
 // facts; with no module information (GOPATH mode), packages outside the Go root and the
 // module cache do.
 //
-// An outbound net/http request is an effect only when its method changes state (POST,
-// PUT, PATCH, DELETE). The method is traced through the request value: the method
+// An outbound net/http request is an effect only when a repeat of it changes state again:
+// POST and PATCH. A PUT stores the state it carries and a DELETE removes what it names,
+// so a second one leaves what the first left (RFC 9110's idempotent methods). The method is traced through the request value: the method
 // argument of http.NewRequest(WithContext) (a constant, or a variable's last assignment
 // before the call), a later req.Method = ..., req.WithContext and req.Clone; a request
 // variable reused for a GET is a GET. A helper taking the method or the request as a
@@ -51,7 +52,9 @@
 //   - a function called by nobody in the module (a handler, an SDK-style wrapper, a
 //     method reached only through an interface from another package, a function handed
 //     out as a value or called from a closure handed out, such as a route's handler) is
-//     judged where it is defined;
+//     judged where it is defined; a closure given to a wait group's Go, an errgroup's
+//     Go or a once's Do is not handed out: it runs as part of the function that gives
+//     it, whose callee the functions it calls stay;
 //   - a function some of whose callers (transitively, across the module) hold a promise
 //     is judged at the calls of the callers that hold none;
 //   - a function called from two or more packages (the module's own mail or SMS
@@ -98,7 +101,11 @@
 //
 // A call of an interface's method is a call of each method of the package that
 // implements it (outside test files); an interface of another package of the module
-// carries its implementations' effect as a fact on its method.
+// carries its implementations' effect as a fact on its method. An interface whose
+// implementations live in packages its own cannot see (the SMTP client behind
+// mailer.Client, in a package importing mailer) carries none: its callers look in the
+// module packages they import, directly or not, for types implementing it, and take the
+// effect their method's fact carries.
 //
 // Closures passed to a guard of the runtime package (once.Forever[T].Do and the like)
 // run under that guard's promise.
@@ -111,7 +118,13 @@
 // pg_try_advisory_(xact_)lock, an insert ON CONFLICT DO NOTHING, a DELETE (of a one-time
 // token), and an UPDATE, or an upsert's DO UPDATE, whose WHERE tests the old value of a
 // column it sets in a way the new value fails (claimed_by IS NULL, paid = false beside
-// SET paid = true, a range test such as a lease's). A function that sends one and returns
+// SET paid = true, a range test such as a lease's). So is a plain INSERT (no ON
+// CONFLICT) made by a statement of the function's body, not a branch or a loop, into a
+// table whose primary key or unique constraint, declared in the module's migrations or
+// schema files (see package schema), covers columns given values a repeat gives again
+// (the function's parameters and receiver, constants, and strings formatted from them;
+// not a UUID, a random token or the clock): its error is the repeat's unique violation,
+// "make the insert the check" written by hand. A function that sends one and returns
 // its outcome — a bool made from the row count (res.RowsAffected() == 1), a try-lock's
 // scanned bool, the error of a RETURNING row's Scan, or a non-nil error when no row
 // changed — is a latch, and so is one that returns a latch's outcome (TryLock over

@@ -158,6 +158,22 @@ type Func struct {
 // chain of calls from it to the provider call.
 func (f *Func) Via() *Site { return f.via }
 
+// Call is a call of one of the package's functions made by another.
+type Call struct {
+	Call *ast.CallExpr
+	From *Func
+}
+
+// Callers returns the calls of the function made in the package, outside test files
+// (those in closures handed out, such as a route's handler, among them).
+func (f *Func) Callers() []Call {
+	var out []Call
+	for _, e := range append(f.callers[:len(f.callers):len(f.callers)], f.handedCallers...) {
+		out = append(out, Call{Call: e.call, From: e.from})
+	}
+	return out
+}
+
 // edge is one static call between two functions of the package.
 type edge struct {
 	call   *ast.CallExpr

@@ -175,6 +175,14 @@ func (s *scanner) latchValues(fn *Func) latchVals {
 		if !ok {
 			return
 		}
+		if st, ok := sqltext.Sent(info, call); ok && s.uniqueInsert(fn, st, call) {
+			// _, err := db.Exec("INSERT ...") under a unique key: a repeat's error.
+			v.any = true
+			if vr := varOf(lhs[len(lhs)-1]); vr != nil && types.Identical(vr.Type(), types.Universe.Lookup("error").Type()) {
+				v.vars[vr] = true
+			}
+			return
+		}
 		if st, ok := sqltext.Sent(info, call); ok && st.Refuses && !s.window(fn, st, call) {
 			v.any = true
 			if vr := varOf(lhs[0]); vr != nil {

@@ -26,6 +26,10 @@ type scanner struct {
 	latches map[*types.Func]int // the package's latch functions (see LatchFact)
 	// latchKeySet: the index keys of the latches known here (see latchKeys).
 	latchKeySet map[string]bool
+	uniques     *uniqueKeys // the module's unique constraints, read on first use
+	// implFacts and modImports serve implementationFact.
+	implFacts  map[*types.Func]*EffectFact
+	modImports []*types.Package
 }
 
 // collect builds the function table, the effect sites and the in-package call graph.
@@ -101,14 +105,15 @@ func (s *scanner) scanBody(fn *Func) {
 			// A closure passed to a runtime guard runs under the guard's promise; one
 			// handed out otherwise (a route's handler, a job given to a queue, a
 			// returned handler) runs elsewhere, later: the functions it calls are entry
-			// points, not callees of this one.
+			// points, not callees of this one. A wait group's or a once's closure runs
+			// as part of this function (see inlineRunners).
 			if len(stack) >= 2 {
 				switch p := stack[len(stack)-2].(type) {
 				case *ast.CallExpr:
 					if p.Fun != n {
 						if kind, ok := s.runtimeGuardKind(p); ok {
 							guards = append(guards, open{&Guard{Call: p, Kind: kind}, n})
-						} else {
+						} else if !s.runsInline(p) {
 							handed = append(handed, n)
 							s.handed++
 						}
@@ -210,7 +215,7 @@ func (s *scanner) noteCall(fn *Func, call *ast.CallExpr, g *Guard) {
 		return
 	}
 	var fact EffectFact
-	if !s.pass.ImportObjectFact(callee, &fact) {
+	if !s.pass.ImportObjectFact(callee, &fact) && !(isAbstract(callee) && s.implementationFact(callee, &fact)) {
 		return
 	}
 	site := &Site{

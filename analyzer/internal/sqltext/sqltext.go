@@ -10,6 +10,7 @@ import (
 	"go/types"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -39,8 +40,9 @@ type Stmt struct {
 	OnConflict bool
 	// Columns are the columns an insert names; Keys the columns a read's WHERE compares
 	// (org_id in "WHERE org_id = $1 AND status IN (...)"). Either is empty when the
-	// statement does not name them.
-	Columns, Keys []string
+	// statement does not name them. Values are the items of an insert's first VALUES
+	// list, one per column ("$1", "?", "now()"), when there are as many as Columns.
+	Columns, Keys, Values []string
 	// Upsert: the conflict clause is DO UPDATE. UpdateWhere: the DO UPDATE has a WHERE,
 	// so it can refuse (the statement promise's used + n <= cap). Accumulates: it sets a
 	// column from the row's own value (used = used + n, balance = balance - amount), so
@@ -78,11 +80,61 @@ var (
 	spaces    = regexp.MustCompile(`\s+`)
 	columnsRE = regexp.MustCompile(`\binsert\s+into\s+[^\s(]+(?:\s+as\s+[a-z_][a-z0-9_]*)?\s*\(([^)]*)\)`)
 	whereRE   = regexp.MustCompile(`\bwhere\b`)
+	valuesRE  = regexp.MustCompile(`\)\s*values\s*\(`)
 	keyRE     = regexp.MustCompile(`(?:"?[a-z_][a-z0-9_$]*"?\.)?"?([a-z_][a-z0-9_$]*)"?\s*(?:=|<>|!=|<=|>=|<|>|\bin\b|\bis\b|\blike\b|\bbetween\b)`)
 )
 
 // sqlWords are keywords keyRE can take for a column ("not in", "and is").
 var sqlWords = map[string]bool{"not": true, "and": true, "or": true, "where": true, "exists": true}
+
+// Arg returns the index, among the arguments that follow the statement, of the value an
+// insert gives column col: $n is argument n-1, and the k-th ? argument k-1. It is false
+// when the value is no placeholder (a literal, a function call) or the column is not
+// named.
+func (s Stmt) Arg(col string) (int, bool) {
+	i := slices.Index(s.Columns, col)
+	if i < 0 || i >= len(s.Values) {
+		return 0, false
+	}
+	v := s.Values[i]
+	if n, err := strconv.Atoi(strings.TrimPrefix(v, "$")); err == nil && strings.HasPrefix(v, "$") && n > 0 {
+		return n - 1, true
+	}
+	if v != "?" {
+		return 0, false
+	}
+	k := 0
+	for _, w := range s.Values[:i] {
+		if w == "?" {
+			k++
+		}
+	}
+	return k, true
+}
+
+// topLevelItems splits the list that rest opens ("$1, now(), $2) on conflict ...") at
+// its commas outside parentheses, up to the parenthesis that closes it.
+func topLevelItems(rest string) []string {
+	var items []string
+	depth, start := 0, 0
+	for i, r := range rest {
+		switch r {
+		case '(':
+			depth++
+		case ')':
+			if depth == 0 {
+				return append(items, strings.TrimSpace(rest[start:i]))
+			}
+			depth--
+		case ',':
+			if depth == 0 {
+				items = append(items, strings.TrimSpace(rest[start:i]))
+				start = i + 1
+			}
+		}
+	}
+	return nil
+}
 
 // Parse reads one statement.
 func Parse(sql string) Stmt {
@@ -100,6 +152,11 @@ func Parse(sql string) Stmt {
 		if m := columnsRE.FindStringSubmatch(low); m != nil {
 			for _, c := range strings.Split(m[1], ",") {
 				s.Columns = append(s.Columns, unquote(strings.TrimSpace(c)))
+			}
+		}
+		if loc := valuesRE.FindStringIndex(low); loc != nil {
+			if vals := topLevelItems(low[loc[1]:]); len(vals) == len(s.Columns) {
+				s.Values = vals
 			}
 		}
 		if m := doUpdate.FindStringSubmatch(spaces.ReplaceAllString(low, " ")); m != nil {

@@ -131,3 +131,22 @@ func TestParse_Refuses(t *testing.T) {
 		}
 	}
 }
+
+func TestArg_NamesTheArgumentOfAColumn(t *testing.T) {
+	st := sqltext.Parse(`INSERT INTO storage_bonus (bonus_id, user_id, storage, created_at) VALUES ($2, $1, $3, now())`)
+	for col, want := range map[string]int{"bonus_id": 1, "user_id": 0, "storage": 2} {
+		if got, ok := st.Arg(col); !ok || got != want {
+			t.Errorf("Arg(%q) = %d, %v; want %d", col, got, ok, want)
+		}
+	}
+	if _, ok := st.Arg("created_at"); ok {
+		t.Errorf("Arg(created_at) is a placeholder; want none (now())")
+	}
+	q := sqltext.Parse(`insert into invites (code, email, team) values (?, 'x', ?)`)
+	if got, ok := q.Arg("team"); !ok || got != 1 {
+		t.Errorf("Arg(team) = %d, %v; want 1", got, ok)
+	}
+	if _, ok := q.Arg("email"); ok {
+		t.Errorf("Arg(email) of a literal; want none")
+	}
+}

@@ -228,11 +228,13 @@ func (s *Service) findInvite(teamID int64, email string) *models.Invite {
 	return &inv
 }
 
-// Reinvite adds a fresh invitation when one is found: the new row is not the one
-// found, so the read is a check, and two calls both insert.
+// Reinvite adds a fresh invitation only when one is found: the insert is on the path
+// where the read found its row, so it does not create a row the read found absent, and
+// one call makes the second invitation as surely as two racing calls do. That is no
+// check-then-insert race.
 func (s *Service) Reinvite(teamID int64, email string) error {
 	if old := s.findInvite(teamID, email); old != nil {
-		return s.db.Create(&models.Invite{TeamID: teamID, Email: email}).Error // want `insert into invites is decided by a read of invites`
+		return s.db.Create(&models.Invite{TeamID: teamID, Email: email}).Error
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ package crons
 import (
 	"context"
 	"database/sql"
+	"sync"
 	"time"
 
 	"github.com/resend/resend-go/v2"
@@ -221,4 +222,39 @@ func (c *Crons) RenewOnError(email string) error {
 		return err
 	}
 	return send(c.Mail.Emails.Send(&resend.SendEmailRequest{To: []string{email}, Subject: "Renewal"})) // want `call to \(\*resend.Client\).Emails.Send has no //once: promise`
+}
+
+// RemindEach hands the users to fanOut under the lease. fanOut gives each to a worker of a
+// wait group: the workers run as part of fanOut, so remindOne is fanOut's callee, and
+// covered with it by the lease.
+func (c *Crons) RemindEach(ctx context.Context, emails []string) {
+	if !c.Locks.TryLock("remind", 24*time.Hour) {
+		return
+	}
+	c.fanOut(emails)
+}
+
+func (c *Crons) fanOut(emails []string) {
+	var wg sync.WaitGroup
+	for _, email := range emails {
+		wg.Go(func() { c.remindOne(email) })
+	}
+	wg.Wait()
+}
+
+func (c *Crons) remindOne(email string) {
+	send(c.Mail.Emails.Send(&resend.SendEmailRequest{To: []string{email}, Subject: "Reminder"}))
+}
+
+// RemindAnyway fans out the same way with no lease: reported at the worker's callee.
+func (c *Crons) RemindAnyway(ctx context.Context, emails []string) {
+	var wg sync.WaitGroup
+	for _, email := range emails {
+		wg.Go(func() { c.remindAgain(email) })
+	}
+	wg.Wait()
+}
+
+func (c *Crons) remindAgain(email string) {
+	send(c.Mail.Emails.Send(&resend.SendEmailRequest{To: []string{email}, Subject: "Reminder"})) // want `call to \(\*resend.Client\).Emails.Send has no //once: promise`
 }

@@ -173,7 +173,7 @@ func (a *app) pushCRM(ctx context.Context, lead Lead) error {
 }
 
 func (a *app) pushCRMKeyed(ctx context.Context, lead Lead) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, a.hookURL, bytes.NewReader(nil))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPatch, a.hookURL, bytes.NewReader(nil))
 	if err != nil {
 		return err
 	}

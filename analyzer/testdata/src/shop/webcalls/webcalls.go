@@ -1,6 +1,7 @@
 // Package webcalls sends HTTP requests the ways real services do: reads and writes, by
 // constant, through a reused request variable and through a helper that takes the method.
-// Only a request that changes state at the far end is an effect.
+// Only a request that a repeat changes the far end again by is an effect: a POST or a
+// PATCH, not a GET, nor a PUT or a DELETE (idempotent methods, RFC 9110 9.2.2).
 package webcalls
 
 import (
@@ -35,14 +36,34 @@ func (c *Client) fetch(ctx context.Context, id string) error {
 	return err
 }
 
-// cancel sends a DELETE, built with a constant: an effect, keyed by a header on the
+// cancel sends a POST, built with a constant: an effect, keyed by a header on the
 // request.
 func (c *Client) cancel(ctx context.Context, id string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, c.base+"/orders/"+id, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/orders/"+id+"/cancel", nil)
 	if err != nil {
 		return err
 	}
 	_, err = c.http.Do(req) // want `call to \(\*http.Client\).Do has no idempotency key and no //once: promise: a retry sends the request again; set an Idempotency-Key header on the request, derived from a stable id, or declare a promise on Client.cancel`
+	return err
+}
+
+// drop sends a DELETE: deleting again leaves what one delete left, so no effect.
+func (c *Client) drop(ctx context.Context, id string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, c.base+"/orders/"+id, nil)
+	if err != nil {
+		return err
+	}
+	_, err = c.http.Do(req)
+	return err
+}
+
+// replace sends a PUT of a whole resource: a repeat stores the same state, no effect.
+func (c *Client) replace(ctx context.Context, id, body string) error {
+	req, err := http.NewRequestWithContext(ctx, "put", c.base+"/orders/"+id, strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	_, err = c.http.Do(req)
 	return err
 }
 
@@ -91,14 +112,14 @@ func (c *Client) create(ctx context.Context) error {
 	return c.send(ctx, http.MethodPost, "/items") // want `call to \(\*webcalls.Client\).send reaches \(\*http.Client\).Do with no //once: promise: a retry sends the request again; declare a promise on Client.create or on \(\*webcalls.Client\).send`
 }
 
-// do sends a request built by its caller; archive gives it a PUT, and is reported.
+// do sends a request built by its caller; archive gives it a PATCH, and is reported.
 func (c *Client) do(req *http.Request) error {
 	_, err := c.http.Do(req)
 	return err
 }
 
 func (c *Client) archive(id string) error {
-	req, _ := http.NewRequest(http.MethodPut, c.base+"/archive/"+id, nil)
+	req, _ := http.NewRequest(http.MethodPatch, c.base+"/archive/"+id, nil)
 	return c.do(req) // want `call to \(\*webcalls.Client\).do reaches \(\*http.Client\).Do with no //once: promise: a retry sends the request again; declare a promise on Client.archive`
 }
 
@@ -107,8 +128,9 @@ func (c *Client) show(id string) error {
 	return c.do(req)
 }
 
-// call takes the method too, and two callers pass ones that change state: the helper is
-// where the effect is reported, once, not at each caller.
+// call takes the method too, and two callers pass ones a repeat applies again (a PATCH
+// and a POST; the DELETE is none): the helper is where the effect is reported, once, not
+// at each caller.
 func (c *Client) call(method, path string) error {
 	req, err := http.NewRequest(method, c.base+path, nil)
 	if err != nil {
@@ -121,6 +143,8 @@ func (c *Client) call(method, path string) error {
 func (c *Client) remove(id string) error { return c.call(http.MethodDelete, "/items/"+id) }
 
 func (c *Client) rename(id string) error { return c.call(http.MethodPatch, "/items/"+id) }
+
+func (c *Client) copyItem(id string) error { return c.call(http.MethodPost, "/items/"+id+"/copies") }
 
 // sendRetrying takes the method and repeats the request until it succeeds: the loop is
 // its own decision, so it is reported where it is, though one caller activates it.
@@ -238,6 +262,9 @@ func Run(ctx context.Context, c *Client) {
 	_ = alert("hi")
 	_ = c.remove("1")
 	_ = c.rename("1")
+	_ = c.copyItem("1")
+	_ = c.drop(ctx, "1")
+	_ = c.replace(ctx, "1", "{}")
 	_ = c.subscribe("news")
 	_ = c.exchange("c")
 	_ = c.findTopics("q")

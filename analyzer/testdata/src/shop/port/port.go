@@ -1,0 +1,10 @@
+// Package port declares the mail port the application sends through; its implementations
+// live in packages of their own, which this one cannot see.
+package port
+
+import "context"
+
+// Mailer sends one email.
+type Mailer interface {
+	Send(ctx context.Context, to, subject, body string) error
+}
