@@ -152,6 +152,17 @@ var shop = []string{
 	// where it found none, or after a test of a bool, is. A session keyed by the id an
 	// INSERT .. RETURNING just gave is not; one looked up by another column is.
 	"shop/logins",
+	// ONCE001: a function reaching an email reported further down (cancel.Cancelled) and
+	// a POST reported nowhere else is reported at its callers for the POST, and their
+	// findings name the POST, not the email already reported. A guarded call of some
+	// other package's Close method does not make Admin.Close, nor the closure.Close and
+	// cancel.Cancelled it calls, promised: Cancelled is still reported where it is.
+	"shop/cancel", "shop/closure", "shop/closureapi",
+	// ONCE001: the module's SMTP client and webhook sender, called through an interface
+	// from another package, send only what they are given (Mail, Notify): their callers
+	// decide, so they are judged there, not where they are defined. One that writes its
+	// own message (Digest) or posts to an endpoint of its own (Register) is reported.
+	"shop/smtpclient", "shop/smtpusers",
 }
 
 // Every check over every testdata package, in one load: analysistest type-checks each

@@ -57,8 +57,11 @@
 // helper that repeats its request in a loop decides the repeat, and is reported where
 // it is. An exported method of the module's own client that passes what it is given
 // straight to a provider's SDK (StreamChat(ctx, history)) is judged at the callers that
-// decide to call it. A fact carries "this function
-// sends an email through (*sesv2.Client).SendEmail" to the packages that import it.
+// decide to call it, and so is one that only sends what it is given: an SMTP client's
+// Mail building the message from its arguments, a webhook's Trigger posting its
+// argument to the URL it is configured with, with no text and no endpoint of its own.
+// A fact carries "this function sends an email through (*sesv2.Client).SendEmail" to
+// the packages that import it.
 //
 //	func (s *Server) handleRefund(w http.ResponseWriter, r *http.Request) {
 //		...

@@ -28,17 +28,25 @@ import (
 type callerIndex struct {
 	// calls maps a callee's key (see funcKey) to the calls made of it.
 	calls map[string][]indexCall
-	// promised holds the keys of functions that hold a promise or are called under one
-	// (transitively, through the index's own calls).
+	// promised holds the declaration keys (see declKey) of functions that hold a promise
+	// or are called under one (transitively, through the index's own calls).
 	promised map[string]bool
+	// decls maps a call's key to the declarations it may call: one for a function, every
+	// method of that name for a method, each with its package.
+	decls map[string][]indexDecl
 	// imports holds, for each package of the module, the paths its files import.
 	imports map[string]map[string]bool
+}
+
+// indexDecl is one function declared in the module's source.
+type indexDecl struct {
+	pkg, key string // its package's path and its declaration key
 }
 
 // indexCall is one call found in the module's source.
 type indexCall struct {
 	pkg     string // the calling package's path
-	from    string // the calling function's key
+	from    string // the calling function's declaration key (see declKey)
 	guarded bool   // made in a closure given to a guard of the runtime
 	// checks are the keys of the calls whose outcome a branch before this call tests
 	// and leaves the block on (`if !x.TryLock(..) { return }`, `ok, _ := x.Claim(..); if
@@ -52,6 +60,17 @@ type indexCall struct {
 func funcKey(pkg, recv, name string) string {
 	if recv != "" {
 		return "." + name
+	}
+	return pkg + "." + name
+}
+
+// declKey names a declared function for the index: "pkg/path.F", or "pkg/path.T.M" for
+// a method. Calls are keyed by funcKey, which cannot tell a method's type: what a call
+// of a method named M under a promise covers is the methods named M its package can
+// reach (its own and those of the packages it imports), not every method of that name.
+func declKey(pkg, recv, name string) string {
+	if recv != "" {
+		return pkg + "." + recv + "." + name
 	}
 	return pkg + "." + name
 }
@@ -107,7 +126,7 @@ func fileExists(name string) bool {
 // buildIndex reads every package under root (not tests, vendor, testdata or nested
 // modules) and indexes their calls.
 func buildIndex(root, prefix string) *callerIndex {
-	idx := &callerIndex{calls: map[string][]indexCall{}, promised: map[string]bool{}, imports: map[string]map[string]bool{}}
+	idx := &callerIndex{calls: map[string][]indexCall{}, promised: map[string]bool{}, imports: map[string]map[string]bool{}, decls: map[string][]indexDecl{}}
 	fset := token.NewFileSet()
 	var decls []string // keys of functions holding a directive
 	_ = filepath.WalkDir(root, func(name string, d fs.DirEntry, err error) error {
@@ -142,32 +161,50 @@ func buildIndex(root, prefix string) *callerIndex {
 	})
 	// Promised: a function with a directive, and whatever is called from one or under a
 	// guard, transitively.
-	callees := map[string][]string{} // caller key → callee keys called unguarded
-	var guarded []string
+	callees := map[string][]calleeRef{} // caller's declaration key → its unguarded calls
+	starts := decls
 	for to, calls := range idx.calls {
 		for _, c := range calls {
 			if c.guarded {
-				guarded = append(guarded, to)
+				starts = append(starts, idx.reach(c.pkg, to)...)
 				continue
 			}
-			callees[c.from] = append(callees[c.from], to)
+			callees[c.from] = append(callees[c.from], calleeRef{to: to, pkg: c.pkg})
 		}
 	}
-	for _, k := range append(decls, guarded...) {
+	for _, k := range starts {
 		idx.mark(k, callees)
 	}
 	return idx
 }
 
-// mark marks k and everything it calls promised.
-func (idx *callerIndex) mark(k string, callees map[string][]string) {
+// calleeRef is a call's key and the package that makes it.
+type calleeRef struct{ to, pkg string }
+
+// mark marks the declaration k and everything it calls promised.
+func (idx *callerIndex) mark(k string, callees map[string][]calleeRef) {
 	if idx.promised[k] {
 		return
 	}
 	idx.promised[k] = true
-	for _, to := range callees[k] {
-		idx.mark(to, callees)
+	for _, c := range callees[k] {
+		for _, d := range idx.reach(c.pkg, c.to) {
+			idx.mark(d, callees)
+		}
 	}
+}
+
+// reach returns the declaration keys a call keyed to, made in package pkg, may call: the
+// function, or the methods of that name declared in pkg or in a package it imports.
+func (idx *callerIndex) reach(pkg, to string) []string {
+	var out []string
+	method := strings.HasPrefix(to, ".")
+	for _, d := range idx.decls[to] {
+		if !method || d.pkg == pkg || idx.imports[pkg][d.pkg] {
+			out = append(out, d.key)
+		}
+	}
+	return out
 }
 
 // addFile indexes the calls of one file and returns the keys of its functions that hold
@@ -204,17 +241,39 @@ func (idx *callerIndex) addFile(pkg string, f *ast.File) []string {
 		if !ok || fd.Body == nil {
 			continue
 		}
-		recv := ""
+		recv, typ := "", ""
 		if fd.Recv != nil && len(fd.Recv.List) > 0 {
-			recv = "recv"
+			recv, typ = "recv", recvTypeName(fd.Recv.List[0].Type)
 		}
-		from := funcKey(pkg, recv, fd.Name.Name)
+		from := declKey(pkg, typ, fd.Name.Name)
+		k := funcKey(pkg, recv, fd.Name.Name)
+		idx.decls[k] = append(idx.decls[k], indexDecl{pkg: pkg, key: from})
 		if fd.Doc != nil && hasOnceDirective(fd.Doc) {
 			promised = append(promised, from)
 		}
 		idx.addBody(pkg, from, fd.Body, imports, runtimeName)
 	}
 	return promised
+}
+
+// recvTypeName returns the name of a receiver's type: T for T, *T, T[P] and *T[P].
+func recvTypeName(e ast.Expr) string {
+	for {
+		switch x := e.(type) {
+		case *ast.StarExpr:
+			e = x.X
+		case *ast.ParenExpr:
+			e = x.X
+		case *ast.IndexExpr:
+			e = x.X
+		case *ast.IndexListExpr:
+			e = x.X
+		case *ast.Ident:
+			return x.Name
+		default:
+			return "?"
+		}
+	}
 }
 
 // hasOnceDirective reports a //once: line in a doc comment.

@@ -45,7 +45,9 @@
 // Once per root cause, at the function nearest the effect above which no promise is
 // held in the module. The analysis reads which functions of the module call the
 // package's exported functions (callerIndex: the module's other packages, parsed without
-// types, method calls matched by name in files importing the package), so:
+// types, method calls matched by name in files importing the package; a promise held
+// above a call of a method covers the methods of that name declared in the calling
+// package or a package it imports, not every method of the module so named), so:
 //
 //   - a function called by nobody in the module (a handler, an SDK-style wrapper, a
 //     method reached only through an interface from another package, a function handed
@@ -69,6 +71,18 @@
 //     built from them without calling anything but conversions and builtins) is a
 //     wrapper, the module's own client of the provider: when the module calls it, it is
 //     judged at those calls like a shared service;
+//   - so is an exported function that sends only what it is given (sendsGiven): an email
+//     or a message that takes no key from its params, or a request to a URL it is given
+//     (its receiver's or a parameter, no path of its own), made unconditionally and not
+//     in a loop, with arguments built from its parameters, its receiver and constants
+//     through the standard library, the provider's message builders (gomail.NewMessage,
+//     NewDialer) and the methods of the values so built (SetHeader, MarshalJSON), and no
+//     text of its own in them (a Subject: "Upgrade" is a decision). An SMTP client's
+//     Mail, a webhook's Trigger or a messenger's Push decides neither whether nor what it
+//     sends; called through an interface the module's callers hold, it is judged nowhere
+//     this package can see, rather than where it is defined. A helper given the method
+//     is a transport (below), and one whose provider takes a key in its params is a
+//     wrapper's to key;
 //   - an implementation of an interface whose effects are all reported in other
 //     packages is no adapter of the interface's caller: the one implementation that
 //     decides an effect is judged where it is;
@@ -76,7 +90,11 @@
 //     call, or another package's function whose effect is not reported further down) is
 //     part of that caller's decision, and judged with it;
 //   - an effect already reported further down (Settled, or a fact's Reported) is not
-//     reported again by the functions above it, however many call it.
+//     reported again by the functions above it, however many call it. A function that
+//     reaches such an effect and another one reported nowhere below is judged for the
+//     other, and its finding and its fact name that one (the account deletion that
+//     reaches a cancellation email reported in its own package is named for what else it
+//     sends).
 //
 // A function that holds a promise, or every call of which in the module is made under
 // one, is covered. Test files are never reported and their calls do not count.

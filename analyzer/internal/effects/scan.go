@@ -734,7 +734,7 @@ func (s *scanner) propagate() {
 	// by the code that decides; it is judged at its callers, in the module, like a
 	// shared service.
 	for _, fn := range funcs {
-		if !fn.Test && fn.Effectful && exportedAPI(fn.Obj) && !fn.ValueRef && (len(fn.callers) > 0 || ext[fn][0]) && s.wrapper(fn) {
+		if !fn.Test && fn.Effectful && exportedAPI(fn.Obj) && !fn.ValueRef && (len(fn.callers) > 0 || ext[fn][0]) && (s.wrapper(fn) || s.sendsGiven(fn)) {
 			fn.shared = true
 		}
 	}
@@ -809,6 +809,55 @@ func (s *scanner) propagate() {
 	}
 	for _, fn := range funcs {
 		fn.Reports = here(fn) && !fn.Settled
+	}
+	// Name what is left: a function's finding, and the fact its callers read, name an
+	// effect no function further down reports, not the first one it reaches.
+	seen := map[*Func]bool{}
+	for _, fn := range funcs {
+		s.nameUnreported(fn, seen)
+	}
+}
+
+// reportedBelow reports whether site's effect is reported further down: in another
+// package (the fact's Reported), or at a function of the package it calls.
+func (s *scanner) reportedBelow(site *Site) bool {
+	if site.Reported {
+		return true
+	}
+	c := s.res.ByObj[site.Callee]
+	return site.Effect == nil && c != nil && (c.Reports || c.Settled)
+}
+
+// nameUnreported makes fn's via, once its callees' are, a site whose effect nothing
+// further down reports when it has one, and refreshes its sites that call functions of
+// the package with what they now name. A function reaching an email reported below and
+// a second effect reported nowhere else is reported for the second, and says so.
+func (s *scanner) nameUnreported(fn *Func, seen map[*Func]bool) {
+	if seen[fn] {
+		return
+	}
+	seen[fn] = true
+	for _, site := range fn.Sites {
+		if site.Effect != nil {
+			continue
+		}
+		c := s.res.ByObj[site.Callee]
+		if c == nil || c == fn {
+			continue
+		}
+		s.nameUnreported(c, seen)
+		if v := c.via; v != nil && !site.Reported {
+			site.Via, site.What, site.Class, site.Deep, site.Chain = v.Via, v.What, v.Class, v.Deep, below(v)
+		}
+	}
+	if fn.via == nil || !s.reportedBelow(fn.via) || fn.Settled {
+		return
+	}
+	for _, site := range fn.Sites {
+		if site.Unguarded() && !s.reportedBelow(site) {
+			fn.via = site
+			return
+		}
 	}
 }
 
