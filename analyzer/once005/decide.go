@@ -688,17 +688,7 @@ func absentTest(info *types.Info, b *ast.BinaryExpr, tainted map[types.Object]bo
 			}
 		}
 	}
-	x, y := b.X, b.Y
-	op := b.Op
-	if constIntIs(info, x, 0) || constIntIs(info, x, 1) { // 0 == n, 1 > n
-		x, y = y, x
-		switch op {
-		case token.GTR:
-			op = token.LSS
-		case token.GEQ:
-			op = token.LEQ
-		}
-	}
+	x, y, op := countFirst(info, b)
 	if !counted(info, x, tainted) {
 		return false
 	}
@@ -713,17 +703,7 @@ func absentTest(info *types.Info, b *ast.BinaryExpr, tainted map[types.Object]bo
 
 // countFound reports n > 0, n != 0 or n >= 1 for a count n the read returned.
 func countFound(info *types.Info, b *ast.BinaryExpr, tainted map[types.Object]bool) bool {
-	x, y := b.X, b.Y
-	op := b.Op
-	if constIntIs(info, x, 0) || constIntIs(info, x, 1) {
-		x, y = y, x
-		switch op {
-		case token.LSS:
-			op = token.GTR
-		case token.LEQ:
-			op = token.GEQ
-		}
-	}
+	x, y, op := countFirst(info, b)
 	if !counted(info, x, tainted) {
 		return false
 	}
@@ -734,6 +714,20 @@ func countFound(info *types.Info, b *ast.BinaryExpr, tainted map[types.Object]bo
 		return constIntIs(info, y, 1)
 	}
 	return false
+}
+
+// countFirst returns a comparison with a constant 0 or 1 written first (0 == n, 1 > n) as
+// the same comparison with the count first (n == 0, n < 1).
+func countFirst(info *types.Info, b *ast.BinaryExpr) (x, y ast.Expr, op token.Token) {
+	x, y, op = b.X, b.Y, b.Op
+	if !constIntIs(info, x, 0) && !constIntIs(info, x, 1) {
+		return x, y, op
+	}
+	mirror := map[token.Token]token.Token{token.GTR: token.LSS, token.LSS: token.GTR, token.GEQ: token.LEQ, token.LEQ: token.GEQ}
+	if m, ok := mirror[op]; ok {
+		op = m
+	}
+	return y, x, op
 }
 
 // counted reports len(x) of a value the read returned, or an integer variable the read
