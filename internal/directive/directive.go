@@ -166,7 +166,7 @@ func (d *Directive) HasTable() bool { return d.Table != "" }
 // FuncName is the name of the function, qualified by its receiver type for a method
 // (T.Method), as written in the default guard name.
 func (d *Directive) FuncName() string {
-	if t := recvTypeName(d.Func); t != "" {
+	if t := ReceiverTypeName(d.Func); t != "" {
 		return t + "." + d.Func.Name.Name
 	}
 	return d.Func.Name.Name
@@ -182,9 +182,9 @@ func RearmName(funcName string) string { return "Rearm" + funcName }
 // table= form of F: FConflict.
 func ConflictName(funcName string) string { return funcName + "Conflict" }
 
-// recvTypeName returns the receiver's type name of a method, without pointer or type
+// ReceiverTypeName returns the receiver's type name of a method, without pointer or type
 // parameters, or "" for a function.
-func recvTypeName(fn *ast.FuncDecl) string {
+func ReceiverTypeName(fn *ast.FuncDecl) string {
 	if fn == nil || fn.Recv == nil || len(fn.Recv.List) == 0 {
 		return ""
 	}

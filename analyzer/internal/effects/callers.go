@@ -13,6 +13,8 @@ import (
 	"sync"
 
 	"golang.org/x/tools/go/analysis"
+
+	"github.com/oncekit/once/internal/directive"
 )
 
 // callerIndex is what the module's other packages do with a package's functions, read
@@ -243,7 +245,7 @@ func (idx *callerIndex) addFile(pkg string, f *ast.File) []string {
 		}
 		recv, typ := "", ""
 		if fd.Recv != nil && len(fd.Recv.List) > 0 {
-			recv, typ = "recv", recvTypeName(fd.Recv.List[0].Type)
+			recv, typ = "recv", directive.ReceiverTypeName(fd)
 		}
 		from := declKey(pkg, typ, fd.Name.Name)
 		k := funcKey(pkg, recv, fd.Name.Name)
@@ -254,26 +256,6 @@ func (idx *callerIndex) addFile(pkg string, f *ast.File) []string {
 		idx.addBody(pkg, from, fd.Body, imports, runtimeName)
 	}
 	return promised
-}
-
-// recvTypeName returns the name of a receiver's type: T for T, *T, T[P] and *T[P].
-func recvTypeName(e ast.Expr) string {
-	for {
-		switch x := e.(type) {
-		case *ast.StarExpr:
-			e = x.X
-		case *ast.ParenExpr:
-			e = x.X
-		case *ast.IndexExpr:
-			e = x.X
-		case *ast.IndexListExpr:
-			e = x.X
-		case *ast.Ident:
-			return x.Name
-		default:
-			return "?"
-		}
-	}
 }
 
 // hasOnceDirective reports a //once: line in a doc comment.
