@@ -165,7 +165,7 @@ func setAccessors(pass *analysis.Pass) map[*types.Func]*SetAccessFact {
 // "found"), a write must return nothing, or only an error.
 func accessOf(pass *analysis.Pass, obj *types.Func, body *ast.BlockStmt) *SetAccessFact {
 	res := obj.Signature().Results()
-	if res.Len() > 1 || res.Len() == 1 && !returnsBool(obj.Signature()) && !types.Identical(res.At(0).Type(), types.Universe.Lookup("error").Type()) {
+	if res.Len() > 1 || res.Len() == 1 && !returnsBool(obj.Signature()) && !isErrorType(res.At(0).Type()) {
 		return nil // neither an answer nor a bare write: no walk of its body
 	}
 	ops := rootedOps(pass.TypesInfo, obj, body)
@@ -193,7 +193,7 @@ func accessOf(pass *analysis.Pass, obj *types.Func, body *ast.BlockStmt) *SetAcc
 		fact.What = checks[0].what
 	case len(writes) > 0 && len(checks) == 0:
 		for i := range sig.Results().Len() {
-			if !types.Identical(sig.Results().At(i).Type(), types.Universe.Lookup("error").Type()) {
+			if !isErrorType(sig.Results().At(i).Type()) {
 				return nil
 			}
 		}

@@ -87,7 +87,7 @@ func (s *scanner) latchOf(fn *Func) (int, bool) {
 	if res.Len() == 0 {
 		return 0, false
 	}
-	errLast := types.Identical(res.At(res.Len()-1).Type(), types.Universe.Lookup("error").Type())
+	errLast := isErrorType(res.At(res.Len() - 1).Type())
 	vals := s.latchValues(fn)
 	if len(vals.vars) == 0 && !vals.any {
 		return 0, false
@@ -130,6 +130,11 @@ func (s *scanner) latchOf(fn *Func) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// isErrorType reports whether t is the predeclared error type.
+func isErrorType(t types.Type) bool {
+	return types.Identical(t, types.Universe.Lookup("error").Type())
 }
 
 func isBool(t types.Type) bool {
@@ -178,7 +183,7 @@ func (s *scanner) latchValues(fn *Func) latchVals {
 		if st, ok := sqltext.Sent(info, call); ok && s.uniqueInsert(fn, st, call) {
 			// _, err := db.Exec("INSERT ...") under a unique key: a repeat's error.
 			v.any = true
-			if vr := varOf(lhs[len(lhs)-1]); vr != nil && types.Identical(vr.Type(), types.Universe.Lookup("error").Type()) {
+			if vr := varOf(lhs[len(lhs)-1]); vr != nil && isErrorType(vr.Type()) {
 				v.vars[vr] = true
 			}
 			return

@@ -113,7 +113,7 @@ func returnsBool(sig *types.Signature) bool {
 			hasBool = true
 			continue
 		}
-		if types.Identical(t, types.Universe.Lookup("error").Type()) {
+		if isErrorType(t) {
 			continue
 		}
 		return false

@@ -96,7 +96,7 @@ func (s *scanner) stableValue(fn *Func, e ast.Expr, depth int) bool {
 		if paramIndex(fn.Obj, v) >= 0 || fn.Obj.Signature().Recv() == v {
 			return true
 		}
-		if v.Pos() < fn.Decl.Body.Lbrace || v.Pos() > fn.Decl.Body.Rbrace {
+		if !declaredIn(v, fn.Decl.Body) {
 			return false // a package-level variable may change between calls
 		}
 		return s.stableLocal(fn, v, depth+1)
