@@ -129,7 +129,47 @@ func (s *scanner) latchOf(fn *Func) (int, bool) {
 			}
 		}
 	}
+	// return err / return fmt.Errorf("insert: %w", err): the refusal's error itself,
+	// wrapped or not, as the function's last statement (a repository's Insert).
+	if errLast && s.returnsLatchErr(fn.Decl.Body, vals) {
+		return -1, true
+	}
 	return 0, false
+}
+
+// returnsLatchErr reports whether body ends in a return whose error result is the error
+// of a refusing statement (see latchValues), or a call given that error (a wrap such as
+// fmt.Errorf("%w"), errors.Wrap or stacktrace.Propagate, which keeps nil nil and passes
+// a refusal on). Only the body's last statement counts: an earlier return of the error
+// sits in a branch, which other paths pass by.
+func (s *scanner) returnsLatchErr(body *ast.BlockStmt, vals latchVals) bool {
+	if len(body.List) == 0 {
+		return false
+	}
+	ret, ok := body.List[len(body.List)-1].(*ast.ReturnStmt)
+	if !ok || len(ret.Results) == 0 {
+		return false
+	}
+	e := ast.Unparen(ret.Results[len(ret.Results)-1])
+	if call, ok := e.(*ast.CallExpr); ok {
+		for _, a := range call.Args {
+			if s.latchErrVar(a, vals) {
+				return true
+			}
+		}
+		return false
+	}
+	return s.latchErrVar(e, vals)
+}
+
+// latchErrVar reports whether e names an error variable that holds a refusal.
+func (s *scanner) latchErrVar(e ast.Expr, vals latchVals) bool {
+	id, ok := ast.Unparen(e).(*ast.Ident)
+	if !ok {
+		return false
+	}
+	vr, ok := s.pass.TypesInfo.Uses[id].(*types.Var)
+	return ok && vals.vars[vr] && isErrorType(vr.Type())
 }
 
 // isErrorType reports whether t is the predeclared error type.

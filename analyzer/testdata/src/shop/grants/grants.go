@@ -35,6 +35,35 @@ func (s *Store) ApplyGrant(ctx context.Context, email string, userID, storage in
 	return smtp.SendMail("mail:25", nil, "store@shop.test", []string{email}, []byte("Your storage is on its way"))
 }
 
+// recordGrant returns the insert's error wrapped, as its last statement, the way a
+// repository's Insert does: a repeat's unique violation comes back through it.
+func (s *Store) recordGrant(ctx context.Context, userID, storage int64) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO storage_grants (grant_id, user_id, storage) VALUES ($1, $2, $3)`, fmt.Sprint(userID), userID, storage)
+	return fmt.Errorf("record grant: %w", err)
+}
+
+// ApplyWelcomeGrant emails once the wrapped insert succeeded: covered.
+func (s *Store) ApplyWelcomeGrant(ctx context.Context, email string, userID, storage int64) error {
+	if err := s.recordGrant(ctx, userID, storage); err != nil {
+		return err
+	}
+	return smtp.SendMail("mail:25", nil, "store@shop.test", []string{email}, []byte("Welcome storage"))
+}
+
+// logGrant returns the error of an insert no unique constraint covers: no latch.
+func (s *Store) logGrant(ctx context.Context, userID int64) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO grant_log (user_id, note) VALUES ($1, $2)`, userID, "granted")
+	return fmt.Errorf("log grant: %w", err)
+}
+
+// ApplyLogged emails after it: reported.
+func (s *Store) ApplyLogged(ctx context.Context, email string, userID int64) error {
+	if err := s.logGrant(ctx, userID); err != nil {
+		return err
+	}
+	return smtp.SendMail("mail:25", nil, "store@shop.test", []string{email}, []byte("Logged")) // want `call to smtp.SendMail has no //once: promise`
+}
+
 // insertMinted keys the grant by a random id: no repeat ever conflicts.
 func (s *Store) insertMinted(ctx context.Context, userID, storage int64) error {
 	b := make([]byte, 8)
