@@ -401,6 +401,17 @@ func (c *Catalog) CheckName(fn string) bool {
 	return false
 }
 
+// WriteName reports whether a function's name says it creates or sends something: one
+// of its words is one of writeWords (createCustomer, notifyFailure, sendInvite).
+func WriteName(fn string) bool {
+	for _, w := range NameWords(fn) {
+		if slices.Contains(writeWords, w) {
+			return true
+		}
+	}
+	return false
+}
+
 // writeWords are the words that, anywhere after the first in a function's name, say it
 // creates or sends something whatever its first word says.
 var writeWords = []string{"create", "add", "insert", "new", "send", "post", "submit", "upload", "charge", "pay", "buy", "order", "notify", "publish"}

@@ -68,6 +68,11 @@ func TestDefault_CoversTheProvidersOfTheIssue(t *testing.T) {
 	if !c.ReadMarker("grant_type") || !c.ReadMarker("grant_type=client_credentials&x") || c.ReadMarker("granted") {
 		t.Error("ReadMarker does not tell grant_type")
 	}
+	for name, want := range map[string]bool{"createCustomer": true, "notifyListmonkFailure": true, "doListActionZoho": false, "getUser": false} {
+		if catalog.WriteName(name) != want {
+			t.Errorf("WriteName(%q) = %v, want %v", name, !want, want)
+		}
+	}
 	if !c.CheckName("verifyCaptcha") || !c.CheckName("VerifyOTP") || !c.CheckName("validate") || c.CheckName("verifier") || c.CheckName("sendVerify") {
 		t.Error("CheckName does not tell a check's name")
 	}
@@ -77,6 +82,7 @@ func TestDefault_CoversTheProvidersOfTheIssue(t *testing.T) {
 		"getDepartments": true, "GetFormData": true, "listUsers": true, "callProviderLogoutURL": true,
 		"revokeToken": true, "getOrCreateCustomer": false, "fetchAndSendDigest": false, "logouts": false,
 		"getter": false, "postOrder": false, "QueryVector": false,
+		"listmonkUnsubscribe": true, "UnsubscribeMail": true, "subscribe": false, "unsubscribers": false,
 	} {
 		if c.CheckName(name) != want {
 			t.Errorf("CheckName(%q) = %v, want %v", name, !want, want)

@@ -41,7 +41,7 @@
 // request ("marker"), the first word of the names of functions whose raw HTTP requests
 // are checks or reads ("name": verify, validate, get, list, fetch, search, find, lookup),
 // or a word anywhere in such a name that says the request ends something ("word": logout,
-// revoke). A name that also says it writes (getOrCreate, fetchAndSend) is not a read's.
+// revoke, unsubscribe). A name that also says it writes (getOrCreate, fetchAndSend) is not a read's.
 //
 // Each entry of "unstable" names a function whose result differs on every call, and so
 // can never be an idempotency key: {"func": "github.com/google/uuid.NewString"}. A name

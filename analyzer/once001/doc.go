@@ -38,8 +38,9 @@
 // request is one only for POST and PATCH (a repeated PUT or DELETE leaves the state one
 // left: RFC 9110's idempotent methods), its method traced through the request value;
 // token endpoints and verifications are reads, and so is a raw request sent by a
-// function named for a read (getDepartments, listUsers, searchTopics), a logout
-// or a revocation, unless its name also says it creates or sends (getOrCreateTeam).
+// function named for a read (getDepartments, listUsers, searchTopics), a logout,
+// a revocation or an unsubscribe, or by the helpers such a function calls for it,
+// unless its name also says it creates or sends (getOrCreateTeam).
 //
 // Each root cause is reported once, at the function nearest the effect above which no
 // promise is held anywhere in the module: a handler, an SDK-style wrapper or a method

@@ -32,8 +32,13 @@
 // are POSTs; http.Get is no effect. The catalogue's reads exempt token endpoints, captcha
 // and code verifications (by URL prefix, URL path, a marker such as "grant_type" in the
 // sending function, or the sending function's name: verify..., validate..., get...,
-// list..., fetch..., search..., find..., lookup..., or logout or revoke anywhere in it,
-// unless the name also says it creates or sends).
+// list..., fetch..., search..., find..., lookup..., or logout, revoke or unsubscribe
+// anywhere in it, unless the name also says it creates or sends). Such a name covers the
+// calls it makes too: a function of the package it calls whose every effect is a raw
+// request serves the same purpose (the list action an Unsubscribe asks a helper for),
+// unless the callee's own name says it creates or sends (notifyFailure); a helper only
+// such calls reach is no effect, and the same holds for another package's function
+// whose fact says it sends raw requests.
 //
 // A helper of the package that sends to the URL it is given (a parameter, or a value
 // built from one with nothing of the helper's own path in it) is a transport, conditional
@@ -127,8 +132,10 @@
 // "make the insert the check" written by hand. A function that sends one and returns
 // its outcome — a bool made from the row count (res.RowsAffected() == 1), a try-lock's
 // scanned bool, the error of a RETURNING row's Scan, or a non-nil error when no row
-// changed — is a latch, and so is one that returns a latch's outcome (TryLock over
-// AcquireLock); a LatchFact carries that to other packages. Code after a branch on the
+// changed, or the insert's error itself, wrapped or not, as its last statement (a
+// repository's Insert: return fmt.Errorf("insert: %w", err)) — is a latch, and so is one
+// that returns a latch's outcome (TryLock over AcquireLock); a LatchFact carries that to
+// other packages. Code after a branch on the
 // outcome that leaves the block (`if !taken { return }`, `if n == 0 { continue }`, `if
 // err := claim(); err != nil { return err }`), or inside a branch that does not leave it
 // (`if taken { ... }`), runs under a latch guard:

@@ -184,6 +184,9 @@ type edge struct {
 	// inert: the callee's effect depends on an argument this call does not give it (a
 	// GET); fromCond: it depends on the caller's own parameter.
 	inert, fromCond bool
+	// purpose: inert because the caller is named for a purpose with no lasting effect,
+	// which the callee's raw requests serve (see inertPurposeCalls).
+	purpose bool
 }
 
 // Guard is a call of a runtime guard whose closure argument runs under its promise, or

@@ -227,7 +227,100 @@ func (s *scanner) noteCall(fn *Func, call *ast.CallExpr, g *Guard) {
 		s.noteConditional(fn, call, site, fact.Param, fact.Methods)
 		return
 	}
+	if fact.Class == catalog.HTTP && s.purposeCall(fn, callee) {
+		return
+	}
 	fn.Sites = append(fn.Sites, site)
+}
+
+// purposeCall reports whether a call from fn to callee, whose effects are raw HTTP
+// requests, serves fn's purpose as its name gives it (see catalog.CheckName): an
+// unsubscribe's helpers unsubscribe, a getX's helpers read. A callee named for a write
+// (createCustomer, notifyFailure) does what its own name says.
+func (s *scanner) purposeCall(fn *Func, callee *types.Func) bool {
+	return s.cat.CheckName(fn.Obj.Name()) && !catalog.WriteName(callee.Name())
+}
+
+// inertPurposeCalls makes inert the calls that serve a purpose with no lasting effect.
+// A function named for one (a read, a logout, an unsubscribe: catalog.CheckName) makes
+// its raw HTTP requests for it, and so do the functions of the package it calls whose
+// every effect is a raw HTTP request, unless named for a write: those calls are inert
+// (see purposeCall). A function of the package that only such calls reach (unexported,
+// never handed out) serves the same purpose: its raw requests are no effect, and its own
+// calls are judged the same way.
+func (s *scanner) inertPurposeCalls() {
+	classes := map[*Func]map[string]bool{}
+	add := func(fn *Func, c string) bool {
+		if classes[fn] == nil {
+			classes[fn] = map[string]bool{}
+		}
+		if classes[fn][c] {
+			return false
+		}
+		classes[fn][c] = true
+		return true
+	}
+	for _, fn := range s.res.Funcs {
+		for _, site := range fn.Sites {
+			if site.Unguarded() {
+				add(fn, site.Class)
+			}
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, fn := range s.res.Funcs {
+			for _, e := range fn.calls {
+				if e.inert {
+					continue
+				}
+				for c := range classes[e.to] {
+					if add(fn, c) {
+						changed = true
+					}
+				}
+			}
+		}
+	}
+	purpose := map[*Func]bool{}
+	for _, fn := range s.res.Funcs {
+		purpose[fn] = !fn.Test && s.cat.CheckName(fn.Obj.Name())
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, fn := range s.res.Funcs {
+			if !purpose[fn] {
+				continue
+			}
+			for _, e := range fn.calls {
+				if c := classes[e.to]; !e.inert && len(c) == 1 && c[catalog.HTTP] && s.purposeCall(fn, e.to.Obj) {
+					e.inert, e.purpose = true, true
+					changed = true
+				}
+			}
+		}
+		for _, fn := range s.res.Funcs {
+			if purpose[fn] || fn.Test || exportedAPI(fn.Obj) || fn.ValueRef || len(fn.handedCallers) > 0 || len(fn.callers) == 0 {
+				continue
+			}
+			served := true
+			for _, e := range fn.callers {
+				served = served && e.purpose
+			}
+			if !served {
+				continue
+			}
+			purpose[fn] = true
+			changed = true
+			kept := fn.Sites[:0]
+			for _, site := range fn.Sites {
+				if !site.Unguarded() || site.Class != catalog.HTTP {
+					kept = append(kept, site)
+				}
+			}
+			fn.Sites = kept
+		}
+	}
 }
 
 // noteEffect records a call of a catalogued effect. An HTTP request is an effect only
@@ -374,6 +467,9 @@ func (s *scanner) noteConditional(fn *Func, call *ast.CallExpr, site *Site, para
 	m := tracer{pass: s.pass, fn: fn.Decl}.methodOf(call.Args[param], call.Pos(), 0)
 	switch {
 	case m.name != "" && slices.Contains(methods, m.name):
+		if site.Class == catalog.HTTP && s.purposeCall(fn, site.Callee) {
+			return
+		}
 		fn.Sites = append(fn.Sites, site)
 	case m.name == "" && m.param >= 0:
 		c := *site
@@ -600,6 +696,7 @@ func (s *scanner) runtimeGuardKind(call *ast.CallExpr) (string, bool) {
 // unguarded effect, and where each such effect is reported.
 func (s *scanner) propagate() {
 	funcs := s.res.Funcs
+	s.inertPurposeCalls()
 	// Effectful: a least fixpoint over the call graph.
 	for _, fn := range funcs {
 		for _, site := range fn.Sites {

@@ -244,6 +244,32 @@ func alert(text string) error {
 	return err
 }
 
+// mailingAction posts an action on a mailing list to the list's own endpoint. Whether it is
+// an effect is what each caller asks it for.
+func (c *Client) mailingAction(action, email string) error {
+	_, err := c.http.Post(c.base+"/api/json/"+action+"?contact="+url.QueryEscape(email), "application/json", nil)
+	return err
+}
+
+// Unsubscribe is named for a purpose a repeat does not change: the requests the helpers
+// it calls make for it share that purpose, and are no effect.
+func (c *Client) Unsubscribe(email string) error { return c.mailingAction("listunsubscribe", email) }
+
+// notifyRemoval is named for a write: called for an unsubscribe, it still does what its
+// name says, and Run, which decides it, is reported.
+func (c *Client) notifyRemoval(email string) error {
+	_, err := c.http.Post(c.base+"/notices", "text/plain", strings.NewReader(email))
+	return err
+}
+
+// UnsubscribeAndTell unsubscribes and tells: only the notice is an effect.
+func (c *Client) UnsubscribeAndTell(email string) error {
+	if err := c.mailingAction("listunsubscribe", email); err != nil {
+		return err
+	}
+	return c.notifyRemoval(email)
+}
+
 // Run calls each of them.
 func Run(ctx context.Context, c *Client) {
 	_ = ping(c.base)
@@ -271,4 +297,6 @@ func Run(ctx context.Context, c *Client) {
 	_ = c.enqueue()
 	_ = backchannelLogout("https://rp.example.com/logout", "t")
 	_ = c.apiLogin(ctx)
+	_ = c.Unsubscribe("a@shop.test")
+	_ = c.UnsubscribeAndTell("a@shop.test") // want `call to \(\*webcalls.Client\).UnsubscribeAndTell reaches \(\*http.Client\).Post \(through \(\*webcalls.Client\).notifyRemoval\)`
 }
