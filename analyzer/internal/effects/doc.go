@@ -71,11 +71,15 @@
 //     Several activating it, it is judged where it is, once. One that repeats its request
 //     in a loop is no transport: the loop is its own decision;
 //   - an exported function that calls a provider's SDK (not a raw HTTP request), or a
-//     function of its own package, unconditionally (a statement of its body, not in a branch or a loop) with only
-//     what it is given (its parameters, its receiver's fields, constants, and values
-//     built from them without calling anything but conversions and builtins) is a
-//     wrapper, the module's own client of the provider: when the module calls it, it is
-//     judged at those calls like a shared service;
+//     function of its own package, unconditionally (a statement of its body, not in a
+//     branch or a loop) with only what it is given (its parameters, its receiver's
+//     fields, constants, and values built from them without calling anything but
+//     conversions and builtins) is a wrapper, the module's own client of the provider:
+//     when the module calls it, it is judged at those calls like a shared service. An
+//     agent loop is one too: after its unconditional call, the same call again in a loop
+//     whose error leaves the function (`if err != nil { return }`) is a further turn of
+//     the conversation its caller started (the tools' results sent back), not a retry;
+//     a loop that calls again after an error is a retry loop, its own decision;
 //   - so is an exported function that sends only what it is given (sendsGiven): an email
 //     or a message that takes no key from its params, or a request to a URL it is given
 //     (its receiver's or a parameter, no path of its own), made unconditionally and not

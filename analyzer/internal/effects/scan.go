@@ -986,7 +986,10 @@ func (s *scanner) wrapper(fn *Func) bool {
 		// A wrapper lives with the client: it calls the provider, or a function of its
 		// own package. One calling another package's function is that function's user.
 		// Raw requests are the transports' (see markTransports): a wrapper is an SDK's.
-		if site.Effect == nil && s.res.ByObj[site.Callee] == nil || site.Class == catalog.HTTP || !topLevel(fn.Decl.Body, site.Call) {
+		if site.Effect == nil && s.res.ByObj[site.Callee] == nil || site.Class == catalog.HTTP {
+			return false
+		}
+		if !topLevel(fn.Decl.Body, site.Call) && !s.nextTurn(fn, site) {
 			return false
 		}
 		t := tracer{pass: s.pass, fn: fn.Decl}
@@ -997,6 +1000,64 @@ func (s *scanner) wrapper(fn *Func) bool {
 		}
 	}
 	return n > 0
+}
+
+// nextTurn reports whether a site in a loop is a further turn of a conversation the
+// function starts unconditionally: the same callee is called by a statement of the body
+// before the loop, and an error of the call in the loop leaves the function (an agent
+// loop that asks the model again with the tools' results, not a retry loop, which
+// repeats a failed call). Its turns are the wrapper's one effect, made for its callers.
+func (s *scanner) nextTurn(fn *Func, site *Site) bool {
+	body := fn.Decl.Body
+	if !repeated(body, site.Call) || !s.errorReturns(body, site.Call) {
+		return false
+	}
+	for _, other := range fn.Sites {
+		if other != site && other.Callee == site.Callee && other.Call.Pos() < site.Call.Pos() && topLevel(body, other.Call) {
+			return true
+		}
+	}
+	return false
+}
+
+// errorReturns reports whether the statement after the assignment of call's results
+// returns when its error result is not nil: `res, err = call(); if err != nil { return }`.
+func (s *scanner) errorReturns(body *ast.BlockStmt, call *ast.CallExpr) bool {
+	info := s.pass.TypesInfo
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		blk, ok := n.(*ast.BlockStmt)
+		if found || !ok {
+			return !found
+		}
+		for i, st := range blk.List {
+			as, ok := st.(*ast.AssignStmt)
+			if !ok || len(as.Rhs) != 1 || ast.Unparen(as.Rhs[0]) != call || i+1 >= len(blk.List) {
+				continue
+			}
+			id, ok := as.Lhs[len(as.Lhs)-1].(*ast.Ident)
+			if !ok {
+				return false
+			}
+			errVar, _ := info.ObjectOf(id).(*types.Var)
+			ifs, ok := blk.List[i+1].(*ast.IfStmt)
+			if errVar == nil || !isErrorType(errVar.Type()) || !ok || ifs.Init != nil || len(ifs.Body.List) == 0 {
+				return false
+			}
+			cond, ok := ast.Unparen(ifs.Cond).(*ast.BinaryExpr)
+			if !ok || cond.Op != token.NEQ {
+				return false
+			}
+			l, ok := ast.Unparen(cond.X).(*ast.Ident)
+			if !ok || info.ObjectOf(l) != errVar {
+				return false
+			}
+			_, found = ifs.Body.List[len(ifs.Body.List)-1].(*ast.ReturnStmt)
+			return false
+		}
+		return true
+	})
+	return found
 }
 
 // topLevel reports whether call is made by a statement of body itself (or the init

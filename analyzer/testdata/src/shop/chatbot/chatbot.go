@@ -34,6 +34,21 @@ func (r Retry) Handle(ctx context.Context, ev Event) error {
 	return err
 }
 
+// Answer answers through the client's tool loop: the decision to ask is its own,
+// reported here.
+func Answer(ctx context.Context, c *chatclient.Client, ev Event) error {
+	_, err := c.AskWithTools(ctx, []openai.ChatCompletionMessage{{Content: ev.Text}}, func(context.Context, openai.ChatCompletionMessage) (string, bool) { return "", false }) // want `call to \(\*chatclient.Client\).AskWithTools reaches \(\*openai.Client\).CreateChatCompletion with no //once: promise: a retry runs \(and bills\) the completion again; declare a promise on Answer`
+	return err
+}
+
+// Persist goes through the retry loop, whose finding is in the client.
+type Persist struct{ c *chatclient.Client }
+
+func (p Persist) Handle(ctx context.Context, ev Event) error {
+	_, err := p.c.AskUntilAnswered(ctx, []openai.ChatCompletionMessage{{Content: ev.Text}})
+	return err
+}
+
 // Dispatch runs each action on the event.
 func Dispatch(ctx context.Context, actions []Action, ev Event) {
 	for _, a := range actions {

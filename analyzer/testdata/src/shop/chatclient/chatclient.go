@@ -38,3 +38,39 @@ func (c *Client) Summarize(ctx context.Context, text string) (openai.ChatComplet
 	prompt := fmt.Sprintf("Summarize: %s", text)
 	return c.api.CreateChatCompletion(ctx, openai.ChatCompletionRequest{Model: c.model, Messages: []openai.ChatCompletionMessage{{Content: prompt}}}) // want `declare a promise on Client.Summarize \(ONCE001\)$`
 }
+
+// Tool runs the tool a model's reply asks for, and says whether it asked for one.
+type Tool func(ctx context.Context, reply openai.ChatCompletionMessage) (string, bool)
+
+// AskWithTools asks once, then again with the tools' results for as long as the model
+// asks for tools: each later call is a new turn of the one conversation its caller
+// started, and an error ends it (no retry). Whether to ask is its callers' decision, so
+// it is judged at them, like Ask.
+func (c *Client) AskWithTools(ctx context.Context, history []openai.ChatCompletionMessage, run Tool) (openai.ChatCompletionResponse, error) {
+	resp, err := c.api.CreateChatCompletion(ctx, openai.ChatCompletionRequest{Model: c.model, Messages: history})
+	if err != nil {
+		return resp, err
+	}
+	for len(resp.Choices) > 0 {
+		result, asked := run(ctx, resp.Choices[0].Message)
+		if !asked {
+			break
+		}
+		history = append(history, resp.Choices[0].Message, openai.ChatCompletionMessage{Role: "tool", Content: result})
+		resp, err = c.api.CreateChatCompletion(ctx, openai.ChatCompletionRequest{Model: c.model, Messages: history})
+		if err != nil {
+			return resp, err
+		}
+	}
+	return resp, nil
+}
+
+// AskUntilAnswered calls again after an error: a retry loop, its own decision, reported
+// here though its first call is the same.
+func (c *Client) AskUntilAnswered(ctx context.Context, history []openai.ChatCompletionMessage) (openai.ChatCompletionResponse, error) {
+	resp, err := c.api.CreateChatCompletion(ctx, openai.ChatCompletionRequest{Model: c.model, Messages: history}) // want `declare a promise on Client.AskUntilAnswered \(ONCE001\)$`
+	for err != nil {
+		resp, err = c.api.CreateChatCompletion(ctx, openai.ChatCompletionRequest{Model: c.model, Messages: history})
+	}
+	return resp, err
+}
