@@ -124,7 +124,7 @@ var shop = []string{
 	// ONCE001: a call through an interface of another package of the module, whose
 	// implementation lives in a package the interface's cannot see but the caller
 	// imports, reaches that implementation's effect.
-	"shop/port", "shop/port/sesmail", "shop/portapp",
+	"shop/port", "shop/port/sesmail", "shop/port/notices", "shop/portapp",
 	// ONCE001: a helper whose one caller makes an effect of its own (the follow-up
 	// suggestions of the endpoint that asks for the answer) is reported with that caller,
 	// in one finding; one whose caller decides nothing itself, or that two functions

@@ -92,6 +92,10 @@
 //     this package can see, rather than where it is defined. A helper given the method
 //     is a transport (below), and one whose provider takes a key in its params is a
 //     wrapper's to key;
+//   - an exported method that implements an interface of another package of the module
+//     (a template mailer behind the mailer package's Mailer) and is called from other
+//     packages, never its own, is an adapter of that port: whatever text it writes, the
+//     code calling the port decides whether to send, and is judged there;
 //   - an implementation of an interface whose effects are all reported in other
 //     packages is no adapter of the interface's caller: the one implementation that
 //     decides an effect is judged where it is;

@@ -823,6 +823,15 @@ func (s *scanner) propagate() {
 			}
 		}
 	}
+	// Adapters of a port declared elsewhere: an exported method that implements an
+	// interface of another package of the module (a template mailer behind the mailer
+	// package's Mailer), called from other packages and not here, is reached through the
+	// port. The code calling the port decides whether to send; it is judged there.
+	for _, fn := range funcs {
+		if !fn.Test && fn.Effectful && exportedAPI(fn.Obj) && !fn.ValueRef && len(fn.callers) == 0 && ext[fn][0] && s.decidesAny(fn) && s.foreignPort(fn.Obj) {
+			fn.shared = true
+		}
+	}
 	// Deferred: judged at callers. A function promised from above or shared is; so is
 	// one called only by deferred functions of the package (the helper of a shared
 	// service), unless it is handed out as a value or called from elsewhere.
@@ -1209,6 +1218,40 @@ func exportedAPI(fn *types.Func) bool {
 		return named.Obj().Exported()
 	}
 	return true
+}
+
+// foreignPort reports whether method fn implements a method of an interface declared in
+// another package of the module that the package imports, directly or not.
+func (s *scanner) foreignPort(fn *types.Func) bool {
+	recv := fn.Signature().Recv()
+	if recv == nil {
+		return false
+	}
+	t := recv.Type()
+	if p, ok := t.(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	for _, pkg := range s.moduleImports() {
+		scope := pkg.Scope()
+		for _, name := range scope.Names() {
+			tn, ok := scope.Lookup(name).(*types.TypeName)
+			if !ok || !tn.Exported() {
+				continue
+			}
+			iface, ok := tn.Type().Underlying().(*types.Interface)
+			if !ok || iface.Empty() {
+				continue
+			}
+			has := false
+			for i := range iface.NumMethods() {
+				has = has || iface.Method(i).Name() == fn.Name()
+			}
+			if has && (types.Implements(t, iface) || types.Implements(types.NewPointer(t), iface)) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // ownEffect reports whether fn performs an effect whatever its parameters: an unguarded

@@ -8,3 +8,9 @@ import "context"
 type Mailer interface {
 	Send(ctx context.Context, to, subject, body string) error
 }
+
+// Notices sends the shop's own notices, each written by the implementation.
+type Notices interface {
+	Welcome(ctx context.Context, to string) error
+	Goodbye(ctx context.Context, to string) error
+}

@@ -9,13 +9,32 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 
 	"shop/port"
+	"shop/port/notices"
 	"shop/port/sesmail"
 )
 
-type App struct{ Mail port.Mailer }
+type App struct {
+	Mail    port.Mailer
+	Notices port.Notices
+}
 
 // New wires the SES client in.
-func New(ses *sesv2.Client) *App { return &App{Mail: &sesmail.Client{SES: ses}} }
+func New(ses *sesv2.Client) *App {
+	return &App{Mail: &sesmail.Client{SES: ses}, Notices: &notices.Templates{SES: ses}}
+}
+
+// Join welcomes through the notices port: the notices package writes the text, this
+// decides to send it, and is reported.
+func (a *App) Join(ctx context.Context, to string) error {
+	return a.Notices.Welcome(ctx, to) // want `call to \(port.Notices\).Welcome reaches \(\*sesv2.Client\).SendEmail \(through \(\*notices.Templates\).Welcome, then \(\*notices.Templates\).mail\)`
+}
+
+// Leave says goodbye under a promise: covered.
+//
+//once:forever key=to
+func (a *App) Leave(ctx context.Context, to string) error {
+	return a.Notices.Goodbye(ctx, to)
+}
 
 // Welcome sends through the port with no promise: reported here, where the email is
 // decided.
