@@ -401,6 +401,19 @@ func (c *Catalog) CheckName(fn string) bool {
 	return false
 }
 
+// RedoName reports whether a function's name says it does again, on purpose, what was
+// done before: its first word is "re" (reOCRPage, reSendCode) or one of redoWords
+// (resendInvite, regenerateAnswer, reprocessDocument). A request to redo asks for the
+// repeat: the effect it makes again is what it is for. A retry (retryPayment) is not
+// one: a retried charge repeats what should happen once.
+func RedoName(fn string) bool {
+	words := NameWords(fn)
+	return len(words) > 0 && slices.Contains(redoWords, words[0]) && (words[0] != "re" || len(words) > 1)
+}
+
+// redoWords are the first words that name a deliberate repeat.
+var redoWords = []string{"re", "resend", "regenerate", "regen", "redo", "rerun", "reprocess", "reanalyze", "reanalyse", "rescan", "reindex", "recompute"}
+
 // WriteName reports whether a function's name says it creates or sends something: one
 // of its words is one of writeWords (createCustomer, notifyFailure, sendInvite).
 func WriteName(fn string) bool {

@@ -73,6 +73,14 @@ func TestDefault_CoversTheProvidersOfTheIssue(t *testing.T) {
 			t.Errorf("WriteName(%q) = %v, want %v", name, !want, want)
 		}
 	}
+	for name, want := range map[string]bool{
+		"reOCRPageHandler": true, "ReSendPasscode": true, "resendInvite": true, "RegenerateAnswer": true,
+		"retryPayment": false, "Refund": false, "Register": false, "Renew": false, "resend": true, "re": false, "reply": false,
+	} {
+		if catalog.RedoName(name) != want {
+			t.Errorf("RedoName(%q) = %v, want %v", name, !want, want)
+		}
+	}
 	if !c.CheckName("verifyCaptcha") || !c.CheckName("VerifyOTP") || !c.CheckName("validate") || c.CheckName("verifier") || c.CheckName("sendVerify") {
 		t.Error("CheckName does not tell a check's name")
 	}

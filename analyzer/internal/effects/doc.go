@@ -109,6 +109,10 @@
 //     reaches a cancellation email reported in its own package is named for what else it
 //     sends).
 //
+// A function named for a deliberate repeat (catalog.RedoName: reOCRPage, resendInvite,
+// regenerateAnswer; not a retry) is not judged itself: its name says that doing it again
+// is its job. The code that calls it is judged as usual.
+//
 // A function that holds a promise, or every call of which in the module is made under
 // one, is covered. Test files are never reported and their calls do not count.
 //

@@ -65,3 +65,16 @@ func Transcribe(ctx context.Context, m llms.Model, mode, text string) error {
 	}
 	return err
 }
+
+// RegenerateSummary asks for the summary again, on purpose: a request to redo asks for
+// the repeat, so it is not reported.
+func RegenerateSummary(ctx context.Context, m llms.Model, text string) error {
+	_, err := llms.GenerateFromSinglePrompt(ctx, m, "Summarise again: "+text)
+	return err
+}
+
+// RetryPublish makes a price again after a failure: a retry is no redo, and is reported.
+func RetryPublish(productID string, amount int64) error {
+	_, err := price.New(&stripe.PriceParams{Product: stripe.String(productID), UnitAmount: stripe.Int64(amount)}) // want `call to price.New has no idempotency key and no //once: promise: a retry creates the price again; set IdempotencyKey \(or call SetIdempotencyKey\) from a stable id, or declare a promise on RetryPublish \(ONCE001\)$`
+	return err
+}
