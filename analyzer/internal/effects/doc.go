@@ -28,7 +28,8 @@
 // before the call), a later req.Method = ..., req.WithContext and req.Clone; a request
 // variable reused for a GET is a GET. A helper taking the method or the request as a
 // parameter makes its callers decide: a call passing a POST is the effect, one passing
-// a GET is not (across packages too, through the fact's Cond). http.Post and PostForm
+// a GET is not (across packages too, through the fact's Cond); one also given the URL
+// makes no effect for a caller sending to a URL the catalogue lists as a read. http.Post and PostForm
 // are POSTs; http.Get is no effect. The catalogue's reads exempt token endpoints, captcha
 // and code verifications (by URL prefix, URL path, a marker such as "grant_type" in the
 // sending function, or the sending function's name: verify..., validate..., get...,

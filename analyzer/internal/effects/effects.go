@@ -41,6 +41,11 @@ type EffectFact struct {
 	Cond    bool
 	Param   int
 	Methods []string
+	// URLArg is one more than the index of the parameter the request's URL is taken
+	// from, for a conditional function (a transport given the method and the URL); 0
+	// when the URL is the function's own. A caller passing a URL the catalogue lists as
+	// a read performs no effect.
+	URLArg int
 	// Reported: the effect is reported at the function's definition (no promise is held
 	// above any call of it in the module), so its callers do not report it again.
 	Reported bool
@@ -226,9 +231,10 @@ type Site struct {
 	// Chain names the functions between the callee and the provider call, nearest first
 	// (empty for a direct provider call or a callee that makes it itself).
 	Chain []string
-	// Param and Methods: a conditional site (see EffectFact.Cond).
+	// Param, Methods and URLArg: a conditional site (see EffectFact.Cond).
 	Param   int
 	Methods []string
+	URLArg  int
 	// Reported: the callee, of another package, is where its effect is reported.
 	Reported bool
 

@@ -224,7 +224,7 @@ func (s *scanner) noteCall(fn *Func, call *ast.CallExpr, g *Guard) {
 		Reported: fact.Reported,
 	}
 	if fact.Cond {
-		s.noteConditional(fn, call, site, fact.Param, fact.Methods)
+		s.noteConditional(fn, call, site, fact.Param, fact.Methods, fact.URLArg)
 		return
 	}
 	if fact.Class == catalog.HTTP && s.purposeCall(fn, callee) {
@@ -385,6 +385,9 @@ func (s *scanner) noteEffect(fn *Func, call *ast.CallExpr, callee *types.Func, e
 	if param >= 0 {
 		if !site.Keyed && site.Guard == nil {
 			site.Param, site.Methods = param, e.Request.Methods
+			if p := t.urlParam(call.Args[e.Request.Arg], call.Pos(), 0); p >= 0 && !ownPath(t.urlParts(call.Args[e.Request.Arg], call.Pos(), 0)) {
+				site.URLArg = p + 1
+			}
 			fn.cond = append(fn.cond, site)
 		}
 		return
@@ -460,20 +463,31 @@ func (s *scanner) marked(fn *Func) bool {
 // values of its parameter param (the HTTP method, or the request): the call is an effect
 // when its argument is one of methods, and makes fn conditional in turn when the argument
 // is fn's own parameter.
-func (s *scanner) noteConditional(fn *Func, call *ast.CallExpr, site *Site, param int, methods []string) {
-	if param >= len(call.Args) {
+func (s *scanner) noteConditional(fn *Func, call *ast.CallExpr, site *Site, param int, methods []string, urlArg int) {
+	if param >= len(call.Args) || urlArg > len(call.Args) {
 		return
 	}
-	m := tracer{pass: s.pass, fn: fn.Decl}.methodOf(call.Args[param], call.Pos(), 0)
+	t := tracer{pass: s.pass, fn: fn.Decl}
+	m := t.methodOf(call.Args[param], call.Pos(), 0)
 	switch {
 	case m.name != "" && slices.Contains(methods, m.name):
 		if site.Class == catalog.HTTP && s.purposeCall(fn, site.Callee) {
 			return
 		}
+		if urlArg > 0 {
+			if parts, lead := t.urlParts(call.Args[urlArg-1], call.Pos(), 0); s.cat.ReadURL(parts, lead) {
+				return // a transport of another package sent to a read
+			}
+		}
 		fn.Sites = append(fn.Sites, site)
 	case m.name == "" && m.param >= 0:
 		c := *site
-		c.Param, c.Methods = m.param, methods
+		c.Param, c.Methods, c.URLArg = m.param, methods, 0
+		if urlArg > 0 {
+			if p := t.urlParam(call.Args[urlArg-1], call.Pos(), 0); p >= 0 && !ownPath(t.urlParts(call.Args[urlArg-1], call.Pos(), 0)) {
+				c.URLArg = p + 1
+			}
+		}
 		fn.cond = append(fn.cond, &c)
 	}
 }
@@ -513,8 +527,18 @@ func (s *scanner) resolveConditional() {
 					continue
 				}
 				m := t.methodOf(e.call.Args[c.Param], e.call.Pos(), 0)
+				var urlArg ast.Expr
+				if c.URLArg > 0 && c.URLArg <= len(e.call.Args) {
+					urlArg = e.call.Args[c.URLArg-1]
+				}
 				switch {
 				case m.name != "" && slices.Contains(c.Methods, m.name):
+					if urlArg != nil {
+						if parts, lead := t.urlParts(urlArg, e.call.Pos(), 0); s.cat.ReadURL(parts, lead) {
+							e.inert = true // sent to a read
+							continue
+						}
+					}
 					e.to.activators = appendOnce(e.to.activators, fn)
 					s.activate(e.to)
 				case m.name == "" && m.param >= 0:
@@ -523,10 +547,16 @@ func (s *scanner) resolveConditional() {
 					if static, ok := typeutil.Callee(s.pass.TypesInfo, e.call).(*types.Func); ok {
 						name = static.Origin()
 					}
+					up := 0
+					if urlArg != nil {
+						if p := t.urlParam(urlArg, e.call.Pos(), 0); p >= 0 && !ownPath(t.urlParts(urlArg, e.call.Pos(), 0)) {
+							up = p + 1
+						}
+					}
 					fn.cond = append(fn.cond, &Site{
 						Call: e.call, Func: fn, Name: DisplayName(s.pass.TypesInfo, e.call, name), Via: c.Via,
 						What: c.What, Class: c.Class, Deep: c.Deep, Guard: e.guard, Callee: e.to.Obj,
-						Chain: below(c), Param: m.param, Methods: c.Methods, pending: e,
+						Chain: below(c), Param: m.param, Methods: c.Methods, URLArg: up, pending: e,
 					})
 				default:
 					e.inert = true
@@ -1316,7 +1346,7 @@ func (s *scanner) exportFacts() {
 			switch {
 			case len(fn.cond) > 0 && fn.Directive == nil && !ownEffect(fn):
 				c := fn.cond[0]
-				s.pass.ExportObjectFact(fn.Obj, &EffectFact{Via: c.Via, Effect: c.What, Class: c.Class, Chain: below(c), Cond: true, Param: c.Param, Methods: c.Methods, Reported: fn.Reports || fn.Settled})
+				s.pass.ExportObjectFact(fn.Obj, &EffectFact{Via: c.Via, Effect: c.What, Class: c.Class, Chain: below(c), Cond: true, Param: c.Param, Methods: c.Methods, URLArg: c.URLArg, Reported: fn.Reports || fn.Settled})
 				any = true
 			case fn.Effectful && fn.via != nil:
 				s.pass.ExportObjectFact(fn.Obj, &EffectFact{Via: fn.via.Via, Effect: fn.via.What, Class: fn.via.Class, Chain: below(fn.via), Reported: fn.Reports || fn.Settled})
