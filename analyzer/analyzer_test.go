@@ -128,6 +128,10 @@ var shop = []string{
 	// ONCE001: a transport of another package given the method and the URL performs no
 	// effect for a caller sending a POST to a URL the catalogue lists as a read.
 	"shop/apiclient", "shop/apiuse",
+	// ONCE001: an HTTP handler that hands its request's question to a model and writes
+	// the answer back, keeping nothing, is not judged; one that stores the answer or
+	// also emails it is, and so is a model call outside a handler.
+	"shop/askapi", "shop/askstore",
 	// ONCE001: a helper whose one caller makes an effect of its own (the follow-up
 	// suggestions of the endpoint that asks for the answer) is reported with that caller,
 	// in one finding; one whose caller decides nothing itself, or that two functions

@@ -114,6 +114,16 @@
 // regenerateAnswer; not a retry) is not judged itself: its name says that doing it again
 // is its job. The code that calls it is judged as usual.
 //
+// An HTTP handler that nothing in the module calls (net/http's shape, a gin, echo or
+// fiber context, or a beego controller's method), every effect of which is a model call
+// made while the request waits (no goroutine on the way), and which writes no row itself
+// or through what it calls (no INSERT, UPDATE or DELETE, and no call of a function of
+// another package of the module named for a store: addMessage, saveResult), is not
+// judged either: it hands its request's question to the model and the answer back to
+// whoever asked, and keeps nothing, so a repeated request is a new question whose
+// retries the requester owns, as a GET's. One that stores the answer, answers later, or
+// also emails, messages or charges, is.
+//
 // A function that holds a promise, or every call of which in the module is made under
 // one, is covered. Test files are never reported and their calls do not count.
 //

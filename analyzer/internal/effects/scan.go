@@ -30,6 +30,8 @@ type scanner struct {
 	// implFacts and modImports serve implementationFact.
 	implFacts  map[*types.Func]*EffectFact
 	modImports []*types.Package
+	// classes holds the effect classes each function reaches (see inertPurposeCalls).
+	classes map[*Func]map[string]bool
 }
 
 // collect builds the function table, the effect sites and the in-package call graph.
@@ -282,6 +284,7 @@ func (s *scanner) inertPurposeCalls() {
 			}
 		}
 	}
+	s.classes = classes
 	purpose := map[*Func]bool{}
 	for _, fn := range s.res.Funcs {
 		purpose[fn] = !fn.Test && s.cat.CheckName(fn.Obj.Name())
@@ -794,7 +797,7 @@ func (s *scanner) propagate() {
 	for _, fn := range funcs {
 		// A function named for a deliberate repeat (reOCRPage, resendInvite) declares by
 		// its name that doing it again is its job: it is not judged itself.
-		fn.Covered = fn.Directive != nil || catalog.RedoName(fn.Obj.Name())
+		fn.Covered = fn.Directive != nil || catalog.RedoName(fn.Obj.Name()) || s.relay(fn, ext[fn][0])
 	}
 	for changed := true; changed; {
 		changed = false
