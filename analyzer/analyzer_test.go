@@ -128,6 +128,10 @@ var shop = []string{
 	// ONCE001: a transport of another package given the method and the URL performs no
 	// effect for a caller sending a POST to a URL the catalogue lists as a read.
 	"shop/apiclient", "shop/apiuse",
+	// ONCE001: a dispatcher whose every effect is in a branch on a parameter equal to a
+	// constant is no effect when every call passes a constant no branch takes; one called
+	// with a constant a branch takes is reported as usual.
+	"shop/alerting", "shop/alertuse",
 	// ONCE001: an HTTP handler that hands its request's question to a model and writes
 	// the answer back, keeping nothing, is not judged; one that stores the answer or
 	// also emails it is, and so is a model call outside a handler.

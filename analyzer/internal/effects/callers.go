@@ -55,6 +55,10 @@ type indexCall struct {
 	// !ok { return }`): the call runs under a hand-written latch when one of them is
 	// a latch (see LatchFact), which only a package that imports it can tell.
 	checks []string
+	// args are the call's arguments that name a constant as read without types: a
+	// literal's source ("\"all\"", "3"), or "path.Name" for a name selected from an
+	// imported package; "" for any other argument. Nil when no argument is one.
+	args []string
 }
 
 // funcKey names a function for the index: "pkg/path.F" for a function, ".M" for any
@@ -384,11 +388,35 @@ func (idx *callerIndex) addBody(pkg, from string, body *ast.BlockStmt, imports m
 						checks = append(checks, r.keys...)
 					}
 				}
-				idx.calls[key] = append(idx.calls[key], indexCall{pkg: pkg, from: from, guarded: len(guards) > 0, checks: checks})
+				idx.calls[key] = append(idx.calls[key], indexCall{pkg: pkg, from: from, guarded: len(guards) > 0, checks: checks, args: constArgs(n, imports)})
 			}
 		}
 		return true
 	})
+}
+
+// constArgs renders the arguments of a call that may name constants (see
+// indexCall.args), or returns nil when none may.
+func constArgs(call *ast.CallExpr, imports map[string]string) []string {
+	var out []string
+	for i, a := range call.Args {
+		s := ""
+		switch x := ast.Unparen(a).(type) {
+		case *ast.BasicLit:
+			s = x.Value
+		case *ast.SelectorExpr:
+			if id, ok := x.X.(*ast.Ident); ok && imports[id.Name] != "" {
+				s = imports[id.Name] + "." + x.Sel.Name
+			}
+		}
+		if s != "" && out == nil {
+			out = make([]string, len(call.Args))
+		}
+		if out != nil {
+			out[i] = s
+		}
+	}
+	return out
 }
 
 // mentions reports whether the expression refers to the identifier name.

@@ -124,6 +124,11 @@
 // retries the requester owns, as a GET's. One that stores the answer, answers later, or
 // also emails, messages or charges, is.
 //
+// A dispatcher, every effect of which is made in a branch on one parameter equal to a
+// constant (`if by == ByEmail`, a switch's case), makes none when every call of it in the
+// module, in its package and in those importing it, passes a constant no branch takes
+// (Notify(ByAll, ..) where only ByEmail and ByPusher are handled): it is no effect.
+//
 // A function that holds a promise, or every call of which in the module is made under
 // one, is covered. Test files are never reported and their calls do not count.
 //

@@ -730,6 +730,7 @@ func (s *scanner) runtimeGuardKind(call *ast.CallExpr) (string, bool) {
 func (s *scanner) propagate() {
 	funcs := s.res.Funcs
 	s.inertPurposeCalls()
+	s.deadDispatch()
 	// Effectful: a least fixpoint over the call graph.
 	for _, fn := range funcs {
 		for _, site := range fn.Sites {
