@@ -61,8 +61,20 @@
 // decide to call it, and so is one that only sends what it is given: an SMTP client's
 // Mail building the message from its arguments, a webhook's Trigger posting its
 // argument to the URL it is configured with, with no text and no endpoint of its own.
-// A fact carries "this function sends an email through (*sesv2.Client).SendEmail" to
-// the packages that import it.
+// So is an agent loop (the model asked again with the tools' results, in a loop an error
+// leaves), and an adapter of a port declared in another package (a template mailer
+// behind the mailer package's Mailer): the code calling the port decides. A fact carries
+// "this function sends an email through (*sesv2.Client).SendEmail" to the packages that
+// import it.
+//
+// Not judged at all: a function named for a deliberate repeat (reOCRPage, resendInvite,
+// regenerateAnswer; a retry is not one); an HTTP handler that hands its request's question
+// to a model and the answer back while the request waits, keeping nothing (no row
+// written, no call of a function named for a store, no other effect); a dispatcher whose
+// every effect sits in a branch on a parameter equal to a constant, when every call in
+// the module passes a constant no branch takes. A plain INSERT under a declared unique
+// key is a latch written by hand also when a repository method returns its error,
+// wrapped or not, to the caller that branches on it.
 //
 //	func (s *Server) handleRefund(w http.ResponseWriter, r *http.Request) {
 //		...
