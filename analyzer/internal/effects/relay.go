@@ -114,13 +114,9 @@ func handlerShape(fn *types.Func) bool {
 		return namedIn(t, "github.com/gin-gonic/gin", "Context") || namedIn(t, "github.com/labstack/echo", "Context") ||
 			namedIn(t, "github.com/gofiber/fiber", "Ctx")
 	case 0:
-		recv := sig.Recv()
-		if recv == nil || sig.Results().Len() > 0 {
+		t := recvBase(fn)
+		if t == nil || sig.Results().Len() > 0 {
 			return false
-		}
-		t := recv.Type()
-		if p, ok := t.(*types.Pointer); ok {
-			t = p.Elem()
 		}
 		st, ok := t.Underlying().(*types.Struct)
 		if !ok {

@@ -1242,30 +1242,31 @@ func exportedAPI(fn *types.Func) bool {
 	if !fn.Exported() {
 		return false
 	}
-	recv := fn.Signature().Recv()
-	if recv == nil {
-		return true
-	}
-	t := recv.Type()
-	if p, ok := t.(*types.Pointer); ok {
-		t = p.Elem()
-	}
-	if named, ok := t.(*types.Named); ok {
+	if named, ok := recvBase(fn).(*types.Named); ok {
 		return named.Obj().Exported()
 	}
 	return true
 }
 
+// recvBase returns the type of a method's receiver, through a pointer; nil for a
+// function.
+func recvBase(fn *types.Func) types.Type {
+	recv := fn.Signature().Recv()
+	if recv == nil {
+		return nil
+	}
+	if p, ok := recv.Type().(*types.Pointer); ok {
+		return p.Elem()
+	}
+	return recv.Type()
+}
+
 // foreignPort reports whether method fn implements a method of an interface declared in
 // another package of the module that the package imports, directly or not.
 func (s *scanner) foreignPort(fn *types.Func) bool {
-	recv := fn.Signature().Recv()
-	if recv == nil {
+	t := recvBase(fn)
+	if t == nil {
 		return false
-	}
-	t := recv.Type()
-	if p, ok := t.(*types.Pointer); ok {
-		t = p.Elem()
 	}
 	for _, pkg := range s.moduleImports() {
 		scope := pkg.Scope()
