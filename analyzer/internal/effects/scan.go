@@ -797,7 +797,8 @@ func (s *scanner) propagate() {
 	// Covered: a function with a directive, or one called only under promises.
 	for _, fn := range funcs {
 		// A function named for a deliberate repeat (reOCRPage, resendInvite) declares by
-		// its name that doing it again is its job: it is not judged itself.
+		// its name that doing it again is its job, and a handler relaying its request's
+		// question to a model keeps nothing to repeat (see relay): neither is judged.
 		fn.Covered = fn.Directive != nil || catalog.RedoName(fn.Obj.Name()) || s.relay(fn, ext[fn][0])
 	}
 	for changed := true; changed; {
