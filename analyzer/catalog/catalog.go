@@ -405,11 +405,23 @@ func (c *Catalog) CheckName(fn string) bool {
 // done before: its first word is "re" (reOCRPage, reSendCode) or one of redoWords
 // (resendInvite, regenerateAnswer, reprocessDocument). A request to redo asks for the
 // repeat: the effect it makes again is what it is for. A retry (retryPayment) is not
-// one: a retried charge repeats what should happen once.
+// one: a retried charge repeats what should happen once; nor is a name with a word of
+// money in it (reCharge, reOrder, reprocessPayment).
 func RedoName(fn string) bool {
 	words := NameWords(fn)
-	return len(words) > 0 && slices.Contains(redoWords, words[0]) && (words[0] != "re" || len(words) > 1)
+	if len(words) == 0 || !slices.Contains(redoWords, words[0]) || words[0] == "re" && len(words) == 1 {
+		return false
+	}
+	for _, w := range words[1:] {
+		if slices.Contains(moneyWords, w) {
+			return false // a payment is never repeated by design (reCharge, reOrder)
+		}
+	}
+	return true
 }
+
+// moneyWords are the words that name moving money or placing an order.
+var moneyWords = []string{"charge", "pay", "payment", "buy", "order", "refund", "transfer", "capture", "invoice", "purchase"}
 
 // redoWords are the first words that name a deliberate repeat.
 var redoWords = []string{"re", "resend", "regenerate", "regen", "redo", "rerun", "reprocess", "reanalyze", "reanalyse", "rescan", "reindex", "recompute"}
@@ -427,7 +439,7 @@ func WriteName(fn string) bool {
 
 // writeWords are the words that, anywhere after the first in a function's name, say it
 // creates or sends something whatever its first word says.
-var writeWords = []string{"create", "add", "insert", "new", "send", "post", "submit", "upload", "charge", "pay", "buy", "order", "notify", "publish"}
+var writeWords = []string{"create", "add", "insert", "new", "send", "post", "submit", "upload", "charge", "pay", "buy", "order", "notify", "publish", "capture", "refund", "transfer", "finalize", "reserve"}
 
 // NameWords splits an identifier into its lower-case words at camel-case and underscore
 // boundaries: "callProviderLogoutURL" is call, provider, logout, url; "getHTTPClient" is

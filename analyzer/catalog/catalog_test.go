@@ -68,14 +68,14 @@ func TestDefault_CoversTheProvidersOfTheIssue(t *testing.T) {
 	if !c.ReadMarker("grant_type") || !c.ReadMarker("grant_type=client_credentials&x") || c.ReadMarker("granted") {
 		t.Error("ReadMarker does not tell grant_type")
 	}
-	for name, want := range map[string]bool{"createCustomer": true, "notifyListmonkFailure": true, "doListActionZoho": false, "getUser": false} {
+	for name, want := range map[string]bool{"createCustomer": true, "notifyListmonkFailure": true, "capturePayment": true, "doListActionZoho": false, "getUser": false} {
 		if catalog.WriteName(name) != want {
 			t.Errorf("WriteName(%q) = %v, want %v", name, !want, want)
 		}
 	}
 	for name, want := range map[string]bool{
 		"reOCRPageHandler": true, "ReSendPasscode": true, "resendInvite": true, "RegenerateAnswer": true,
-		"retryPayment": false, "Refund": false, "Register": false, "Renew": false, "resend": true, "re": false, "reply": false,
+		"retryPayment": false, "reCharge": false, "reOrder": false, "reprocessPayment": false, "Refund": false, "Register": false, "Renew": false, "resend": true, "re": false, "reply": false,
 	} {
 		if catalog.RedoName(name) != want {
 			t.Errorf("RedoName(%q) = %v, want %v", name, !want, want)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"golang.org/x/tools/go/ast/astutil"
+	"golang.org/x/tools/go/types/typeutil"
 )
 
 // deadDispatch removes the effects of the package's dispatchers that no call selects. A
@@ -17,6 +18,10 @@ import (
 // in the packages that import it, passes a constant that no branch takes (Notify(ByAll,
 // ..) where only ByEmail and ByPusher are handled), those effects never happen, and the
 // function is no effect. A call passing anything else may select one, and keeps them.
+// Not a dispatcher: a function that calls itself, assigns the parameter or takes its
+// address, or falls through a case; a method whose other packages' calls are matched
+// by name alone. A function of another package used as a value (not called) is not
+// seen by the caller index: such a use keeps no effect alive.
 func (s *scanner) deadDispatch() {
 	var idx *callerIndex
 	loaded := false
@@ -30,8 +35,8 @@ func (s *scanner) deadDispatch() {
 		}
 		sel := func(v constant.Value) bool {
 			for _, w := range values {
-				if constant.Compare(v, token.EQL, w) {
-					return true
+				if v.Kind() != w.Kind() || constant.Compare(v, token.EQL, w) {
+					return true // a value of another kind may select anything
 				}
 			}
 			return false
@@ -47,6 +52,9 @@ func (s *scanner) deadDispatch() {
 				dead = false
 				break
 			}
+		}
+		if fn.Obj.Signature().Recv() != nil && exportedAPI(fn.Obj) {
+			continue // other packages' calls of a method are matched by name alone
 		}
 		if exportedAPI(fn.Obj) && inModule(s.pass) {
 			if !loaded {
@@ -99,7 +107,7 @@ func (s *scanner) dispatch(fn *Func) (int, []constant.Value, map[*ast.CallExpr]b
 			calls = append(calls, e.call)
 		}
 	}
-	if len(calls) == 0 {
+	if len(calls) == 0 || s.callsItself(fn) {
 		return 0, nil, nil, false
 	}
 	param := -1
@@ -114,7 +122,56 @@ func (s *scanner) dispatch(fn *Func) (int, []constant.Value, map[*ast.CallExpr]b
 		values = append(values, vs...)
 		guarded[call] = true
 	}
+	if s.changesParam(fn, param) {
+		return 0, nil, nil, false
+	}
 	return param, values, guarded, true
+}
+
+// callsItself reports whether fn's body calls fn: a dispatcher that calls itself with
+// another constant selects a branch no caller's argument shows.
+func (s *scanner) callsItself(fn *Func) bool {
+	found := false
+	ast.Inspect(fn.Decl.Body, func(n ast.Node) bool {
+		if call, ok := n.(*ast.CallExpr); ok {
+			if callee, ok := typeutil.Callee(s.pass.TypesInfo, call).(*types.Func); ok && callee.Origin() == fn.Obj {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// changesParam reports whether fn's body assigns parameter i, takes its address, or
+// holds a fallthrough: the branch a caller's argument selects is then not the one the
+// argument names.
+func (s *scanner) changesParam(fn *Func, i int) bool {
+	v := fn.Obj.Signature().Params().At(i)
+	info := s.pass.TypesInfo
+	found := false
+	ast.Inspect(fn.Decl.Body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.AssignStmt:
+			for _, l := range n.Lhs {
+				if id, ok := ast.Unparen(l).(*ast.Ident); ok && info.ObjectOf(id) == v {
+					found = true
+				}
+			}
+		case *ast.IncDecStmt:
+			if id, ok := ast.Unparen(n.X).(*ast.Ident); ok && info.ObjectOf(id) == v {
+				found = true
+			}
+		case *ast.UnaryExpr:
+			if id, ok := ast.Unparen(n.X).(*ast.Ident); ok && n.Op == token.AND && info.ObjectOf(id) == v {
+				found = true
+			}
+		case *ast.BranchStmt:
+			found = found || n.Tok == token.FALLTHROUGH
+		}
+		return !found
+	})
+	return found
 }
 
 // branchOn finds the branch of fn's body that holds call and tests a parameter against

@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"slices"
 
 	"golang.org/x/tools/go/types/typeutil"
 
@@ -138,10 +139,11 @@ func (s *scanner) latchOf(fn *Func) (int, bool) {
 }
 
 // returnsLatchErr reports whether body ends in a return whose error result is the error
-// of a refusing statement (see latchValues), or a call given that error (a wrap such as
-// fmt.Errorf("%w"), errors.Wrap or stacktrace.Propagate, which keeps nil nil and passes
-// a refusal on). Only the body's last statement counts: an earlier return of the error
-// sits in a branch, which other paths pass by.
+// of a refusing statement (see latchValues), as is or wrapped by a known wrapper
+// (fmt.Errorf, errors.Wrap and its kin, stacktrace.Propagate: see errorWraps), with no
+// other assignment to that error and no earlier return in the body. Only then does the
+// caller's branch on the error tell a repeat's refusal from a first call: a function
+// that maps a duplicate to nil, or returns before the insert, tells nothing.
 func (s *scanner) returnsLatchErr(body *ast.BlockStmt, vals latchVals) bool {
 	if len(body.List) == 0 {
 		return false
@@ -152,24 +154,67 @@ func (s *scanner) returnsLatchErr(body *ast.BlockStmt, vals latchVals) bool {
 	}
 	e := ast.Unparen(ret.Results[len(ret.Results)-1])
 	if call, ok := e.(*ast.CallExpr); ok {
-		for _, a := range call.Args {
-			if s.latchErrVar(a, vals) {
-				return true
+		if !s.errorWrap(call) || len(call.Args) == 0 {
+			return false
+		}
+		e = ast.Unparen(call.Args[0])
+		if f, ok := typeutil.Callee(s.pass.TypesInfo, call).(*types.Func); ok && f.Name() == "Errorf" {
+			e = ast.Unparen(call.Args[len(call.Args)-1])
+		}
+	}
+	vr := s.latchErrVar(e, vals)
+	if vr == nil {
+		return false
+	}
+	assigns, returns := 0, 0
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.ReturnStmt:
+			returns++
+		case *ast.AssignStmt:
+			for _, l := range n.Lhs {
+				if id, ok := ast.Unparen(l).(*ast.Ident); ok && s.pass.TypesInfo.ObjectOf(id) == vr {
+					assigns++
+				}
 			}
 		}
-		return false
-	}
-	return s.latchErrVar(e, vals)
+		return true
+	})
+	return assigns == 1 && returns == 1
 }
 
-// latchErrVar reports whether e names an error variable that holds a refusal.
-func (s *scanner) latchErrVar(e ast.Expr, vals latchVals) bool {
-	id, ok := ast.Unparen(e).(*ast.Ident)
-	if !ok {
+// errorWraps are the functions, by package name (forks keep it), that wrap an error and
+// pass a refusal on.
+var errorWraps = map[string][]string{
+	"fmt":        {"Errorf"},
+	"xerrors":    {"Errorf"},
+	"errors":     {"Wrap", "Wrapf", "WithStack", "WithMessage", "WithMessagef"},
+	"stacktrace": {"Propagate"},
+	"eris":       {"Wrap", "Wrapf"},
+}
+
+// errorWrap reports whether call is one of errorWraps.
+func (s *scanner) errorWrap(call *ast.CallExpr) bool {
+	f, ok := typeutil.Callee(s.pass.TypesInfo, call).(*types.Func)
+	if !ok || f.Pkg() == nil || f.Signature().Recv() != nil {
 		return false
 	}
+	return slices.Contains(errorWraps[f.Pkg().Name()], f.Name())
+}
+
+// latchErrVar returns the error variable e names if it holds a refusal, or nil.
+func (s *scanner) latchErrVar(e ast.Expr, vals latchVals) *types.Var {
+	id, ok := ast.Unparen(e).(*ast.Ident)
+	if !ok {
+		return nil
+	}
 	vr, ok := s.pass.TypesInfo.Uses[id].(*types.Var)
-	return ok && vals.vars[vr] && isErrorType(vr.Type())
+	if !ok || !vals.vars[vr] || !isErrorType(vr.Type()) {
+		return nil
+	}
+	return vr
 }
 
 // isErrorType reports whether t is the predeclared error type.

@@ -16,9 +16,9 @@ import (
 // relay reports whether fn is a request handler that hands its request to a model and
 // keeps nothing: an HTTP handler (see handlerShape) that nothing in the module calls,
 // every effect of which is a model call made while the request waits (no goroutine on
-// the way), and which writes no row, itself or through what it calls (no INSERT, UPDATE
-// or DELETE, and no call of a function of the module named for a store: addMessage,
-// updateTask, saveResult). The answer goes back to whoever asked and nothing is kept
+// the way, no closure handed out), and which writes no row, itself or through what it
+// calls (no INSERT, UPDATE or DELETE, and no call outside the standard library of a
+// function named for a store: addMessage, updateTask, a cache's Set). The answer goes back to whoever asked and nothing is kept
 // twice: a repeated request is a new question, whose retries the requester owns as it
 // does a GET's. A handler that stores the answer, answers later, sends a message or
 // charges is judged as usual.
@@ -29,6 +29,12 @@ func (s *scanner) relay(fn *Func, calledElsewhere bool) bool {
 	c := s.classes[fn]
 	if len(c) != 1 || !c[catalog.Model] {
 		return false
+	}
+	handsOut := map[*Func]bool{} // functions that hand a closure calling the package's functions out
+	for _, g := range s.res.Funcs {
+		for _, e := range g.handedCallers {
+			handsOut[e.from] = true
+		}
 	}
 	seen := map[*Func]bool{}
 	var keeps func(f *Func) bool
@@ -43,7 +49,7 @@ func (s *scanner) relay(fn *Func, calledElsewhere bool) bool {
 				return true
 			}
 		}
-		if s.callsStore(f) {
+		if s.callsStore(f) || handsOut[f] {
 			return true
 		}
 		for _, e := range f.calls {
@@ -64,8 +70,10 @@ func (s *scanner) relay(fn *Func, calledElsewhere bool) bool {
 // storeWords are the words of a name that say the function keeps something.
 var storeWords = []string{"add", "create", "insert", "update", "upsert", "save", "store", "delete", "remove", "set", "put", "record", "persist", "write", "append", "increment", "decrement", "consume", "deduct"}
 
-// callsStore reports whether f's body calls a function of another package of the module
-// whose name says it keeps something (see storeWords).
+// callsStore reports whether f's body calls a function or method outside the standard
+// library whose name says it keeps something (see storeWords): the module's own
+// (a.store.SaveAnswer, through an interface or not) or a client's (a cache's Set, a
+// document store's InsertOne).
 func (s *scanner) callsStore(f *Func) bool {
 	found := false
 	ast.Inspect(f.Decl.Body, func(n ast.Node) bool {
@@ -74,7 +82,7 @@ func (s *scanner) callsStore(f *Func) bool {
 			return !found
 		}
 		callee, ok := typeutil.Callee(s.pass.TypesInfo, call).(*types.Func)
-		if !ok || callee.Pkg() == nil || callee.Pkg() == s.pass.Pkg || !s.sameModule(callee.Pkg().Path()) {
+		if !ok || callee.Pkg() == nil || standardPath(callee.Pkg().Path()) && !s.sameModule(callee.Pkg().Path()) {
 			return true
 		}
 		if words := catalog.NameWords(callee.Name()); len(words) > 0 && slices.Contains(storeWords, words[0]) {
@@ -83,6 +91,13 @@ func (s *scanner) callsStore(f *Func) bool {
 		return !found
 	})
 	return found
+}
+
+// standardPath reports whether an import path may be the standard library's: its first
+// element has no dot (a module named without one is told apart by sameModule).
+func standardPath(path string) bool {
+	first, _, _ := strings.Cut(path, "/")
+	return !strings.Contains(first, ".")
 }
 
 // inGoroutine reports whether call is made in a go statement of f's body, or in a

@@ -229,16 +229,15 @@ func (s *scanner) noteCall(fn *Func, call *ast.CallExpr, g *Guard) {
 		s.noteConditional(fn, call, site, fact.Param, fact.Methods, fact.URLArg)
 		return
 	}
-	if fact.Class == catalog.HTTP && s.purposeCall(fn, callee) {
-		return
-	}
 	fn.Sites = append(fn.Sites, site)
 }
 
 // purposeCall reports whether a call from fn to callee, whose effects are raw HTTP
 // requests, serves fn's purpose as its name gives it (see catalog.CheckName): an
 // unsubscribe's helpers unsubscribe, a getX's helpers read. A callee named for a write
-// (createCustomer, notifyFailure) does what its own name says.
+// (createCustomer, notifyFailure, capturePayment) does what its own name says. Another
+// package's function counts only as a transport given the method (its fact's Cond):
+// a plain fact names one effect's class, and may hide others.
 func (s *scanner) purposeCall(fn *Func, callee *types.Func) bool {
 	return s.cat.CheckName(fn.Obj.Name()) && !catalog.WriteName(callee.Name())
 }
@@ -405,6 +404,22 @@ func (s *scanner) readByName(fn *Func) bool {
 	return s.marked(fn) || s.cat.CheckName(fn.Obj.Name())
 }
 
+// condURLArg returns the URL parameter (one more than its index) shared by all of fn's
+// conditional sites, or 0: a caller's read URL makes none of them an effect only when
+// every one of them is sent to it.
+func condURLArg(fn *Func) int {
+	if len(fn.cond) == 0 {
+		return 0
+	}
+	u := fn.cond[0].URLArg
+	for _, c := range fn.cond[1:] {
+		if c.URLArg != u {
+			return 0
+		}
+	}
+	return u
+}
+
 // ownPath reports whether the constant parts of a URL name a path of their own
 // (c.base+"/orders/"+id): the function knows the endpoint, and a parameter only names the
 // resource. Separators alone (fmt.Sprintf("%s/%s", base, path)) name none.
@@ -467,8 +482,11 @@ func (s *scanner) marked(fn *Func) bool {
 // when its argument is one of methods, and makes fn conditional in turn when the argument
 // is fn's own parameter.
 func (s *scanner) noteConditional(fn *Func, call *ast.CallExpr, site *Site, param int, methods []string, urlArg int) {
-	if param >= len(call.Args) || urlArg > len(call.Args) {
+	if param >= len(call.Args) {
 		return
+	}
+	if urlArg > len(call.Args) {
+		urlArg = 0
 	}
 	t := tracer{pass: s.pass, fn: fn.Decl}
 	m := t.methodOf(call.Args[param], call.Pos(), 0)
@@ -531,8 +549,8 @@ func (s *scanner) resolveConditional() {
 				}
 				m := t.methodOf(e.call.Args[c.Param], e.call.Pos(), 0)
 				var urlArg ast.Expr
-				if c.URLArg > 0 && c.URLArg <= len(e.call.Args) {
-					urlArg = e.call.Args[c.URLArg-1]
+				if u := condURLArg(e.to); u > 0 && u <= len(e.call.Args) {
+					urlArg = e.call.Args[u-1]
 				}
 				switch {
 				case m.name != "" && slices.Contains(c.Methods, m.name):
@@ -1099,6 +1117,14 @@ func (s *scanner) errorReturns(body *ast.BlockStmt, call *ast.CallExpr) bool {
 				return false
 			}
 			_, found = ifs.Body.List[len(ifs.Body.List)-1].(*ast.ReturnStmt)
+			// if retryable(err) { continue }: an error that goes round again is a retry.
+			ast.Inspect(ifs.Body, func(n ast.Node) bool {
+				if b, ok := n.(*ast.BranchStmt); ok && (b.Tok == token.CONTINUE || b.Tok == token.GOTO) {
+					found = false
+				}
+				_, lit := n.(*ast.FuncLit)
+				return found && !lit
+			})
 			return false
 		}
 		return true
@@ -1352,7 +1378,7 @@ func (s *scanner) exportFacts() {
 			switch {
 			case len(fn.cond) > 0 && fn.Directive == nil && !ownEffect(fn):
 				c := fn.cond[0]
-				s.pass.ExportObjectFact(fn.Obj, &EffectFact{Via: c.Via, Effect: c.What, Class: c.Class, Chain: below(c), Cond: true, Param: c.Param, Methods: c.Methods, URLArg: c.URLArg, Reported: fn.Reports || fn.Settled})
+				s.pass.ExportObjectFact(fn.Obj, &EffectFact{Via: c.Via, Effect: c.What, Class: c.Class, Chain: below(c), Cond: true, Param: c.Param, Methods: c.Methods, URLArg: condURLArg(fn), Reported: fn.Reports || fn.Settled})
 				any = true
 			case fn.Effectful && fn.via != nil:
 				s.pass.ExportObjectFact(fn.Obj, &EffectFact{Via: fn.via.Via, Effect: fn.via.What, Class: fn.via.Class, Chain: below(fn.via), Reported: fn.Reports || fn.Settled})

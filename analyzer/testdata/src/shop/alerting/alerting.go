@@ -36,3 +36,37 @@ func Page(by, text string) error {
 	}
 	return nil
 }
+
+// Relay calls itself with another channel: a branch no caller's argument shows, so it is
+// no dispatcher, and its email is reported.
+func Relay(by, text string) error {
+	if by == ByAll {
+		return Relay(ByEmail, text)
+	}
+	if by == ByEmail {
+		return smtp.SendMail("mail:25", nil, "ops@shop.test", []string{"root@shop.test"}, []byte(text)) // want `declare a promise on Relay \(ONCE001\)$`
+	}
+	return nil
+}
+
+// Widen turns "all" into the email channel before it branches: no dispatcher either.
+func Widen(by, text string) error {
+	if by == ByAll {
+		by = ByEmail
+	}
+	if by == ByEmail {
+		return smtp.SendMail("mail:25", nil, "ops@shop.test", []string{"root@shop.test"}, []byte(text)) // want `declare a promise on Widen \(ONCE001\)$`
+	}
+	return nil
+}
+
+// Fall falls through from "all" to the email case: no dispatcher either.
+func Fall(by, text string) error {
+	switch by {
+	case ByAll:
+		fallthrough
+	case ByEmail:
+		return smtp.SendMail("mail:25", nil, "ops@shop.test", []string{"root@shop.test"}, []byte(text)) // want `declare a promise on Fall \(ONCE001\)$`
+	}
+	return nil
+}

@@ -11,3 +11,10 @@ func Finish() { _ = alerting.Notify("all", "finished") }
 
 // Escalate pages by email.
 func Escalate(text string) { _ = alerting.Page(alerting.ByEmail, text) }
+
+// Broadcast passes "all" to the functions that are no dispatchers.
+func Broadcast(text string) {
+	_ = alerting.Relay(alerting.ByAll, text)
+	_ = alerting.Widen(alerting.ByAll, text)
+	_ = alerting.Fall(alerting.ByAll, text)
+}

@@ -41,6 +41,12 @@ func Answer(ctx context.Context, c *chatclient.Client, ev Event) error {
 	return err
 }
 
+// Patient goes through the client's retrying loop, whose finding is in the client.
+func Patient(ctx context.Context, c *chatclient.Client, ev Event) error {
+	_, err := c.AskPatiently(ctx, []openai.ChatCompletionMessage{{Content: ev.Text}}, func(error) bool { return true })
+	return err
+}
+
 // Persist goes through the retry loop, whose finding is in the client.
 type Persist struct{ c *chatclient.Client }
 

@@ -74,3 +74,22 @@ func (c *Client) AskUntilAnswered(ctx context.Context, history []openai.ChatComp
 	}
 	return resp, err
 }
+
+// AskPatiently goes round again when an error is retryable: a retry loop, though its
+// error branch ends in a return, reported here.
+func (c *Client) AskPatiently(ctx context.Context, history []openai.ChatCompletionMessage, retryable func(error) bool) (openai.ChatCompletionResponse, error) {
+	resp, err := c.api.CreateChatCompletion(ctx, openai.ChatCompletionRequest{Model: c.model, Messages: history}) // want `declare a promise on Client.AskPatiently \(ONCE001\)$`
+	if err != nil {
+		return resp, err
+	}
+	for len(resp.Choices) == 0 {
+		resp, err = c.api.CreateChatCompletion(ctx, openai.ChatCompletionRequest{Model: c.model, Messages: history})
+		if err != nil {
+			if retryable(err) {
+				continue
+			}
+			return resp, err
+		}
+	}
+	return resp, nil
+}

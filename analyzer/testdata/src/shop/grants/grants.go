@@ -108,3 +108,20 @@ func (s *Store) Note(ctx context.Context, email string, userID int64) error {
 	}
 	return smtp.SendMail("mail:25", nil, "store@shop.test", []string{email}, []byte("Noted")) // want `call to smtp.SendMail has no //once: promise`
 }
+
+// recordQuietly maps the insert's unique violation to nil: a repeat looks like a first
+// call, so its error is no latch.
+func (s *Store) recordQuietly(ctx context.Context, userID, storage int64) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO storage_grants (grant_id, user_id, storage) VALUES ($1, $2, $3)`, fmt.Sprint(userID), userID, storage)
+	return ignoreDuplicate(err)
+}
+
+func ignoreDuplicate(err error) error { return err }
+
+// ApplyQuietly emails after it: reported.
+func (s *Store) ApplyQuietly(ctx context.Context, email string, userID, storage int64) error {
+	if err := s.recordQuietly(ctx, userID, storage); err != nil {
+		return err
+	}
+	return smtp.SendMail("mail:25", nil, "store@shop.test", []string{email}, []byte("Quiet")) // want `call to smtp.SendMail has no //once: promise`
+}

@@ -78,3 +78,9 @@ func RetryPublish(productID string, amount int64) error {
 	_, err := price.New(&stripe.PriceParams{Product: stripe.String(productID), UnitAmount: stripe.Int64(amount)}) // want `call to price.New has no idempotency key and no //once: promise: a retry creates the price again; set IdempotencyKey \(or call SetIdempotencyKey\) from a stable id, or declare a promise on RetryPublish \(ONCE001\)$`
 	return err
 }
+
+// reChargeCard names money: never a redo by design, reported.
+func reChargeCard(productID string, amount int64) error {
+	_, err := price.New(&stripe.PriceParams{Product: stripe.String(productID), UnitAmount: stripe.Int64(amount)}) // want `declare a promise on reChargeCard \(ONCE001\)$`
+	return err
+}
