@@ -68,13 +68,14 @@
 // import it.
 //
 // Not judged at all: a function named for a deliberate repeat (reOCRPage, resendInvite,
-// regenerateAnswer; a retry is not one); an HTTP handler that hands its request's question
-// to a model and the answer back while the request waits, keeping nothing (no row
-// written, no call of a function named for a store, no other effect); a dispatcher whose
-// every effect sits in a branch on a parameter equal to a constant, when every call in
-// the module passes a constant no branch takes. A plain INSERT under a declared unique
-// key is a latch written by hand also when a repository method returns its error,
-// wrapped or not, to the caller that branches on it.
+// regenerateAnswer; a retry is not one, nor a name with a word of money: reCharge); an
+// HTTP handler that hands its request's question to a model and the answer back while
+// the request waits, keeping nothing (no row written, no call of a function named for a
+// store, no other effect); a dispatcher whose every effect sits in a branch on a
+// parameter equal to a constant, when every call in the module passes a constant no
+// branch takes. A plain INSERT under a declared unique key is a latch written by hand
+// also when a repository method returns its error, as is or through a known wrapper
+// (fmt.Errorf, errors.Wrap, stacktrace.Propagate), to the caller that branches on it.
 //
 //	func (s *Server) handleRefund(w http.ResponseWriter, r *http.Request) {
 //		...

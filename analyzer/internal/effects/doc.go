@@ -37,9 +37,9 @@
 // anywhere in it, unless the name also says it creates or sends). Such a name covers the
 // calls it makes too: a function of the package it calls whose every effect is a raw
 // request serves the same purpose (the list action an Unsubscribe asks a helper for),
-// unless the callee's own name says it creates or sends (notifyFailure); a helper only
-// such calls reach is no effect, and the same holds for another package's function
-// whose fact says it sends raw requests.
+// unless the callee's own name says it creates or sends (notifyFailure, capturePayment);
+// a helper only such calls reach is no effect, and the same holds for a transport of
+// another package given the method.
 //
 // A helper of the package that sends to the URL it is given (a parameter, or a value
 // built from one with nothing of the helper's own path in it) is a transport, conditional
@@ -111,14 +111,16 @@
 //     sends).
 //
 // A function named for a deliberate repeat (catalog.RedoName: reOCRPage, resendInvite,
-// regenerateAnswer; not a retry) is not judged itself: its name says that doing it again
+// regenerateAnswer; not a retry, nor a name with a word of money: reCharge) is not
+// judged itself: its name says that doing it again
 // is its job. The code that calls it is judged as usual.
 //
 // An HTTP handler that nothing in the module calls (net/http's shape, a gin, echo or
 // fiber context, or a beego controller's method), every effect of which is a model call
-// made while the request waits (no goroutine on the way), and which writes no row itself
-// or through what it calls (no INSERT, UPDATE or DELETE, and no call of a function of
-// another package of the module named for a store: addMessage, saveResult), is not
+// made while the request waits (no goroutine on the way, no closure handed out), and
+// which writes no row itself or through what it calls (no INSERT, UPDATE or DELETE, and
+// no call outside the standard library of a function named for a store: addMessage,
+// saveResult, a cache's Set), is not
 // judged either: it hands its request's question to the model and the answer back to
 // whoever asked, and keeps nothing, so a repeated request is a new question whose
 // retries the requester owns, as a GET's. One that stores the answer, answers later, or
@@ -127,7 +129,9 @@
 // A dispatcher, every effect of which is made in a branch on one parameter equal to a
 // constant (`if by == ByEmail`, a switch's case), makes none when every call of it in the
 // module, in its package and in those importing it, passes a constant no branch takes
-// (Notify(ByAll, ..) where only ByEmail and ByPusher are handled): it is no effect.
+// (Notify(ByAll, ..) where only ByEmail and ByPusher are handled): it is no effect. A
+// function that calls itself, assigns the parameter or falls through a case is no
+// dispatcher, nor is a method (other packages' calls of it are matched by name alone).
 //
 // A function that holds a promise, or every call of which in the module is made under
 // one, is covered. Test files are never reported and their calls do not count.
@@ -160,8 +164,9 @@
 // "make the insert the check" written by hand. A function that sends one and returns
 // its outcome — a bool made from the row count (res.RowsAffected() == 1), a try-lock's
 // scanned bool, the error of a RETURNING row's Scan, or a non-nil error when no row
-// changed, or the insert's error itself, wrapped or not, as its last statement (a
-// repository's Insert: return fmt.Errorf("insert: %w", err)) — is a latch, and so is one
+// changed, or the insert's error itself as its last statement and only return, as is or
+// through a known wrapper (fmt.Errorf, errors.Wrap and its kin, stacktrace.Propagate),
+// with no other assignment to it (a repository's Insert) — is a latch, and so is one
 // that returns a latch's outcome (TryLock over AcquireLock); a LatchFact carries that to
 // other packages. Code after a branch on the
 // outcome that leaves the block (`if !taken { return }`, `if n == 0 { continue }`, `if
