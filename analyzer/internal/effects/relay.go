@@ -18,10 +18,10 @@ import (
 // every effect of which is a model call made while the request waits (no goroutine on
 // the way, no closure handed out), and which writes no row, itself or through what it
 // calls (no INSERT, UPDATE or DELETE, and no call outside the standard library of a
-// function named for a store: addMessage, updateTask, a cache's Set). The answer goes back to whoever asked and nothing is kept
-// twice: a repeated request is a new question, whose retries the requester owns as it
-// does a GET's. A handler that stores the answer, answers later, sends a message or
-// charges is judged as usual.
+// function named for a store: addMessage, updateTask, a cache's Set). The answer goes
+// back to whoever asked and nothing is kept twice: a repeated request is a new question,
+// whose retries the requester owns as it does a GET's. A handler that stores the answer,
+// answers later, sends a message or charges is judged as usual.
 func (s *scanner) relay(fn *Func, calledElsewhere bool) bool {
 	if fn.Test || len(fn.callers) > 0 || len(fn.handedCallers) > 0 || calledElsewhere || !handlerShape(fn.Obj) {
 		return false
