@@ -67,13 +67,15 @@ func (s *scanner) relay(fn *Func, calledElsewhere bool) bool {
 	return !keeps(fn)
 }
 
-// storeWords are the words of a name that say the function keeps something.
-var storeWords = []string{"add", "create", "insert", "update", "upsert", "save", "store", "delete", "remove", "set", "put", "record", "persist", "write", "append", "increment", "decrement", "consume", "deduct"}
+// storeWords are the first words of a name that say the function keeps something. Not
+// write: a handler writes its answer to the response (Response.Write) and keeps nothing.
+var storeWords = []string{"add", "create", "insert", "update", "upsert", "save", "store", "delete", "remove", "set", "put", "record", "persist", "increment", "decrement", "consume", "deduct"}
 
 // callsStore reports whether f's body calls a function or method outside the standard
-// library whose name says it keeps something (see storeWords): the module's own
-// (a.store.SaveAnswer, through an interface or not) or a client's (a cache's Set, a
-// document store's InsertOne).
+// library whose name says it keeps something (see storeWords): another package's of the
+// module, one through an interface (a.store.SaveAnswer), or a client's (a cache's Set, a
+// document store's InsertOne). The package's own functions are read in turn instead: a
+// buffer's AddData keeps nothing past the request.
 func (s *scanner) callsStore(f *Func) bool {
 	found := false
 	ast.Inspect(f.Decl.Body, func(n ast.Node) bool {
@@ -84,6 +86,9 @@ func (s *scanner) callsStore(f *Func) bool {
 		callee, ok := typeutil.Callee(s.pass.TypesInfo, call).(*types.Func)
 		if !ok || callee.Pkg() == nil || standardPath(callee.Pkg().Path()) && !s.sameModule(callee.Pkg().Path()) {
 			return true
+		}
+		if callee.Pkg() == s.pass.Pkg && !isAbstract(callee) {
+			return true // the package's own function: its body is read in turn
 		}
 		if words := catalog.NameWords(callee.Name()); len(words) > 0 && slices.Contains(storeWords, words[0]) {
 			found = true

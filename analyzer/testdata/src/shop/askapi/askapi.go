@@ -18,8 +18,14 @@ import (
 )
 
 type API struct {
-	m  llms.Model
-	db *sql.DB
+	m      llms.Model
+	db     *sql.DB
+	keeper Keeper
+}
+
+// Keeper keeps answers somewhere this package does not say.
+type Keeper interface {
+	SaveAnswer(q, a string)
 }
 
 // Routes registers the handlers.
@@ -96,4 +102,15 @@ func (a *API) AskLater(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 	fmt.Fprint(w, askstore.Latest(q))
+}
+
+// AskAndKeepBehind keeps the answer through the package's own interface.
+func (a *API) AskAndKeepBehind(w http.ResponseWriter, r *http.Request) {
+	q := r.FormValue("q")
+	answer, err := a.m.Call(r.Context(), q) // want `declare a promise on API.AskAndKeepBehind \(ONCE001\)$`
+	if err != nil {
+		return
+	}
+	a.keeper.SaveAnswer(q, answer)
+	fmt.Fprint(w, answer)
 }
