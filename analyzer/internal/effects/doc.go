@@ -96,7 +96,9 @@
 //   - an exported method that implements an interface of another package of the module
 //     (a template mailer behind the mailer package's Mailer) and is called from other
 //     packages, never its own, is an adapter of that port: whatever text it writes, the
-//     code calling the port decides whether to send, and is judged there;
+//     code calling the port decides whether to send, and is judged there (the caller
+//     index matches other packages' method calls by name, so an unrelated method of the
+//     same name called elsewhere can make an adapter look called);
 //   - an implementation of an interface whose effects are all reported in other
 //     packages is no adapter of the interface's caller: the one implementation that
 //     decides an effect is judged where it is;
