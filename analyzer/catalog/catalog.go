@@ -420,6 +420,17 @@ func RedoName(fn string) bool {
 	return true
 }
 
+// StoreName reports whether a function's name says it keeps something: its first word
+// is one of storeWords (addMessage, saveResult, a cache's Set).
+func StoreName(fn string) bool {
+	words := NameWords(fn)
+	return len(words) > 0 && slices.Contains(storeWords, words[0])
+}
+
+// storeWords are the first words of a name that say the function keeps something. Not
+// write: a handler writes its answer to the response (Response.Write) and keeps nothing.
+var storeWords = []string{"add", "create", "insert", "update", "upsert", "save", "store", "delete", "remove", "set", "put", "record", "persist", "increment", "decrement", "consume", "deduct"}
+
 // moneyWords are the words that name moving money or placing an order.
 var moneyWords = []string{"charge", "pay", "payment", "buy", "order", "refund", "transfer", "capture", "invoice", "purchase"}
 

@@ -289,10 +289,10 @@ func calleeIdent(fun ast.Expr) *ast.Ident {
 
 // standard reports whether an import path is the standard library's: its first element
 // has no dot, and it is not of the module being analysed (whose path may have none).
-func (g *givenCheck) standard(path string) bool {
+func (s *scanner) standard(path string) bool {
 	first, _, _ := strings.Cut(path, "/")
-	own, _, _ := strings.Cut(g.pass.Pkg.Path(), "/")
-	if m := g.pass.Module; m != nil && m.Path != "" && (path == m.Path || strings.HasPrefix(path, m.Path+"/")) {
+	own, _, _ := strings.Cut(s.pass.Pkg.Path(), "/")
+	if m := s.pass.Module; m != nil && m.Path != "" && (path == m.Path || strings.HasPrefix(path, m.Path+"/")) {
 		return false
 	}
 	return !strings.Contains(first, ".") && first != own

@@ -3,7 +3,6 @@ package effects
 import (
 	"go/ast"
 	"go/types"
-	"slices"
 	"strings"
 
 	"golang.org/x/tools/go/ast/astutil"
@@ -67,12 +66,8 @@ func (s *scanner) relay(fn *Func, calledElsewhere bool) bool {
 	return !keeps(fn)
 }
 
-// storeWords are the first words of a name that say the function keeps something. Not
-// write: a handler writes its answer to the response (Response.Write) and keeps nothing.
-var storeWords = []string{"add", "create", "insert", "update", "upsert", "save", "store", "delete", "remove", "set", "put", "record", "persist", "increment", "decrement", "consume", "deduct"}
-
 // callsStore reports whether f's body calls a function or method outside the standard
-// library whose name says it keeps something (see storeWords): another package's of the
+// library whose name says it keeps something (catalog.StoreName): another package's of the
 // module, one through an interface (a.store.SaveAnswer), or a client's (a cache's Set, a
 // document store's InsertOne). The package's own functions are read in turn instead: a
 // buffer's AddData keeps nothing past the request.
@@ -84,25 +79,16 @@ func (s *scanner) callsStore(f *Func) bool {
 			return !found
 		}
 		callee, ok := typeutil.Callee(s.pass.TypesInfo, call).(*types.Func)
-		if !ok || callee.Pkg() == nil || standardPath(callee.Pkg().Path()) && !s.sameModule(callee.Pkg().Path()) {
+		if !ok || callee.Pkg() == nil || s.standard(callee.Pkg().Path()) {
 			return true
 		}
 		if callee.Pkg() == s.pass.Pkg && !isAbstract(callee) {
 			return true // the package's own function: its body is read in turn
 		}
-		if words := catalog.NameWords(callee.Name()); len(words) > 0 && slices.Contains(storeWords, words[0]) {
-			found = true
-		}
+		found = catalog.StoreName(callee.Name())
 		return !found
 	})
 	return found
-}
-
-// standardPath reports whether an import path may be the standard library's: its first
-// element has no dot (a module named without one is told apart by sameModule).
-func standardPath(path string) bool {
-	first, _, _ := strings.Cut(path, "/")
-	return !strings.Contains(first, ".")
 }
 
 // inGoroutine reports whether call is made in a go statement of f's body, or in a
