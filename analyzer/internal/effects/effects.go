@@ -246,6 +246,10 @@ type Site struct {
 // Unguarded reports whether the site is an effect no key or closure guard covers.
 func (s *Site) Unguarded() bool { return !s.Keyed && s.Guard == nil }
 
+// decides reports whether the site is an effect its function decides: unguarded, and
+// not reported further down (at another package's function judged where it is).
+func (s *Site) decides() bool { return s.Unguarded() && !s.Reported }
+
 // GuardedCall is a call of a function declared with a directive.
 type GuardedCall struct {
 	Call   *ast.CallExpr

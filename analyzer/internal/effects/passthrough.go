@@ -22,7 +22,7 @@ import (
 func (s *scanner) sendsGiven(fn *Func) bool {
 	n := 0
 	for _, site := range fn.Sites {
-		if !site.Unguarded() || site.Reported {
+		if !site.decides() {
 			continue
 		}
 		n++

@@ -953,7 +953,7 @@ func (s *scanner) propagate() {
 			}
 			all := true
 			for _, site := range fn.Sites {
-				if !site.Unguarded() || site.Reported {
+				if !site.decides() {
 					continue
 				}
 				if c := s.res.ByObj[site.Callee]; site.Effect == nil && c != nil && (here(c) || c.Settled) {
@@ -1027,7 +1027,7 @@ func (s *scanner) nameUnreported(fn *Func, seen map[*Func]bool) {
 // function whose effect is not reported further down.
 func (s *scanner) decidesAny(fn *Func) bool {
 	for _, site := range fn.Sites {
-		if site.Unguarded() && !site.Reported {
+		if site.decides() {
 			return true
 		}
 	}
@@ -1043,7 +1043,7 @@ func (s *scanner) decidesAny(fn *Func) bool {
 func (s *scanner) wrapper(fn *Func) bool {
 	n := 0
 	for _, site := range fn.Sites {
-		if !site.Unguarded() || site.Reported {
+		if !site.decides() {
 			continue
 		}
 		n++
@@ -1199,7 +1199,7 @@ func (s *scanner) decidesOwn(fn *Func) bool {
 		return false
 	}
 	for _, site := range fn.Sites {
-		if site.Unguarded() && !site.Reported && !site.fromCond && s.res.ByObj[site.Callee] == nil {
+		if site.decides() && !site.fromCond && s.res.ByObj[site.Callee] == nil {
 			return true
 		}
 	}
