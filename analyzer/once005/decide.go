@@ -723,12 +723,14 @@ func countFirst(info *types.Info, b *ast.BinaryExpr) (x, y ast.Expr, op token.To
 	if !constIntIs(info, x, 0) && !constIntIs(info, x, 1) {
 		return x, y, op
 	}
-	mirror := map[token.Token]token.Token{token.GTR: token.LSS, token.LSS: token.GTR, token.GEQ: token.LEQ, token.LEQ: token.GEQ}
-	if m, ok := mirror[op]; ok {
+	if m, ok := mirrored[op]; ok {
 		op = m
 	}
 	return y, x, op
 }
+
+// mirrored is the comparison that holds with its operands swapped.
+var mirrored = map[token.Token]token.Token{token.GTR: token.LSS, token.LSS: token.GTR, token.GEQ: token.LEQ, token.LEQ: token.GEQ}
 
 // counted reports len(x) of a value the read returned, or an integer variable the read
 // set (a count scanned into n): not a field of the row, whose meaning its name holds.
