@@ -31,5 +31,14 @@ func SetStatementBusyShare(name string, share float64) {
 	reserveHistoryOf(name).busy.share.Store(int32(share * shareOne))
 }
 
+// SetJoinSentReads lets a Statement guard's refusals share a read of the full mark already
+// sent (the wrong rule), so that a test can show what sharing only unsent reads prevents. It
+// returns the previous setting.
+func SetJoinSentReads(on bool) bool {
+	old := joinSentReads
+	joinSentReads = on
+	return old
+}
+
 // ServerRefusal is the check a guard makes of the server's parameters, over a lookup.
 var ServerRefusal = serverRefusal

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // Statement is the promise "once per count": of all the callers asking for units of one key,
@@ -132,6 +133,27 @@ const fullSQL = `WITH f AS (
 SELECT cap FROM f WHERE cap >= $3::bigint
 AND NOT EXISTS (SELECT FROM once.counter_slots AS t WHERE t.name = $1 AND t.key = $2 AND t.slot >= (SELECT cap FROM f))`
 
+// fullMark is fullSQL's answer: whether the key is marked full, at which cap.
+type fullMark struct {
+	cap  int64
+	full bool
+}
+
+// readFull sends fullSQL.
+func readFull(ctx context.Context, db DB, name, key string, capacity int64) (fullMark, error) {
+	var m fullMark
+	switch err := db.QueryRow(ctx, fullSQL, name, key, capacity).Scan(&m.cap); {
+	case err == nil:
+		m.full = true
+	case !errors.Is(err, pgx.ErrNoRows):
+		return fullMark{}, err
+	}
+	return m, nil
+}
+
+// fullReads shares the reads of full marks among a process's concurrent refusals of a key.
+var fullReads sharedReads[fullMark]
+
 // firstSQL is the reservation of one unit of a key that holds none, sent while most of a
 // guard's keys are new: $1 name, $2 key, $3 a slot below the cap, $4 the token. It inserts the
 // slot only if the key has no slot in the statement's snapshot, where the key's count is 0 and
@@ -181,7 +203,9 @@ const maxReserveAttempts = 1000
 // transaction is giving back units of the key, for that transaction to end). A reservation
 // is one statement unless it lost a race for a slot; while most of the guard's reservations
 // are refused, it first reads the key's mark, and a refusal of a marked key is that read
-// alone.
+// alone. On a pool, callers of one key that arrive together share that read: a caller joins
+// only a read not yet sent, so its answer is from a snapshot taken during its call, as its
+// own read's would be (see sharedReads).
 //
 // If ctx ends while the reservation is on its way, the reservation is looked for and given
 // back (see Do), so a caller that never learned of it does not keep its units.
@@ -194,9 +218,26 @@ func (g Statement[T]) Reserve(ctx context.Context, db DB, key string, n int64) (
 
 // reserve reserves n units under token, giving them back if the answer is lost.
 func (g Statement[T]) reserve(ctx context.Context, db DB, key string, n int64, token string) (used int64, ok bool, err error) {
+	history := reserveHistoryOf(g.Name)
+	markRead := false
+	if pool, isPool := db.(*pgxpool.Pool); isPool && history.refused.pipelined() {
+		// A storm past the cap: the refusal is the mark's read, shared with the guard's
+		// other callers of the key that arrive with this one (see sharedReads).
+		mark, err := fullReads.read(ctx, sharedReadKey{pool, g.Name, key, g.Cap}, func(ctx context.Context) (fullMark, error) {
+			return readFull(ctx, pool, g.Name, key, g.Cap)
+		})
+		if err != nil {
+			return 0, false, fmt.Errorf("once: statement guard %s: reserve %d: %w", g.Name, n, err)
+		}
+		if mark.full {
+			history.record(true, true)
+			return mark.cap, false, nil
+		}
+		markRead = true
+	}
 	site, err := sendClaim(ctx, db, func(cdb DB) error {
 		var err error
-		used, ok, err = g.attempts(ctx, cdb, key, n, token)
+		used, ok, err = g.attempts(ctx, cdb, key, n, token, markRead)
 		return err
 	})
 	if err != nil {
@@ -207,19 +248,21 @@ func (g Statement[T]) reserve(ctx context.Context, db DB, key string, n int64, t
 }
 
 // attempts sends reserveSQL until the reservation is made or refused: first fullSQL, while
-// most of the guard's reservations are refused, or firstSQL for one unit, while most of its
-// keys hold none.
-func (g Statement[T]) attempts(ctx context.Context, db DB, key string, n int64, token string) (used int64, ok bool, err error) {
+// most of the guard's reservations are refused (unless markRead: the caller read the mark
+// already and found the key not full), or firstSQL for one unit, while most of its keys hold
+// none.
+func (g Statement[T]) attempts(ctx context.Context, db DB, key string, n int64, token string, markRead bool) (used int64, ok bool, err error) {
 	history := reserveHistoryOf(g.Name)
 	switch {
+	case markRead:
 	case history.refused.pipelined():
-		var full int64
-		switch err := db.QueryRow(ctx, fullSQL, g.Name, key, g.Cap).Scan(&full); {
-		case err == nil:
-			history.record(true, true)
-			return full, false, nil
-		case !errors.Is(err, pgx.ErrNoRows):
+		mark, err := readFull(ctx, db, g.Name, key, g.Cap)
+		if err != nil {
 			return 0, false, err
+		}
+		if mark.full {
+			history.record(true, true)
+			return mark.cap, false, nil
 		}
 	case n == 1 && g.Cap >= 1 && !history.busy.pipelined():
 		first, _ := slotWalk(g.Cap)

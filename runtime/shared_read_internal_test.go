@@ -1,0 +1,89 @@
+package once
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+// A caller that gathers others behind a read on its way and whose context ends before it can
+// send hands them nothing of its own: each sends its own read and gets its own answer, and the
+// read on its way still answers its caller.
+func TestSharedReads_AnAbandonedReadLeavesItsJoinersToReadThemselves(t *testing.T) {
+	var s sharedReads[int]
+	k := sharedReadKey{name: "g", key: "k", cap: 1}
+	release := make(chan struct{})
+	started := make(chan struct{})
+	firstDone := make(chan int)
+	go func() {
+		v, _ := s.read(context.Background(), k, func(context.Context) (int, error) {
+			close(started)
+			<-release
+			return 1, nil
+		})
+		firstDone <- v
+	}()
+	<-started
+	// The second caller gathers behind the first read, and its context will end.
+	gctx, cancel := context.WithCancel(context.Background())
+	gatherErr := make(chan error)
+	go func() {
+		_, err := s.read(gctx, k, func(context.Context) (int, error) { return 2, nil })
+		gatherErr <- err
+	}()
+	gathering := waitFor(t, &s, func() *sharedRead[int] {
+		if r := s.latest[k]; r != nil && !r.sent {
+			return r
+		}
+		return nil
+	})
+	// The third joins the gathering read.
+	third := make(chan int)
+	go func() {
+		v, err := s.read(context.Background(), k, func(context.Context) (int, error) { return 3, nil })
+		if err != nil {
+			t.Error(err)
+		}
+		third <- v
+	}()
+	waitFor(t, &s, func() *sharedRead[int] {
+		if gathering.joiners == 1 {
+			return gathering
+		}
+		return nil
+	})
+	cancel()
+	if err := <-gatherErr; !errors.Is(err, context.Canceled) {
+		t.Errorf("the abandoning caller got %v, want its context's end", err)
+	}
+	if v := <-third; v != 3 {
+		t.Errorf("the joiner of an abandoned read got %d, want the answer of its own read, 3", v)
+	}
+	close(release)
+	if v := <-firstDone; v != 1 {
+		t.Errorf("the first caller got %d, want 1", v)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.latest) != 0 {
+		t.Errorf("%d reads left behind", len(s.latest))
+	}
+}
+
+// waitFor polls f under the reads' lock until it answers non-nil.
+func waitFor(t *testing.T, s *sharedReads[int], f func() *sharedRead[int]) *sharedRead[int] {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		s.mu.Lock()
+		r := f()
+		s.mu.Unlock()
+		if r != nil {
+			return r
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatal("timed out")
+	return nil
+}

@@ -1,0 +1,175 @@
+package once_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/oncekit/once/internal/pgtest"
+	once "github.com/oncekit/once/runtime"
+)
+
+// fullReads counts the reads of full marks sent on a pool.
+type fullReads struct{ n atomic.Int64 }
+
+func (c *fullReads) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	if d.SQL == once.FullSQL {
+		c.n.Add(1)
+	}
+	return ctx
+}
+func (c *fullReads) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// A storm of reservations on one key through a pool: exactly the cap is reserved, and the
+// refusals of the key marked full share their reads of the mark, so fewer reads are sent than
+// refusals answered.
+func TestStatement_StormOnAPoolSharesTheRefusalsReads(t *testing.T) {
+	t.Parallel()
+	cfg, err := pgxpool.ParseConfig(pgtest.NewDatabase(t).URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reads := &fullReads{}
+	cfg.ConnConfig.Tracer = reads
+	cfg.MaxConns = 8
+	ctx := context.Background()
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	prepare(t, pool)
+	const capacity, callers, attempts = 10, 16, 60
+	g := once.Statement[int]{Name: "shared.Generate", Cap: capacity}
+	var reserved, refused atomic.Int64
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	errs := make(chan error, callers)
+	for range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			for range attempts {
+				_, ok, err := g.Reserve(ctx, pool, "org/1", 1)
+				switch {
+				case err != nil:
+					errs <- err
+					return
+				case ok:
+					reserved.Add(1)
+				default:
+					refused.Add(1)
+				}
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if n := reserved.Load(); n != capacity {
+		t.Errorf("%d reservations made, want the cap, %d", n, capacity)
+	}
+	if used := counterUsed(t, pool, g.Name, "org/1"); used != capacity {
+		t.Errorf("%d units held, want %d", used, capacity)
+	}
+	if n, r := reads.n.Load(), refused.Load(); n == 0 || 2*n > r {
+		t.Errorf("%d reads of the full mark for %d refusals: want them shared, at most one read per two refusals", n, r)
+	}
+}
+
+// A refusal shares only a read sent after its call began: a unit given back before the call
+// is seen by it, while other callers' reads of the key, begun before the give-back, are still
+// on their way. Four callers asking for two units each keep reads of the full key on their
+// way (a key of cap 3 with one unit free still refuses them); each round gives one unit back,
+// then asks for one unit, which must be reserved. The negative control lets the call join a
+// read already sent, whose snapshot can predate the give-back: some rounds are then refused a
+// unit that was free before they began.
+func TestStatement_ARefusalSharesOnlyReadsSentAfterItsCall(t *testing.T) {
+	t.Parallel()
+	stale := staleRefusals(t, false)
+	if stale != 0 {
+		t.Errorf("%d rounds refused a unit given back before the call began", stale)
+	}
+}
+
+func TestStatement_NegativeControl_JoiningASentReadRefusesAFreedUnit(t *testing.T) {
+	// Not parallel: it turns the wrong rule on for the whole process.
+	old := once.SetJoinSentReads(true)
+	defer once.SetJoinSentReads(old)
+	if stale := staleRefusals(t, true); stale == 0 {
+		t.Fatal("joining reads already sent refused no freed unit: the test cannot see the race it guards against")
+	}
+}
+
+// staleRefusals runs the rounds of the test above and returns how many were refused. With
+// untilStale it stops at the first.
+func staleRefusals(t *testing.T, untilStale bool) int {
+	t.Helper()
+	ctx := context.Background()
+	pool := setup(t, 6)
+	const capacity, rounds = 3, 300
+	g := once.Statement[int]{Name: fmt.Sprintf("shared.Fresh.%v", untilStale), Cap: capacity}
+	if _, ok, err := g.Reserve(ctx, pool, "org/1", capacity); err != nil || !ok {
+		t.Fatalf("filling the key: %v, %v", ok, err)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var asked atomic.Int64
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				once.SetStatementRefusalShare(g.Name, 1)
+				if _, ok, err := g.Reserve(ctx, pool, "org/1", 2); err != nil || ok {
+					t.Errorf("a reservation of 2 of a key holding at least 2 of 3: %v, %v", ok, err)
+					return
+				}
+				asked.Add(1)
+			}
+		}()
+	}
+	stale := 0
+	for range rounds {
+		if err := g.Refund(ctx, pool, "org/1", 1); err != nil {
+			t.Fatal(err)
+		}
+		once.SetStatementRefusalShare(g.Name, 1)
+		used, ok, err := g.Reserve(ctx, pool, "org/1", 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			stale++
+			if untilStale {
+				break
+			}
+			// Put the key back to full for the next round.
+			if _, ok, err := g.Reserve(ctx, pool, "org/1", 1); err != nil || !ok {
+				t.Fatalf("refilling after a stale refusal (count %d): %v, %v", used, ok, err)
+			}
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if asked.Load() == 0 {
+		t.Fatal("the other callers asked nothing: no read was on its way")
+	}
+	if used := counterUsed(t, pool, g.Name, "org/1"); !untilStale && used != capacity {
+		t.Errorf("%d units held at the end, want %d", used, capacity)
+	}
+	return stale
+}
