@@ -13,16 +13,16 @@ import (
 	once "github.com/oncekit/once/runtime"
 )
 
-// fullReads counts the reads of full marks sent on a pool.
-type fullReads struct{ n atomic.Int64 }
+// markReadCounter counts the reads of full marks sent on a pool.
+type markReadCounter struct{ n atomic.Int64 }
 
-func (c *fullReads) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+func (c *markReadCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
 	if d.SQL == once.FullSQL {
 		c.n.Add(1)
 	}
 	return ctx
 }
-func (c *fullReads) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+func (c *markReadCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
 // A storm of reservations on one key through a pool: exactly the cap is reserved, and the
 // refusals of the key marked full share their reads of the mark, so fewer reads are sent than
@@ -33,7 +33,7 @@ func TestStatement_StormOnAPoolSharesTheRefusalsReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reads := &fullReads{}
+	reads := &markReadCounter{}
 	cfg.ConnConfig.Tracer = reads
 	cfg.MaxConns = 8
 	ctx := context.Background()
