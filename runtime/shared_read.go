@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -16,10 +17,13 @@ import (
 // been sent is never joined, since its snapshot may predate the caller (and a refund
 // committed before the caller arrived).
 //
-// At most one read of a key is on its way at a time; the callers arriving meanwhile gather
-// behind it, and the first of them sends theirs once it is answered. A storm on one key thus
-// sends one read for each group of callers that arrived while the read before was on its
-// way, instead of one read each. Reads are shared only on a pool (a transaction has a snapshot of its own, and a
+// The callers arriving while a read of a key is on its way gather behind it, and the first of
+// them sends theirs once it is answered, or once it has waited sharedReadPatience for it (a
+// read that hangs, on a dead connection, holds up the callers after it no longer than that).
+// A storm on one key thus sends one read for each group of callers that arrived while the
+// read before was on its way, instead of one read each. A read that fails for its sender, or
+// that its sender gave up before sending, is not shared: each caller that joined it sends
+// its own. Reads are shared only on a pool (a transaction has a snapshot of its own, and a
 // connection serves one caller at a time), per pool, guard, key and cap.
 type sharedReads[R any] struct {
 	mu     sync.Mutex
@@ -36,7 +40,7 @@ type sharedReadKey struct {
 // sharedRead is one read and the callers waiting for its answer.
 type sharedRead[R any] struct {
 	sent    bool          // guarded by sharedReads.mu: once set, nobody joins
-	joiners int           // guarded by sharedReads.mu: callers waiting for it but its sender
+	joiners int           // guarded by sharedReads.mu: callers that joined it (its sender aside)
 	done    chan struct{} // closed when res and err are set
 	res     R
 	err     error
@@ -50,10 +54,15 @@ var joinSentReads = false
 // sent: its callers send reads of their own.
 var errReadAbandoned = errors.New("shared read abandoned")
 
+// sharedReadPatience is how long a caller waits for the read of its key on its way before it
+// sends its own anyway: many times a read's usual answer, and short beside a caller's
+// deadline.
+const sharedReadPatience = 50 * time.Millisecond
+
 // read answers with send's result for k, sending it or joining a read of k not yet sent.
-// An error of a read it joined (the sender's context, a broken connection) is not the
-// caller's: it sends its own read then. Only the caller's own context ending while it
-// waits is an error of its own.
+// A read it joined that failed, or that was given up before it was sent, answers nothing: the
+// caller sends its own read then and returns that read's answer or error. The caller's own
+// context ending while it waits returns the context's error.
 func (s *sharedReads[R]) read(ctx context.Context, k sharedReadKey, send func(context.Context) (R, error)) (R, error) {
 	s.mu.Lock()
 	if s.latest == nil {
@@ -77,20 +86,33 @@ func (s *sharedReads[R]) read(ctx context.Context, k sharedReadKey, send func(co
 	r := &sharedRead[R]{done: make(chan struct{})}
 	s.latest[k] = r
 	s.mu.Unlock()
+	finished := false
+	defer func() {
+		if !finished {
+			// send panicked: the callers that joined r read on their own.
+			s.finish(k, r, *new(R), errReadAbandoned)
+		}
+	}()
 	if last != nil {
 		// A read of k is on its way: gather callers until it is answered.
+		patience := time.NewTimer(sharedReadPatience)
 		select {
 		case <-last.done:
+		case <-patience.C:
 		case <-ctx.Done():
+			patience.Stop()
+			finished = true
 			s.finish(k, r, *new(R), errReadAbandoned)
 			var zero R
 			return zero, ctx.Err()
 		}
+		patience.Stop()
 	}
 	s.mu.Lock()
 	r.sent = true
 	s.mu.Unlock()
 	res, err := send(ctx)
+	finished = true
 	s.finish(k, r, res, err)
 	return res, err
 }

@@ -87,3 +87,89 @@ func waitFor(t *testing.T, s *sharedReads[int], f func() *sharedRead[int]) *shar
 	t.Fatal("timed out")
 	return nil
 }
+
+// A read that hangs holds up the caller behind it for sharedReadPatience, no longer: the
+// caller then sends its own.
+func TestSharedReads_AHungReadHoldsUpTheCallerBehindItOnlyForAWhile(t *testing.T) {
+	var s sharedReads[int]
+	k := sharedReadKey{name: "g", key: "k", cap: 1}
+	release := make(chan struct{})
+	defer close(release)
+	started := make(chan struct{})
+	go s.read(context.Background(), k, func(context.Context) (int, error) {
+		close(started)
+		<-release
+		return 1, nil
+	})
+	<-started
+	begun := time.Now()
+	got := make(chan int)
+	go func() {
+		v, _ := s.read(context.Background(), k, func(context.Context) (int, error) { return 2, nil })
+		got <- v
+	}()
+	select {
+	case v := <-got:
+		if v != 2 {
+			t.Errorf("got %d, want its own read's 2", v)
+		}
+		if waited := time.Since(begun); waited < sharedReadPatience {
+			t.Errorf("sent after %v, before the patience of %v ran out", waited, sharedReadPatience)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the caller behind a hung read is still waiting")
+	}
+}
+
+// A read whose send panics leaves its key free and its joiners to read on their own.
+func TestSharedReads_APanickingReadLeavesItsJoinersToReadThemselves(t *testing.T) {
+	var s sharedReads[int]
+	k := sharedReadKey{name: "g", key: "k", cap: 1}
+	release := make(chan struct{})
+	started := make(chan struct{})
+	go s.read(context.Background(), k, func(context.Context) (int, error) {
+		close(started)
+		<-release
+		return 1, nil
+	})
+	<-started
+	panicked := make(chan any)
+	go func() {
+		defer func() { panicked <- recover() }()
+		s.read(context.Background(), k, func(context.Context) (int, error) { panic("send") })
+	}()
+	gathering := waitFor(t, &s, func() *sharedRead[int] {
+		if r := s.latest[k]; r != nil && !r.sent {
+			return r
+		}
+		return nil
+	})
+	joined := make(chan int)
+	go func() {
+		v, _ := s.read(context.Background(), k, func(context.Context) (int, error) { return 3, nil })
+		joined <- v
+	}()
+	waitFor(t, &s, func() *sharedRead[int] {
+		if gathering.joiners == 1 {
+			return gathering
+		}
+		return nil
+	})
+	close(release)
+	if p := <-panicked; p != "send" {
+		t.Errorf("the panic came back as %v", p)
+	}
+	select {
+	case v := <-joined:
+		if v != 3 {
+			t.Errorf("the joiner got %d, want its own read's 3", v)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the joiner of a read whose send panicked is still waiting")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.latest) != 0 {
+		t.Errorf("%d reads left behind", len(s.latest))
+	}
+}

@@ -2,10 +2,12 @@ package once_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -172,4 +174,91 @@ func staleRefusals(t *testing.T, untilStale bool) int {
 		t.Errorf("%d units held at the end, want %d", used, capacity)
 	}
 	return stale
+}
+
+// holdFirstMarkRead holds the first read of a full mark until release is closed, as a read on
+// a connection that died without a word would be held.
+type holdFirstMarkRead struct {
+	once             sync.Once
+	started, release chan struct{}
+}
+
+func (h *holdFirstMarkRead) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	if d.SQL == once.FullSQL {
+		first := false
+		h.once.Do(func() { first = true })
+		if first {
+			close(h.started)
+			<-h.release
+		}
+	}
+	return ctx
+}
+func (h *holdFirstMarkRead) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// A read of the mark that hangs holds up the callers of the key after it only for a while:
+// the next one sends its own read on another of the pool's connections and is answered
+// within its deadline.
+func TestStatement_AHungReadOfTheMarkHoldsUpTheNextCallerOnlyForAWhile(t *testing.T) {
+	t.Parallel()
+	cfg, err := pgxpool.ParseConfig(pgtest.NewDatabase(t).URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hold := &holdFirstMarkRead{started: make(chan struct{}), release: make(chan struct{})}
+	cfg.ConnConfig.Tracer = hold
+	cfg.MaxConns = 4
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	defer close(hold.release)
+	prepare(t, pool)
+	g := once.Statement[int]{Name: "shared.Hung", Cap: 1}
+	once.SetStatementRefusalShare(g.Name, 1)
+	go g.Reserve(context.Background(), pool, "org/1", 1)
+	<-hold.started
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if _, ok, err := g.Reserve(ctx, pool, "org/1", 1); err != nil || !ok {
+		t.Errorf("behind a hung read: %v, %v; want the unit reserved", ok, err)
+	}
+}
+
+// A read of the mark that fails for a transient reason (its server process terminated) is
+// ErrRetryable on a pool, as on a connection.
+func TestStatement_ATransientFailureOfTheSharedReadIsRetryable(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 4)
+	ctx := context.Background()
+	g := once.Statement[int]{Name: "shared.Transient", Cap: 1}
+	once.SetStatementRefusalShare(g.Name, 1)
+	locker, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer locker.Rollback(ctx)
+	if _, err := locker.Exec(ctx, "LOCK TABLE once.counter_full IN ACCESS EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		_, _, err := g.Reserve(ctx, pool, "org/1", 1)
+		errc <- err
+	}()
+	var pid int
+	deadline := time.Now().Add(10 * time.Second)
+	for pool.QueryRow(ctx, `SELECT pid FROM pg_stat_activity WHERE query = $1 AND wait_event_type = 'Lock'`, once.FullSQL).Scan(&pid) != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the read of the mark never waited for the lock")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := pool.Exec(ctx, "SELECT pg_terminate_backend($1)", pid); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-errc; !errors.Is(err, once.ErrRetryable) {
+		t.Errorf("a read whose server process was terminated: %v; want ErrRetryable", err)
+	}
 }

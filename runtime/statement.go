@@ -227,7 +227,7 @@ func (g Statement[T]) reserve(ctx context.Context, db DB, key string, n int64, t
 			return readFull(ctx, pool, g.Name, key, g.Cap)
 		})
 		if err != nil {
-			return 0, false, fmt.Errorf("once: statement guard %s: reserve %d: %w", g.Name, n, err)
+			return 0, false, classify(fmt.Errorf("once: statement guard %s: reserve %d: %w", g.Name, n, err))
 		}
 		if mark.full {
 			history.record(true, true)
