@@ -110,19 +110,27 @@ func (c *statementCounter) reset() []string {
 // setupCounted is setup with a pool whose statements are counted.
 func setupCounted(t testing.TB) (*pgxpool.Pool, *statementCounter) {
 	t.Helper()
+	counter := &statementCounter{}
+	pool := setupTracer(t, counter, 4)
+	counter.reset()
+	return pool, counter
+}
+
+// setupTracer is setup with a pool of conns connections whose statements go through
+// tracer, which sees the schema's statements too.
+func setupTracer(t testing.TB, tracer pgx.QueryTracer, conns int32) *pgxpool.Pool {
+	t.Helper()
 	cfg, err := pgxpool.ParseConfig(pgtest.NewDatabase(t).URL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	counter := &statementCounter{}
-	cfg.ConnConfig.Tracer = counter
-	cfg.MaxConns = 4
+	cfg.ConnConfig.Tracer = tracer
+	cfg.MaxConns = conns
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
 	prepare(t, pool)
-	counter.reset()
-	return pool, counter
+	return pool
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/oncekit/once/internal/pgtest"
 	once "github.com/oncekit/once/runtime"
 )
 
@@ -94,19 +93,8 @@ func (c *roundTrips) take() (trips, statements int64) {
 // setupTraced is setup with a one-connection pool whose round trips are counted.
 func setupTraced(t testing.TB) (*pgxpool.Pool, *roundTrips) {
 	t.Helper()
-	cfg, err := pgxpool.ParseConfig(pgtest.NewDatabase(t).URL)
-	if err != nil {
-		t.Fatal(err)
-	}
 	tracer := &roundTrips{}
-	cfg.ConnConfig.Tracer = tracer
-	cfg.MaxConns = 1
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	prepare(t, pool)
+	pool := setupTracer(t, tracer, 1)
 	tracer.take()
 	return pool, tracer
 }

@@ -13,18 +13,7 @@ import (
 func TestSharedReads_AnAbandonedReadLeavesItsJoinersToReadThemselves(t *testing.T) {
 	var s sharedReads[int]
 	k := sharedReadKey{name: "g", key: "k", cap: 1}
-	release := make(chan struct{})
-	started := make(chan struct{})
-	firstDone := make(chan int)
-	go func() {
-		v, _ := s.read(context.Background(), k, func(context.Context) (int, error) {
-			close(started)
-			<-release
-			return 1, nil
-		})
-		firstDone <- v
-	}()
-	<-started
+	release, firstDone := readOnItsWay(&s, k)
 	// The second caller gathers behind the first read, and its context will end.
 	gctx, cancel := context.WithCancel(context.Background())
 	gatherErr := make(chan error)
@@ -71,6 +60,23 @@ func TestSharedReads_AnAbandonedReadLeavesItsJoinersToReadThemselves(t *testing.
 	}
 }
 
+// readOnItsWay sends a read of k that is answered 1 once release is closed, and returns when
+// it is on its way; its caller's answer comes on answered.
+func readOnItsWay(s *sharedReads[int], k sharedReadKey) (release chan struct{}, answered chan int) {
+	release, answered = make(chan struct{}), make(chan int, 1)
+	started := make(chan struct{})
+	go func() {
+		v, _ := s.read(context.Background(), k, func(context.Context) (int, error) {
+			close(started)
+			<-release
+			return 1, nil
+		})
+		answered <- v
+	}()
+	<-started
+	return release, answered
+}
+
 // waitFor polls f under the reads' lock until it answers non-nil.
 func waitFor(t *testing.T, s *sharedReads[int], f func() *sharedRead[int]) *sharedRead[int] {
 	t.Helper()
@@ -93,15 +99,8 @@ func waitFor(t *testing.T, s *sharedReads[int], f func() *sharedRead[int]) *shar
 func TestSharedReads_AHungReadHoldsUpTheCallerBehindItOnlyForAWhile(t *testing.T) {
 	var s sharedReads[int]
 	k := sharedReadKey{name: "g", key: "k", cap: 1}
-	release := make(chan struct{})
+	release, _ := readOnItsWay(&s, k)
 	defer close(release)
-	started := make(chan struct{})
-	go s.read(context.Background(), k, func(context.Context) (int, error) {
-		close(started)
-		<-release
-		return 1, nil
-	})
-	<-started
 	begun := time.Now()
 	got := make(chan int)
 	go func() {
@@ -125,14 +124,7 @@ func TestSharedReads_AHungReadHoldsUpTheCallerBehindItOnlyForAWhile(t *testing.T
 func TestSharedReads_APanickingReadLeavesItsJoinersToReadThemselves(t *testing.T) {
 	var s sharedReads[int]
 	k := sharedReadKey{name: "g", key: "k", cap: 1}
-	release := make(chan struct{})
-	started := make(chan struct{})
-	go s.read(context.Background(), k, func(context.Context) (int, error) {
-		close(started)
-		<-release
-		return 1, nil
-	})
-	<-started
+	release, _ := readOnItsWay(&s, k)
 	panicked := make(chan any)
 	go func() {
 		defer func() { panicked <- recover() }()

@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/oncekit/once/internal/pgtest"
 	once "github.com/oncekit/once/runtime"
 )
 
@@ -31,20 +29,9 @@ func (c *markReadCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQue
 // refusals answered.
 func TestStatement_StormOnAPoolSharesTheRefusalsReads(t *testing.T) {
 	t.Parallel()
-	cfg, err := pgxpool.ParseConfig(pgtest.NewDatabase(t).URL)
-	if err != nil {
-		t.Fatal(err)
-	}
 	reads := &markReadCounter{}
-	cfg.ConnConfig.Tracer = reads
-	cfg.MaxConns = 8
+	pool := setupTracer(t, reads, 8)
 	ctx := context.Background()
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	prepare(t, pool)
 	const capacity, callers, attempts = 10, 16, 60
 	g := once.Statement[int]{Name: "shared.Generate", Cap: capacity}
 	var reserved, refused atomic.Int64
@@ -201,20 +188,9 @@ func (h *holdFirstMarkRead) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQ
 // within its deadline.
 func TestStatement_AHungReadOfTheMarkHoldsUpTheNextCallerOnlyForAWhile(t *testing.T) {
 	t.Parallel()
-	cfg, err := pgxpool.ParseConfig(pgtest.NewDatabase(t).URL)
-	if err != nil {
-		t.Fatal(err)
-	}
 	hold := &holdFirstMarkRead{started: make(chan struct{}), release: make(chan struct{})}
-	cfg.ConnConfig.Tracer = hold
-	cfg.MaxConns = 4
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	pool := setupTracer(t, hold, 4)
 	defer close(hold.release)
-	prepare(t, pool)
 	g := once.Statement[int]{Name: "shared.Hung", Cap: 1}
 	once.SetStatementRefusalShare(g.Name, 1)
 	go g.Reserve(context.Background(), pool, "org/1", 1)
