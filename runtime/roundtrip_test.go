@@ -23,6 +23,11 @@ func TestRoundTrips_CommonPathsAreOneStatement(t *testing.T) {
 	ep := once.Episode[int]{Name: "e"}
 	open := once.Open[int]{Name: "o"}
 	lease := once.Lease[int]{Name: "l", TTL: time.Minute}
+	// A guard's history of answers lives as long as the process: start from none, so that a
+	// run of -count=N counts what the first did.
+	once.SetStatementRefusalShare(stmt.Name, 0)
+	once.SetStatementBusyShare(stmt.Name, 0)
+	once.SetOpenDuplicateShare(open.Name, 0)
 	var claim *once.Claim
 	// is checks that a call took the path its case names: a count is only worth something
 	// for the path it was counted on (a latch that did not fire sends one statement too).
