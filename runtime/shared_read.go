@@ -30,6 +30,8 @@ type sharedReads[R any] struct {
 	latest map[sharedReadKey]*sharedRead[R]
 }
 
+// sharedReadKey names what a shared read answers: the mark of one guard's key, read on one
+// pool, compared with one cap.
 type sharedReadKey struct {
 	pool *pgxpool.Pool
 	name string
