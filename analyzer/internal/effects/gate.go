@@ -227,24 +227,32 @@ func returnsFound(info *types.Info, body *ast.BlockStmt, checks []rootedOp) bool
 		}
 		return true
 	})
-	returns := 0
-	ok := true
+	returns := ownReturns(body)
+	for _, r := range returns {
+		if len(r.Results) != 1 {
+			return false
+		}
+		x, isID := ast.Unparen(r.Results[0]).(*ast.Ident)
+		if !isID || !found[info.ObjectOf(x)] {
+			return false
+		}
+	}
+	return len(returns) > 0
+}
+
+// ownReturns returns the return statements of body, not those of the closures in it.
+func ownReturns(body *ast.BlockStmt) []*ast.ReturnStmt {
+	var out []*ast.ReturnStmt
 	ast.Inspect(body, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.FuncLit:
 			return false
 		case *ast.ReturnStmt:
-			returns++
-			var x *ast.Ident
-			isID := false
-			if len(n.Results) == 1 {
-				x, isID = ast.Unparen(n.Results[0]).(*ast.Ident)
-			}
-			ok = ok && isID && found[info.ObjectOf(x)]
+			out = append(out, n)
 		}
 		return true
 	})
-	return ok && returns > 0
+	return out
 }
 
 // hasPackageInstance reports a receiver type of which the package keeps an instance in a
@@ -394,18 +402,8 @@ func (s *scanner) siblingEffect(fn *Func) *Site {
 // gate matches fn's body against the dedupe gate's shape.
 func (s *scanner) gate(fn *Func, access map[*types.Func]*SetAccessFact) *LocalGuard {
 	info := s.pass.TypesInfo
-	returns := 0
-	ast.Inspect(fn.Decl.Body, func(n ast.Node) bool {
-		switch n.(type) {
-		case *ast.FuncLit:
-			return false
-		case *ast.ReturnStmt:
-			returns++
-		}
-		return true
-	})
 	list := fn.Decl.Body.List
-	if returns != 2 || len(list) < 3 || !returnsLiteral(info, list[len(list)-1], true) {
+	if len(ownReturns(fn.Decl.Body)) != 2 || len(list) < 3 || !returnsLiteral(info, list[len(list)-1], true) {
 		return nil
 	}
 	for i, st := range list[:len(list)-1] {

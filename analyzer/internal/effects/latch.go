@@ -166,13 +166,14 @@ func (s *scanner) returnsLatchErr(body *ast.BlockStmt, vals latchVals) bool {
 	if vr == nil {
 		return false
 	}
-	assigns, returns := 0, 0
+	if len(ownReturns(body)) != 1 {
+		return false
+	}
+	assigns := 0
 	ast.Inspect(body, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.FuncLit:
 			return false
-		case *ast.ReturnStmt:
-			returns++
 		case *ast.AssignStmt:
 			for _, l := range n.Lhs {
 				if id, ok := ast.Unparen(l).(*ast.Ident); ok && s.pass.TypesInfo.ObjectOf(id) == vr {
@@ -182,7 +183,7 @@ func (s *scanner) returnsLatchErr(body *ast.BlockStmt, vals latchVals) bool {
 		}
 		return true
 	})
-	return assigns == 1 && returns == 1
+	return assigns == 1
 }
 
 // errorWraps are the functions, by package name (forks keep it), that wrap an error and
