@@ -340,13 +340,8 @@ func kindOf(t types.Type) string {
 	return "set"
 }
 
-func isSyncMap(t types.Type) bool {
-	if p, ok := t.(*types.Pointer); ok {
-		t = p.Elem()
-	}
-	n, ok := t.(*types.Named)
-	return ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == "sync" && n.Obj().Name() == "Map"
-}
+// isSyncMap reports whether t is sync.Map or a pointer to it.
+func isSyncMap(t types.Type) bool { return namedIn(t, "sync", "Map") }
 
 // isSetType reports sync.Map, or a named type with both a membership check and an add
 // method (a set package's Set).

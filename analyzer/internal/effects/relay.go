@@ -3,7 +3,6 @@ package effects
 import (
 	"go/ast"
 	"go/types"
-	"strings"
 
 	"golang.org/x/tools/go/ast/astutil"
 	"golang.org/x/tools/go/types/typeutil"
@@ -114,7 +113,7 @@ func handlerShape(fn *types.Func) bool {
 	params := sig.Params()
 	switch params.Len() {
 	case 2:
-		return namedIn(params.At(0).Type(), "net/http", "ResponseWriter") && namedIn(params.At(1).Type(), "net/http", "Request")
+		return namedIn(params.At(0).Type(), "net/http", "ResponseWriter") && isHTTPRequest(params.At(1).Type())
 	case 1:
 		t := params.At(0).Type()
 		return namedIn(t, "github.com/gin-gonic/gin", "Context") || namedIn(t, "github.com/labstack/echo", "Context") ||
@@ -136,19 +135,4 @@ func handlerShape(fn *types.Func) bool {
 		}
 	}
 	return false
-}
-
-// namedIn reports whether t, or what it points to, is the named type name of a package
-// whose path is path or begins with path+"/" (a major version or a subpackage:
-// github.com/labstack/echo/v4, github.com/beego/beego/v2/server/web).
-func namedIn(t types.Type, path, name string) bool {
-	if p, ok := t.(*types.Pointer); ok {
-		t = p.Elem()
-	}
-	n, ok := t.(*types.Named)
-	if !ok || n.Obj().Pkg() == nil || n.Obj().Name() != name {
-		return false
-	}
-	p := n.Obj().Pkg().Path()
-	return p == path || strings.HasPrefix(p, path+"/")
 }

@@ -416,10 +416,19 @@ func declaredIn(v *types.Var, body *ast.BlockStmt) bool {
 }
 
 // isHTTPRequest reports whether t is net/http.Request or a pointer to it.
-func isHTTPRequest(t types.Type) bool {
+func isHTTPRequest(t types.Type) bool { return namedIn(t, "net/http", "Request") }
+
+// namedIn reports whether t, or what it points to, is the named type name of a package
+// whose path is path or begins with path+"/" (a major version or a subpackage:
+// github.com/labstack/echo/v4, github.com/beego/beego/v2/server/web).
+func namedIn(t types.Type, path, name string) bool {
 	if p, ok := t.(*types.Pointer); ok {
 		t = p.Elem()
 	}
 	n, ok := t.(*types.Named)
-	return ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == "net/http" && n.Obj().Name() == "Request"
+	if !ok || n.Obj().Pkg() == nil || n.Obj().Name() != name {
+		return false
+	}
+	p := n.Obj().Pkg().Path()
+	return p == path || strings.HasPrefix(p, path+"/")
 }
