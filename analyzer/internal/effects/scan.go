@@ -347,12 +347,12 @@ func (s *scanner) noteEffect(fn *Func, call *ast.CallExpr, callee *types.Func, e
 		default:
 			return // built where it cannot be seen: a request is no effect unless shown one
 		}
-		if parts, lead := t.urlParts(call.Args[r.Arg], call.Pos(), 0); s.cat.ReadURL(parts, lead) {
+		if s.readURL(t, call.Args[r.Arg], call.Pos()) {
 			return
 		}
 	}
 	if e.URL != nil && *e.URL < len(call.Args) {
-		if parts, lead := t.urlParts(call.Args[*e.URL], call.Pos(), 0); s.cat.ReadURL(parts, lead) {
+		if s.readURL(t, call.Args[*e.URL], call.Pos()) {
 			return
 		}
 	}
@@ -377,7 +377,7 @@ func (s *scanner) noteEffect(fn *Func, call *ast.CallExpr, callee *types.Func, e
 			urlArg = *e.URL
 		}
 		if urlArg >= 0 && urlArg < len(call.Args) {
-			if p := t.urlParam(call.Args[urlArg], call.Pos(), 0); p >= 0 && !site.Keyed && site.Guard == nil && !ownPath(t.urlParts(call.Args[urlArg], call.Pos(), 0)) {
+			if p := t.givenURL(call.Args[urlArg], call.Pos()); p >= 0 && !site.Keyed && site.Guard == nil {
 				site.Param, site.byURL = p, true
 				fn.cond = append(fn.cond, site)
 				return
@@ -387,7 +387,7 @@ func (s *scanner) noteEffect(fn *Func, call *ast.CallExpr, callee *types.Func, e
 	if param >= 0 {
 		if !site.Keyed && site.Guard == nil {
 			site.Param, site.Methods = param, e.Request.Methods
-			if p := t.urlParam(call.Args[e.Request.Arg], call.Pos(), 0); p >= 0 && !ownPath(t.urlParts(call.Args[e.Request.Arg], call.Pos(), 0)) {
+			if p := t.givenURL(call.Args[e.Request.Arg], call.Pos()); p >= 0 {
 				site.URLArg = p + 1
 			}
 			fn.cond = append(fn.cond, site)
@@ -418,6 +418,22 @@ func condURLArg(fn *Func) int {
 		}
 	}
 	return u
+}
+
+// givenURL returns the parameter of the function being traced that says where the request
+// built from e goes: its URL is the parameter, with no path of the function's own around it
+// (see ownPath). -1 when there is none.
+func (t tracer) givenURL(e ast.Expr, pos token.Pos) int {
+	if p := t.urlParam(e, pos, 0); p >= 0 && !ownPath(t.urlParts(e, pos, 0)) {
+		return p
+	}
+	return -1
+}
+
+// readURL reports whether the URL e builds is one the catalogue lists as a read.
+func (s *scanner) readURL(t tracer, e ast.Expr, pos token.Pos) bool {
+	parts, lead := t.urlParts(e, pos, 0)
+	return s.cat.ReadURL(parts, lead)
 }
 
 // ownPath reports whether the constant parts of a URL name a path of their own
@@ -496,7 +512,7 @@ func (s *scanner) noteConditional(fn *Func, call *ast.CallExpr, site *Site, para
 			return
 		}
 		if urlArg > 0 {
-			if parts, lead := t.urlParts(call.Args[urlArg-1], call.Pos(), 0); s.cat.ReadURL(parts, lead) {
+			if s.readURL(t, call.Args[urlArg-1], call.Pos()) {
 				return // a transport of another package sent to a read
 			}
 		}
@@ -505,7 +521,7 @@ func (s *scanner) noteConditional(fn *Func, call *ast.CallExpr, site *Site, para
 		c := *site
 		c.Param, c.Methods, c.URLArg = m.param, methods, 0
 		if urlArg > 0 {
-			if p := t.urlParam(call.Args[urlArg-1], call.Pos(), 0); p >= 0 && !ownPath(t.urlParts(call.Args[urlArg-1], call.Pos(), 0)) {
+			if p := t.givenURL(call.Args[urlArg-1], call.Pos()); p >= 0 {
 				c.URLArg = p + 1
 			}
 		}
@@ -539,7 +555,7 @@ func (s *scanner) resolveConditional() {
 				if c.byURL {
 					// A transport's request goes where its caller says: a read URL is a
 					// read, any other an effect this caller decides.
-					if parts, lead := t.urlParts(e.call.Args[c.Param], e.call.Pos(), 0); s.cat.ReadURL(parts, lead) {
+					if s.readURL(t, e.call.Args[c.Param], e.call.Pos()) {
 						e.inert = true
 						continue
 					}
@@ -555,7 +571,7 @@ func (s *scanner) resolveConditional() {
 				switch {
 				case m.name != "" && slices.Contains(c.Methods, m.name):
 					if urlArg != nil {
-						if parts, lead := t.urlParts(urlArg, e.call.Pos(), 0); s.cat.ReadURL(parts, lead) {
+						if s.readURL(t, urlArg, e.call.Pos()) {
 							e.inert = true // sent to a read
 							continue
 						}
@@ -570,7 +586,7 @@ func (s *scanner) resolveConditional() {
 					}
 					up := 0
 					if urlArg != nil {
-						if p := t.urlParam(urlArg, e.call.Pos(), 0); p >= 0 && !ownPath(t.urlParts(urlArg, e.call.Pos(), 0)) {
+						if p := t.givenURL(urlArg, e.call.Pos()); p >= 0 {
 							up = p + 1
 						}
 					}
