@@ -237,7 +237,7 @@ func (g Statement[T]) reserve(ctx context.Context, db DB, key string, n int64, t
 	}
 	site, err := sendClaim(ctx, db, func(cdb DB) error {
 		var err error
-		used, ok, err = g.attempts(ctx, cdb, key, n, token, markRead)
+		used, ok, err = g.attempts(ctx, cdb, key, n, token, history, markRead)
 		return err
 	})
 	if err != nil {
@@ -247,12 +247,11 @@ func (g Statement[T]) reserve(ctx context.Context, db DB, key string, n int64, t
 	return used, ok, nil
 }
 
-// attempts sends reserveSQL until the reservation is made or refused: first fullSQL, while
-// most of the guard's reservations are refused (unless markRead: the caller read the mark
-// already and found the key not full), or firstSQL for one unit, while most of its keys hold
-// none.
-func (g Statement[T]) attempts(ctx context.Context, db DB, key string, n int64, token string, markRead bool) (used int64, ok bool, err error) {
-	history := reserveHistoryOf(g.Name)
+// attempts sends reserveSQL until the reservation is made or refused, recording its first
+// answer in the guard's history: first fullSQL, while most of the guard's reservations are
+// refused (unless markRead: the caller read the mark already and found the key not full),
+// or firstSQL for one unit, while most of its keys hold none.
+func (g Statement[T]) attempts(ctx context.Context, db DB, key string, n int64, token string, history *reserveHistory, markRead bool) (used int64, ok bool, err error) {
 	switch {
 	case markRead:
 	case history.refused.pipelined():
