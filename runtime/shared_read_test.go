@@ -223,15 +223,9 @@ func TestStatement_ATransientFailureOfTheSharedReadIsRetryable(t *testing.T) {
 		_, _, err := g.Reserve(ctx, pool, "org/1", 1)
 		errc <- err
 	}()
-	var pid int
-	deadline := time.Now().Add(10 * time.Second)
-	for pool.QueryRow(ctx, `SELECT pid FROM pg_stat_activity WHERE query = $1 AND wait_event_type = 'Lock'`, once.FullSQL).Scan(&pid) != nil {
-		if time.Now().After(deadline) {
-			t.Fatal("the read of the mark never waited for the lock")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if _, err := pool.Exec(ctx, "SELECT pg_terminate_backend($1)", pid); err != nil {
+	waitForLockWait(t, pool)
+	if _, err := pool.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+WHERE datname = current_database() AND wait_event_type = 'Lock' AND query = $1`, once.FullSQL); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-errc; !errors.Is(err, once.ErrRetryable) {
