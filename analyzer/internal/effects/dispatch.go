@@ -29,6 +29,9 @@ func (s *scanner) deadDispatch() {
 		if fn.Test || fn.ValueRef || len(fn.handedCallers) > 0 || fn.Directive != nil {
 			continue
 		}
+		if fn.Obj.Signature().Recv() != nil && exportedAPI(fn.Obj) {
+			continue // other packages' calls of a method are matched by name alone
+		}
 		param, values, guarded, ok := s.dispatch(fn)
 		if !ok {
 			continue
@@ -52,9 +55,6 @@ func (s *scanner) deadDispatch() {
 				dead = false
 				break
 			}
-		}
-		if fn.Obj.Signature().Recv() != nil && exportedAPI(fn.Obj) {
-			continue // other packages' calls of a method are matched by name alone
 		}
 		if exportedAPI(fn.Obj) && inModule(s.pass) {
 			if !loaded {
