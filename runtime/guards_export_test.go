@@ -3,13 +3,14 @@ package once
 // The statements the guards send, for the benchmarks' bare side: the same text, so that a
 // comparison measures only what a guard adds around its SQL.
 const (
-	ReserveSQL = reserveSQL
-	FullSQL    = fullSQL
-	FirstSQL   = firstSQL
-	FireSQL    = fireSQL
-	ClaimSQL   = claimSQL
-	AcquireSQL = acquireSQL
-	ReleaseSQL = releaseSQL
+	ReserveSQL      = reserveSQL
+	GroupReserveSQL = groupReserveSQL
+	FullSQL         = fullSQL
+	FirstSQL        = firstSQL
+	FireSQL         = fireSQL
+	ClaimSQL        = claimSQL
+	AcquireSQL      = acquireSQL
+	ReleaseSQL      = releaseSQL
 )
 
 // SetOpenDuplicateShare is SetDuplicateShare for an Open guard's claims: above an eighth,
@@ -37,6 +38,24 @@ func SetStatementBusyShare(name string, share float64) {
 func SetJoinSentReads(on bool) bool {
 	old := joinSentReads
 	joinSentReads = on
+	return old
+}
+
+// SetJoinSentGroups lets a Statement guard's reservation join a group already sent (the
+// wrong rule), so that a test can show what joining only unsent groups prevents. It returns
+// the previous setting.
+func SetJoinSentGroups(on bool) bool {
+	old := joinSentGroups
+	joinSentGroups = on
+	return old
+}
+
+// SetKeepLeftSlots leaves the slots of a group's members that left after it was sent where
+// they are (the wrong rule), so that a test can show what giving them back prevents. It
+// returns the previous setting.
+func SetKeepLeftSlots(on bool) bool {
+	old := keepLeftSlots
+	keepLeftSlots = on
 	return old
 }
 

@@ -86,17 +86,7 @@ type Statement[T any] struct {
 //
 // The casts are explicit: untyped parameters compared with each other would compare as
 // text.
-const reserveSQL = `WITH known AS (
-	SELECT cap, epoch FROM once.counter_full WHERE name = $1::text AND key = $2::text
-), full_at AS (
-	SELECT k.cap FROM known AS k WHERE k.cap >= $4::bigint
-	AND NOT EXISTS (SELECT FROM once.counter_slots AS t WHERE t.name = $1::text AND t.key = $2::text AND t.slot >= (SELECT cap FROM known))
-), held AS (
-	SELECT count(*) AS used, count(*) FILTER (WHERE slot < $4::bigint) AS below, array_agg(slot) AS taken
-	FROM once.counter_slots WHERE name = $1::text AND key = $2::text AND NOT EXISTS (SELECT FROM full_at)
-), counted AS (
-	SELECT coalesce((SELECT cap FROM full_at), (SELECT used FROM held)) AS used
-), pick AS (
+const reserveSQL = reserveReadSQL + `), pick AS (
 	SELECT p.slot FROM (
 		SELECT (($5::numeric + generate_series(0::bigint, $4::bigint - 1)::numeric * $6::numeric) % $4::numeric)::bigint AS slot
 	) AS p
@@ -108,7 +98,59 @@ const reserveSQL = `WITH known AS (
 	SELECT $1::text, $2::text, slot, $7::text FROM pick ORDER BY slot
 	ON CONFLICT (name, key, slot) DO NOTHING
 	RETURNING slot
-), marked AS (
+` + reserveMarkSQL + `
+SELECT (SELECT used FROM counted), (SELECT count(*) FROM reserved)`
+
+// groupReserveSQL is reserveSQL for a group of one-unit reservations (see
+// reservationGroups): $3 is the members' tokens, and the statement picks one free slot for
+// each, as many as fit under the cap, in one walk from $5 in steps of $6, and inserts each
+// picked slot with its member's token. It answers with the count read, the number of slots
+// picked and the tokens whose slots were inserted. A member given no slot is refused if every
+// picked slot was inserted and the picks filled the cap: its group's members hold the units
+// it asked for, so the refusal is true at the statement's snapshot with the group's
+// reservations in it (each picked slot was free then, and nobody took it since). A member
+// whose picked slot was taken meanwhile, or any member of a group that lost a pick, reserves
+// alone.
+const groupReserveSQL = reserveReadSQL + `), pick AS (
+	SELECT p.slot, row_number() OVER () AS i FROM (
+		SELECT p.slot FROM (
+			SELECT (($5::numeric + generate_series(0::bigint, $4::bigint - 1)::numeric * $6::numeric) % $4::numeric)::bigint AS slot
+		) AS p
+		WHERE (SELECT used FROM counted) < $4::bigint
+		AND p.slot <> ALL (coalesce((SELECT taken FROM held), '{}'))
+		LIMIT least(cardinality($3::text[]), greatest($4::bigint - (SELECT used FROM counted), 0))
+	) AS p
+), reserved AS (
+	INSERT INTO once.counter_slots (name, key, slot, token)
+	SELECT $1::text, $2::text, p.slot, t.token
+	FROM pick AS p JOIN unnest($3::text[]) WITH ORDINALITY AS t(token, i) ON t.i = p.i
+	ORDER BY p.slot
+	ON CONFLICT (name, key, slot) DO NOTHING
+	RETURNING token
+` + reserveMarkSQL + `
+SELECT (SELECT used FROM counted), (SELECT count(*) FROM pick), coalesce((SELECT array_agg(token) FROM reserved), '{}')`
+
+// giveBackTokensSQL is giveBackSQL for the reservations of several tokens: the members of a
+// group whose callers left before its answer, or, when the answer was not seen, all of
+// them.
+const giveBackTokensSQL = `DELETE FROM once.counter_slots WHERE name = $1 AND key = $2 AND token = ANY($3::text[])`
+
+// reserveReadSQL is the head of reserveSQL and groupReserveSQL: the key's mark and slots, read in
+// the statement's snapshot ($1 name, $2 key, $4 cap).
+const reserveReadSQL = `WITH known AS (
+	SELECT cap, epoch FROM once.counter_full WHERE name = $1::text AND key = $2::text
+), full_at AS (
+	SELECT k.cap FROM known AS k WHERE k.cap >= $4::bigint
+	AND NOT EXISTS (SELECT FROM once.counter_slots AS t WHERE t.name = $1::text AND t.key = $2::text AND t.slot >= (SELECT cap FROM known))
+), held AS (
+	SELECT count(*) AS used, count(*) FILTER (WHERE slot < $4::bigint) AS below, array_agg(slot) AS taken
+	FROM once.counter_slots WHERE name = $1::text AND key = $2::text AND NOT EXISTS (SELECT FROM full_at)
+), counted AS (
+	SELECT coalesce((SELECT cap FROM full_at), (SELECT used FROM held)) AS used
+`
+
+// reserveMarkSQL is the tail of reserveSQL and groupReserveSQL: the mark of a key found full.
+const reserveMarkSQL = `), marked AS (
 	INSERT INTO once.counter_full (name, key, cap)
 	SELECT $1::text, $2::text, $4::bigint FROM held
 	WHERE $4::bigint > 0 AND held.below = $4::bigint AND NOT EXISTS (SELECT FROM known)
@@ -119,8 +161,7 @@ const reserveSQL = `WITH known AS (
 	WHERE f.name = $1::text AND f.key = $2::text AND $4::bigint > 0 AND held.below = $4::bigint
 	AND f.epoch = known.epoch AND f.cap IS DISTINCT FROM $4::bigint
 	AND known.cap IS DISTINCT FROM $4::bigint
-)
-SELECT (SELECT used FROM counted), (SELECT count(*) FROM reserved)`
+)`
 
 // fullSQL refuses a reservation of a key marked full without sending the reservation: the
 // mark's cap, at or above the guard's, if no slot sits at or above it (the key then holds
@@ -205,7 +246,10 @@ const maxReserveAttempts = 1000
 // are refused, it first reads the key's mark, and a refusal of a marked key is that read
 // alone. On a pool, callers of one key that arrive together share that read: a caller joins
 // only a read not yet sent, so its answer is from a snapshot taken during its call, as its
-// own read's would be (see sharedReads).
+// own read's would be (see sharedReads). On a pool, while most of the guard's reservations
+// meet keys holding units, reservations of one unit of a key that arrive together go in one
+// statement and one commit, each with a slot and a token of its own (see
+// reservationGroups).
 //
 // If ctx ends while the reservation is on its way, the reservation is looked for and given
 // back (see Do), so a caller that never learned of it does not keep its units.
@@ -233,6 +277,26 @@ func (g Statement[T]) reserve(ctx context.Context, db DB, key string, n int64, t
 			history.record(true, true)
 			return mark.cap, false, nil
 		}
+		markRead = true
+	}
+	if pool, isPool := db.(*pgxpool.Pool); isPool && n == 1 && g.Cap >= 1 && history.busy.pipelined() {
+		// Reservations of a key that holds units, on a pool: the reservation is one of a
+		// group's, sent with the guard's other callers of the key that arrive with it (see
+		// reservationGroups).
+		ans, err := reservations.reserve(ctx, sharedReadKey{pool, g.Name, key, g.Cap}, token, g.groupSend(pool, key))
+		if err != nil {
+			return 0, false, classify(fmt.Errorf("once: statement guard %s: reserve %d: %w", g.Name, n, err))
+		}
+		switch got := int64(len(ans.reserved)); {
+		case ans.reserved[token]:
+			history.record(false, ans.used > 0)
+			return ans.used + got, true, nil
+		case ans.picked == got && ans.used+got >= g.Cap:
+			history.record(true, true)
+			return ans.used + got, false, nil
+		}
+		// A slot the group picked was taken meanwhile: this caller reserves alone, in a
+		// snapshot that sees it taken.
 		markRead = true
 	}
 	site, err := sendClaim(ctx, db, func(cdb DB) error {
@@ -320,6 +384,44 @@ func gcd(a, b int64) int64 {
 		a, b = b, a%b
 	}
 	return a
+}
+
+// groupSend sends the statement of a group of key's one-unit reservations on pool, and
+// gives back the slots of members that left it.
+func (g Statement[T]) groupSend(pool *pgxpool.Pool, key string) groupSend {
+	return groupSend{
+		send: func(ctx context.Context, tokens []string) (groupAnswer, error) {
+			first, stride := slotWalk(g.Cap)
+			var ans groupAnswer
+			var reserved []string
+			site, err := sendClaim(ctx, pool, func(c DB) error {
+				return c.QueryRow(ctx, groupReserveSQL, g.Name, key, tokens, g.Cap, first, stride).Scan(&ans.used, &ans.picked, &reserved)
+			})
+			if err != nil {
+				return groupAnswer{}, resolveClaim(ctx, pool, site, err, g.withdrawUnseenTokens(key, tokens))
+			}
+			ans.reserved = make(map[string]bool, len(reserved))
+			for _, t := range reserved {
+				ans.reserved[t] = true
+			}
+			return ans, nil
+		},
+		giveBack: func(ctx context.Context, tokens []string) error {
+			_, err := pool.Exec(ctx, giveBackTokensSQL, g.Name, key, tokens)
+			return err
+		},
+	}
+}
+
+// withdrawUnseenTokens gives back the reservations of a group whose answer nobody saw.
+func (g Statement[T]) withdrawUnseenTokens(key string, tokens []string) withdrawal {
+	return func(ctx context.Context, db DB) (bool, error) {
+		tag, err := db.Exec(ctx, giveBackTokensSQL, g.Name, key, tokens)
+		if err != nil {
+			return false, fmt.Errorf("once: statement guard %s: giving back a group's unseen reservations: %w", g.Name, err)
+		}
+		return withdrew(tag.RowsAffected()), nil
+	}
 }
 
 // withdrawUnseen gives back the reservation made under token, whose answer its caller did

@@ -1,0 +1,210 @@
+package once
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// A storm of reservations of one key, in one process, is many one-slot inserts, each
+// committed on its own: most of the storm's time goes in the commits of the reservations that
+// succeed. reservationGroups gathers the one-unit reservations of a key that arrive together
+// into one statement, which gives each of them a free slot of its own and commits once.
+//
+// The callers arriving while a reservation group of a key is on its way gather in the next
+// group, which is sent once the one before is answered, or once it has waited
+// sharedReadPatience for it. A caller joins only a group that has not been sent (as with
+// sharedReads), so the group's snapshot is taken during the call of every member, and
+// what the statement tells a member is as true as its own reservation's answer would be.
+//
+// Each member's slot carries the member's own token, so its refund, or the give-back of a
+// reservation its caller did not see, is the member's alone, as for a reservation made
+// alone. The statement runs on a context of its own, which ends only when every member has
+// left, so one member's cancellation does not cut off the others:
+//
+//   - a member whose context ends before the group is sent leaves it, holding nothing;
+//   - a member whose context ends after the group was sent waits (for at most
+//     cleanupTimeout) for the statement's answer, and gives back the slot it got;
+//   - when every member has left, the statement is cancelled, and, its answer unseen, every
+//     member's token is looked for and withdrawn (see resolveClaim).
+//
+// A group's statement waits, as a reservation made alone would, for a transaction that is
+// inserting a slot it picked; the members wait with it, and the groups after it wait for it
+// only sharedReadPatience. Groups are formed only on a pool (a transaction or a single
+// connection serves its caller alone), per pool, guard, key and cap.
+type reservationGroups struct {
+	mu     sync.Mutex
+	latest map[sharedReadKey]*reservationGroup
+}
+
+// reservationGroup is one group statement and its members.
+type reservationGroup struct {
+	// Guarded by reservationGroups.mu:
+	sent     bool            // once set, nobody joins
+	tokens   []string        // the members' tokens: those that have not left, until sent
+	waiting  int             // after sent: the members that have not left
+	left     map[string]bool // after sent: the members that left before its answer
+	answered bool            // its answer is set; the members that left after this give back their own slots
+
+	ctx    context.Context // the statement's: ends once every member has left
+	cancel context.CancelFunc
+	done   chan struct{} // closed when ans, err and leftErr are set
+	ans    groupAnswer
+	err    error // the statement's
+	// leftErr is the failure of the give-back of the slots of members that left after the
+	// group was sent and before its answer: theirs alone to report.
+	leftErr error
+}
+
+// groupAnswer is what a group's statement found and did.
+type groupAnswer struct {
+	used     int64           // the key's units in the statement's snapshot
+	picked   int64           // the free slots it picked, one per member, as many as fit
+	reserved map[string]bool // the members' tokens whose slots it inserted
+}
+
+// joinSentGroups lets a caller join a group already sent, whose snapshot may predate the
+// call: the wrong rule, which tests turn on to show what the right one prevents.
+var joinSentGroups = false
+
+// keepLeftSlots leaves the slots of members that left after their group was sent where they
+// are: the wrong rule, which tests turn on to show what giving them back prevents.
+var keepLeftSlots = false
+
+// reservations gathers the one-unit reservations of a Statement guard's keys on pools.
+var reservations reservationGroups
+
+// groupSend sends a group's statement for tokens; withdraw gives back the slots of tokens
+// (the members that left, or all of them when the statement's outcome was not seen).
+type groupSend struct {
+	send     func(ctx context.Context, tokens []string) (groupAnswer, error)
+	giveBack func(ctx context.Context, tokens []string) error
+}
+
+// reserve reserves through a group of k's reservations: it joins the group not yet sent, or
+// starts the next one. It returns the group's answer, or ctx's error with the caller's slot
+// given back (or, if its give-back failed, an error saying so).
+func (s *reservationGroups) reserve(ctx context.Context, k sharedReadKey, token string, gs groupSend) (groupAnswer, error) {
+	s.mu.Lock()
+	if s.latest == nil {
+		s.latest = make(map[sharedReadKey]*reservationGroup)
+	}
+	last := s.latest[k]
+	g := last
+	if last != nil && (!last.sent || joinSentGroups) {
+		if last.sent {
+			last.waiting++
+		} else {
+			last.tokens = append(last.tokens, token)
+		}
+		s.mu.Unlock()
+	} else {
+		gctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		g = &reservationGroup{tokens: []string{token}, ctx: gctx, cancel: cancel, done: make(chan struct{})}
+		s.latest[k] = g
+		s.mu.Unlock()
+		go s.run(k, g, last, gs)
+	}
+	select {
+	case <-g.done:
+		return g.ans, g.err
+	case <-ctx.Done():
+	}
+	s.mu.Lock()
+	switch {
+	case !g.sent:
+		for i, t := range g.tokens {
+			if t == token {
+				g.tokens = append(g.tokens[:i:i], g.tokens[i+1:]...)
+				break
+			}
+		}
+		s.mu.Unlock()
+		return groupAnswer{}, ctx.Err()
+	case !g.answered:
+		g.left[token] = true
+		if g.waiting--; g.waiting == 0 {
+			g.cancel() // nobody is left to read the answer: see run for the clean-up
+		}
+		s.mu.Unlock()
+		t := time.NewTimer(cleanupTimeout)
+		defer t.Stop()
+		select {
+		case <-g.done:
+		case <-t.C:
+			return groupAnswer{}, fmt.Errorf("%w: %w: the group's reservation was not answered within %v", ctx.Err(), errClaimLeft, cleanupTimeout)
+		}
+		switch {
+		case errors.Is(g.err, errClaimLeft):
+			// Every member left and the statement's clean-up could not withdraw their slots.
+			return groupAnswer{}, fmt.Errorf("%w: %w", ctx.Err(), g.err)
+		case g.err == nil && g.ans.reserved[token] && g.leftErr != nil:
+			return groupAnswer{}, fmt.Errorf("%w: %w", ctx.Err(), g.leftErr)
+		}
+		return groupAnswer{}, ctx.Err()
+	}
+	s.mu.Unlock()
+	// Answered before this member left: it gives its slot back itself.
+	<-g.done
+	if g.err != nil || !g.ans.reserved[token] || keepLeftSlots {
+		return groupAnswer{}, ctx.Err()
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	if err := gs.giveBack(cctx, []string{token}); err != nil {
+		return groupAnswer{}, fmt.Errorf("%w: %w: %w", ctx.Err(), errClaimLeft, err)
+	}
+	return groupAnswer{}, ctx.Err()
+}
+
+// run sends g once the group before it (last) is answered, or has been waited for
+// sharedReadPatience, then gives back the slots of the members that left meanwhile.
+func (s *reservationGroups) run(k sharedReadKey, g *reservationGroup, last *reservationGroup, gs groupSend) {
+	defer g.cancel()
+	if last != nil {
+		patience := time.NewTimer(sharedReadPatience)
+		select {
+		case <-last.done:
+		case <-patience.C:
+		}
+		patience.Stop()
+	}
+	s.mu.Lock()
+	g.sent = true
+	tokens := g.tokens
+	g.waiting += len(tokens)
+	g.left = make(map[string]bool)
+	if len(tokens) == 0 {
+		g.cancel() // every member left before it was sent
+	}
+	s.mu.Unlock()
+	var ans groupAnswer
+	var err error
+	if len(tokens) > 0 {
+		ans, err = gs.send(g.ctx, tokens)
+	}
+	s.mu.Lock()
+	g.answered = true
+	if s.latest[k] == g {
+		delete(s.latest, k)
+	}
+	var gone []string
+	for t := range g.left {
+		if err == nil && ans.reserved[t] {
+			gone = append(gone, t)
+		}
+	}
+	s.mu.Unlock()
+	var leftErr error
+	if len(gone) > 0 && !keepLeftSlots {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(g.ctx), cleanupTimeout)
+		if gerr := gs.giveBack(cctx, gone); gerr != nil {
+			leftErr = fmt.Errorf("%w: giving back the slots of members that left: %w", errClaimLeft, gerr)
+		}
+		cancel()
+	}
+	g.ans, g.err, g.leftErr = ans, err, leftErr
+	close(g.done)
+}

@@ -1,0 +1,381 @@
+package once_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	once "github.com/oncekit/once/runtime"
+)
+
+// groupCounter counts the group statements sent on a pool and the reservations they carried.
+type groupCounter struct{ statements, members, largest atomic.Int64 }
+
+func (c *groupCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	if d.SQL == once.GroupReserveSQL {
+		n := int64(len(d.Args[2].([]string)))
+		c.statements.Add(1)
+		c.members.Add(n)
+		for {
+			l := c.largest.Load()
+			if n <= l || c.largest.CompareAndSwap(l, n) {
+				break
+			}
+		}
+	}
+	return ctx
+}
+func (c *groupCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// A storm of Do calls on one key through a pool, a quarter of whose functions fail and are
+// refunded: the units held at the end are exactly the reservations kept, never more than the
+// cap, and the reservations went in groups, several to a statement.
+func TestStatement_StormOnAPoolReservesInGroups(t *testing.T) {
+	t.Parallel()
+	groups := &groupCounter{}
+	pool := setupTracer(t, groups, 8)
+	ctx := context.Background()
+	const capacity, callers, attempts = 60, 16, 25
+	g := once.Statement[int]{Name: "group.Generate", Cap: capacity}
+	once.SetStatementBusyShare(g.Name, 1)
+	var kept, refused atomic.Int64
+	errs := make(chan error, callers)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for c := range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			for i := range attempts {
+				fail := (c+i)%4 == 0
+				_, out, err := g.Do(ctx, pool, "org/1", 1, func(context.Context) (int, error) {
+					if fail {
+						return 0, errors.New("the work failed")
+					}
+					return 1, nil
+				})
+				switch {
+				case fail && out.Status == once.Ran:
+					// refunded
+				case err != nil:
+					errs <- err
+					return
+				case out.Status == once.Ran:
+					kept.Add(1)
+				default:
+					refused.Add(1)
+				}
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	used := counterUsed(t, pool, g.Name, "org/1")
+	if used != kept.Load() || used > capacity {
+		t.Errorf("%d units held for %d reservations kept; want them equal, and at most the cap %d", used, kept.Load(), capacity)
+	}
+	if refused.Load() == 0 {
+		t.Errorf("no reservation was refused: the storm never filled the key")
+	}
+	t.Logf("%d group statements carried %d reservations, the largest %d", groups.statements.Load(), groups.members.Load(), groups.largest.Load())
+	if groups.largest.Load() < 2 {
+		t.Errorf("no group statement carried more than one reservation")
+	}
+}
+
+// holdFirstGroup holds the answer of the first group statement until release is closed: the
+// statement has run and committed, but its members have not heard.
+type holdFirstGroup struct {
+	once              sync.Once
+	answered, release chan struct{}
+}
+
+func (h *holdFirstGroup) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	if d.SQL == once.GroupReserveSQL {
+		first := false
+		h.once.Do(func() { first = true })
+		if first {
+			return context.WithValue(ctx, heldGroup{}, true)
+		}
+	}
+	return ctx
+}
+
+func (h *holdFirstGroup) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryEndData) {
+	if ctx.Value(heldGroup{}) != nil {
+		close(h.answered)
+		<-h.release
+	}
+}
+
+// heldGroup marks the context of the statement holdFirstGroup holds.
+type heldGroup struct{}
+
+// A reservation joins only a group not yet sent. The key's one unit is held; a first
+// reservation's group is refused and its answer held up; the unit is given back; a second
+// reservation, begun after the give-back, must get it. The negative control lets it join the
+// group already sent, whose snapshot predates the give-back: it is refused a unit that was
+// free before it began.
+func TestStatement_AReservationJoinsOnlyAGroupNotYetSent(t *testing.T) {
+	t.Parallel()
+	if ok := reserveBehindASentGroup(t, "group.Fresh"); !ok {
+		t.Error("a reservation begun after the give-back was refused the unit given back")
+	}
+}
+
+func TestStatement_NegativeControl_JoiningASentGroupRefusesAFreedUnit(t *testing.T) {
+	// Not parallel: it turns the wrong rule on for the whole process.
+	defer once.SetJoinSentGroups(once.SetJoinSentGroups(true))
+	if ok := reserveBehindASentGroup(t, "group.FreshWrong"); ok {
+		t.Error("joining a sent group still reserved the freed unit: the test cannot see the race it guards against")
+	}
+}
+
+// reserveBehindASentGroup runs the rounds of the test above and reports whether the second
+// reservation was made.
+func reserveBehindASentGroup(t *testing.T, name string) bool {
+	t.Helper()
+	hold := &holdFirstGroup{answered: make(chan struct{}), release: make(chan struct{})}
+	pool := setupTracer(t, hold, 4)
+	ctx := context.Background()
+	g := once.Statement[int]{Name: name, Cap: 1}
+	once.SetStatementRefusalShare(g.Name, 0)
+	once.SetStatementBusyShare(g.Name, 0) // the first slot's plain insert, not a group
+	if _, ok, err := g.Reserve(ctx, pool, "org/1", 1); err != nil || !ok {
+		t.Fatalf("filling the key: %v, %v", ok, err)
+	}
+	once.SetStatementBusyShare(g.Name, 1)
+	first := make(chan error, 1)
+	go func() {
+		_, ok, err := g.Reserve(ctx, pool, "org/1", 1)
+		if err == nil && ok {
+			err = errors.New("reserved a unit of a full key")
+		}
+		first <- err
+	}()
+	<-hold.answered
+	if err := g.Refund(ctx, pool, "org/1", 1); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		ok  bool
+		err error
+	}
+	second := make(chan result, 1)
+	go func() {
+		_, ok, err := g.Reserve(ctx, pool, "org/1", 1)
+		second <- result{ok, err}
+	}()
+	var r result
+	select {
+	case r = <-second:
+		close(hold.release)
+	case <-time.After(2 * time.Second):
+		close(hold.release) // the second joined the held group: it hears once the group does
+		r = <-second
+	}
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	return r.ok
+}
+
+// Members whose contexts end while their groups wait on a transaction inserting every slot
+// of the key keep nothing, and the members that stay get their slots. The first caller's
+// group is sent alone and waits; the three callers after it gather in the next group, which
+// waits too. The first caller and one of the three give up: the first group, which nobody
+// waits for any more, is cancelled, and the second group's statement goes on. Once the
+// transaction rolls back, the second group inserts a slot for each of its members, and the
+// one that left is given back. The negative control keeps the slots of members that left:
+// the key then holds a unit nobody knows of.
+func TestStatement_MembersThatLeaveTheirGroupKeepNothing(t *testing.T) {
+	t.Parallel()
+	if used, stayed := leaveGroups(t, "group.Leave"); used != stayed {
+		t.Errorf("%d units held for %d callers that stayed and were served", used, stayed)
+	}
+}
+
+func TestStatement_NegativeControl_KeepingTheSlotsOfMembersThatLeft(t *testing.T) {
+	// Not parallel: it turns the wrong rule on for the whole process.
+	defer once.SetKeepLeftSlots(once.SetKeepLeftSlots(true))
+	if used, stayed := leaveGroups(t, "group.LeaveWrong"); used == stayed {
+		t.Errorf("keeping the slots of members that left held %d units for %d callers served: the test cannot see what it guards against", used, stayed)
+	}
+}
+
+// leaveGroups runs the test above and returns the units held at the end and the reservations
+// made.
+func leaveGroups(t *testing.T, name string) (used, made int64) {
+	t.Helper()
+	pool := setup(t, 6)
+	ctx := context.Background()
+	const capacity = 3
+	g := once.Statement[int]{Name: name, Cap: capacity}
+	once.SetStatementRefusalShare(g.Name, 0)
+	once.SetStatementBusyShare(g.Name, 1)
+	blocker, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer blocker.Rollback(ctx)
+	if _, err := blocker.Exec(ctx, `INSERT INTO once.counter_slots (name, key, slot, token)
+SELECT $1, 'org/1', s, 'blocker' FROM generate_series(0, $2 - 1) AS s`, g.Name, capacity); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		ok  bool
+		err error
+	}
+	call := func(ctx context.Context) chan result {
+		c := make(chan result, 1)
+		go func() {
+			_, ok, err := g.Reserve(ctx, pool, "org/1", 1)
+			c <- result{ok, err}
+		}()
+		return c
+	}
+	firstCtx, cancelFirst := context.WithCancel(ctx)
+	defer cancelFirst()
+	first := call(firstCtx)
+	waitForLockWaits(t, pool, 1)
+	leaverCtx, cancelLeaver := context.WithCancel(ctx)
+	defer cancelLeaver()
+	leaver := call(leaverCtx)
+	stayers := []chan result{call(ctx), call(ctx)}
+	waitForLockWaits(t, pool, 2)
+	cancelFirst()
+	cancelLeaver()
+	// The leavers wait for their groups' answers; let them see their contexts end first.
+	time.Sleep(100 * time.Millisecond)
+	if err := blocker.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for what, c := range map[string]chan result{"the first caller": first, "the caller that left": leaver} {
+		if r := <-c; !errors.Is(r.err, context.Canceled) {
+			t.Errorf("%s: %v, %v; want its context's error alone", what, r.ok, r.err)
+		}
+	}
+	for i, c := range stayers {
+		r := <-c
+		if r.err != nil || !r.ok {
+			t.Fatalf("caller %d that stayed: %v, %v; want its unit", i, r.ok, r.err)
+		}
+		made++
+	}
+	return counterUsed(t, pool, g.Name, "org/1"), made
+}
+
+// waitForLockWaits waits until n server processes wait on a lock.
+func waitForLockWaits(t *testing.T, pool *pgxpool.Pool, n int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		var waiting int
+		if err := pool.QueryRow(context.Background(), "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'").Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting >= n {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("fewer than %d statements came to wait on a lock", n)
+}
+
+// A storm of reservations on one key through a pool, with deadlines from a fifth of a
+// caller's round trip alone to twenty: some callers leave before their group is sent, some
+// after, some are cut off reserving alone. The units held at the end are exactly the
+// reservations their callers were told of.
+func TestStatement_CancelledStormOnAPoolHoldsOnlyWhatCallersWereTold(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 8)
+	g := once.Statement[int]{Name: "group.Cancelled", Cap: 1000}
+	told, cut, used := cancelledGroupStorm(t, pool, g, "org/1")
+	if used != told {
+		t.Errorf("%d units held for %d reservations their callers were told of", used, told)
+	}
+	if cut == 0 {
+		t.Errorf("no reservation was cut off: the deadlines never fired")
+	}
+}
+
+// The negative control: the same storm keeping the slots of members that left holds units
+// nobody was told of. Whether a caller leaves a group already sent is a matter of timing:
+// storm again, on a fresh key, until one does. Not parallel: it turns the wrong rule on for
+// the whole process.
+func TestStatement_NegativeControl_CancelledStormKeepingTheSlotsOfMembersThatLeft(t *testing.T) {
+	defer once.SetKeepLeftSlots(once.SetKeepLeftSlots(true))
+	pool := setup(t, 8)
+	g := once.Statement[int]{Name: "group.CancelledWrong", Cap: 1000}
+	for round := range 5 {
+		told, _, used := cancelledGroupStorm(t, pool, g, fmt.Sprintf("org/%d", round))
+		if used > told {
+			return
+		}
+	}
+	t.Error("five storms kept no slot of a member that left: the test cannot see what it guards against")
+}
+
+// cancelledGroupStorm runs the storm of the test above on key and returns the reservations
+// their callers were told of, the calls cut off and the units held at the end.
+func cancelledGroupStorm(t *testing.T, pool *pgxpool.Pool, g once.Statement[int], key string) (told, cut, used int64) {
+	t.Helper()
+	ctx := context.Background()
+	const callers, attempts = 16, 30
+	once.SetStatementBusyShare(g.Name, 1)
+	var rtt time.Duration
+	for i := range 21 {
+		start := time.Now()
+		if _, _, err := g.Reserve(ctx, pool, key+"/rtt", 1); err != nil {
+			t.Fatal(err)
+		}
+		if i > 0 { // the first also opens a connection
+			rtt += time.Since(start) / 20
+		}
+	}
+	var toldN, cutN atomic.Int64
+	var wg sync.WaitGroup
+	for range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range attempts {
+				d := time.Duration(float64(rtt) * (0.2 + 20*rand.Float64()))
+				cctx, cancel := context.WithTimeout(ctx, d)
+				_, ok, err := g.Reserve(cctx, pool, key, 1)
+				cancel()
+				switch {
+				case err == nil && ok:
+					toldN.Add(1)
+				case err == nil:
+					t.Errorf("a reservation refused below the cap")
+				case !errors.Is(err, context.DeadlineExceeded) && !pgconn.Timeout(err):
+					t.Errorf("a reservation cut off by its deadline: %v", err)
+				default:
+					cutN.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	time.Sleep(time.Second) // clean-ups behind a pooler recheck for a while
+	used = counterUsed(t, pool, g.Name, key)
+	t.Logf("%d reservations told, %d cut off, %d units held", toldN.Load(), cutN.Load(), used)
+	return toldN.Load(), cutN.Load(), used
+}
