@@ -259,9 +259,8 @@ func TestSchemaStep5_DownForgetsTheMarksItCanNoLongerKeepTrue(t *testing.T) {
 // A reservation's round trips follow its guard's history. While most of a guard's keys hold
 // no unit, a reservation of one unit is first the plain insert of a new key's first slot: one
 // statement for a new key, two (then the reservation) for a key holding units. While most of
-// its reservations meet keys holding units, it is the reservation alone, a refusal too; on a
-// pool, a reservation of one unit is its group's statement (here a group of one). While most
-// are refused, it first reads the key's full mark: a refusal of a marked key is that read
+// its reservations meet keys holding units, it is the reservation alone, a refusal too. While
+// most are refused, it first reads the key's full mark: a refusal of a marked key is that read
 // alone, a reservation that fits is the read and the reservation.
 func TestStatement_RoundTrips(t *testing.T) {
 	t.Parallel()
@@ -281,7 +280,7 @@ func TestStatement_RoundTrips(t *testing.T) {
 	g.Reserve(ctx, pool, "warm", 1)
 	// Each step names the statement it ends with: the reservation, the read of the full mark,
 	// or the insert of a new key's first slot.
-	names := map[string]string{once.ReserveSQL: "reservation", once.GroupReserveSQL: "group's reservation", once.FullSQL: "read", once.FirstSQL: "first slot"}
+	names := map[string]string{once.ReserveSQL: "reservation", once.FullSQL: "read", once.FirstSQL: "first slot"}
 	step := func(what, key string, wantOK bool, wantTrips int64, wantLast string) {
 		t.Helper()
 		if _, ok, err := g.Reserve(ctx, pool, key, 1); err != nil || ok != wantOK {
@@ -299,10 +298,10 @@ func TestStatement_RoundTrips(t *testing.T) {
 	step("new key, first slot alone", "a", true, 1, "first slot")
 	step("key holding a unit: first slot, then the reservation", "a", true, 2, "reservation")
 	shares(0, 1)
-	step("full, the group's reservation alone, marks the key", "a", false, 1, "group's reservation")
-	step("full, the group's reservation alone again", "a", false, 1, "group's reservation")
+	step("full, reservation alone, marks the key", "a", false, 1, "reservation")
+	step("full, reservation alone again", "a", false, 1, "reservation")
 	step("full: refusals turned the read on, the read alone", "a", false, 1, "read")
-	step("new key: the read finds no mark, then the group's reservation", "b", true, 2, "group's reservation")
+	step("new key: the read finds no mark, then the reservation", "b", true, 2, "reservation")
 	shares(1, 1)
 	step("full, the read alone", "a", false, 1, "read")
 	shares(0, 0)

@@ -13,9 +13,13 @@ import (
 // succeed. reservationGroups gathers the one-unit reservations of a key that arrive together
 // into one statement, which gives each of them a free slot of its own and commits once.
 //
-// The callers arriving while a reservation group of a key is on its way gather in the next
-// group, which is sent once the one before is answered, or once it has waited
-// sharedReadPatience for it. A caller joins only a group that has not been sent (as with
+// A caller that finds no reservation of its key on its way reserves alone, as it would
+// without groups, but registered as on its way: the callers arriving meanwhile gather in a
+// group behind it. The callers arriving while a group is on its way gather in the next one.
+// A group is sent once the reservation or group before it is answered, or once it has waited
+// sharedReadPatience for it. A key reserved by one caller at a time is thus reserved as
+// before, and a storm on one key sends one reservation for each group of callers that arrived
+// while the reservation before was on its way. A caller joins only a group that has not been sent (as with
 // sharedReads), so the group's snapshot is taken during the call of every member, and
 // what the statement tells a member is as true as its own reservation's answer would be.
 //
@@ -39,8 +43,11 @@ type reservationGroups struct {
 	latest map[sharedReadKey]*reservationGroup
 }
 
-// reservationGroup is one group statement and its members.
+// reservationGroup is one group statement and its members, or a reservation made alone
+// (lone), which no caller joins.
 type reservationGroup struct {
+	lone bool
+
 	// Guarded by reservationGroups.mu:
 	sent     bool            // once set, nobody joins
 	tokens   []string        // the members' tokens: those that have not left, until sent
@@ -83,17 +90,43 @@ type groupSend struct {
 	giveBack func(ctx context.Context, tokens []string) error
 }
 
-// reserve reserves through a group of k's reservations: it joins the group not yet sent, or
-// starts the next one. It returns the group's answer, or ctx's error with the caller's slot
-// given back (or, if its give-back failed, an error saying so).
-func (s *reservationGroups) reserve(ctx context.Context, k sharedReadKey, token string, gs groupSend) (groupAnswer, error) {
+// reserve reserves a unit of k under token. With no reservation of k on its way, it calls
+// alone, registered as on its way, and returns alone's error with grouped false. Otherwise
+// it joins the group of k not yet sent, or starts the next one, and returns the group's
+// answer; or ctx's error with the caller's slot given back (or, if its give-back failed, an
+// error saying so).
+func (s *reservationGroups) reserve(ctx context.Context, k sharedReadKey, token string, gs groupSend, alone func() error) (ans groupAnswer, grouped bool, err error) {
 	s.mu.Lock()
 	if s.latest == nil {
 		s.latest = make(map[sharedReadKey]*reservationGroup)
 	}
 	last := s.latest[k]
+	if last == nil {
+		g := &reservationGroup{lone: true, sent: true, done: make(chan struct{})}
+		s.latest[k] = g
+		s.mu.Unlock()
+		defer s.finishAlone(k, g) // even if alone panics: the group behind it must not wait on it
+		return groupAnswer{}, false, alone()
+	}
+	ans, err = s.join(ctx, k, last, token, gs)
+	return ans, true, err
+}
+
+// finishAlone ends a reservation made alone: the group behind it no longer waits for it.
+func (s *reservationGroups) finishAlone(k sharedReadKey, g *reservationGroup) {
+	s.mu.Lock()
+	if s.latest[k] == g {
+		delete(s.latest, k)
+	}
+	s.mu.Unlock()
+	close(g.done)
+}
+
+// join joins the group of k not yet sent, or starts the next one, behind last; s.mu is held,
+// and join releases it.
+func (s *reservationGroups) join(ctx context.Context, k sharedReadKey, last *reservationGroup, token string, gs groupSend) (groupAnswer, error) {
 	g := last
-	if last != nil && (!last.sent || joinSentGroups) {
+	if !last.sent || (joinSentGroups && !last.lone) {
 		if last.sent {
 			last.waiting++
 		} else {

@@ -96,17 +96,26 @@ func TestStatement_StormOnAPoolReservesInGroups(t *testing.T) {
 	}
 }
 
-// holdFirstGroup holds the answer of the first group statement until release is closed: the
-// statement has run and committed, but its members have not heard.
+// holdFirstGroup holds the first reservation made alone before it is sent, and the answer
+// of the first group statement (which has run and committed, but its members have not heard),
+// until release is closed.
 type holdFirstGroup struct {
-	once              sync.Once
+	lone, group       sync.Once
+	loneSent          chan struct{}
 	answered, release chan struct{}
 }
 
 func (h *holdFirstGroup) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	if d.SQL == once.GroupReserveSQL {
-		first := false
-		h.once.Do(func() { first = true })
+	first := false
+	switch d.SQL {
+	case once.ReserveSQL:
+		h.lone.Do(func() { first = true })
+		if first {
+			close(h.loneSent)
+			<-h.release
+		}
+	case once.GroupReserveSQL:
+		h.group.Do(func() { first = true })
 		if first {
 			return context.WithValue(ctx, heldGroup{}, true)
 		}
@@ -124,11 +133,11 @@ func (h *holdFirstGroup) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.T
 // heldGroup marks the context of the statement holdFirstGroup holds.
 type heldGroup struct{}
 
-// A reservation joins only a group not yet sent. The key's one unit is held; a first
-// reservation's group is refused and its answer held up; the unit is given back; a second
-// reservation, begun after the give-back, must get it. The negative control lets it join the
-// group already sent, whose snapshot predates the give-back: it is refused a unit that was
-// free before it began.
+// A reservation joins only a group not yet sent. The key's one unit is held; a reservation
+// made alone is held up before it is sent, so that the next one goes in a group, which is
+// refused and whose answer is held up; the unit is given back; a reservation begun after the
+// give-back must get it. The negative control lets it join the group already sent, whose
+// snapshot predates the give-back: it is refused a unit that was free before it began.
 func TestStatement_AReservationJoinsOnlyAGroupNotYetSent(t *testing.T) {
 	t.Parallel()
 	if ok := reserveBehindASentGroup(t, "group.Fresh"); !ok {
@@ -148,24 +157,30 @@ func TestStatement_NegativeControl_JoiningASentGroupRefusesAFreedUnit(t *testing
 // reservation was made.
 func reserveBehindASentGroup(t *testing.T, name string) bool {
 	t.Helper()
-	hold := &holdFirstGroup{answered: make(chan struct{}), release: make(chan struct{})}
+	hold := &holdFirstGroup{loneSent: make(chan struct{}), answered: make(chan struct{}), release: make(chan struct{})}
 	pool := setupTracer(t, hold, 4)
 	ctx := context.Background()
 	g := once.Statement[int]{Name: name, Cap: 1}
 	once.SetStatementRefusalShare(g.Name, 0)
-	once.SetStatementBusyShare(g.Name, 0) // the first slot's plain insert, not a group
+	once.SetStatementBusyShare(g.Name, 0) // the first slot's plain insert
 	if _, ok, err := g.Reserve(ctx, pool, "org/1", 1); err != nil || !ok {
 		t.Fatalf("filling the key: %v, %v", ok, err)
 	}
-	once.SetStatementBusyShare(g.Name, 1)
-	first := make(chan error, 1)
-	go func() {
-		_, ok, err := g.Reserve(ctx, pool, "org/1", 1)
-		if err == nil && ok {
-			err = errors.New("reserved a unit of a full key")
-		}
-		first <- err
-	}()
+	once.SetStatementBusyShare(g.Name, 1) // the reservation, not the first slot's insert
+	refused := func() chan error {
+		c := make(chan error, 1)
+		go func() {
+			_, ok, err := g.Reserve(ctx, pool, "org/1", 1)
+			if err == nil && ok {
+				err = errors.New("reserved a unit of a full key")
+			}
+			c <- err
+		}()
+		return c
+	}
+	alone := refused()
+	<-hold.loneSent
+	first := refused()
 	<-hold.answered
 	if err := g.Refund(ctx, pool, "org/1", 1); err != nil {
 		t.Fatal(err)
@@ -190,20 +205,24 @@ func reserveBehindASentGroup(t *testing.T, name string) bool {
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
-	if err := <-first; err != nil {
-		t.Fatal(err)
+	for _, c := range []chan error{alone, first} {
+		// Once the second has the unit, both are refused. (Under the wrong rule, the one
+		// made alone, sent last, may get it.)
+		if err := <-c; err != nil && r.ok {
+			t.Fatal(err)
+		}
 	}
 	return r.ok
 }
 
 // Members whose contexts end while their groups wait on a transaction inserting every slot
-// of the key keep nothing, and the members that stay get their slots. The first caller's
-// group is sent alone and waits; the three callers after it gather in the next group, which
-// waits too. The first caller and one of the three give up: the first group, which nobody
-// waits for any more, is cancelled, and the second group's statement goes on. Once the
-// transaction rolls back, the second group inserts a slot for each of its members, and the
-// one that left is given back. The negative control keeps the slots of members that left:
-// the key then holds a unit nobody knows of.
+// of the key keep nothing, and the members that stay get their slots. The first caller
+// reserves alone and waits; the second forms a group behind it alone, which waits too; the
+// three after it gather in a third group, which waits as well. The first two callers and one
+// of the three give up: the second's group, which nobody waits for any more, is cancelled,
+// and the third's statement goes on. Once the transaction rolls back, the third group inserts
+// a slot for each of its members, and the one that left is given back. The negative control
+// keeps the slots of members that left: the key then holds a unit nobody knows of.
 func TestStatement_MembersThatLeaveTheirGroupKeepNothing(t *testing.T) {
 	t.Parallel()
 	if used, stayed := leaveGroups(t, "group.Leave"); used != stayed {
@@ -250,25 +269,24 @@ SELECT $1, 'org/1', s, 'blocker' FROM generate_series(0, $2 - 1) AS s`, g.Name, 
 		}()
 		return c
 	}
-	firstCtx, cancelFirst := context.WithCancel(ctx)
-	defer cancelFirst()
-	first := call(firstCtx)
+	leaveCtx, leave := context.WithCancel(ctx)
+	defer leave()
+	alone := call(leaveCtx)
 	waitForLockWaits(t, pool, 1)
-	leaverCtx, cancelLeaver := context.WithCancel(ctx)
-	defer cancelLeaver()
-	leaver := call(leaverCtx)
-	stayers := []chan result{call(ctx), call(ctx)}
+	groupOfOne := call(leaveCtx)
 	waitForLockWaits(t, pool, 2)
-	cancelFirst()
-	cancelLeaver()
+	leaver := call(leaveCtx)
+	stayers := []chan result{call(ctx), call(ctx)}
+	waitForLockWaits(t, pool, 3)
+	leave()
 	// The leavers wait for their groups' answers; let them see their contexts end first.
 	time.Sleep(100 * time.Millisecond)
 	if err := blocker.Rollback(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for what, c := range map[string]chan result{"the first caller": first, "the caller that left": leaver} {
+	for what, c := range map[string]chan result{"the caller alone": alone, "the group of one": groupOfOne, "the member that left": leaver} {
 		if r := <-c; !errors.Is(r.err, context.Canceled) {
-			t.Errorf("%s: %v, %v; want its context's error alone", what, r.ok, r.err)
+			t.Errorf("%s: %v, %v; want its context's error", what, r.ok, r.err)
 		}
 	}
 	for i, c := range stayers {

@@ -246,10 +246,9 @@ const maxReserveAttempts = 1000
 // are refused, it first reads the key's mark, and a refusal of a marked key is that read
 // alone. On a pool, callers of one key that arrive together share that read: a caller joins
 // only a read not yet sent, so its answer is from a snapshot taken during its call, as its
-// own read's would be (see sharedReads). On a pool, while most of the guard's reservations
-// meet keys holding units, reservations of one unit of a key that arrive together go in one
-// statement and one commit, each with a slot and a token of its own (see
-// reservationGroups).
+// own read's would be (see sharedReads). On a pool, reservations of one unit of a key that
+// arrive while another reservation of it is on its way go in one statement and one commit,
+// each with a slot and a token of its own (see reservationGroups).
 //
 // If ctx ends while the reservation is on its way, the reservation is looked for and given
 // back (see Do), so a caller that never learned of it does not keep its units.
@@ -279,15 +278,20 @@ func (g Statement[T]) reserve(ctx context.Context, db DB, key string, n int64, t
 		}
 		markRead = true
 	}
-	if pool, isPool := db.(*pgxpool.Pool); isPool && n == 1 && g.Cap >= 1 && history.busy.pipelined() {
-		// Reservations of a key that holds units, on a pool: the reservation is one of a
-		// group's, sent with the guard's other callers of the key that arrive with it (see
-		// reservationGroups).
-		ans, err := reservations.reserve(ctx, sharedReadKey{pool, g.Name, key, g.Cap}, token, g.groupSend(pool, key))
-		if err != nil {
-			return 0, false, classify(fmt.Errorf("once: statement guard %s: reserve %d: %w", g.Name, n, err))
-		}
+	if pool, isPool := db.(*pgxpool.Pool); isPool && n == 1 && g.Cap >= 1 {
+		// On a pool, a reservation of one unit goes alone if no other reservation of the key
+		// is on its way in this process, and otherwise in a group with the callers that
+		// arrive with it (see reservationGroups).
+		ans, grouped, err := reservations.reserve(ctx, sharedReadKey{pool, g.Name, key, g.Cap}, token, g.groupSend(pool, key), func() error {
+			var err error
+			used, ok, err = g.reserveAlone(ctx, db, key, n, token, history, markRead)
+			return err
+		})
 		switch got := int64(len(ans.reserved)); {
+		case !grouped:
+			return used, ok, err
+		case err != nil:
+			return 0, false, classify(fmt.Errorf("once: statement guard %s: reserve %d: %w", g.Name, n, err))
 		case ans.reserved[token]:
 			history.record(false, ans.used > 0)
 			return ans.used + got, true, nil
@@ -299,6 +303,12 @@ func (g Statement[T]) reserve(ctx context.Context, db DB, key string, n int64, t
 		// snapshot that sees it taken.
 		markRead = true
 	}
+	return g.reserveAlone(ctx, db, key, n, token, history, markRead)
+}
+
+// reserveAlone sends the reservation's attempts on a connection of db, and gives the
+// reservation back if its answer is lost.
+func (g Statement[T]) reserveAlone(ctx context.Context, db DB, key string, n int64, token string, history *reserveHistory, markRead bool) (used int64, ok bool, err error) {
 	site, err := sendClaim(ctx, db, func(cdb DB) error {
 		var err error
 		used, ok, err = g.attempts(ctx, cdb, key, n, token, history, markRead)
