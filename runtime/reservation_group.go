@@ -19,9 +19,12 @@ import (
 // A group is sent once the reservation or group before it is answered, or once it has waited
 // sharedReadPatience for it. A key reserved by one caller at a time is thus reserved as
 // before, and a storm on one key sends one reservation for each group of callers that arrived
-// while the reservation before was on its way. A caller joins only a group that has not been sent (as with
-// sharedReads), so the group's snapshot is taken during the call of every member, and
-// what the statement tells a member is as true as its own reservation's answer would be.
+// while the reservation before was on its way.
+//
+// A caller joins only a group that has not been sent (as with sharedReads), so the group's
+// snapshot is taken during the call of every member. A member is refused only if the key was
+// full in that snapshot (see groupReserveSQL); one left without a slot otherwise asks again.
+// A member that got a slot is told the key's count with its group's slots in it.
 //
 // Each member's slot carries the member's own token, so its refund, or the give-back of a
 // reservation its caller did not see, is the member's alone, as for a reservation made
@@ -29,8 +32,11 @@ import (
 // left, so one member's cancellation does not cut off the others:
 //
 //   - a member whose context ends before the group is sent leaves it, holding nothing;
-//   - a member whose context ends after the group was sent waits (for at most
-//     cleanupTimeout) for the statement's answer, and gives back the slot it got;
+//   - a member whose context ends after the group was sent leaves it; the group gives its
+//     slot back as soon as the statement is answered. The member waits for that for at most
+//     backendWait (a reservation made alone waits as long for its server process), and then
+//     returns, its slot to be given back when the statement ends;
+//   - a member whose context ends after the answer gives back the slot it got itself;
 //   - when every member has left, the statement is cancelled, and, its answer unseen, every
 //     member's token is looked for and withdrawn (see resolveClaim).
 //
@@ -68,7 +74,6 @@ type reservationGroup struct {
 // groupAnswer is what a group's statement found and did.
 type groupAnswer struct {
 	used     int64           // the key's units in the statement's snapshot
-	picked   int64           // the free slots it picked, one per member, as many as fit
 	reserved map[string]bool // the members' tokens whose slots it inserted
 }
 
@@ -93,8 +98,8 @@ type groupSend struct {
 // reserve reserves a unit of k under token. With no reservation of k on its way, it calls
 // alone, registered as on its way, and returns alone's error with grouped false. Otherwise
 // it joins the group of k not yet sent, or starts the next one, and returns the group's
-// answer; or ctx's error with the caller's slot given back (or, if its give-back failed, an
-// error saying so).
+// answer or its statement's error; or, if ctx ends first, ctx's error (see the top of this
+// file for what becomes of the caller's slot, and leftError).
 func (s *reservationGroups) reserve(ctx context.Context, k sharedReadKey, token string, gs groupSend, alone func() error) (ans groupAnswer, grouped bool, err error) {
 	s.mu.Lock()
 	if s.latest == nil {
@@ -162,27 +167,21 @@ func (s *reservationGroups) join(ctx context.Context, k sharedReadKey, last *res
 			g.cancel() // nobody is left to read the answer: see run for the clean-up
 		}
 		s.mu.Unlock()
-		t := time.NewTimer(cleanupTimeout)
+		t := time.NewTimer(backendWait)
 		defer t.Stop()
 		select {
 		case <-g.done:
 		case <-t.C:
-			return groupAnswer{}, fmt.Errorf("%w: %w: the group's reservation was not answered within %v", ctx.Err(), errClaimLeft, cleanupTimeout)
+			// Still on its way (waiting on a lock): the group gives the slot back when it ends.
+			return groupAnswer{}, fmt.Errorf("%w (its group's reservation, still on its way, gives back the unit it gets)", ctx.Err())
 		}
-		switch {
-		case errors.Is(g.err, errClaimLeft):
-			// Every member left and the statement's clean-up could not withdraw their slots.
-			return groupAnswer{}, fmt.Errorf("%w: %w", ctx.Err(), g.err)
-		case g.err == nil && g.ans.reserved[token] && g.leftErr != nil:
-			return groupAnswer{}, fmt.Errorf("%w: %w", ctx.Err(), g.leftErr)
-		}
-		return groupAnswer{}, ctx.Err()
+		return groupAnswer{}, leftError(ctx, g, token)
 	}
 	s.mu.Unlock()
 	// Answered before this member left: it gives its slot back itself.
 	<-g.done
 	if g.err != nil || !g.ans.reserved[token] || keepLeftSlots {
-		return groupAnswer{}, ctx.Err()
+		return groupAnswer{}, leftError(ctx, g, token)
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
@@ -190,6 +189,20 @@ func (s *reservationGroups) join(ctx context.Context, k sharedReadKey, last *res
 		return groupAnswer{}, fmt.Errorf("%w: %w: %w", ctx.Err(), errClaimLeft, err)
 	}
 	return groupAnswer{}, ctx.Err()
+}
+
+// leftError is the error of a member that left g after it was sent, once g is answered:
+// ctx's, with what may have kept the member's slot.
+func leftError(ctx context.Context, g *reservationGroup, token string) error {
+	switch {
+	case errors.Is(g.err, errClaimLeft):
+		// The statement's outcome was not seen, and its clean-up could not withdraw the
+		// members' slots.
+		return fmt.Errorf("%w: %w", ctx.Err(), g.err)
+	case g.err == nil && g.ans.reserved[token] && g.leftErr != nil:
+		return fmt.Errorf("%w: %w", ctx.Err(), g.leftErr)
+	}
+	return ctx.Err()
 }
 
 // run sends g once the group before it (last) is answered, or has been waited for

@@ -219,8 +219,8 @@ func reserveBehindASentGroup(t *testing.T, name string) bool {
 // of the key keep nothing, and the members that stay get their slots. The first caller
 // reserves alone and waits; the second forms a group behind it alone, which waits too; the
 // three after it gather in a third group, which waits as well. The first two callers and one
-// of the three give up: the second's group, which nobody waits for any more, is cancelled,
-// and the third's statement goes on. Once the transaction rolls back, the third group inserts
+// of the three give up: the second's group, which nobody waits for any more, is cancelled
+// (it stops waiting on the lock), and the third's statement goes on. Once the transaction rolls back, the third group inserts
 // a slot for each of its members, and the one that left is given back. The negative control
 // keeps the slots of members that left: the key then holds a unit nobody knows of.
 func TestStatement_MembersThatLeaveTheirGroupKeepNothing(t *testing.T) {
@@ -279,8 +279,9 @@ SELECT $1, 'org/1', s, 'blocker' FROM generate_series(0, $2 - 1) AS s`, g.Name, 
 	stayers := []chan result{call(ctx), call(ctx)}
 	waitForLockWaits(t, pool, 3)
 	leave()
-	// The leavers wait for their groups' answers; let them see their contexts end first.
-	time.Sleep(100 * time.Millisecond)
+	// The reservation alone is cancelled by its caller's context, the group of one by the
+	// group's, which ended with its only member's: only the third group waits on.
+	waitForLockWaitsToFall(t, pool, 1)
 	if err := blocker.Rollback(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -297,6 +298,23 @@ SELECT $1, 'org/1', s, 'blocker' FROM generate_series(0, $2 - 1) AS s`, g.Name, 
 		made++
 	}
 	return counterUsed(t, pool, g.Name, "org/1"), made
+}
+
+// waitForLockWaitsToFall waits until at most n server processes wait on a lock.
+func waitForLockWaitsToFall(t *testing.T, pool *pgxpool.Pool, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	var waiting int
+	for time.Now().Before(deadline) {
+		if err := pool.QueryRow(context.Background(), "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'").Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting <= n {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("%d statements still wait on a lock 5s after their callers left; want %d", waiting, n)
 }
 
 // waitForLockWaits waits until n server processes wait on a lock.
@@ -384,7 +402,7 @@ func cancelledGroupStorm(t *testing.T, pool *pgxpool.Pool, g once.Statement[int]
 				case err == nil:
 					t.Errorf("a reservation refused below the cap")
 				case !errors.Is(err, context.DeadlineExceeded) && !pgconn.Timeout(err):
-					t.Errorf("a reservation cut off by its deadline: %v", err)
+					t.Errorf("a reservation with a deadline: %v; want its deadline's error or an answer", err)
 				default:
 					cutN.Add(1)
 				}
@@ -396,4 +414,66 @@ func cancelledGroupStorm(t *testing.T, pool *pgxpool.Pool, g once.Statement[int]
 	used = counterUsed(t, pool, g.Name, key)
 	t.Logf("%d reservations told, %d cut off, %d units held", toldN.Load(), cutN.Load(), used)
 	return toldN.Load(), cutN.Load(), used
+}
+
+// A group refuses a member only if the key was full in its snapshot. The key has a cap of 2
+// and holds one unit; an open transaction inserts the other slot. A reservation made alone
+// waits on it, so two callers gather in a group behind it, which picks the one slot free in
+// its snapshot and waits on it too. Then the first caller gives up, the held unit is refunded
+// and the transaction rolls back: the key never held more than one unit, so both callers must
+// get one. (Refusing the member the group's own slot left without, as full, refused it.)
+func TestStatement_AGroupRefusesOnlyAKeyThatWasFull(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 8)
+	ctx := context.Background()
+	g := once.Statement[int]{Name: "group.TrueRefusal", Cap: 2}
+	once.SetStatementRefusalShare(g.Name, 0)
+	once.SetStatementBusyShare(g.Name, 0)
+	if _, ok, err := g.Reserve(ctx, pool, "org/1", 1); err != nil || !ok {
+		t.Fatalf("the first unit: %v, %v", ok, err)
+	}
+	once.SetStatementBusyShare(g.Name, 1)
+	blocker, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer blocker.Rollback(ctx)
+	if _, err := blocker.Exec(ctx, `INSERT INTO once.counter_slots (name, key, slot, token)
+SELECT $1, 'org/1', s, 'blocker' FROM generate_series(0, 1) AS s
+WHERE NOT EXISTS (SELECT FROM once.counter_slots WHERE name = $1 AND key = 'org/1' AND slot = s)`, g.Name); err != nil {
+		t.Fatal(err)
+	}
+	pilotCtx, cancelPilot := context.WithCancel(ctx)
+	defer cancelPilot()
+	pilot := make(chan error, 1)
+	go func() { _, _, err := g.Reserve(pilotCtx, pool, "org/1", 1); pilot <- err }()
+	waitForLockWaits(t, pool, 1)
+	type result struct {
+		used int64
+		ok   bool
+		err  error
+	}
+	results := make(chan result, 2)
+	for range 2 {
+		go func() { used, ok, err := g.Reserve(ctx, pool, "org/1", 1); results <- result{used, ok, err} }()
+	}
+	waitForLockWaits(t, pool, 2)
+	cancelPilot()
+	if err := <-pilot; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the first caller: %v", err)
+	}
+	if err := g.Refund(ctx, pool, "org/1", 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := blocker.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if r := <-results; r.err != nil || !r.ok {
+			t.Errorf("a caller got %d, %v, %v; want a unit: the key never held more than one of its two", r.used, r.ok, r.err)
+		}
+	}
+	if used := counterUsed(t, pool, g.Name, "org/1"); used != 2 {
+		t.Errorf("%d units held; want the two callers'", used)
+	}
 }

@@ -104,13 +104,13 @@ SELECT (SELECT used FROM counted), (SELECT count(*) FROM reserved)`
 // groupReserveSQL is reserveSQL for a group of one-unit reservations (see
 // reservationGroups): $3 is the members' tokens, and the statement picks one free slot for
 // each, as many as fit under the cap, in one walk from $5 in steps of $6, and inserts each
-// picked slot with its member's token. It answers with the count read, the number of slots
-// picked and the tokens whose slots were inserted. A member given no slot is refused if every
-// picked slot was inserted and the picks filled the cap: its group's members hold the units
-// it asked for, so the refusal is true at the statement's snapshot with the group's
-// reservations in it (each picked slot was free then, and nobody took it since). A member
-// whose picked slot was taken meanwhile, or any member of a group that lost a pick, reserves
-// alone.
+// picked slot with its member's token. It answers with the count read and the tokens whose
+// slots were inserted. A member given no slot is refused only if the count read reached the
+// cap: the key was full in the statement's snapshot, a moment during the member's call. A
+// member left without a slot below that (its group-mates took the slots left, or its picked
+// slot was taken meanwhile) asks again: the group's own slots do not show the key full at
+// any one moment, since a unit given back after the snapshot and before the group's commit
+// would be free throughout.
 const groupReserveSQL = reserveReadSQL + `), pick AS (
 	SELECT p.slot, row_number() OVER () AS i FROM (
 		SELECT p.slot FROM (
@@ -128,7 +128,7 @@ const groupReserveSQL = reserveReadSQL + `), pick AS (
 	ON CONFLICT (name, key, slot) DO NOTHING
 	RETURNING token
 ` + reserveMarkSQL + `
-SELECT (SELECT used FROM counted), (SELECT count(*) FROM pick), coalesce((SELECT array_agg(token) FROM reserved), '{}')`
+SELECT (SELECT used FROM counted), coalesce((SELECT array_agg(token) FROM reserved), '{}')`
 
 // giveBackTokensSQL is giveBackSQL for the reservations of several tokens: the members of a
 // group whose callers left before its answer, or, when the answer was not seen, all of
@@ -230,6 +230,11 @@ const refundSQL = `WITH gone AS (
 )
 SELECT count(*) FROM refunded`
 
+// maxGroupRounds bounds the groups a one-unit reservation on a pool goes in before it
+// reserves alone: it goes in another only when its group's other members took the slots left,
+// or the slot picked for it was taken, each time after other callers' reservations.
+const maxGroupRounds = 4
+
 // maxReserveAttempts bounds the attempts of one reservation. An attempt is repeated only when
 // another reservation took a slot it picked, so every repeat follows another caller's
 // success; the bound only stops a caller starved by reservations and refunds that keep
@@ -238,7 +243,8 @@ const maxReserveAttempts = 1000
 
 // Reserve adds n units to the key's counter if the total stays within Cap. It returns the
 // units used after the call (the count read in the reservation's snapshot, plus n if it was
-// made) and whether this reservation was made. A refusal is not an error: ok is false and
+// made, plus, for a reservation made in a group, the group's other units) and whether this
+// reservation was made. A refusal is not an error: ok is false and
 // used is the key's count. A refusal takes no lock and writes nothing, but for the first
 // refusal of a key found full, which marks it full for the refusals after it (waiting, if a
 // transaction is giving back units of the key, for that transaction to end). A reservation
@@ -248,7 +254,8 @@ const maxReserveAttempts = 1000
 // only a read not yet sent, so its answer is from a snapshot taken during its call, as its
 // own read's would be (see sharedReads). On a pool, reservations of one unit of a key that
 // arrive while another reservation of it is on its way go in one statement and one commit,
-// each with a slot and a token of its own (see reservationGroups).
+// each with a slot and a token of its own; a refusal there too is a snapshot, taken during
+// the call, that showed the key full (see reservationGroups).
 //
 // If ctx ends while the reservation is on its way, the reservation is looked for and given
 // back (see Do), so a caller that never learned of it does not keep its units.
@@ -282,25 +289,32 @@ func (g Statement[T]) reserve(ctx context.Context, db DB, key string, n int64, t
 		// On a pool, a reservation of one unit goes alone if no other reservation of the key
 		// is on its way in this process, and otherwise in a group with the callers that
 		// arrive with it (see reservationGroups).
-		ans, grouped, err := reservations.reserve(ctx, sharedReadKey{pool, g.Name, key, g.Cap}, token, g.groupSend(pool, key), func() error {
-			var err error
-			used, ok, err = g.reserveAlone(ctx, db, key, n, token, history, markRead)
-			return err
-		})
-		switch got := int64(len(ans.reserved)); {
-		case !grouped:
-			return used, ok, err
-		case err != nil:
-			return 0, false, classify(fmt.Errorf("once: statement guard %s: reserve %d: %w", g.Name, n, err))
-		case ans.reserved[token]:
-			history.record(false, ans.used > 0)
-			return ans.used + got, true, nil
-		case ans.picked == got && ans.used+got >= g.Cap:
-			history.record(true, true)
-			return ans.used + got, false, nil
+		k, gs := sharedReadKey{pool, g.Name, key, g.Cap}, g.groupSend(pool, key)
+		for range maxGroupRounds {
+			ans, grouped, err := reservations.reserve(ctx, k, token, gs, func() error {
+				var err error
+				used, ok, err = g.reserveAlone(ctx, db, key, n, token, history, markRead)
+				return err
+			})
+			switch {
+			case !grouped:
+				return used, ok, err
+			case err != nil:
+				return 0, false, classify(fmt.Errorf("once: statement guard %s: reserve %d: %w", g.Name, n, err))
+			case ans.reserved[token]:
+				history.record(false, ans.used > 0)
+				return ans.used + int64(len(ans.reserved)), true, nil
+			case ans.used >= g.Cap:
+				// Full in the statement's snapshot, a moment during this call.
+				history.record(true, true)
+				return ans.used, false, nil
+			}
+			// The group's other members took the slots left, or the slot picked for this
+			// caller was taken meanwhile. Neither shows the key full at a moment of this call
+			// (a unit may have been given back before the group's slots landed), so it asks
+			// again, in a group sent after this one's answer, whose snapshot sees its slots
+			// (or alone, if no other reservation of the key is on its way).
 		}
-		// A slot the group picked was taken meanwhile: this caller reserves alone, in a
-		// snapshot that sees it taken.
 		markRead = true
 	}
 	return g.reserveAlone(ctx, db, key, n, token, history, markRead)
@@ -405,7 +419,7 @@ func (g Statement[T]) groupSend(pool *pgxpool.Pool, key string) groupSend {
 			var ans groupAnswer
 			var reserved []string
 			site, err := sendClaim(ctx, pool, func(c DB) error {
-				return c.QueryRow(ctx, groupReserveSQL, g.Name, key, tokens, g.Cap, first, stride).Scan(&ans.used, &ans.picked, &reserved)
+				return c.QueryRow(ctx, groupReserveSQL, g.Name, key, tokens, g.Cap, first, stride).Scan(&ans.used, &reserved)
 			})
 			if err != nil {
 				return groupAnswer{}, resolveClaim(ctx, pool, site, err, g.withdrawUnseenTokens(key, tokens))
@@ -475,8 +489,10 @@ func (g Statement[T]) Refund(ctx context.Context, db DB, key string, n int64) er
 //
 // A reservation whose answer ctx cut off (it may have landed or not) is given back at once,
 // on a short context of its own, once the server process that ran it has ended; Do then
-// returns the context's error. Where that clean-up cannot reach the database, the units stay
-// held until refunded.
+// returns the context's error. A reservation made in a group whose other members still wait
+// is given back by the group as soon as its statement is answered; Do waits for that for a
+// second at most. Where that clean-up cannot reach the database, the units stay held until
+// refunded.
 func (g Statement[T]) Do(ctx context.Context, db DB, key string, n int64, fn func(context.Context) (T, error)) (T, Outcome, error) {
 	var zero T
 	if fn == nil {
