@@ -197,18 +197,42 @@ func TestStatement_AGiveBackAfterTheRefusalsSnapshotStopsItsMark(t *testing.T) {
 // waitForLockWait returns once a statement of the pool's database waits for a lock.
 func waitForLockWait(t *testing.T, pool *pgxpool.Pool) {
 	t.Helper()
+	waitForLockWaits(t, pool, 1)
+}
+
+// waitForLockWaits returns once n statements of the pool's database wait for a lock.
+func waitForLockWaits(t *testing.T, pool *pgxpool.Pool, n int) {
+	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		var n int
-		if err := pool.QueryRow(context.Background(), "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'").Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		if n > 0 {
-			return
+	for lockWaits(t, pool) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("fewer than %d statements came to wait for a lock within 20 s", n)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	t.Fatal("no statement waited for a lock within 20 s")
+}
+
+// waitForLockWaitsToFall returns once at most n statements of the pool's database wait for a
+// lock.
+func waitForLockWaitsToFall(t *testing.T, pool *pgxpool.Pool, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for waiting := lockWaits(t, pool); waiting > n; waiting = lockWaits(t, pool) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d statements still wait for a lock after 5 s; want %d", waiting, n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// lockWaits counts the statements of the pool's database that wait for a lock.
+func lockWaits(t *testing.T, pool *pgxpool.Pool) int {
+	t.Helper()
+	var n int
+	if err := pool.QueryRow(context.Background(), "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // Step 5's down deletes the marks with their trigger: the runtime it returns to gives slots

@@ -248,15 +248,7 @@ func leaveGroups(t *testing.T, name string) (used, made int64) {
 	g := once.Statement[int]{Name: name, Cap: capacity}
 	once.SetStatementRefusalShare(g.Name, 0)
 	once.SetStatementBusyShare(g.Name, 1)
-	blocker, err := pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer blocker.Rollback(ctx)
-	if _, err := blocker.Exec(ctx, `INSERT INTO once.counter_slots (name, key, slot, token)
-SELECT $1, 'org/1', s, 'blocker' FROM generate_series(0, $2 - 1) AS s`, g.Name, capacity); err != nil {
-		t.Fatal(err)
-	}
+	blocker := insertingFreeSlots(t, pool, g.Name, "org/1", capacity)
 	type result struct {
 		ok  bool
 		err error
@@ -300,38 +292,23 @@ SELECT $1, 'org/1', s, 'blocker' FROM generate_series(0, $2 - 1) AS s`, g.Name, 
 	return counterUsed(t, pool, g.Name, "org/1"), made
 }
 
-// waitForLockWaitsToFall waits until at most n server processes wait on a lock.
-func waitForLockWaitsToFall(t *testing.T, pool *pgxpool.Pool, n int) {
+// insertingFreeSlots begins a transaction that inserts every slot of key below capacity not
+// already held, and leaves it open: a reservation that picks one of them waits for it. The
+// transaction is rolled back at the end of the test, if not before.
+func insertingFreeSlots(t *testing.T, pool *pgxpool.Pool, name, key string, capacity int) pgx.Tx {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	var waiting int
-	for time.Now().Before(deadline) {
-		if err := pool.QueryRow(context.Background(), "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'").Scan(&waiting); err != nil {
-			t.Fatal(err)
-		}
-		if waiting <= n {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
+	ctx := context.Background()
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("%d statements still wait on a lock 5s after their callers left; want %d", waiting, n)
-}
-
-// waitForLockWaits waits until n server processes wait on a lock.
-func waitForLockWaits(t *testing.T, pool *pgxpool.Pool, n int) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		var waiting int
-		if err := pool.QueryRow(context.Background(), "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'").Scan(&waiting); err != nil {
-			t.Fatal(err)
-		}
-		if waiting >= n {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
+	t.Cleanup(func() { tx.Rollback(ctx) })
+	if _, err := tx.Exec(ctx, `INSERT INTO once.counter_slots (name, key, slot, token)
+SELECT $1, $2, s, 'blocker' FROM generate_series(0, $3 - 1) AS s
+WHERE NOT EXISTS (SELECT FROM once.counter_slots WHERE name = $1 AND key = $2 AND slot = s)`, name, key, capacity); err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("fewer than %d statements came to wait on a lock", n)
+	return tx
 }
 
 // A storm of reservations on one key through a pool, with deadlines from a fifth of a
@@ -433,16 +410,7 @@ func TestStatement_AGroupRefusesOnlyAKeyThatWasFull(t *testing.T) {
 		t.Fatalf("the first unit: %v, %v", ok, err)
 	}
 	once.SetStatementBusyShare(g.Name, 1)
-	blocker, err := pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer blocker.Rollback(ctx)
-	if _, err := blocker.Exec(ctx, `INSERT INTO once.counter_slots (name, key, slot, token)
-SELECT $1, 'org/1', s, 'blocker' FROM generate_series(0, 1) AS s
-WHERE NOT EXISTS (SELECT FROM once.counter_slots WHERE name = $1 AND key = 'org/1' AND slot = s)`, g.Name); err != nil {
-		t.Fatal(err)
-	}
+	blocker := insertingFreeSlots(t, pool, g.Name, "org/1", 2)
 	pilotCtx, cancelPilot := context.WithCancel(ctx)
 	defer cancelPilot()
 	pilot := make(chan error, 1)
