@@ -88,8 +88,9 @@ var keepLeftSlots = false
 // reservations gathers the one-unit reservations of a Statement guard's keys on pools.
 var reservations reservationGroups
 
-// groupSend sends a group's statement for tokens; withdraw gives back the slots of tokens
-// (the members that left, or all of them when the statement's outcome was not seen).
+// groupSend is what a group needs of its guard: send sends the group's statement for tokens
+// (and, when its outcome was not seen, withdraws the slots of them all); giveBack gives back
+// the slots of tokens, the members that left.
 type groupSend struct {
 	send     func(ctx context.Context, tokens []string) (groupAnswer, error)
 	giveBack func(ctx context.Context, tokens []string) error
