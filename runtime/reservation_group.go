@@ -11,7 +11,8 @@ import (
 // A storm of reservations of one key, in one process, is many one-slot inserts, each
 // committed on its own: most of the storm's time goes in the commits of the reservations that
 // succeed. reservationGroups gathers the one-unit reservations of a key that arrive together
-// into one statement, which gives each of them a free slot of its own and commits once.
+// into one statement, which gives each of them a free slot of its own, as many as fit, and
+// commits once.
 //
 // A caller that finds no reservation of its key on its way reserves alone, as it would
 // without groups, but registered as on its way: the callers arriving meanwhile gather in a
@@ -34,11 +35,17 @@ import (
 //   - a member whose context ends before the group is sent leaves it, holding nothing;
 //   - a member whose context ends after the group was sent leaves it; the group gives its
 //     slot back as soon as the statement is answered. The member waits for that for at most
-//     backendWait (a reservation made alone waits as long for its server process), and then
-//     returns, its slot to be given back when the statement ends;
+//     backendWait, and then returns, its slot to be given back when the statement ends (a
+//     failure of that give-back is then heard by nobody);
 //   - a member whose context ends after the answer gives back the slot it got itself;
-//   - when every member has left, the statement is cancelled, and, its answer unseen, every
-//     member's token is looked for and withdrawn (see resolveClaim).
+//   - when the last member leaves, the statement is cancelled, and, its answer unseen, every
+//     member's token is looked for and withdrawn (see resolveClaim); that member waits for
+//     this clean-up, as a reservation made alone does, and hears if it failed.
+//
+// The statement's context carries the values of the context of the caller that started the
+// group (its tracing, say), and no deadline: the members' own deadlines end their waits. A
+// panic while the group is sent is the members' error, and their slots are withdrawn, since
+// nothing says whether the statement ran.
 //
 // A group's statement waits, as a reservation made alone would, for a transaction that is
 // inserting a slot it picked; the members wait with it, and the groups after it wait for it
@@ -164,17 +171,26 @@ func (s *reservationGroups) join(ctx context.Context, k sharedReadKey, last *res
 		return groupAnswer{}, ctx.Err()
 	case !g.answered:
 		g.left[token] = true
+		last := false
 		if g.waiting--; g.waiting == 0 {
 			g.cancel() // nobody is left to read the answer: see run for the clean-up
+			last = true
 		}
 		s.mu.Unlock()
+		if last {
+			// This leave cancelled the statement and started its clean-up, which a
+			// reservation made alone waits for too (bounded by cleanupTimeout): wait for it,
+			// so that a failure of it (errClaimLeft) is heard.
+			<-g.done
+			return groupAnswer{}, leftError(ctx, g, token)
+		}
 		t := time.NewTimer(backendWait)
 		defer t.Stop()
 		select {
 		case <-g.done:
 		case <-t.C:
 			// Still on its way (waiting on a lock): the group gives the slot back when it ends.
-			return groupAnswer{}, fmt.Errorf("%w (its group's reservation, still on its way, gives back the unit it gets)", ctx.Err())
+			return groupAnswer{}, fmt.Errorf("%w (its group's reservation is still on its way, and is to give back the unit it gets)", ctx.Err())
 		}
 		return groupAnswer{}, leftError(ctx, g, token)
 	}
@@ -230,7 +246,7 @@ func (s *reservationGroups) run(k sharedReadKey, g *reservationGroup, last *rese
 	var ans groupAnswer
 	var err error
 	if len(tokens) > 0 {
-		ans, err = gs.send(g.ctx, tokens)
+		ans, err = sendRecovering(g.ctx, gs, tokens)
 	}
 	s.mu.Lock()
 	g.answered = true
@@ -254,4 +270,24 @@ func (s *reservationGroups) run(k sharedReadKey, g *reservationGroup, last *rese
 	}
 	g.ans, g.err, g.leftErr = ans, err, leftErr
 	close(g.done)
+}
+
+// sendRecovering sends a group's statement, turning a panic into the members' error: a
+// panic here would otherwise end the process, far from any caller's recover. The statement
+// may have run, so its slots are withdrawn.
+func sendRecovering(ctx context.Context, gs groupSend, tokens []string) (ans groupAnswer, err error) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		err = fmt.Errorf("once: a group's reservation panicked: %v", r)
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		defer cancel()
+		if gerr := gs.giveBack(cctx, tokens); gerr != nil {
+			err = fmt.Errorf("%w: %w: withdrawing its members' slots: %w", err, errClaimLeft, gerr)
+		}
+		ans = groupAnswer{}
+	}()
+	return gs.send(ctx, tokens)
 }

@@ -2,6 +2,7 @@ package once_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -443,5 +444,45 @@ func TestStatement_AGroupRefusesOnlyAKeyThatWasFull(t *testing.T) {
 	}
 	if used := counterUsed(t, pool, g.Name, "org/1"); used != 2 {
 		t.Errorf("%d units held; want the two callers'", used)
+	}
+}
+
+// A reservation's statements are planned at a cost below jit_above_cost whatever the cap: a
+// plan above it is compiled before it runs, hundreds of milliseconds a statement. At a cap of
+// 2^40, with the parameters of a custom plan (the first five executions on a connection are
+// planned so), the cost must stay that of a few index probes. A LIMIT the planner cannot
+// read (a subquery on the count) costs the walk as a share of the cap: about 10^10 here.
+func TestStatement_AHugeCapIsNotPlannedPastJITsThreshold(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 2)
+	ctx := context.Background()
+	var threshold float64
+	if err := pool.QueryRow(ctx, "SELECT current_setting('jit_above_cost')::float8").Scan(&threshold); err != nil {
+		t.Fatal(err)
+	}
+	const capacity = int64(1) << 40
+	for _, c := range []struct {
+		name string
+		sql  string
+		args []any
+	}{
+		{"reservation", once.ReserveSQL, []any{"huge.Generate", "k", int64(1), capacity, int64(7), int64(13), "t"}},
+		{"group's reservation", once.GroupReserveSQL, []any{"huge.Generate", "k", []string{"a", "b"}, capacity, int64(7), int64(13)}},
+	} {
+		var out string
+		if err := pool.QueryRow(ctx, "EXPLAIN (FORMAT JSON) "+c.sql, c.args...).Scan(&out); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		var plans []struct {
+			Plan struct {
+				TotalCost float64 `json:"Total Cost"`
+			}
+		}
+		if err := json.Unmarshal([]byte(out), &plans); err != nil || len(plans) != 1 {
+			t.Fatalf("%s: reading the plan: %v", c.name, err)
+		}
+		if cost := plans[0].Plan.TotalCost; cost >= threshold {
+			t.Errorf("the %s at a cap of 2^40 is planned at %.0f, past jit_above_cost (%.0f)", c.name, cost, threshold)
+		}
 	}
 }

@@ -111,6 +111,11 @@ SELECT (SELECT used FROM counted), (SELECT count(*) FROM reserved)`
 // slot was taken meanwhile) asks again: the group's own slots do not show the key full at
 // any one moment, since a unit given back after the snapshot and before the group's commit
 // would be free throughout.
+//
+// The walk's LIMIT is the number of members, a value the planner sees, and the cap bounds
+// the insert instead: with a subquery in the LIMIT, a custom plan would cost the walk as a
+// share of the whole cap, and at a cap of millions pass jit_above_cost, so that every custom
+// plan was compiled (hundreds of milliseconds a statement).
 const groupReserveSQL = reserveReadSQL + `), pick AS (
 	SELECT p.slot, row_number() OVER () AS i FROM (
 		SELECT p.slot FROM (
@@ -118,12 +123,13 @@ const groupReserveSQL = reserveReadSQL + `), pick AS (
 		) AS p
 		WHERE (SELECT used FROM counted) < $4::bigint
 		AND p.slot <> ALL (coalesce((SELECT taken FROM held), '{}'))
-		LIMIT least(cardinality($3::text[]), greatest($4::bigint - (SELECT used FROM counted), 0))
+		LIMIT cardinality($3::text[])
 	) AS p
 ), reserved AS (
 	INSERT INTO once.counter_slots (name, key, slot, token)
 	SELECT $1::text, $2::text, p.slot, t.token
 	FROM pick AS p JOIN unnest($3::text[]) WITH ORDINALITY AS t(token, i) ON t.i = p.i
+	WHERE p.i <= $4::bigint - (SELECT used FROM counted)
 	ORDER BY p.slot
 	ON CONFLICT (name, key, slot) DO NOTHING
 	RETURNING token
@@ -286,9 +292,10 @@ func (g Statement[T]) reserve(ctx context.Context, db DB, key string, n int64, t
 		markRead = true
 	}
 	if pool, isPool := db.(*pgxpool.Pool); isPool && n == 1 && g.Cap >= 1 {
-		// On a pool, a reservation of one unit goes alone if no other reservation of the key
-		// is on its way in this process, and otherwise in a group with the callers that
-		// arrive with it (see reservationGroups).
+		// On a pool, a reservation of one unit goes alone if no other one-unit reservation
+		// of the key on this pool is registered as on its way in this process, and
+		// otherwise in a group with the callers that arrive with it (see
+		// reservationGroups).
 		k, gs := sharedReadKey{pool, g.Name, key, g.Cap}, g.groupSend(pool, key)
 		for range maxGroupRounds {
 			ans, grouped, err := reservations.reserve(ctx, k, token, gs, func() error {
@@ -489,10 +496,11 @@ func (g Statement[T]) Refund(ctx context.Context, db DB, key string, n int64) er
 //
 // A reservation whose answer ctx cut off (it may have landed or not) is given back at once,
 // on a short context of its own, once the server process that ran it has ended; Do then
-// returns the context's error. A reservation made in a group whose other members still wait
-// is given back by the group as soon as its statement is answered; Do waits for that for a
-// second at most. Where that clean-up cannot reach the database, the units stay held until
-// refunded.
+// returns the context's error. A reservation made in a group (see reservationGroups) is
+// given back as soon as the group's statement is answered; if the group's other members
+// still wait for that answer, Do waits for it a second at most, and the group gives the
+// unit back when the answer comes. Where that clean-up cannot reach the database, the units
+// stay held until refunded.
 func (g Statement[T]) Do(ctx context.Context, db DB, key string, n int64, fn func(context.Context) (T, error)) (T, Outcome, error) {
 	var zero T
 	if fn == nil {
