@@ -128,9 +128,7 @@ func (s *reservationGroups) reserve(ctx context.Context, k sharedReadKey, token 
 // finishAlone ends a reservation made alone: the group behind it no longer waits for it.
 func (s *reservationGroups) finishAlone(k sharedReadKey, g *reservationGroup) {
 	s.mu.Lock()
-	if s.latest[k] == g {
-		delete(s.latest, k)
-	}
+	forgetLatest(s.latest, k, g)
 	s.mu.Unlock()
 	close(g.done)
 }
@@ -227,12 +225,7 @@ func leftError(ctx context.Context, g *reservationGroup, token string) error {
 func (s *reservationGroups) run(k sharedReadKey, g *reservationGroup, last *reservationGroup, gs groupSend) {
 	defer g.cancel()
 	if last != nil {
-		patience := time.NewTimer(sharedReadPatience)
-		select {
-		case <-last.done:
-		case <-patience.C:
-		}
-		patience.Stop()
+		waitBehind(context.Background(), last.done) // a member leaving does not cut the gathering short
 	}
 	s.mu.Lock()
 	g.sent = true
@@ -250,9 +243,7 @@ func (s *reservationGroups) run(k sharedReadKey, g *reservationGroup, last *rese
 	}
 	s.mu.Lock()
 	g.answered = true
-	if s.latest[k] == g {
-		delete(s.latest, k)
-	}
+	forgetLatest(s.latest, k, g)
 	var gone []string
 	for t := range g.left {
 		if err == nil && ans.reserved[t] {

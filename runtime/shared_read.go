@@ -95,20 +95,12 @@ func (s *sharedReads[R]) read(ctx context.Context, k sharedReadKey, send func(co
 			s.finish(k, r, *new(R), errReadAbandoned)
 		}
 	}()
-	if last != nil {
-		// A read of k is on its way: gather callers until it is answered.
-		patience := time.NewTimer(sharedReadPatience)
-		select {
-		case <-last.done:
-		case <-patience.C:
-		case <-ctx.Done():
-			patience.Stop()
-			finished = true
-			s.finish(k, r, *new(R), errReadAbandoned)
-			var zero R
-			return zero, ctx.Err()
-		}
-		patience.Stop()
+	if last != nil && !waitBehind(ctx, last.done) {
+		// A read of k was on its way, and ctx ended while callers gathered behind it.
+		finished = true
+		s.finish(k, r, *new(R), errReadAbandoned)
+		var zero R
+		return zero, ctx.Err()
 	}
 	s.mu.Lock()
 	r.sent = true
@@ -123,10 +115,30 @@ func (s *sharedReads[R]) read(ctx context.Context, k sharedReadKey, send func(co
 func (s *sharedReads[R]) finish(k sharedReadKey, r *sharedRead[R], res R, err error) {
 	s.mu.Lock()
 	r.sent = true
-	if s.latest[k] == r {
-		delete(s.latest, k)
-	}
+	forgetLatest(s.latest, k, r)
 	s.mu.Unlock()
 	r.res, r.err = res, err
 	close(r.done)
+}
+
+// waitBehind waits, while callers gather behind it, for the read or reservation on its way
+// before (done) to be answered, or for sharedReadPatience, whichever comes first. It
+// reports false if ctx ended first.
+func waitBehind(ctx context.Context, done <-chan struct{}) bool {
+	patience := time.NewTimer(sharedReadPatience)
+	defer patience.Stop()
+	select {
+	case <-done:
+	case <-patience.C:
+	case <-ctx.Done():
+		return false
+	}
+	return true
+}
+
+// forgetLatest removes k's entry from latest if it is still v: nothing of k came after v.
+func forgetLatest[K, V comparable](latest map[K]V, k K, v V) {
+	if latest[k] == v {
+		delete(latest, k)
+	}
 }

@@ -136,11 +136,6 @@ const groupReserveSQL = reserveReadSQL + `), pick AS (
 ` + reserveMarkSQL + `
 SELECT (SELECT used FROM counted), coalesce((SELECT array_agg(token) FROM reserved), '{}')`
 
-// giveBackTokensSQL is giveBackSQL for the reservations of several tokens: the members of a
-// group whose callers left before its answer, or, when the answer was not seen, all of
-// them.
-const giveBackTokensSQL = `DELETE FROM once.counter_slots WHERE name = $1 AND key = $2 AND token = ANY($3::text[])`
-
 // reserveReadSQL is the head of reserveSQL and groupReserveSQL: the key's mark and slots, read in
 // the statement's snapshot ($1 name, $2 key, $4 cap).
 const reserveReadSQL = `WITH known AS (
@@ -218,11 +213,11 @@ ON CONFLICT (name, key, slot) DO NOTHING`
 // each give back units of two keys, in opposite orders, can deadlock (SQLSTATE 40P01); and
 // a key whose units were ever given back keeps its row, an epoch, for good.
 //
-// giveBackSQL deletes a reservation's slots by its token: the refund of Do's failed work,
-// the undoing of an attempt that got only some of its n slots, and the clean-up of a
-// reservation whose answer the caller did not see. Slots a Refund already gave back are not
-// given back twice.
-const giveBackSQL = `DELETE FROM once.counter_slots WHERE name = $1 AND key = $2 AND token = $3`
+// giveBackSQL deletes reservations' slots by their tokens: the refund of Do's failed work,
+// the undoing of an attempt that got only some of its n slots, the clean-up of reservations
+// whose answer the caller did not see, and the slots of a group's members that left. Slots a
+// Refund already gave back are not given back twice.
+const giveBackSQL = `DELETE FROM once.counter_slots WHERE name = $1 AND key = $2 AND token = ANY($3::text[])`
 
 // refundSQL deletes n of the key's slots, the highest first, or none if it holds fewer than
 // n that no other refund is deleting.
@@ -276,14 +271,18 @@ func (g Statement[T]) Reserve(ctx context.Context, db DB, key string, n int64) (
 func (g Statement[T]) reserve(ctx context.Context, db DB, key string, n int64, token string) (used int64, ok bool, err error) {
 	history := reserveHistoryOf(g.Name)
 	markRead := false
-	if pool, isPool := db.(*pgxpool.Pool); isPool && history.refused.pipelined() {
+	// On a pool, callers of the key in this process share reads and statements (a
+	// transaction or a connection serves one caller).
+	pool, onPool := db.(*pgxpool.Pool)
+	shared := sharedReadKey{pool, g.Name, key, g.Cap}
+	if onPool && history.refused.pipelined() {
 		// A storm past the cap: the refusal is the mark's read, shared with the guard's
 		// other callers of the key that arrive with this one (see sharedReads).
-		mark, err := fullReads.read(ctx, sharedReadKey{pool, g.Name, key, g.Cap}, func(ctx context.Context) (fullMark, error) {
+		mark, err := fullReads.read(ctx, shared, func(ctx context.Context) (fullMark, error) {
 			return readFull(ctx, pool, g.Name, key, g.Cap)
 		})
 		if err != nil {
-			return 0, false, classify(fmt.Errorf("once: statement guard %s: reserve %d: %w", g.Name, n, err))
+			return 0, false, classify(g.reserveErr(n, err))
 		}
 		if mark.full {
 			history.record(true, true)
@@ -291,14 +290,13 @@ func (g Statement[T]) reserve(ctx context.Context, db DB, key string, n int64, t
 		}
 		markRead = true
 	}
-	if pool, isPool := db.(*pgxpool.Pool); isPool && n == 1 && g.Cap >= 1 {
-		// On a pool, a reservation of one unit goes alone if no other one-unit reservation
-		// of the key on this pool is registered as on its way in this process, and
-		// otherwise in a group with the callers that arrive with it (see
-		// reservationGroups).
-		k, gs := sharedReadKey{pool, g.Name, key, g.Cap}, g.groupSend(pool, key)
+	if onPool && n == 1 && g.Cap >= 1 {
+		// A reservation of one unit goes alone if no other one-unit reservation of the key
+		// on this pool is registered as on its way in this process, and otherwise in a
+		// group with the callers that arrive with it (see reservationGroups).
+		gs := g.groupSend(pool, key)
 		for range maxGroupRounds {
-			ans, grouped, err := reservations.reserve(ctx, k, token, gs, func() error {
+			ans, grouped, err := reservations.reserve(ctx, shared, token, gs, func() error {
 				var err error
 				used, ok, err = g.reserveAlone(ctx, db, key, n, token, history, markRead)
 				return err
@@ -307,7 +305,7 @@ func (g Statement[T]) reserve(ctx context.Context, db DB, key string, n int64, t
 			case !grouped:
 				return used, ok, err
 			case err != nil:
-				return 0, false, classify(fmt.Errorf("once: statement guard %s: reserve %d: %w", g.Name, n, err))
+				return 0, false, classify(g.reserveErr(n, err))
 			case ans.reserved[token]:
 				history.record(false, ans.used > 0)
 				return ans.used + int64(len(ans.reserved)), true, nil
@@ -336,10 +334,14 @@ func (g Statement[T]) reserveAlone(ctx context.Context, db DB, key string, n int
 		return err
 	})
 	if err != nil {
-		err = fmt.Errorf("once: statement guard %s: reserve %d: %w", g.Name, n, err)
-		return 0, false, classify(resolveClaim(ctx, db, site, err, g.withdrawUnseen(key, token)))
+		return 0, false, classify(resolveClaim(ctx, db, site, g.reserveErr(n, err), g.withdrawUnseen(key, token)))
 	}
 	return used, ok, nil
+}
+
+// reserveErr says which guard's reservation of n units err ended.
+func (g Statement[T]) reserveErr(n int64, err error) error {
+	return fmt.Errorf("once: statement guard %s: reserve %d: %w", g.Name, n, err)
 }
 
 // attempts sends reserveSQL until the reservation is made or refused, recording its first
@@ -384,7 +386,7 @@ func (g Statement[T]) attempts(ctx context.Context, db DB, key string, n int64, 
 		if got > 0 {
 			// Some of the n slots were free, some taken meanwhile: a reservation is all or
 			// nothing, so these go back before the next attempt.
-			if _, err := db.Exec(ctx, giveBackSQL, g.Name, key, token); err != nil {
+			if _, err := g.giveBack(ctx, db, key, token); err != nil {
 				return 0, false, fmt.Errorf("giving back %d of %d units: %w", got, n, err)
 			}
 		}
@@ -429,7 +431,7 @@ func (g Statement[T]) groupSend(pool *pgxpool.Pool, key string) groupSend {
 				return c.QueryRow(ctx, groupReserveSQL, g.Name, key, tokens, g.Cap, first, stride).Scan(&ans.used, &reserved)
 			})
 			if err != nil {
-				return groupAnswer{}, resolveClaim(ctx, pool, site, err, g.withdrawUnseenTokens(key, tokens))
+				return groupAnswer{}, resolveClaim(ctx, pool, site, err, g.withdrawUnseen(key, tokens...))
 			}
 			ans.reserved = make(map[string]bool, len(reserved))
 			for _, t := range reserved {
@@ -438,32 +440,28 @@ func (g Statement[T]) groupSend(pool *pgxpool.Pool, key string) groupSend {
 			return ans, nil
 		},
 		giveBack: func(ctx context.Context, tokens []string) error {
-			_, err := pool.Exec(ctx, giveBackTokensSQL, g.Name, key, tokens)
+			_, err := g.giveBack(ctx, pool, key, tokens...)
 			return err
 		},
 	}
 }
 
-// withdrawUnseenTokens gives back the reservations of a group whose answer nobody saw.
-func (g Statement[T]) withdrawUnseenTokens(key string, tokens []string) withdrawal {
-	return func(ctx context.Context, db DB) (bool, error) {
-		tag, err := db.Exec(ctx, giveBackTokensSQL, g.Name, key, tokens)
-		if err != nil {
-			return false, fmt.Errorf("once: statement guard %s: giving back a group's unseen reservations: %w", g.Name, err)
-		}
-		return withdrew(tag.RowsAffected()), nil
-	}
+// giveBack deletes the slots of key reserved under tokens (see giveBackSQL) and returns how
+// many it deleted.
+func (g Statement[T]) giveBack(ctx context.Context, db DB, key string, tokens ...string) (int64, error) {
+	tag, err := db.Exec(ctx, giveBackSQL, g.Name, key, tokens)
+	return tag.RowsAffected(), err
 }
 
-// withdrawUnseen gives back the reservation made under token, whose answer its caller did
-// not see.
-func (g Statement[T]) withdrawUnseen(key, token string) withdrawal {
+// withdrawUnseen gives back the reservations made under tokens, whose answers their callers
+// did not see.
+func (g Statement[T]) withdrawUnseen(key string, tokens ...string) withdrawal {
 	return func(ctx context.Context, db DB) (bool, error) {
-		tag, err := db.Exec(ctx, giveBackSQL, g.Name, key, token)
+		n, err := g.giveBack(ctx, db, key, tokens...)
 		if err != nil {
-			return false, fmt.Errorf("once: statement guard %s: giving back an unseen reservation: %w", g.Name, err)
+			return false, fmt.Errorf("once: statement guard %s: giving back unseen reservations: %w", g.Name, err)
 		}
-		return withdrew(tag.RowsAffected()), nil
+		return withdrew(n), nil
 	}
 }
 
@@ -519,7 +517,7 @@ func (g Statement[T]) Do(ctx context.Context, db DB, key string, n int64, fn fun
 	}
 	out := Outcome{Status: Ran, Count: used}
 	v, err := callUndoing(ctx, fn, func(sctx context.Context, _ error) error {
-		if _, err := db.Exec(sctx, giveBackSQL, g.Name, key, token); err != nil {
+		if _, err := g.giveBack(sctx, db, key, token); err != nil {
 			return fmt.Errorf("once: statement guard %s: refund %d: %w", g.Name, n, err)
 		}
 		return nil
