@@ -117,6 +117,20 @@ func setupCounted(t testing.TB) (*pgxpool.Pool, *statementCounter) {
 }
 
 // setupTracer is setup with a pool of conns connections whose statements go through
+// onStatement is a tracer that calls seen with the arguments of each statement sql sent.
+type onStatement struct {
+	sql  string
+	seen func(args []any)
+}
+
+func (o onStatement) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	if d.SQL == o.sql {
+		o.seen(d.Args)
+	}
+	return ctx
+}
+func (o onStatement) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
 // tracer, which sees the schema's statements too.
 func setupTracer(t testing.TB, tracer pgx.QueryTracer, conns int32) *pgxpool.Pool {
 	t.Helper()

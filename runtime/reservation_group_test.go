@@ -17,73 +17,48 @@ import (
 	once "github.com/oncekit/once/runtime"
 )
 
-// groupCounter counts the group statements sent on a pool and the reservations they carried.
-type groupCounter struct{ statements, members, largest atomic.Int64 }
-
-func (c *groupCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	if d.SQL == once.GroupReserveSQL {
-		n := int64(len(d.Args[2].([]string)))
-		c.statements.Add(1)
-		c.members.Add(n)
-		for {
-			l := c.largest.Load()
-			if n <= l || c.largest.CompareAndSwap(l, n) {
-				break
-			}
-		}
-	}
-	return ctx
-}
-func (c *groupCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-
 // A storm of Do calls on one key through a pool, a quarter of whose functions fail and are
 // refunded: the units held at the end are exactly the reservations kept, never more than the
 // cap, and the reservations went in groups, several to a statement.
 func TestStatement_StormOnAPoolReservesInGroups(t *testing.T) {
 	t.Parallel()
-	groups := &groupCounter{}
-	pool := setupTracer(t, groups, 8)
-	ctx := context.Background()
+	var statements, members, largest atomic.Int64
+	pool := setupTracer(t, onStatement{once.GroupReserveSQL, func(args []any) {
+		n := int64(len(args[2].([]string)))
+		statements.Add(1)
+		members.Add(n)
+		for l := largest.Load(); n > l; l = largest.Load() {
+			if largest.CompareAndSwap(l, n) {
+				break
+			}
+		}
+	}}, 8)
 	const capacity, callers, attempts = 60, 16, 25
 	g := once.Statement[int]{Name: "group.Generate", Cap: capacity}
 	once.SetStatementBusyShare(g.Name, 1)
 	var kept, refused atomic.Int64
-	errs := make(chan error, callers)
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for c := range callers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			for i := range attempts {
-				fail := (c+i)%4 == 0
-				_, out, err := g.Do(ctx, pool, "org/1", 1, func(context.Context) (int, error) {
-					if fail {
-						return 0, errors.New("the work failed")
-					}
-					return 1, nil
-				})
-				switch {
-				case fail && out.Status == once.Ran:
-					// refunded
-				case err != nil:
-					errs <- err
-					return
-				case out.Status == once.Ran:
-					kept.Add(1)
-				default:
-					refused.Add(1)
+	together(t, callers, func(ctx context.Context, c int) error {
+		for i := range attempts {
+			fail := (c+i)%4 == 0
+			_, out, err := g.Do(ctx, pool, "org/1", 1, func(context.Context) (int, error) {
+				if fail {
+					return 0, errors.New("the work failed")
 				}
+				return 1, nil
+			})
+			switch {
+			case fail && out.Status == once.Ran:
+				// refunded
+			case err != nil:
+				return err
+			case out.Status == once.Ran:
+				kept.Add(1)
+			default:
+				refused.Add(1)
 			}
-		}()
-	}
-	close(start)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+		}
+		return nil
+	})
 	used := counterUsed(t, pool, g.Name, "org/1")
 	if used != kept.Load() || used > capacity {
 		t.Errorf("%d units held for %d reservations kept; want them equal, and at most the cap %d", used, kept.Load(), capacity)
@@ -91,8 +66,8 @@ func TestStatement_StormOnAPoolReservesInGroups(t *testing.T) {
 	if refused.Load() == 0 {
 		t.Errorf("no reservation was refused: the storm never filled the key")
 	}
-	t.Logf("%d group statements carried %d reservations, the largest %d", groups.statements.Load(), groups.members.Load(), groups.largest.Load())
-	if groups.largest.Load() < 2 {
+	t.Logf("%d group statements carried %d reservations, the largest %d", statements.Load(), members.Load(), largest.Load())
+	if largest.Load() < 2 {
 		t.Errorf("no group statement carried more than one reservation")
 	}
 }

@@ -21,12 +21,7 @@ func TestSharedReads_AnAbandonedReadLeavesItsJoinersToReadThemselves(t *testing.
 		_, err := s.read(gctx, k, func(context.Context) (int, error) { return 2, nil })
 		gatherErr <- err
 	}()
-	gathering := waitFor(t, &s, func() *sharedRead[int] {
-		if r := s.latest[k]; r != nil && !r.sent {
-			return r
-		}
-		return nil
-	})
+	gathering := gatheringRead(t, &s, k)
 	// The third joins the gathering read.
 	third := make(chan int)
 	go func() {
@@ -36,12 +31,7 @@ func TestSharedReads_AnAbandonedReadLeavesItsJoinersToReadThemselves(t *testing.
 		}
 		third <- v
 	}()
-	waitFor(t, &s, func() *sharedRead[int] {
-		if gathering.joiners == 1 {
-			return gathering
-		}
-		return nil
-	})
+	waitJoined(t, &s, gathering, 1)
 	cancel()
 	if err := <-gatherErr; !errors.Is(err, context.Canceled) {
 		t.Errorf("the abandoning caller got %v, want its context's end", err)
@@ -75,6 +65,28 @@ func readOnItsWay(s *sharedReads[int], k sharedReadKey) (release chan struct{}, 
 	}()
 	<-started
 	return release, answered
+}
+
+// gatheringRead waits for a read of k that gathers callers (not yet sent), and returns it.
+func gatheringRead(t *testing.T, s *sharedReads[int], k sharedReadKey) *sharedRead[int] {
+	t.Helper()
+	return waitFor(t, s, func() *sharedRead[int] {
+		if r := s.latest[k]; r != nil && !r.sent {
+			return r
+		}
+		return nil
+	})
+}
+
+// waitJoined waits until n callers have joined r.
+func waitJoined(t *testing.T, s *sharedReads[int], r *sharedRead[int], n int) {
+	t.Helper()
+	waitFor(t, s, func() *sharedRead[int] {
+		if r.joiners == n {
+			return r
+		}
+		return nil
+	})
 }
 
 // waitFor polls f under the reads' lock until it answers non-nil.
@@ -130,23 +142,13 @@ func TestSharedReads_APanickingReadLeavesItsJoinersToReadThemselves(t *testing.T
 		defer func() { panicked <- recover() }()
 		s.read(context.Background(), k, func(context.Context) (int, error) { panic("send") })
 	}()
-	gathering := waitFor(t, &s, func() *sharedRead[int] {
-		if r := s.latest[k]; r != nil && !r.sent {
-			return r
-		}
-		return nil
-	})
+	gathering := gatheringRead(t, &s, k)
 	joined := make(chan int)
 	go func() {
 		v, _ := s.read(context.Background(), k, func(context.Context) (int, error) { return 3, nil })
 		joined <- v
 	}()
-	waitFor(t, &s, func() *sharedRead[int] {
-		if gathering.joiners == 1 {
-			return gathering
-		}
-		return nil
-	})
+	waitJoined(t, &s, gathering, 1)
 	close(release)
 	if p := <-panicked; p != "send" {
 		t.Errorf("the panic came back as %v", p)

@@ -13,63 +13,37 @@ import (
 	once "github.com/oncekit/once/runtime"
 )
 
-// markReadCounter counts the reads of full marks sent on a pool.
-type markReadCounter struct{ n atomic.Int64 }
-
-func (c *markReadCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	if d.SQL == once.FullSQL {
-		c.n.Add(1)
-	}
-	return ctx
-}
-func (c *markReadCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-
 // A storm of reservations on one key through a pool: exactly the cap is reserved, and the
 // refusals of the key marked full share their reads of the mark, so fewer reads are sent than
 // refusals answered.
 func TestStatement_StormOnAPoolSharesTheRefusalsReads(t *testing.T) {
 	t.Parallel()
-	reads := &markReadCounter{}
-	pool := setupTracer(t, reads, 8)
-	ctx := context.Background()
+	var reads atomic.Int64
+	pool := setupTracer(t, onStatement{once.FullSQL, func([]any) { reads.Add(1) }}, 8)
 	const capacity, callers, attempts = 10, 16, 60
 	g := once.Statement[int]{Name: "shared.Generate", Cap: capacity}
 	var reserved, refused atomic.Int64
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	errs := make(chan error, callers)
-	for range callers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			for range attempts {
-				_, ok, err := g.Reserve(ctx, pool, "org/1", 1)
-				switch {
-				case err != nil:
-					errs <- err
-					return
-				case ok:
-					reserved.Add(1)
-				default:
-					refused.Add(1)
-				}
+	together(t, callers, func(ctx context.Context, _ int) error {
+		for range attempts {
+			_, ok, err := g.Reserve(ctx, pool, "org/1", 1)
+			switch {
+			case err != nil:
+				return err
+			case ok:
+				reserved.Add(1)
+			default:
+				refused.Add(1)
 			}
-		}()
-	}
-	close(start)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+		}
+		return nil
+	})
 	if n := reserved.Load(); n != capacity {
 		t.Errorf("%d reservations made, want the cap, %d", n, capacity)
 	}
 	if used := counterUsed(t, pool, g.Name, "org/1"); used != capacity {
 		t.Errorf("%d units held, want %d", used, capacity)
 	}
-	if n, r := reads.n.Load(), refused.Load(); n == 0 || 2*n > r {
+	if n, r := reads.Load(), refused.Load(); n == 0 || 2*n > r {
 		t.Errorf("%d reads of the full mark for %d refusals: want them shared, at most one read per two refusals", n, r)
 	}
 }

@@ -49,13 +49,23 @@ func storm(t *testing.T, pool *pgxpool.Pool, n int, fire func(ctx context.Contex
 		defer c.Release()
 		conns[i] = c
 	}
+	together(t, n, func(ctx context.Context, caller int) error { return fire(ctx, caller, conns[caller]) })
+}
+
+// together calls fire from n goroutines released at once by one barrier (storm without a
+// connection of each caller's own: the callers share what they call through, a pool, say).
+// Every error fire returns fails the test.
+func together(t *testing.T, n int, fire func(ctx context.Context, caller int) error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
 	errs := make([]error, n)
 	start := make(chan struct{})
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
 			<-start
-			errs[i] = fire(ctx, i, conns[i])
+			errs[i] = fire(ctx, i)
 		})
 	}
 	close(start)
