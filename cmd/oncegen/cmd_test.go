@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -528,4 +529,79 @@ func stepFiles(exts ...string) []string {
 // appFile names the i-th migration of the application's own, numbered after the steps.
 func appFile(i int, rest string) string {
 	return fmt.Sprintf("%04d_%s", once.LatestSchemaStep()+i, rest)
+}
+
+// -check without -migrations checks, besides the wrappers, the migrations each //go:generate
+// line running oncegen would write, in its directory and with its own flags: a runtime step
+// the snapshot lacks (a newer runtime) and a new guard's constraint are both reported, and a
+// line oncegen would refuse is an input error at its position.
+func TestCheck_ReadsTheMigrationsOfGoGenerateLines(t *testing.T) {
+	t.Parallel()
+	const line = "//go:generate go tool oncegen -migrations migrations -format goose .\n"
+	mod := newModule(t, map[string]string{
+		"app/app.go": appSrc,
+		"app/gen.go": "package app\n\n" + line + "\nfunc init() {\n\t//go:generate oncegen -migrations elsewhere\n}\n",
+	})
+	migs := filepath.Join(mod, "app", "migrations")
+	// What go generate would run in app/.
+	if code, _, stderr := oncegen(t, mod, "-migrations", "app/migrations", "-format", "goose", "./app"); code != 0 {
+		t.Fatalf("oncegen: exit %d: %s", code, stderr)
+	}
+	if code, stdout, stderr := oncegen(t, mod, "-check"); code != 0 {
+		t.Fatalf("-check after generating: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(mod, "app", "elsewhere")); !os.IsNotExist(err) {
+		t.Fatal("-check wrote a directory")
+	}
+
+	// The runtime has a step the snapshot lacks: take the newest step out of the snapshot and
+	// its files away, as they were before the runtime grew it.
+	last := once.SchemaSteps()[once.LatestSchemaStep()-1]
+	snapPath := filepath.Join(migs, "oncegen.snapshot.json")
+	snap, err := os.ReadFile(snapPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(snap, &doc); err != nil {
+		t.Fatal(err)
+	}
+	objs := doc["objects"].([]any)
+	kept := objs[:0]
+	for _, o := range objs {
+		if o.(map[string]any)["id"] != fmt.Sprintf("runtime:step:%04d", last.Number) {
+			kept = append(kept, o)
+		}
+	}
+	if len(kept) != len(objs)-1 {
+		t.Fatalf("the snapshot has no object for step %d", last.Number)
+	}
+	doc["objects"] = kept
+	if snap, err = json.MarshalIndent(doc, "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(snapPath, snap, 0o644)
+	stepFile := fmt.Sprintf("_once_schema_%04d_%s.sql", last.Number, last.Name) // goose: up and down in one file
+	for _, f := range filesWith(t, migs, "") {
+		if strings.Contains(f, fmt.Sprintf("_once_schema_%04d_", last.Number)) {
+			os.Remove(f)
+		}
+	}
+	code, stdout, stderr := oncegen(t, mod, "-check")
+	if code != 1 || !strings.Contains(stdout, "+++ b/app/migrations/") || !strings.Contains(stdout, stepFile) {
+		t.Fatalf("-check with a runtime step the migrations lack: exit %d, want 1 with the step's file\n%s%s", code, stdout, stderr)
+	}
+	if code, _, stderr := oncegen(t, filepath.Join(mod, "app"), "-migrations", "migrations", "-format", "goose", "."); code != 0 {
+		t.Fatalf("oncegen: exit %d: %s", code, stderr)
+	}
+	if code, stdout, stderr := oncegen(t, mod, "-check"); code != 0 {
+		t.Fatalf("-check after writing the step: exit %d\n%s%s", code, stdout, stderr)
+	}
+
+	// A line oncegen would refuse.
+	os.WriteFile(filepath.Join(mod, "app", "gen.go"), []byte("package app\n\n//go:generate go tool oncegen -migrations migrations -format yaml .\n"), 0o644)
+	code, _, stderr = oncegen(t, mod, "-check")
+	if code != 2 || !strings.Contains(stderr, "gen.go:3:1: //go:generate oncegen: ") || !strings.Contains(stderr, `unknown -format "yaml"`) {
+		t.Fatalf("-check with a bad go:generate line: exit %d, want 2 naming it\n%s", code, stderr)
+	}
 }

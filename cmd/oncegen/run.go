@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"golang.org/x/tools/go/packages"
 
 	"github.com/oncekit/once/generator"
 	once "github.com/oncekit/once/runtime"
@@ -49,24 +50,30 @@ func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 type inputError struct{ error }
 
 func load(dir string, tags string, patterns []string) (*generator.Result, error) {
+	res, _, err := loadPackages(dir, tags, patterns)
+	return res, err
+}
+
+// loadPackages is load, with the packages it loaded.
+func loadPackages(dir string, tags string, patterns []string) (*generator.Result, []*packages.Package, error) {
 	cfg := generator.LoadConfig{Dir: dir, Patterns: patterns}
 	if tags != "" {
 		cfg.BuildFlags = []string{"-tags=" + tags}
 	}
 	pkgs, err := generator.Load(cfg)
 	if err != nil {
-		return nil, inputError{err}
+		return nil, nil, inputError{err}
 	}
 	res, err := generator.Generate(pkgs)
 	if err != nil {
 		var errs generator.Errors
 		var terrs generator.TypeErrors
 		if errors.As(err, &errs) || errors.As(err, &terrs) {
-			return nil, inputError{err}
+			return nil, nil, inputError{err}
 		}
-		return nil, err
+		return nil, nil, err
 	}
-	return res, nil
+	return res, pkgs, nil
 }
 
 func report(stderr io.Writer, err error) int {
@@ -97,17 +104,56 @@ func rel(path string) string {
 	return path
 }
 
+// genFlags are the flags of a generation run, and of the oncegen lines of //go:generate
+// comments that -check reads.
+type genFlags struct {
+	check, allowRename, downDrops, verbose bool
+	migrations, format                     string
+	lockTimeout, statementTimeout, tags    string
+}
+
+func newGenFlags(name string, stderr io.Writer) (*flag.FlagSet, *genFlags) {
+	fs := newFlags(name, stderr)
+	f := &genFlags{}
+	fs.BoolVar(&f.check, "check", false, "write nothing; print a diff and exit 1 when a generated file or migration is due. Without -migrations, also checks the migrations of every //go:generate line that runs oncegen with -migrations in the packages")
+	fs.StringVar(&f.migrations, "migrations", "", "directory of migrations to bring up to date with the declarations")
+	fs.StringVar(&f.format, "format", "sql", "migration format: "+strings.Join(generator.Formats, ", "))
+	fs.BoolVar(&f.allowRename, "allow-rename", false, "accept a guard that looks renamed (same kind and key), starting its history afresh, and record it in the snapshot")
+	fs.StringVar(&f.lockTimeout, "lock-timeout", generator.DefaultLockTimeout, "lock_timeout set by every transactional migration file: a lock waited for longer fails the file instead of queueing every query on its table behind it")
+	fs.StringVar(&f.statementTimeout, "statement-timeout", generator.DefaultStatementTimeout, "statement_timeout set by every transactional migration file")
+	fs.BoolVar(&f.downDrops, "down-drops-once-tables", false, "make the down part of the runtime's first schema step drop once's tables and every row in them (by default a down keeps them: they hold what was promised, billed and owed)")
+	fs.StringVar(&f.tags, "tags", "", "build tags for loading packages")
+	fs.BoolVar(&f.verbose, "v", false, "list the files written")
+	return fs, f
+}
+
+// dueMigrations returns the migration files that f's -migrations directory (dir, resolved)
+// is due for the guards of res: none when it is up to date.
+func dueMigrations(res *generator.Result, dir string, f *genFlags) (map[string][]byte, error) {
+	if !contains(generator.Formats, f.format) {
+		return nil, inputError{fmt.Errorf("unknown -format %q (formats: %s)", f.format, strings.Join(generator.Formats, ", "))}
+	}
+	opts := generator.Options{LockTimeout: f.lockTimeout, StatementTimeout: f.statementTimeout, DownDropsOnceTables: f.downDrops}
+	if err := opts.Validate(); err != nil {
+		return nil, inputError{err}
+	}
+	objs, err := generator.ObjectsWith(res.Guards, opts)
+	if err != nil {
+		return nil, inputError{err}
+	}
+	snap, err := generator.ReadSnapshot(dir)
+	if err != nil {
+		return nil, inputError{err}
+	}
+	plan, err := generator.Diff(snap, res.Guards, objs, f.allowRename)
+	if err != nil {
+		return nil, inputError{err}
+	}
+	return generator.MigrationFiles(dir, f.format, plan, opts)
+}
+
 func runGenerate(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("oncegen", stderr)
-	check := fs.Bool("check", false, "write nothing; print a diff and exit 1 when a generated file or migration is due")
-	migrations := fs.String("migrations", "", "directory of migrations to bring up to date with the declarations")
-	format := fs.String("format", "sql", "migration format: "+strings.Join(generator.Formats, ", "))
-	allowRename := fs.Bool("allow-rename", false, "accept a guard that looks renamed (same kind and key), starting its history afresh, and record it in the snapshot")
-	lockTimeout := fs.String("lock-timeout", generator.DefaultLockTimeout, "lock_timeout set by every transactional migration file: a lock waited for longer fails the file instead of queueing every query on its table behind it")
-	statementTimeout := fs.String("statement-timeout", generator.DefaultStatementTimeout, "statement_timeout set by every transactional migration file")
-	downDrops := fs.Bool("down-drops-once-tables", false, "make the down part of the runtime's first schema step drop once's tables and every row in them (by default a down keeps them: they hold what was promised, billed and owed)")
-	tags := fs.String("tags", "", "build tags for loading packages")
-	verbose := fs.Bool("v", false, "list the files written")
+	fs, f := newGenFlags("oncegen", stderr)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: oncegen [flags] [packages]\n       oncegen inventory [-format md|json] [packages]\n       oncegen verify -db DSN [packages]\n\nflags:")
 		fs.PrintDefaults()
@@ -115,40 +161,24 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return exitInput
 	}
-	if !contains(generator.Formats, *format) {
-		fmt.Fprintf(stderr, "oncegen: unknown -format %q (formats: %s)\n", *format, strings.Join(generator.Formats, ", "))
+	if !contains(generator.Formats, f.format) {
+		fmt.Fprintf(stderr, "oncegen: unknown -format %q (formats: %s)\n", f.format, strings.Join(generator.Formats, ", "))
 		return exitInput
 	}
-	res, err := load("", *tags, fs.Args())
+	res, pkgs, err := loadPackages("", f.tags, fs.Args())
 	if err != nil {
 		return report(stderr, err)
 	}
 
 	// Everything is computed before anything is written.
 	var migFiles map[string][]byte
-	if *migrations != "" {
-		opts := generator.Options{LockTimeout: *lockTimeout, StatementTimeout: *statementTimeout, DownDropsOnceTables: *downDrops}
-		if err := opts.Validate(); err != nil {
-			return report(stderr, inputError{err})
-		}
-		objs, err := generator.ObjectsWith(res.Guards, opts)
-		if err != nil {
-			return report(stderr, inputError{err})
-		}
-		snap, err := generator.ReadSnapshot(*migrations)
-		if err != nil {
-			return report(stderr, inputError{err})
-		}
-		plan, err := generator.Diff(snap, res.Guards, objs, *allowRename)
-		if err != nil {
-			return report(stderr, inputError{err})
-		}
-		if migFiles, err = generator.MigrationFiles(*migrations, *format, plan, opts); err != nil {
+	if f.migrations != "" {
+		if migFiles, err = dueMigrations(res, f.migrations, f); err != nil {
 			return report(stderr, err)
 		}
 	}
 
-	if *check {
+	if f.check {
 		stale, err := res.Stale()
 		if err != nil {
 			return report(stderr, err)
@@ -163,14 +193,22 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 			}
 			fmt.Fprint(stdout, generator.UnifiedDiff(a, b, s.Old, s.New))
 		}
-		names := sortedKeys(migFiles)
-		for _, n := range names {
-			path := filepath.Join(*migrations, n)
-			old, _ := os.ReadFile(path)
-			fmt.Fprint(stdout, generator.UnifiedDiff("a/"+rel(path), "b/"+rel(path), old, migFiles[n]))
+		due := map[string][]byte{}
+		for n, b := range migFiles {
+			due[filepath.Join(f.migrations, n)] = b
 		}
-		if len(stale) > 0 || len(names) > 0 {
-			fmt.Fprintf(stderr, "oncegen: %d generated file(s) and %d migration file(s) are due: run go generate (or oncegen)\n", len(stale), len(names))
+		if f.migrations == "" {
+			if err := generateLinesDue(pkgs, due); err != nil {
+				return report(stderr, err)
+			}
+		}
+		paths := sortedKeys(due)
+		for _, path := range paths {
+			old, _ := os.ReadFile(path)
+			fmt.Fprint(stdout, generator.UnifiedDiff("a/"+rel(path), "b/"+rel(path), old, due[path]))
+		}
+		if len(stale) > 0 || len(paths) > 0 {
+			fmt.Fprintf(stderr, "oncegen: %d generated file(s) and %d migration file(s) are due: run go generate (or oncegen)\n", len(stale), len(paths))
 			return exitStale
 		}
 		return exitOK
@@ -181,19 +219,64 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 		return report(stderr, err)
 	}
 	if len(migFiles) > 0 {
-		if err := generator.WriteMigrations(*migrations, migFiles); err != nil {
+		if err := generator.WriteMigrations(f.migrations, migFiles); err != nil {
 			return report(stderr, err)
 		}
 		for _, n := range sortedKeys(migFiles) {
-			changed = append(changed, filepath.Join(*migrations, n))
+			changed = append(changed, filepath.Join(f.migrations, n))
 		}
 	}
-	if *verbose {
+	if f.verbose {
 		for _, p := range changed {
 			fmt.Fprintln(stdout, rel(p))
 		}
 	}
 	return exitOK
+}
+
+// generateLinesDue adds to due, by path, the migration files that each //go:generate line of
+// pkgs running oncegen with -migrations would write: go generate runs the line in its file's
+// directory, loading its own packages (./... by default), so the line is checked there, with
+// its own flags. A line oncegen would refuse is an input error naming its position.
+func generateLinesDue(pkgs []*packages.Package, due map[string][]byte) error {
+	lines, err := generator.GenerateLines(pkgs)
+	if err != nil {
+		return inputError{err}
+	}
+	checked := map[string]bool{}
+	for _, l := range lines {
+		lfs, lf := newGenFlags("oncegen", io.Discard)
+		if len(l.Args) > 0 && (l.Args[0] == "inventory" || l.Args[0] == "verify") {
+			continue
+		}
+		if err := lfs.Parse(l.Args); err != nil {
+			return atLine(l, inputError{err})
+		}
+		if lf.migrations == "" {
+			continue
+		}
+		dir := lf.migrations
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(l.Dir, dir)
+		}
+		key := l.Dir + "\x00" + strings.Join(l.Args, "\x00")
+		if checked[key] {
+			continue
+		}
+		checked[key] = true
+		res, err := load(l.Dir, lf.tags, lfs.Args())
+		if err != nil {
+			return atLine(l, err)
+		}
+		files, err := dueMigrations(res, dir, lf)
+		if err != nil {
+			return atLine(l, err)
+		}
+		for n, b := range files {
+			due[filepath.Join(dir, n)] = b
+		}
+	}
+	return nil
 }
 
 func runInventory(args []string, stdout, stderr io.Writer) int {
@@ -278,6 +361,15 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "oncegen verify: all %d object(s) present and valid\n", len(generator.Requirements(objs)))
 	return exitOK
+}
+
+// atLine names l's position in err, which stays an input error if it was one.
+func atLine(l generator.GenerateLine, err error) error {
+	err = fmt.Errorf("%s: //go:generate oncegen: %w", l.Pos, err)
+	if errors.As(err, new(inputError)) {
+		return inputError{err}
+	}
+	return err
 }
 
 func contains(list []string, s string) bool {
