@@ -136,13 +136,7 @@ func Generate(pkgs []*packages.Package) (*Result, error) {
 	}
 	errs = append(errs, duplicateNames(res.Guards)...)
 	if len(errs) > 0 {
-		sort.SliceStable(errs, func(i, j int) bool {
-			a, b := errs[i].Position, errs[j].Position
-			if a.Filename != b.Filename {
-				return a.Filename < b.Filename
-			}
-			return a.Offset < b.Offset
-		})
+		sort.SliceStable(errs, func(i, j int) bool { return before(errs[i].Position, errs[j].Position) })
 		return nil, errs
 	}
 

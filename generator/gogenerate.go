@@ -56,14 +56,16 @@ func GenerateLines(pkgs []*packages.Package) ([]GenerateLine, error) {
 			}
 		}
 	}
-	sort.Slice(lines, func(i, j int) bool {
-		a, b := lines[i].Pos, lines[j].Pos
-		if a.Filename != b.Filename {
-			return a.Filename < b.Filename
-		}
-		return a.Line < b.Line
-	})
+	sort.Slice(lines, func(i, j int) bool { return before(lines[i].Pos, lines[j].Pos) })
 	return lines, nil
+}
+
+// before orders positions by file, then by place in the file.
+func before(a, b token.Position) bool {
+	if a.Filename != b.Filename {
+		return a.Filename < b.Filename
+	}
+	return a.Offset < b.Offset
 }
 
 // oncegenArgs reports whether words (a go:generate command) run oncegen, and its arguments.
