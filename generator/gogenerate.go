@@ -1,12 +1,14 @@
 package generator
 
 import (
+	"bufio"
+	"bytes"
 	"fmt"
+	"go/build"
 	"go/token"
 	"os"
 	"path"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,58 +16,118 @@ import (
 	"golang.org/x/tools/go/packages"
 )
 
-// GenerateLine is one //go:generate comment that runs oncegen: what go generate would run,
-// and where. oncegen -check reads them to check what each would write (a module's
-// migrations are named only there).
+// GenerateLine is one //go:generate line that runs oncegen: what go generate would run, and
+// where. oncegen -check reads them to check what each would write (a module's migrations
+// are named only there).
 type GenerateLine struct {
-	// Pos is the comment's file and line.
+	// Pos is the line's file and line number (column 1).
 	Pos token.Position
-	// Dir is the directory go generate runs it in: its file's.
+	// Dir is the directory go generate runs it in: its package's.
 	Dir string
 	// Args are oncegen's arguments, split and expanded as go generate does.
 	Args []string
 }
 
-// GenerateLines returns the //go:generate comments of pkgs that run oncegen (as
-// `go tool oncegen`, `go run <path>/cmd/oncegen[@version]` or an `oncegen` binary), sorted by
-// file and line. A line whose quoting go generate would refuse is an error.
+// GenerateLines returns the //go:generate lines of the directories of pkgs that run oncegen
+// (as `go tool [flags] oncegen`, `go run [flags] <path>/cmd/oncegen[@version]`, an `oncegen`
+// binary, or a -command alias of one of these), sorted by file and line. It reads the files
+// as go generate does: every Go file of the directory that the build, with the generate tag
+// added, would compile or test, line by line (a line inside a block comment counts too). A
+// line whose quoting go generate would refuse is an error naming it.
 func GenerateLines(pkgs []*packages.Package) ([]GenerateLine, error) {
-	var lines []GenerateLine
-	seen := map[string]bool{}
+	dirs := map[string]string{} // directory → package name
 	for _, p := range pkgs {
-		for _, f := range p.Syntax {
-			for _, cg := range f.Comments {
-				for _, c := range cg.List {
-					text, ok := strings.CutPrefix(c.Text, "//go:generate")
-					if !ok || (text != "" && text[0] != ' ' && text[0] != '\t') {
-						continue
-					}
-					pos := p.Fset.Position(c.Slash)
-					if pos.Column != 1 || seen[pos.String()] {
-						continue // go generate reads the directive only at the start of a line
-					}
-					seen[pos.String()] = true
-					words, err := splitGenerate(text, pos, p.Name)
-					if err != nil {
-						return nil, err
-					}
-					if args, ok := oncegenArgs(words); ok {
-						lines = append(lines, GenerateLine{Pos: pos, Dir: filepath.Dir(pos.Filename), Args: args})
-					}
-				}
+		if dir := packageDir(p); dir != "" {
+			dirs[dir] = p.Name
+		}
+	}
+	bctx := build.Default
+	bctx.BuildTags = append(append([]string(nil), bctx.BuildTags...), "generate")
+	var lines []GenerateLine
+	for dir, name := range dirs {
+		bp, err := bctx.ImportDir(dir, 0)
+		if err != nil {
+			if _, none := err.(*build.NoGoError); none {
+				continue
 			}
+			return nil, fmt.Errorf("reading the //go:generate lines of %s: %w", dir, err)
+		}
+		var files []string
+		for _, list := range [][]string{bp.GoFiles, bp.CgoFiles, bp.TestGoFiles, bp.XTestGoFiles} {
+			files = append(files, list...)
+		}
+		for _, f := range files {
+			fl, err := fileGenerateLines(filepath.Join(dir, f), name)
+			if err != nil {
+				return nil, err
+			}
+			lines = append(lines, fl...)
 		}
 	}
 	sort.Slice(lines, func(i, j int) bool { return before(lines[i].Pos, lines[j].Pos) })
 	return lines, nil
 }
 
-// before orders positions by file, then by place in the file.
-func before(a, b token.Position) bool {
-	if a.Filename != b.Filename {
-		return a.Filename < b.Filename
+// packageDir is the directory of p's files.
+func packageDir(p *packages.Package) string {
+	if p.Dir != "" {
+		return p.Dir
 	}
-	return a.Offset < b.Offset
+	for _, list := range [][]string{p.GoFiles, p.IgnoredFiles, p.OtherFiles} {
+		if len(list) > 0 {
+			return filepath.Dir(list[0])
+		}
+	}
+	return ""
+}
+
+// fileGenerateLines reads the oncegen lines of one file, with its -command aliases (each
+// valid for the rest of its file, as go generate has them).
+func fileGenerateLines(filename, pkgName string) ([]GenerateLine, error) {
+	src, err := os.ReadFile(filename)
+	if err != nil {
+		return nil, fmt.Errorf("reading the //go:generate lines: %w", err)
+	}
+	var lines []GenerateLine
+	aliases := map[string][]string{}
+	sc := bufio.NewScanner(bytes.NewReader(src))
+	sc.Buffer(nil, len(src)+1)
+	for n := 1; sc.Scan(); n++ {
+		text, ok := bytes.CutPrefix(sc.Bytes(), []byte("//go:generate"))
+		if !ok || len(text) == 0 || (text[0] != ' ' && text[0] != '\t') {
+			continue // go generate reads only a line that starts with the directive and a space
+		}
+		pos := token.Position{Filename: filename, Line: n, Column: 1}
+		words, err := splitGenerate(strings.TrimRight(string(text), "\r"), pos, pkgName)
+		if err != nil {
+			return nil, err
+		}
+		if len(words) >= 2 && words[0] == "-command" {
+			aliases[words[1]] = words[2:]
+			continue
+		}
+		if len(words) > 0 {
+			if alias, ok := aliases[words[0]]; ok {
+				words = append(append([]string(nil), alias...), words[1:]...)
+			}
+		}
+		if args, ok := oncegenArgs(words); ok {
+			lines = append(lines, GenerateLine{Pos: pos, Dir: filepath.Dir(filename), Args: args})
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("reading the //go:generate lines of %s: %w", filename, err)
+	}
+	return lines, nil
+}
+
+// goFlagsWithValue are the flags of go tool and go run (the build flags) whose value may
+// follow as the next word.
+var goFlagsWithValue = map[string]bool{
+	"C": true, "exec": true, "modfile": true, "mod": true, "tags": true, "overlay": true, "pgo": true,
+	"p": true, "pkgdir": true, "gcflags": true, "ldflags": true, "asmflags": true, "gccgoflags": true,
+	"toolexec": true, "buildmode": true, "compiler": true, "installsuffix": true, "covermode": true,
+	"coverpkg": true,
 }
 
 // oncegenArgs reports whether words (a go:generate command) run oncegen, and its arguments.
@@ -74,18 +136,22 @@ func oncegenArgs(words []string) ([]string, bool) {
 		w, _, _ = strings.Cut(w, "@")
 		return path.Base(filepath.ToSlash(w)) == "oncegen"
 	}
+	// afterFlags returns the index of the first word of words[i:] that is not a flag of the go
+	// command or a flag's value.
+	afterFlags := func(i int) int {
+		for i < len(words) && strings.HasPrefix(words[i], "-") {
+			name, _, hasValue := strings.Cut(strings.TrimLeft(words[i], "-"), "=")
+			i++
+			if !hasValue && goFlagsWithValue[name] {
+				i++
+			}
+		}
+		return i
+	}
 	switch {
-	case len(words) >= 3 && words[0] == "go" && words[1] == "tool" && isOncegen(words[2]):
-		return words[3:], true
-	case len(words) >= 3 && words[0] == "go" && words[1] == "run":
-		for i := 2; i < len(words); i++ {
-			if strings.HasPrefix(words[i], "-") {
-				continue // a flag of go run
-			}
-			if isOncegen(words[i]) {
-				return words[i+1:], true
-			}
-			return nil, false
+	case len(words) >= 2 && words[0] == "go" && (words[1] == "tool" || words[1] == "run"):
+		if i := afterFlags(2); i < len(words) && isOncegen(words[i]) {
+			return words[i+1:], true
 		}
 	case len(words) >= 1 && isOncegen(words[0]):
 		return words[1:], true
@@ -94,9 +160,10 @@ func oncegenArgs(words []string) ([]string, bool) {
 }
 
 // splitGenerate splits a go:generate line's text into words as go generate does: words
-// separated by spaces or tabs, a double-quoted word unquoted with Go's rules, and $NAME or
-// ${NAME} expanded in each (GOFILE, GOLINE, GOPACKAGE, GOOS, GOARCH, DOLLAR, and otherwise
-// the environment).
+// separated by spaces or tabs, a double-quoted word unquoted with Go's rules (and followed by
+// a space, a tab or the line's end), and $NAME or ${NAME} expanded in each: GOFILE, GOLINE,
+// GOPACKAGE, PWD (the package's directory), GOOS, GOARCH and GOROOT as the go command has
+// them, DOLLAR, and otherwise the environment.
 func splitGenerate(text string, pos token.Position, pkgName string) ([]string, error) {
 	expand := func(name string) string {
 		switch name {
@@ -106,10 +173,14 @@ func splitGenerate(text string, pos token.Position, pkgName string) ([]string, e
 			return strconv.Itoa(pos.Line)
 		case "GOPACKAGE":
 			return pkgName
+		case "PWD":
+			return filepath.Dir(pos.Filename)
 		case "GOOS":
-			return runtime.GOOS
+			return build.Default.GOOS
 		case "GOARCH":
-			return runtime.GOARCH
+			return build.Default.GOARCH
+		case "GOROOT":
+			return build.Default.GOROOT
 		case "DOLLAR":
 			return "$"
 		}
@@ -136,6 +207,9 @@ func splitGenerate(text string, pos token.Position, pkgName string) ([]string, e
 			if err != nil {
 				return nil, fmt.Errorf("%s: //go:generate: bad quoted string %s: %w", pos, text[:end+1], err)
 			}
+			if rest := text[end+1:]; rest != "" && rest[0] != ' ' && rest[0] != '\t' {
+				return nil, fmt.Errorf("%s: //go:generate: expect space after quoted argument %s", pos, text[:end+1])
+			}
 			word, text = w, text[end+1:]
 		} else {
 			end := strings.IndexAny(text, " \t")
@@ -147,4 +221,15 @@ func splitGenerate(text string, pos token.Position, pkgName string) ([]string, e
 		words = append(words, os.Expand(word, expand))
 	}
 	return words, nil
+}
+
+// before orders positions by file, then by place in the file.
+func before(a, b token.Position) bool {
+	if a.Filename != b.Filename {
+		return a.Filename < b.Filename
+	}
+	if a.Line != b.Line {
+		return a.Line < b.Line
+	}
+	return a.Offset < b.Offset
 }

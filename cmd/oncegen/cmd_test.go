@@ -533,8 +533,9 @@ func appFile(i int, rest string) string {
 
 // -check without -migrations checks, besides the wrappers, the migrations each //go:generate
 // line running oncegen would write, in its directory and with its own flags: a runtime step
-// the snapshot lacks (a newer runtime) and a new guard's constraint are both reported, and a
-// line oncegen would refuse is an input error at its position.
+// the snapshot lacks (a newer runtime) and a new guard's constraint are both reported, a line
+// not at the start of its line is not read (as go generate reads none), and a line oncegen
+// would refuse is an input error at its position.
 func TestCheck_ReadsTheMigrationsOfGoGenerateLines(t *testing.T) {
 	t.Parallel()
 	const line = "//go:generate go tool oncegen -migrations migrations -format goose .\n"
@@ -549,9 +550,6 @@ func TestCheck_ReadsTheMigrationsOfGoGenerateLines(t *testing.T) {
 	}
 	if code, stdout, stderr := oncegen(t, mod, "-check"); code != 0 {
 		t.Fatalf("-check after generating: exit %d\n%s%s", code, stdout, stderr)
-	}
-	if _, err := os.Stat(filepath.Join(mod, "app", "elsewhere")); !os.IsNotExist(err) {
-		t.Fatal("-check wrote a directory")
 	}
 
 	// The runtime has a step the snapshot lacks: take the newest step out of the snapshot and
@@ -596,6 +594,22 @@ func TestCheck_ReadsTheMigrationsOfGoGenerateLines(t *testing.T) {
 	}
 	if code, stdout, stderr := oncegen(t, mod, "-check"); code != 0 {
 		t.Fatalf("-check after writing the step: exit %d\n%s%s", code, stdout, stderr)
+	}
+
+	// A new guard's constraint, its wrapper regenerated but not its migrations.
+	added := appSrc + `
+// Charge records a charge once for ever.
+//
+//once:forever table=charges columns=order_id
+func Charge(ctx context.Context, tx pgx.Tx, order string) error { return nil }
+`
+	os.WriteFile(filepath.Join(mod, "app", "app.go"), []byte(added), 0o644)
+	if code, _, stderr := oncegen(t, mod); code != 0 {
+		t.Fatalf("oncegen: exit %d: %s", code, stderr)
+	}
+	code, stdout, stderr = oncegen(t, mod, "-check")
+	if code != 1 || !strings.Contains(stdout, "_charges_order_id_once_forever.sql\n") {
+		t.Fatalf("-check with a new guard's constraint due: exit %d, want 1 with its file\n%s%s", code, stdout, stderr)
 	}
 
 	// A line oncegen would refuse.

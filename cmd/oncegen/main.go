@@ -47,9 +47,10 @@
 // -check writes nothing: it prints a unified diff for each generated file that is stale,
 // missing or orphaned (and, with -migrations, the migration that is due) and exits 1.
 // Without -migrations it also checks the migrations of every //go:generate line of the
-// packages that runs oncegen with -migrations, as go generate would run it (in the line's
-// directory, with its flags and packages), so a module whose migrations are named only
-// there is checked whole, a newer runtime's schema step included. A line oncegen would
+// packages' directories that runs oncegen with -migrations, read and run as go generate
+// would (the files of the generate build tag and the tests included; in the package's
+// directory, with the line's flags and packages), so a module whose migrations are named
+// only there is checked whole, a newer runtime's schema step included. A line oncegen would
 // refuse is bad input, named by its position.
 //
 // verify connects to DSN (by default $ONCE_DATABASE_URL) and lists each constraint the

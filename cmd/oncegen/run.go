@@ -95,9 +95,14 @@ func relErr(msg string) string {
 	return strings.ReplaceAll(msg, wd+string(filepath.Separator), "")
 }
 
+// rel shows an absolute path relative to the working directory (through .. when it is
+// elsewhere, as a -migrations directory beside the module can be).
 func rel(path string) string {
+	if !filepath.IsAbs(path) {
+		return path
+	}
 	if wd, err := os.Getwd(); err == nil {
-		if r, err := filepath.Rel(wd, path); err == nil && !strings.HasPrefix(r, "..") {
+		if r, err := filepath.Rel(wd, path); err == nil {
 			return r
 		}
 	}
@@ -179,6 +184,15 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 	}
 
 	if f.check {
+		due := map[string][]byte{}
+		for n, b := range migFiles {
+			due[filepath.Join(f.migrations, n)] = b
+		}
+		if f.migrations == "" {
+			if err := generateLinesDue(pkgs, due); err != nil {
+				return report(stderr, err)
+			}
+		}
 		stale, err := res.Stale()
 		if err != nil {
 			return report(stderr, err)
@@ -192,15 +206,6 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 				b = "/dev/null"
 			}
 			fmt.Fprint(stdout, generator.UnifiedDiff(a, b, s.Old, s.New))
-		}
-		due := map[string][]byte{}
-		for n, b := range migFiles {
-			due[filepath.Join(f.migrations, n)] = b
-		}
-		if f.migrations == "" {
-			if err := generateLinesDue(pkgs, due); err != nil {
-				return report(stderr, err)
-			}
 		}
 		paths := sortedKeys(due)
 		for _, path := range paths {
