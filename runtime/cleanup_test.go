@@ -36,7 +36,7 @@ func claimRoundTrip(t *testing.T, pool *pgxpool.Pool) time.Duration {
 			for i := range 25 {
 				key := fmt.Sprint(w, "/", i)
 				start := time.Now()
-				if _, err := pool.Exec(context.Background(), once.ForeverClaimSQL, "rtt", "", key, key, nil); err != nil {
+				if _, err := pool.Exec(context.Background(), once.ForeverClaimSQL, "rtt", "", key, key, nil, once.NewProviderRef()); err != nil {
 					t.Error(err)
 					return
 				}

@@ -211,10 +211,13 @@ const (
 // rewrite the winner's row for every duplicate (an order of magnitude slower under a storm),
 // and a one-statement CTE that inserts or else selects reads with a snapshot taken before
 // the winner committed, so under READ COMMITTED some duplicates would see no row at all.
-const foreverClaimSQL = `INSERT INTO once.operations (name, scope, key, token, fingerprint)
-VALUES ($1, $2, $3, $4, $5)
+//
+// The claim sends the operation's provider reference ($6, see newProviderRef): drawn in the
+// process, it costs the server no draw and the claim no RETURNING of it.
+const foreverClaimSQL = `INSERT INTO once.operations (name, scope, key, token, fingerprint, provider_ref)
+VALUES ($1, $2, $3, $4, $5, $6)
 ON CONFLICT (name, scope, key) DO NOTHING
-RETURNING id, provider_ref::text`
+RETURNING id`
 
 // foreverReadSQL reads the row a claim ran into. Staleness and expiry are judged by the
 // database's clock, which every process shares.
@@ -570,16 +573,16 @@ type batcher interface {
 // for that row's inserter to commit. (Pipelined, the two run in one implicit transaction,
 // each statement with its own snapshot.)
 func (p *foreverCall) insertOrRead(ctx context.Context, db DB, token string, pipeline bool) (*Attempt, *operationRow, error) {
-	args := []any{p.name, p.ref.Scope, p.ref.Key, token, p.fingerprint}
+	providerRef := newProviderRef()
+	args := []any{p.name, p.ref.Scope, p.ref.Key, token, p.fingerprint, providerRef}
 	readArgs := []any{p.name, p.ref.Scope, p.ref.Key, micros(p.stale), token}
 	var id int64
-	var providerRef string
 	if b, ok := db.(batcher); ok && pipeline {
 		batch := &pgx.Batch{}
 		batch.Queue(foreverClaimSQL, args...)
 		batch.Queue(foreverReadSQL, readArgs...)
 		br := b.SendBatch(ctx, batch)
-		err := br.QueryRow().Scan(&id, &providerRef)
+		err := br.QueryRow().Scan(&id)
 		if err == nil {
 			if cerr := br.Close(); cerr != nil {
 				return nil, nil, p.errorf(cerr, "claim")
@@ -599,7 +602,7 @@ func (p *foreverCall) insertOrRead(ctx context.Context, db DB, token string, pip
 		}
 		return nil, row, nil
 	}
-	err := db.QueryRow(ctx, foreverClaimSQL, args...).Scan(&id, &providerRef)
+	err := db.QueryRow(ctx, foreverClaimSQL, args...).Scan(&id)
 	if err == nil {
 		return p.newAttempt(db, id, token, 1, providerRef, ""), nil, nil
 	}

@@ -31,8 +31,7 @@ func BenchmarkForever(b *testing.B) {
 		return func(b *testing.B, keys *benchKeys) func() error {
 			return func() error {
 				var id int64
-				var ref string
-				if err := pool.QueryRow(ctx, once.ForeverClaimSQL, name, "", keys.next(), "token", nil).Scan(&id, &ref); err != nil {
+				if err := pool.QueryRow(ctx, once.ForeverClaimSQL, name, "", keys.next(), "token", nil, once.NewProviderRef()).Scan(&id); err != nil {
 					return err
 				}
 				_, err := pool.Exec(ctx, once.ForeverSettleSQL, id, "token", "done", enc, nil, nil)
@@ -63,12 +62,12 @@ func BenchmarkForever(b *testing.B) {
 	if _, _, err := g.Do(ctx, pool, "replayed", fn); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := pool.Exec(ctx, once.ForeverClaimSQL, "bench.Bare", "", "replayed", "token", nil); err != nil {
+	if _, err := pool.Exec(ctx, once.ForeverClaimSQL, "bench.Bare", "", "replayed", "token", nil, once.NewProviderRef()); err != nil {
 		b.Fatal(err)
 	}
 	bareReplay := func(b *testing.B, _ *benchKeys) func() error {
 		return func() error {
-			if _, err := pool.Exec(ctx, once.ForeverClaimSQL, "bench.Bare", "", "replayed", "token", nil); err != nil {
+			if _, err := pool.Exec(ctx, once.ForeverClaimSQL, "bench.Bare", "", "replayed", "token", nil, once.NewProviderRef()); err != nil {
 				return err
 			}
 			var id int64

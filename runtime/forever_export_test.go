@@ -10,6 +10,9 @@ const (
 	ForeverSettleSQL = foreverSettleSQL
 )
 
+// NewProviderRef draws a provider reference as a claim does (ForeverClaimSQL's $6).
+func NewProviderRef() string { return newProviderRef() }
+
 // SetDuplicateShare sets the running share of duplicate claims this process has seen for
 // the guard name (0 to 1), so that tests and benchmarks choose whether its claims are
 // pipelined.

@@ -299,6 +299,51 @@ func TestForever_RetryableFailureReleasesTheClaim(t *testing.T) {
 	}
 }
 
+// The provider reference is drawn by the claim in the process: the attempt's provider keys
+// come from the reference the row holds (in the server's text form), a retry of the
+// operation keeps them, and each new operation has its own, a version 4 UUID.
+func TestForever_ProviderKeysComeFromTheRowsReference(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 4)
+	ctx := context.Background()
+	g := once.Forever[receipt]{Name: "billing.Charge"}
+	var keys []string
+	fn := func(ctx context.Context) (receipt, error) {
+		a, _ := once.AttemptFrom(ctx)
+		keys = append(keys, a.ProviderKey("charge"))
+		if len(keys) == 1 {
+			return receipt{}, errors.New("provider answered 503")
+		}
+		return receipt{ChargeID: "ch_1"}, nil
+	}
+	g.Do(ctx, pool, "order/ref", fn)
+	_, out, err := g.Do(ctx, pool, "order/ref", fn)
+	if err != nil || out.Status != once.Ran || len(keys) != 2 {
+		t.Fatalf("retry: %+v, %v, %d runs; want a second attempt to run", out, err, len(keys))
+	}
+	var ref string
+	if err := pool.QueryRow(ctx, "SELECT provider_ref::text FROM once.operations WHERE id = $1", out.ID).Scan(&ref); err != nil {
+		t.Fatal(err)
+	}
+	if want := once.ProviderKey("charge", ref); keys[0] != want || keys[1] != want {
+		t.Fatalf("provider keys %q, want both %q (from the row's reference %s)", keys, want, ref)
+	}
+	if len(ref) != 36 || ref[14] != '4' || !strings.ContainsRune("89ab", rune(ref[19])) {
+		t.Fatalf("reference %s is not a version 4 UUID", ref)
+	}
+	_, other, err := g.Do(ctx, pool, "order/ref-2", fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var otherRef string
+	if err := pool.QueryRow(ctx, "SELECT provider_ref::text FROM once.operations WHERE id = $1", other.ID).Scan(&otherRef); err != nil {
+		t.Fatal(err)
+	}
+	if otherRef == ref || keys[2] == keys[0] {
+		t.Fatalf("a new operation kept the reference %s", ref)
+	}
+}
+
 func TestForever_UncertainIsRefusedListedAndResolved(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)

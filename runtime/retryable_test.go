@@ -105,7 +105,7 @@ func TestForever_AdminShutdownDuringTheClaimIsRetryable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer blocker.Rollback(ctx)
-	if _, err := blocker.Exec(ctx, once.ForeverClaimSQL, "billing.Charge", "", "order/1", "blocker", nil); err != nil {
+	if _, err := blocker.Exec(ctx, once.ForeverClaimSQL, "billing.Charge", "", "order/1", "blocker", nil, once.NewProviderRef()); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)

@@ -3,6 +3,7 @@ package once
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 )
 
 // newToken returns a fresh owner token: 128 random bits as 32 lower-case hex characters.
@@ -15,4 +16,16 @@ func newToken() string {
 	var b [16]byte
 	rand.Read(b[:]) // never returns an error (crypto/rand panics if the OS source fails)
 	return hex.EncodeToString(b[:])
+}
+
+// newProviderRef returns a fresh provider reference (once.operations.provider_ref): a random
+// version 4 UUID in PostgreSQL's text form, as gen_random_uuid() draws one. The claim sends it
+// rather than leaving the column's default to draw it, which spares the server the draw and
+// the claim its RETURNING of it.
+func newProviderRef() string {
+	var b [16]byte
+	rand.Read(b[:])         // never returns an error (crypto/rand panics if the OS source fails)
+	b[6] = b[6]&0x0f | 0x40 // version 4
+	b[8] = b[8]&0x3f | 0x80 // RFC 9562 variant
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
