@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"go/build"
+	"go/parser"
 	"go/token"
 	"os"
 	"path"
@@ -33,31 +34,37 @@ type GenerateLine struct {
 // binary, or a -command alias of one of these), sorted by file and line. It reads the files
 // as go generate does: every Go file of the directory that the build, with the generate tag
 // added, would compile or test, line by line (a line inside a block comment counts too). A
-// line whose quoting go generate would refuse is an error naming it.
+// line whose quoting go generate would refuse is a *LineError naming it. The files are listed
+// by go/build for the process's GOOS and GOARCH; tags given through GOFLAGS, and settings
+// made with go env -w, are not read.
 func GenerateLines(pkgs []*packages.Package) ([]GenerateLine, error) {
-	dirs := map[string]string{} // directory → package name
+	seen := map[string]bool{}
+	var dirs []string
 	for _, p := range pkgs {
-		if dir := packageDir(p); dir != "" {
-			dirs[dir] = p.Name
+		if dir := packageDir(p); dir != "" && !seen[dir] {
+			seen[dir] = true
+			dirs = append(dirs, dir)
 		}
 	}
+	sort.Strings(dirs)
 	bctx := build.Default
 	bctx.BuildTags = append(append([]string(nil), bctx.BuildTags...), "generate")
 	var lines []GenerateLine
-	for dir, name := range dirs {
+	for _, dir := range dirs {
 		bp, err := bctx.ImportDir(dir, 0)
-		if err != nil {
+		var files []string
+		for _, list := range [][]string{bp.GoFiles, bp.CgoFiles, bp.TestGoFiles, bp.XTestGoFiles} {
+			files = append(files, list...)
+		}
+		if err != nil && len(files) == 0 {
+			// As go generate: a package in error is skipped only when it has no files.
 			if _, none := err.(*build.NoGoError); none {
 				continue
 			}
 			return nil, fmt.Errorf("reading the //go:generate lines of %s: %w", dir, err)
 		}
-		var files []string
-		for _, list := range [][]string{bp.GoFiles, bp.CgoFiles, bp.TestGoFiles, bp.XTestGoFiles} {
-			files = append(files, list...)
-		}
 		for _, f := range files {
-			fl, err := fileGenerateLines(filepath.Join(dir, f), name)
+			fl, err := fileGenerateLines(filepath.Join(dir, f))
 			if err != nil {
 				return nil, err
 			}
@@ -67,6 +74,14 @@ func GenerateLines(pkgs []*packages.Package) ([]GenerateLine, error) {
 	sort.Slice(lines, func(i, j int) bool { return before(lines[i].Pos, lines[j].Pos) })
 	return lines, nil
 }
+
+// LineError is a //go:generate line that go generate would refuse.
+type LineError struct {
+	Pos token.Position
+	Msg string
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("%s: //go:generate: %s", e.Pos, e.Msg) }
 
 // packageDir is the directory of p's files.
 func packageDir(p *packages.Package) string {
@@ -82,11 +97,19 @@ func packageDir(p *packages.Package) string {
 }
 
 // fileGenerateLines reads the oncegen lines of one file, with its -command aliases (each
-// valid for the rest of its file, as go generate has them).
-func fileGenerateLines(filename, pkgName string) ([]GenerateLine, error) {
+// valid for the rest of its file) and its own package clause for $GOPACKAGE, as go generate
+// has them. A file whose package clause does not parse is skipped, as go generate skips it.
+func fileGenerateLines(filename string) ([]GenerateLine, error) {
 	src, err := os.ReadFile(filename)
 	if err != nil {
 		return nil, fmt.Errorf("reading the //go:generate lines: %w", err)
+	}
+	if !bytes.Contains(src, []byte("//go:generate")) {
+		return nil, nil
+	}
+	clause, err := parser.ParseFile(token.NewFileSet(), filename, src, parser.PackageClauseOnly)
+	if err != nil {
+		return nil, nil
 	}
 	var lines []GenerateLine
 	aliases := map[string][]string{}
@@ -98,7 +121,7 @@ func fileGenerateLines(filename, pkgName string) ([]GenerateLine, error) {
 			continue // go generate reads only a line that starts with the directive and a space
 		}
 		pos := token.Position{Filename: filename, Line: n, Column: 1}
-		words, err := splitGenerate(strings.TrimRight(string(text), "\r"), pos, pkgName)
+		words, err := splitGenerate(strings.TrimRight(string(text), "\r"), pos, clause.Name.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -111,9 +134,18 @@ func fileGenerateLines(filename, pkgName string) ([]GenerateLine, error) {
 				words = append(append([]string(nil), alias...), words[1:]...)
 			}
 		}
-		if args, ok := oncegenArgs(words); ok {
-			lines = append(lines, GenerateLine{Pos: pos, Dir: filepath.Dir(filename), Args: args})
+		args, chdir, ok := oncegenArgs(words)
+		if !ok {
+			continue
 		}
+		dir := filepath.Dir(filename)
+		if chdir != "" {
+			if !filepath.IsAbs(chdir) {
+				chdir = filepath.Join(dir, chdir)
+			}
+			dir = chdir
+		}
+		lines = append(lines, GenerateLine{Pos: pos, Dir: dir, Args: args})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("reading the //go:generate lines of %s: %w", filename, err)
@@ -130,33 +162,38 @@ var goFlagsWithValue = map[string]bool{
 	"coverpkg": true,
 }
 
-// oncegenArgs reports whether words (a go:generate command) run oncegen, and its arguments.
-func oncegenArgs(words []string) ([]string, bool) {
+// oncegenArgs reports whether words (a go:generate command) run oncegen, its arguments, and
+// the directory go tool or go run were told to run it in (-C), if any. A go tool or go run
+// told only to print the command (-n) does not run it.
+func oncegenArgs(words []string) (args []string, chdir string, ok bool) {
 	isOncegen := func(w string) bool {
 		w, _, _ = strings.Cut(w, "@")
 		return path.Base(filepath.ToSlash(w)) == "oncegen"
 	}
-	// afterFlags returns the index of the first word of words[i:] that is not a flag of the go
-	// command or a flag's value.
-	afterFlags := func(i int) int {
-		for i < len(words) && strings.HasPrefix(words[i], "-") {
-			name, _, hasValue := strings.Cut(strings.TrimLeft(words[i], "-"), "=")
-			i++
-			if !hasValue && goFlagsWithValue[name] {
-				i++
-			}
-		}
-		return i
-	}
 	switch {
 	case len(words) >= 2 && words[0] == "go" && (words[1] == "tool" || words[1] == "run"):
-		if i := afterFlags(2); i < len(words) && isOncegen(words[i]) {
-			return words[i+1:], true
+		i := 2
+		for i < len(words) && strings.HasPrefix(words[i], "-") {
+			name, value, hasValue := strings.Cut(strings.TrimLeft(words[i], "-"), "=")
+			i++
+			if !hasValue && goFlagsWithValue[name] && i < len(words) {
+				value = words[i]
+				i++
+			}
+			switch name {
+			case "C":
+				chdir = value
+			case "n":
+				return nil, "", false
+			}
+		}
+		if i < len(words) && isOncegen(words[i]) {
+			return words[i+1:], chdir, true
 		}
 	case len(words) >= 1 && isOncegen(words[0]):
-		return words[1:], true
+		return words[1:], "", true
 	}
-	return nil, false
+	return nil, "", false
 }
 
 // splitGenerate splits a go:generate line's text into words as go generate does: words
@@ -201,14 +238,14 @@ func splitGenerate(text string, pos token.Position, pkgName string) ([]string, e
 				}
 			}
 			if end >= len(text) {
-				return nil, fmt.Errorf("%s: //go:generate: unterminated quoted string", pos)
+				return nil, &LineError{pos, "unterminated quoted string"}
 			}
 			w, err := strconv.Unquote(text[:end+1])
 			if err != nil {
-				return nil, fmt.Errorf("%s: //go:generate: bad quoted string %s: %w", pos, text[:end+1], err)
+				return nil, &LineError{pos, fmt.Sprintf("bad quoted string %s: %v", text[:end+1], err)}
 			}
 			if rest := text[end+1:]; rest != "" && rest[0] != ' ' && rest[0] != '\t' {
-				return nil, fmt.Errorf("%s: //go:generate: expect space after quoted argument %s", pos, text[:end+1])
+				return nil, &LineError{pos, "expect space after quoted argument " + text[:end+1]}
 			}
 			word, text = w, text[end+1:]
 		} else {

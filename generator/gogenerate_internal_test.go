@@ -24,7 +24,7 @@ func TestGenerateLine_SplitsAndFindsOncegen(t *testing.T) {
 		{"\tgo tool oncegen", []string{}},
 		{` go tool github.com/oncekit/once/cmd/oncegen -check`, []string{"-check"}},
 		{` go tool -modfile=tools/go.mod oncegen -migrations m`, []string{"-migrations", "m"}},
-		{` go tool -modfile tools/go.mod -n oncegen -migrations m`, []string{"-migrations", "m"}},
+		{` go tool -modfile tools/go.mod -modcacherw oncegen -migrations m`, []string{"-migrations", "m"}},
 		{` go run github.com/oncekit/once/cmd/oncegen@v0.3.0 -migrations m`, []string{"-migrations", "m"}},
 		{` go run -mod=mod github.com/oncekit/once/cmd/oncegen -v`, []string{"-v"}},
 		{` go run -modfile tools/go.mod -tags tools github.com/oncekit/once/cmd/oncegen -v`, []string{"-v"}},
@@ -36,12 +36,14 @@ func TestGenerateLine_SplitsAndFindsOncegen(t *testing.T) {
 		{` go run ./cmd/other -migrations m`, nil},
 		{` go run -tags oncegen ./cmd/other`, nil},
 		{` go tool oncegenerate -migrations m`, nil},
+		{` go tool -n oncegen -migrations m`, nil},
+		{` go run -n github.com/oncekit/once/cmd/oncegen -migrations m`, nil},
 	} {
 		words, err := splitGenerate(c.text, pos, "app")
 		if err != nil {
 			t.Fatalf("%q: %v", c.text, err)
 		}
-		args, ok := oncegenArgs(words)
+		args, _, ok := oncegenArgs(words)
 		if ok != (c.args != nil) || !slices.Equal(args, c.args) {
 			t.Errorf("%q: oncegen %v with %q, want %v with %q", c.text, ok, args, c.args != nil, c.args)
 		}
@@ -63,24 +65,35 @@ func TestGenerateLines_ReadsTheFilesGoGenerateReads(t *testing.T) {
 		"other.go":    "package app\n\n//go:generate once -migrations not-aliased-here\n",
 		"app_test.go": "package app\n\n//go:generate oncegen -migrations in-a-test\n",
 		"ignored.go":  "//go:build never\n\npackage app\n\n//go:generate oncegen -migrations never\n",
+		"main.go":     "//go:build generate\n\npackage main\n\n//go:generate go run -C .. ./cmd/oncegen -migrations $GOPACKAGE ./...\n",
+		"x_test.go":   "package app_test\n\n//go:generate go tool -C=/elsewhere oncegen -migrations $GOPACKAGE\n",
 	}
 	for name, src := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
+	// A package of two names (main under the generate tag) is read as go generate reads it,
+	// file by file.
 	lines, err := GenerateLines([]*packages.Package{{Name: "app", Dir: dir}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []string
 	for _, l := range lines {
-		if l.Dir != dir || l.Pos.Column != 1 {
-			t.Errorf("%s: dir %s, want %s", l.Pos, l.Dir, dir)
+		if l.Pos.Column != 1 {
+			t.Errorf("%s: column %d", l.Pos, l.Pos.Column)
 		}
-		got = append(got, filepath.Base(l.Pos.Filename)+":"+strings.Join(l.Args, " "))
+		d := l.Dir // shown relative to the package's directory, but for the absolute -C
+		if r, err := filepath.Rel(dir, l.Dir); err == nil && l.Dir != "/elsewhere" {
+			d = r
+		}
+		got = append(got, filepath.Base(l.Pos.Filename)+":"+d+":"+strings.Join(l.Args, " "))
 	}
-	want := []string{"app.go:-migrations a .", "app.go:-migrations in-a-comment", "app_test.go:-migrations in-a-test", "gen.go:-migrations aliased ."}
+	want := []string{
+		"app.go:.:-migrations a .", "app.go:.:-migrations in-a-comment", "app_test.go:.:-migrations in-a-test",
+		"gen.go:.:-migrations aliased .", "main.go:..:-migrations main ./...", "x_test.go:/elsewhere:-migrations app_test",
+	}
 	if !slices.Equal(got, want) {
 		t.Errorf("lines %q, want %q", got, want)
 	}

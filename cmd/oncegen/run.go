@@ -240,13 +240,17 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 }
 
 // generateLinesDue adds to due, by path, the migration files that each //go:generate line of
-// pkgs running oncegen with -migrations would write: go generate runs the line in its file's
-// directory, loading its own packages (./... by default), so the line is checked there, with
-// its own flags. A line oncegen would refuse is an input error naming its position.
+// pkgs running oncegen with -migrations would write: go generate runs the line in its
+// package's directory (or the one go tool -C or go run -C names), where oncegen loads its own
+// packages (./... by default), so the line is checked there, with its own flags. A line
+// oncegen or go generate would refuse is an input error naming its position.
 func generateLinesDue(pkgs []*packages.Package, due map[string][]byte) error {
 	lines, err := generator.GenerateLines(pkgs)
 	if err != nil {
-		return inputError{err}
+		if errors.As(err, new(*generator.LineError)) {
+			return inputError{err} // a line go generate would refuse
+		}
+		return err // a file that could not be read
 	}
 	checked := map[string]bool{}
 	for _, l := range lines {
