@@ -57,7 +57,8 @@ func GenerateLines(pkgs []*packages.Package) ([]GenerateLine, error) {
 			files = append(files, list...)
 		}
 		if err != nil && len(files) == 0 {
-			// As go generate: a package in error is skipped only when it has no files.
+			// As go generate: a package in error still has its files read; only one with
+			// none is an error (and a directory with no Go files at all, nothing to read).
 			if _, none := err.(*build.NoGoError); none {
 				continue
 			}
