@@ -1,5 +1,5 @@
--- A Forever guard's fresh key: the claim, then the settle (foreverSettleSQL), each its own
--- transaction, as Forever.Do sends them.
+-- A Forever guard's fresh key: the claim (as in claim.sql), then the settle
+-- (foreverSettleSQL), each its own transaction, as Forever.Do sends them.
 \set k random(1, 1000000000000)
 INSERT INTO once.operations (name, scope, key, token, fingerprint) VALUES ('g', '', 'k' || :k, '0123456789abcdef0123456789abcdef', NULL)
 ON CONFLICT (name, scope, key) DO NOTHING RETURNING id AS id, provider_ref::text AS ref
