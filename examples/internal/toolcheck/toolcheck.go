@@ -28,7 +28,9 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/tools/go/packages"
 
+	"github.com/oncekit/once/generator"
 	"github.com/oncekit/once/internal/linttest"
 	"github.com/oncekit/once/internal/pgtest"
 )
@@ -114,24 +116,19 @@ func Generated(t testing.TB, dir string, migrate func(context.Context, *pgxpool.
 	Oncegen(t, dir, "verify", db.URL, ".")
 }
 
-// generateArgs returns the arguments of the //go:generate go tool oncegen line in dir's
-// Go files.
+// generateArgs returns the arguments of the //go:generate line in dir's Go files that runs
+// oncegen, read as go generate and oncegen -check read it (generator.GenerateLines).
 func generateArgs(dir string) ([]string, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
 	}
-	const prefix = "//go:generate go tool oncegen "
-	for _, f := range files {
-		src, err := os.ReadFile(f)
-		if err != nil {
-			return nil, err
-		}
-		for _, line := range strings.Split(string(src), "\n") {
-			if rest, ok := strings.CutPrefix(line, prefix); ok {
-				return strings.Fields(rest), nil
-			}
-		}
+	lines, err := generator.GenerateLines([]*packages.Package{{Dir: abs}})
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("no %q line in %s", strings.TrimSpace(prefix), dir)
+	if len(lines) == 0 {
+		return nil, fmt.Errorf("no %q line in %s", "//go:generate go tool oncegen", dir)
+	}
+	return lines[0].Args, nil
 }
