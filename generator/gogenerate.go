@@ -41,9 +41,9 @@ func GenerateLines(pkgs []*packages.Package) ([]GenerateLine, error) {
 	seen := map[string]bool{}
 	var dirs []string
 	for _, p := range pkgs {
-		if dir := packageDir(p); dir != "" && !seen[dir] {
-			seen[dir] = true
-			dirs = append(dirs, dir)
+		if p.Dir != "" && !seen[p.Dir] {
+			seen[p.Dir] = true
+			dirs = append(dirs, p.Dir)
 		}
 	}
 	sort.Strings(dirs)
@@ -83,19 +83,6 @@ type LineError struct {
 }
 
 func (e *LineError) Error() string { return fmt.Sprintf("%s: //go:generate: %s", e.Pos, e.Msg) }
-
-// packageDir is the directory of p's files.
-func packageDir(p *packages.Package) string {
-	if p.Dir != "" {
-		return p.Dir
-	}
-	for _, list := range [][]string{p.GoFiles, p.IgnoredFiles, p.OtherFiles} {
-		if len(list) > 0 {
-			return filepath.Dir(list[0])
-		}
-	}
-	return ""
-}
 
 // fileGenerateLines reads the oncegen lines of one file, with its -command aliases (each
 // valid for the rest of its file) and its own package clause for $GOPACKAGE, as go generate
