@@ -141,6 +141,12 @@ func writeEscaped(b *strings.Builder, s string) {
 }
 
 func writeUUID(b *strings.Builder, u [16]byte) {
+	t := uuidText(u)
+	b.Write(t[:])
+}
+
+// uuidText is u in PostgreSQL's text form of a uuid: lower-case hex, 8-4-4-4-12.
+func uuidText(u [16]byte) [36]byte {
 	var buf [36]byte
 	hex.Encode(buf[0:8], u[0:4])
 	buf[8] = '-'
@@ -151,7 +157,7 @@ func writeUUID(b *strings.Builder, u [16]byte) {
 	hex.Encode(buf[19:23], u[8:10])
 	buf[23] = '-'
 	hex.Encode(buf[24:], u[10:])
-	b.Write(buf[:])
+	return buf
 }
 
 // LockID is the 64-bit advisory-lock number for a key within a guard's name: FNV-1a over the

@@ -26,12 +26,6 @@ func newProviderRef() string {
 	rand.Read(b[:])         // never returns an error (crypto/rand panics if the OS source fails)
 	b[6] = b[6]&0x0f | 0x40 // version 4
 	b[8] = b[8]&0x3f | 0x80 // RFC 9562 variant
-	var t [36]byte
-	hex.Encode(t[0:8], b[0:4])
-	hex.Encode(t[9:13], b[4:6])
-	hex.Encode(t[14:18], b[6:8])
-	hex.Encode(t[19:23], b[8:10])
-	hex.Encode(t[24:36], b[10:16])
-	t[8], t[13], t[18], t[23] = '-', '-', '-', '-'
+	t := uuidText(b)
 	return string(t[:])
 }
