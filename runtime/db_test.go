@@ -116,7 +116,6 @@ func setupCounted(t testing.TB) (*pgxpool.Pool, *statementCounter) {
 	return pool, counter
 }
 
-// setupTracer is setup with a pool of conns connections whose statements go through
 // onStatement is a tracer that calls seen with the arguments of each statement sql sent.
 type onStatement struct {
 	sql  string
@@ -131,6 +130,7 @@ func (o onStatement) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.Tra
 }
 func (o onStatement) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
+// setupTracer is setup with a pool of conns connections whose statements go through
 // tracer, which sees the schema's statements too.
 func setupTracer(t testing.TB, tracer pgx.QueryTracer, conns int32) *pgxpool.Pool {
 	t.Helper()

@@ -169,26 +169,26 @@ func (s *reservationGroups) join(ctx context.Context, k sharedReadKey, last *res
 		return groupAnswer{}, ctx.Err()
 	case !g.answered:
 		g.left[token] = true
-		last := false
+		emptied := false
 		if g.waiting--; g.waiting == 0 {
 			g.cancel() // nobody is left to read the answer: see run for the clean-up
-			last = true
+			emptied = true
 		}
 		s.mu.Unlock()
-		if last {
+		if emptied {
 			// This leave cancelled the statement and started its clean-up, which a
 			// reservation made alone waits for too (bounded by cleanupTimeout): wait for it,
 			// so that a failure of it (errClaimLeft) is heard.
 			<-g.done
-			return groupAnswer{}, leftError(ctx, g, token)
-		}
-		t := time.NewTimer(backendWait)
-		defer t.Stop()
-		select {
-		case <-g.done:
-		case <-t.C:
-			// Still on its way (waiting on a lock): the group gives the slot back when it ends.
-			return groupAnswer{}, fmt.Errorf("%w (its group's reservation is still on its way, and is to give back the unit it gets)", ctx.Err())
+		} else {
+			t := time.NewTimer(backendWait)
+			defer t.Stop()
+			select {
+			case <-g.done:
+			case <-t.C:
+				// Still on its way (waiting on a lock): the group gives the slot back when it ends.
+				return groupAnswer{}, fmt.Errorf("%w (its group's reservation is still on its way, and is to give back the unit it gets)", ctx.Err())
+			}
 		}
 		return groupAnswer{}, leftError(ctx, g, token)
 	}
