@@ -23,8 +23,10 @@ import (
 //  1. Write schema/NNNN_name.up.sql with the next number: plain DDL, no BEGIN/COMMIT and no
 //     SET (Migrate and oncegen add the transaction and the timeouts). It must be online DDL
 //     (squawk finds nothing in it; the generator's tests run squawk on it): a new column
-//     nullable with no volatile default, a CHECK added NOT VALID. A step runs in one
-//     transaction, so it cannot build an index CONCURRENTLY.
+//     nullable or with a constant default, a CHECK added NOT VALID. A step runs in one
+//     transaction, so it cannot build an index CONCURRENTLY; what reads every row (a
+//     backfill, a VALIDATE) goes in a step of its own, after the step that took a strong
+//     lock has committed.
 //  2. Write schema/NNNN_name.down.sql undoing it without dropping data a user cannot get
 //     back (a column or table that holds rows stays, and the file says why); and
 //     NNNN_name.drop.sql when the step creates such a thing and dropping it is what a user
@@ -152,41 +154,53 @@ func AppliedSchemaStep(ctx context.Context, db DB) (int, error) {
 	return step, nil
 }
 
-// Migrate applies the steps of the runtime's schema that db lacks, in one transaction, each
-// recording itself in once.schema_steps. Concurrent callers (several instances starting at
-// once) serialise on an advisory lock, so none of them fails on a half-created table, and
-// the later ones find nothing left to do. A lock_timeout keeps a step that waits behind a
-// long transaction from stalling every query on its table: Migrate fails instead, and can
-// be run again.
+// Migrate applies the steps of the runtime's schema that db lacks, each in a transaction of
+// its own that records it in once.schema_steps, so a step that reads a large table (a
+// backfill, a validation) does not run while an earlier step's strong lock is still held.
+// Concurrent callers (several instances starting at once) serialise on an advisory lock
+// taken in each step's transaction, so none of them fails on a half-created table, and the
+// later ones find nothing left to do. A lock_timeout keeps a step that waits behind a long
+// transaction from stalling every query on its table: Migrate fails instead, the steps
+// before it stay applied, and it can be run again.
 func Migrate(ctx context.Context, db DB) error {
 	if err := checkDB(db); err != nil {
 		return err
 	}
+	for {
+		done, err := migrateStep(ctx, db)
+		if err != nil || done {
+			return err
+		}
+	}
+}
+
+// migrateStep applies the first step db lacks, in one transaction; done is true when db
+// lacks none.
+func migrateStep(ctx context.Context, db DB) (done bool, err error) {
 	tx, err := db.Begin(ctx)
 	if err != nil {
-		return fmt.Errorf("once: migrate: begin: %w", err)
+		return false, fmt.Errorf("once: migrate: begin: %w", err)
 	}
 	defer tx.Rollback(ctx)
 	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", LockID("once.schema", "migrate")); err != nil {
-		return fmt.Errorf("once: migrate: lock: %w", err)
+		return false, fmt.Errorf("once: migrate: lock: %w", err)
 	}
 	at, err := AppliedSchemaStep(ctx, tx)
 	if err != nil {
-		return fmt.Errorf("once: migrate: %w", err)
+		return false, fmt.Errorf("once: migrate: %w", err)
 	}
 	if at >= len(schemaSteps) {
-		return nil
+		return true, nil
 	}
 	if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '10s'"); err != nil {
-		return fmt.Errorf("once: migrate: %w", err)
+		return false, fmt.Errorf("once: migrate: %w", err)
 	}
-	for _, s := range schemaSteps[at:] {
-		if _, err := tx.Exec(ctx, s.Up+"\n"+s.RecordSQL()); err != nil {
-			return fmt.Errorf("once: migrate: step %d (%s): %w", s.Number, s.Name, err)
-		}
+	s := schemaSteps[at]
+	if _, err := tx.Exec(ctx, s.Up+"\n"+s.RecordSQL()); err != nil {
+		return false, fmt.Errorf("once: migrate: step %d (%s): %w", s.Number, s.Name, err)
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("once: migrate: commit: %w", err)
+		return false, fmt.Errorf("once: migrate: step %d (%s): commit: %w", s.Number, s.Name, err)
 	}
-	return nil
+	return false, nil
 }

@@ -359,13 +359,15 @@ INSERT INTO once.latches (name, key, fired_at, firings) VALUES ('app.Alert', 'r'
 INSERT INTO once.open_claims (name, key, token) VALUES ('app.Run', 'k', 't');
 INSERT INTO once.leases (name, key, holder, fence, acquired_at, expires_at) VALUES ('app.Tick', 'k', 'h', 1, now(), now() + interval '1 minute');
 INSERT INTO once.operations (id, name, key, token, state, settled_at) OVERRIDING SYSTEM VALUE VALUES (42, 'app.Charge', 'k', 't', 'done', now());
+INSERT INTO once.operations (name, key, token, state, error, settled_at) VALUES ('app.Charge', 'declined', 't', 'failed', 'card declined', now());
+INSERT INTO once.operations (name, key, token) VALUES ('app.Charge', 'held', 't');
 INSERT INTO once.checkpoints (operation_id, step, attempt) VALUES (42, 'charged', 1);
 INSERT INTO once.ledger (operation_id, operation, scope, kind, unit, quantity) VALUES (42, 'app.Charge', '', 'cost', 'usd_cents', 250);
 INSERT INTO once.followups (operation_id, operation, scope, action, provider_key) VALUES (42, 'app.Charge', '', 'receipt', 'pk');`
 
 // populatedState is what must not change: a checksum of each app table over the columns it
 // had before oncegen's migrations, each table's relfilenode (a rewrite gives it a new one),
-// and the rows of once's tables (counted, when they exist).
+// and the rows of once's tables (counted, when they exist, and each operation's state).
 type populatedState struct {
 	sums, files map[string]string
 	once        string
@@ -394,6 +396,11 @@ UNION ALL SELECT (SELECT count(*) FROM once.ledger) UNION ALL SELECT (SELECT cou
 	if err != nil {
 		t.Fatal(err)
 	}
+	var states string
+	if err := conn.QueryRow(ctx, "SELECT coalesce(string_agg(key || '=' || state, ',' ORDER BY id), '') FROM once.operations").Scan(&states); err != nil {
+		t.Fatal(err)
+	}
+	st.once += " " + states
 	return st
 }
 
