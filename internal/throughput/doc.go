@@ -2,8 +2,9 @@
 // one interleaved run on a throwaway PostgreSQL with PostgreSQL's default durability, 8
 // workers on one pool of 8 connections per scenario call each guard on fresh keys and in
 // storms of 1,000 attempts on one key, beside the bare floor (a) `INSERT .. ON CONFLICT DO
-// NOTHING`, each guard's bare twin (the SQL it wraps, written by hand the plain way), River's
-// unique insert, and River's insert with its job's completion. It prints each scenario's
+// NOTHING`, each guard's bare twin (the SQL it wraps, written by hand the plain way), the
+// floor's insert made twice in a call (two round trips and two commits, the bound of a guard
+// that claims and settles), River's unique insert, and River's insert with its job's completion. It prints each scenario's
 // calls per second, its ratios to (a) and to River, its round trips and WAL bytes per call,
 // and the final-state check of every storm and every fresh key.
 //

@@ -19,14 +19,18 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 )
 
-// floorTableSQL is the bare floor's table: a key and nothing else.
-const floorTableSQL = `CREATE TABLE floor (key text PRIMARY KEY)`
+// floorTableSQL is the bare floor's table, a key and nothing else, and the same table for
+// the floor's insert made twice in a call.
+const floorTableSQL = `CREATE TABLE floor (key text PRIMARY KEY); CREATE TABLE floor_pair (key text PRIMARY KEY)`
 
 // The bare twins: the statement each guard wraps, written by hand the plain way, on rows of
 // their own (the twin.* names). Statement's and Episode's are the conditional upserts alone,
 // which lock the row they refuse.
 const (
 	floorSQL = `INSERT INTO floor (key) VALUES ($1) ON CONFLICT DO NOTHING`
+	// floorPairSQL is the floor's insert into a table of its own, for the call that makes it
+	// twice: the bound of any call of two statements, each its own commit.
+	floorPairSQL = `INSERT INTO floor_pair (key) VALUES ($1) ON CONFLICT DO NOTHING`
 
 	statementTwinSQL = `INSERT INTO once.counters AS c (name, key, used, cap)
 SELECT 'twin.statement', $1::text, 1, $2::bigint
@@ -352,6 +356,27 @@ func newScenarios(cfg Config) []*scenario {
 		}
 		add(s)
 	}
+	// What two round trips and two commits cost, whatever the statements: the floor's insert,
+	// and when it inserted, a second one (as Forever settles only what it claimed).
+	pair := &scenario{name: "two floor inserts, two commits: the bound of any two-statement call", kind: "forever", twin: true, lifecycle: true}
+	pair.call = func(ctx context.Context, key string) (bool, error) {
+		tag, err := pair.pool.Exec(ctx, floorPairSQL, key)
+		if err != nil || tag.RowsAffected() == 0 {
+			return false, err
+		}
+		_, err = pair.pool.Exec(ctx, floorPairSQL, key+"/settled")
+		return true, err
+	}
+	pair.freshState = func(ctx context.Context, db *pgxpool.Pool, keys int) error {
+		return countIs(ctx, db, 2*int64(keys), "rows", `SELECT count(*) FROM floor_pair WHERE key LIKE 'f-%'`)
+	}
+	pair.stormState = func(ctx context.Context, db *pgxpool.Pool, key string, effects int64) error {
+		return both(func() error { return wantEffects(effects, 1) },
+			func() error {
+				return countIs(ctx, db, 2, "rows", `SELECT count(*) FROM floor_pair WHERE key IN ($1, $1 || '/settled')`, key)
+			})
+	}
+	add(pair)
 
 	// River: a unique insert (an insert-only client), and an insert whose job a running
 	// client works and completes (the slice's time runs until its jobs are completed).
