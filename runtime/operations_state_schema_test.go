@@ -17,10 +17,9 @@ import (
 
 // The steps that move once.operations.state to the row's end, by name.
 const (
-	stateCopyStep     = "operations_state_copy"
-	stateBackfillStep = "operations_state_backfill"
-	stateLastStep     = "operations_state_last"
-	stateValidateStep = "operations_state_validate"
+	stateCopyStep   = "operations_state_copy"
+	stateCopiedStep = "operations_state_copied"
+	stateLastStep   = "operations_state_last"
 )
 
 // schemaStep returns the step of the runtime's schema called name.
@@ -77,28 +76,31 @@ FROM once.operations WHERE ` + where
 }
 
 // stateIsLast fails t unless state is the last column of once.operations that rows hold,
-// the copy and its trigger are gone, and the four checks on state are there and validated.
+// with the default 'open', the copy and its trigger are gone, and the four checks on state
+// are there and validated.
 func stateIsLast(t *testing.T, pool *pgxpool.Pool) {
 	t.Helper()
 	ctx := context.Background()
-	var last string
+	var last, def string
 	var copies, triggers, checks int
 	err := pool.QueryRow(ctx, `SELECT
 	(SELECT attname FROM pg_attribute WHERE attrelid = 'once.operations'::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum DESC LIMIT 1),
 	(SELECT count(*) FROM pg_attribute WHERE attrelid = 'once.operations'::regclass AND attname = 'state_last' AND NOT attisdropped),
 	(SELECT count(*) FROM pg_trigger WHERE tgrelid = 'once.operations'::regclass AND NOT tgisinternal),
 	(SELECT count(*) FROM pg_constraint WHERE conrelid = 'once.operations'::regclass AND contype = 'c' AND convalidated
-		AND conname IN ('operations_state', 'operations_settled', 'operations_expiry', 'operations_uncertain_since'))`).Scan(&last, &copies, &triggers, &checks)
+		AND conname IN ('operations_state', 'operations_settled', 'operations_expiry', 'operations_uncertain_since')),
+	(SELECT pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
+		WHERE d.adrelid = 'once.operations'::regclass AND a.attname = 'state')`).Scan(&last, &copies, &triggers, &checks, &def)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if last != "state" || copies != 0 || triggers != 0 || checks != 4 {
-		t.Errorf("once.operations: last column %s, %d copies of state, %d triggers, %d validated checks on state; want state, 0, 0, 4", last, copies, triggers, checks)
+	if last != "state" || copies != 0 || triggers != 0 || checks != 4 || def != "'open'::text" {
+		t.Errorf("once.operations: last column %s, %d copies of state, %d triggers, %d validated checks on state, default %s; want state, 0, 0, 4, 'open'", last, copies, triggers, checks, def)
 	}
 }
 
 // A database that already holds operations in every state moves state to the row's end
-// (steps 6 to 9, through Migrate) while guards write to it: attempts that claimed before
+// (steps 6 to 10, through Migrate) while guards write to it: attempts that claimed before
 // the move settle after it, writers claim and settle new keys throughout, and an earlier
 // runtime's insert between the steps is copied by the trigger. Every operation keeps its
 // state and outcome, every write lands, and Verify passes. Down and up again keep them too.
@@ -218,10 +220,10 @@ func TestOperationsState_MovesToTheRowsEndWithRowsAndWritersInFlight(t *testing.
 	}
 }
 
-// The backfill is what makes the move safe: until it has run, a row written before the copy
-// reads 'done' from the copy whatever its state, and the step that drops state refuses to
-// run, changing nothing.
-func TestOperationsState_TheMoveRefusesToDropStateBeforeTheBackfill(t *testing.T) {
+// The backfill is what makes the move safe: until it has run and been validated, a row
+// written before the copy reads 'done' from the copy whatever its state, and the step that
+// drops state refuses to run, changing nothing.
+func TestOperationsState_TheMoveRefusesToDropStateBeforeTheCopyIsValidated(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewDatabase(t).Pool(t, 2)
 	applyStepsBefore(t, pool, stateCopyStep)
@@ -238,20 +240,105 @@ func TestOperationsState_TheMoveRefusesToDropStateBeforeTheBackfill(t *testing.T
 	if wrong != 40 {
 		t.Errorf("%d of 60 copies differ from state before the backfill, want the 40 not done", wrong)
 	}
-	s8 := schemaStep(t, stateLastStep)
+	s9 := schemaStep(t, stateLastStep)
 	tx, err := pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = tx.Exec(ctx, s8.Up+"\n"+s8.RecordSQL())
+	_, err = tx.Exec(ctx, s9.Up+"\n"+s9.RecordSQL())
 	tx.Rollback(ctx)
-	if err == nil || !strings.Contains(err.Error(), "apply schema step 7 ("+stateBackfillStep+") first") {
-		t.Fatalf("step 8 before the backfill: %v, want it refused", err)
+	if err == nil || !strings.Contains(err.Error(), "apply schema step 8 ("+stateCopiedStep+") first") {
+		t.Fatalf("step 9 before the copy is validated: %v, want it refused", err)
+	}
+	var copies int
+	if err := pool.QueryRow(ctx, "SELECT count(*) FROM pg_attribute WHERE attrelid = 'once.operations'::regclass AND attname IN ('state', 'state_last') AND NOT attisdropped").Scan(&copies); err != nil || copies != 2 {
+		t.Errorf("after the refused step: %d of state and its copy (%v), want both", copies, err)
 	}
 	if got := operationsDigest(t, pool, "true"); got != seeded {
 		t.Errorf("after the refused step: %s, was %s", got, seeded)
 	}
-	if at, err := once.AppliedSchemaStep(ctx, pool); err != nil || at != s6.Number {
-		t.Errorf("after the refused step: at step %d (%v), want %d", at, err, s6.Number)
+}
+
+// liveState is the place of state among once.operations' columns and how many dropped
+// columns the table carries: what a second move would change.
+func liveState(t *testing.T, pool *pgxpool.Pool) (attnum, dropped int) {
+	t.Helper()
+	err := pool.QueryRow(context.Background(), `SELECT
+	(SELECT attnum FROM pg_attribute WHERE attrelid = 'once.operations'::regclass AND attname = 'state' AND NOT attisdropped),
+	(SELECT count(*) FROM pg_attribute WHERE attrelid = 'once.operations'::regclass AND attisdropped)`).Scan(&attnum, &dropped)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return attnum, dropped
+}
+
+// Once state has moved, the steps applied again (a migration tool applying oncegen's files
+// after Migrate did) and an up after a partial down (to step 6 or 7) leave it where it is:
+// no second copy, trigger or dropped column, and Migrate succeeds.
+func TestOperationsState_StepsAppliedAgainLeaveStateWhereItIs(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewDatabase(t).Pool(t, 2)
+	if err := once.Migrate(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	seedOperations(t, pool, 60)
+	all := operationsDigest(t, pool, "true")
+	attnum, dropped := liveState(t, pool)
+	same := func(stage string) {
+		t.Helper()
+		stateIsLast(t, pool)
+		if a, d := liveState(t, pool); a != attnum || d != dropped {
+			t.Errorf("%s: state at column %d with %d dropped columns, was %d with %d: state moved again", stage, a, d, attnum, dropped)
+		}
+		if got := operationsDigest(t, pool, "true"); got != all {
+			t.Errorf("%s: %s, was %s", stage, got, all)
+		}
+		if err := once.VerifyRequirements(ctx, pool, once.SchemaRequirements()...); err != nil {
+			t.Errorf("%s: Verify: %v", stage, err)
+		}
+	}
+	steps := once.SchemaSteps()
+	first := schemaStep(t, stateCopyStep).Number
+	for _, s := range steps[first-1:] {
+		exec(t, pool, "BEGIN; "+s.Up+"\n"+s.RecordSQL()+" COMMIT;")
+	}
+	same("the steps applied again after Migrate")
+
+	for _, to := range []int{first, first + 1} {
+		for i := len(steps) - 1; i >= to; i-- {
+			exec(t, pool, "BEGIN; "+steps[i].Down+"\n"+steps[i].UnrecordSQL()+" COMMIT;")
+		}
+		if err := once.Migrate(ctx, pool); err != nil {
+			t.Fatalf("Migrate after a down to step %d: %v", to, err)
+		}
+		same(fmt.Sprintf("up after a down to step %d", to))
+	}
+}
+
+// Step 9 names what else uses the old column and changes nothing, rather than dropping an
+// index of the app's own with it (or failing on a view with PostgreSQL's words).
+func TestOperationsState_TheMoveNamesWhatElseUsesState(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewDatabase(t).Pool(t, 2)
+	applyStepsBefore(t, pool, stateCopyStep)
+	exec(t, pool, "CREATE INDEX app_uncertain ON once.operations (settled_at) WHERE state = 'uncertain'")
+	err := once.Migrate(ctx, pool)
+	if err == nil || !strings.Contains(err.Error(), "once.operations.state is used by index once.app_uncertain") {
+		t.Fatalf("Migrate with an index of the app's own on state: %v, want the index named", err)
+	}
+	at, err := once.AppliedSchemaStep(ctx, pool)
+	if err != nil || at != schemaStep(t, stateLastStep).Number-1 {
+		t.Fatalf("after the refused step: at step %d (%v), want the step before", at, err)
+	}
+	var still bool
+	if err := pool.QueryRow(ctx, "SELECT to_regclass('once.app_uncertain') IS NOT NULL").Scan(&still); err != nil || !still {
+		t.Fatalf("the app's index is gone after the refused step (%v)", err)
+	}
+	exec(t, pool, "DROP INDEX once.app_uncertain")
+	if err := once.Migrate(ctx, pool); err != nil {
+		t.Fatalf("Migrate once the index is dropped: %v", err)
+	}
+	stateIsLast(t, pool)
 }

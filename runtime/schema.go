@@ -26,7 +26,10 @@ import (
 //     nullable or with a constant default, a CHECK added NOT VALID. A step runs in one
 //     transaction, so it cannot build an index CONCURRENTLY; what reads every row (a
 //     backfill, a VALIDATE) goes in a step of its own, after the step that took a strong
-//     lock has committed.
+//     lock has committed. A step whose DDL must not run twice (steps 6 to 9 move a column,
+//     and a migration tool may apply their files after Migrate did) runs it in a DO block
+//     that first looks at the catalog; squawk does not read inside DO blocks, so such a step
+//     says in its comment what locks it takes and why each is short.
 //  2. Write schema/NNNN_name.down.sql undoing it without dropping data a user cannot get
 //     back (a column or table that holds rows stays, and the file says why); and
 //     NNNN_name.drop.sql when the step creates such a thing and dropping it is what a user
@@ -161,7 +164,9 @@ func AppliedSchemaStep(ctx context.Context, db DB) (int, error) {
 // taken in each step's transaction, so none of them fails on a half-created table, and the
 // later ones find nothing left to do. A lock_timeout keeps a step that waits behind a long
 // transaction from stalling every query on its table: Migrate fails instead, the steps
-// before it stay applied, and it can be run again.
+// before it stay applied, and it can be run again. Given a pgx.Tx, the steps run in
+// savepoints of that one transaction, which holds every step's locks until it ends, and
+// keeps none of them unless it commits: pass a pool or a connection.
 func Migrate(ctx context.Context, db DB) error {
 	if err := checkDB(db); err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -571,5 +572,121 @@ ALTER TABLE quota ADD COLUMN IF NOT EXISTS used bigint NOT NULL DEFAULT 0;`
 	var latched int
 	if err := conn.QueryRow(ctx, "SELECT count(*) FROM alerts WHERE fired_at IS NOT NULL").Scan(&latched); err != nil || latched != 500 {
 		t.Errorf("the old latch form latched %d rows (%v), want all 500", latched, err)
+	}
+}
+
+// stepVersion is the version of the file in dir that applies the runtime's schema step n.
+func stepVersion(t *testing.T, dir string, n int) int64 {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, fmt.Sprintf("*_once_schema_%04d_*", n)))
+	if len(files) == 0 {
+		t.Fatalf("no file of runtime step %d in %s", n, dir)
+	}
+	v, err := strconv.ParseInt(strings.SplitN(filepath.Base(files[0]), "_", 2)[0], 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// movedOperations are operations in every state, written before runtime step 6 moves state
+// to the row's end, and what they must read after it.
+const (
+	movedOperations = `INSERT INTO once.operations (name, key, token, state, result, error, settled_at, uncertain_since) VALUES
+('app.Charge', 'open', 't', 'open', NULL, NULL, NULL, NULL),
+('app.Charge', 'done', 't', 'done', '{"id": 1}', NULL, now(), NULL),
+('app.Charge', 'failed', 't', 'failed', NULL, 'declined', now(), NULL),
+('app.Charge', 'released', 't', 'released', NULL, NULL, now(), NULL),
+('app.Charge', 'uncertain', 't', 'uncertain', NULL, NULL, now(), now())`
+	movedStates = "open=open,done=done,failed=failed,released=released,uncertain=uncertain"
+)
+
+// Each tool applies runtime steps 6 to 10 to a database whose once.operations already holds
+// rows in every state: each keeps its state, state ends the row, nothing of the move stays
+// behind, and verify passes.
+func TestPopulated_StateMovesWithRowsUnderEachTool(t *testing.T) {
+	t.Parallel()
+	for _, format := range []string{"goose", "migrate", "sql"} {
+		t.Run(format, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			dir := writeMigrations(t, format)
+			db := newDatabase(t)
+			conn := connect(t, db.URL)
+			before := stepVersion(t, dir, 5)
+			var upTo func(v int64) // applies the files up to version v, every one for -1
+			switch format {
+			case "goose":
+				sqldb := stdlib.OpenDB(*mustConfig(t, db.URL))
+				t.Cleanup(func() { sqldb.Close() })
+				p, err := goose.NewProvider(goose.DialectPostgres, sqldb, os.DirFS(dir))
+				if err != nil {
+					t.Fatal(err)
+				}
+				upTo = func(v int64) {
+					var err error
+					if v < 0 {
+						_, err = p.Up(ctx)
+					} else {
+						_, err = p.UpTo(ctx, v)
+					}
+					if err != nil {
+						t.Fatalf("goose up to %d: %v", v, err)
+					}
+				}
+			case "migrate":
+				m, err := gomigrate.New("file://"+dir, "pgx5://"+strings.TrimPrefix(db.URL, "postgres://"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { m.Close() })
+				upTo = func(v int64) {
+					var err error
+					if v < 0 {
+						err = m.Up()
+					} else {
+						err = m.Migrate(uint(v))
+					}
+					if err != nil {
+						t.Fatalf("migrate to %d: %v", v, err)
+					}
+				}
+			case "sql":
+				ups, _ := filepath.Glob(filepath.Join(dir, "*.up.sql"))
+				sort.Strings(ups)
+				done := 0
+				upTo = func(v int64) {
+					for ; done < len(ups); done++ {
+						n, _ := strconv.ParseInt(strings.SplitN(filepath.Base(ups[done]), "_", 2)[0], 10, 64)
+						if v >= 0 && n > v {
+							return
+						}
+						psql(t, db.URL, ups[done])
+					}
+				}
+			}
+			upTo(before)
+			if _, err := conn.Exec(ctx, movedOperations); err != nil {
+				t.Fatal(err)
+			}
+			upTo(-1) // every file
+			var states, last string
+			var leftovers int
+			err := conn.QueryRow(ctx, `SELECT
+	(SELECT string_agg(key || '=' || state, ',' ORDER BY id) FROM once.operations),
+	(SELECT attname FROM pg_attribute WHERE attrelid = 'once.operations'::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum DESC LIMIT 1),
+	(SELECT count(*) FROM pg_attribute WHERE attrelid = 'once.operations'::regclass AND attname = 'state_last' AND NOT attisdropped)
+	+ (SELECT count(*) FROM pg_trigger WHERE tgrelid = 'once.operations'::regclass AND NOT tgisinternal)
+	+ (SELECT count(*) FROM pg_constraint WHERE conrelid = 'once.operations'::regclass AND NOT convalidated)`).Scan(&states, &last, &leftovers)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if states != movedStates || last != "state" || leftovers != 0 {
+				t.Errorf("after the move: states %s, last column %s, %d copies, triggers or checks not validated left; want %s, state, 0", states, last, leftovers, movedStates)
+			}
+			if code, out := run(t, append([]string{"verify", "-db", db.URL}, second...)...); code != 0 {
+				t.Fatalf("verify after the move: exit %d\n%s", code, out)
+			}
+		})
 	}
 }

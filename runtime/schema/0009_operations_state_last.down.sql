@@ -1,3 +1,3 @@
 -- Nothing to take back: state keeps its name, its rows, its default and its checks, at the
 -- row's end, which every runtime reads by name. The copy and its trigger do not come back;
--- step 6 applied again makes them anew, and this step applied again leaves state as it is.
+-- steps 6 to 9 applied again leave state where it is.

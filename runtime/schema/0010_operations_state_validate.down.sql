@@ -1,0 +1,1 @@
+-- Nothing to take back: validating a check changes no row.
