@@ -9,9 +9,10 @@ SET LOCAL statement_timeout = '1min';
 -- state in every row by step 8, takes state's name, default and checks, and the old column
 -- goes, with the checks that read it. No row is rewritten or read (a dropped column stays
 -- in the rows already written and reads as nothing), so the table's strongest lock, which
--- the drop and the rename take, is held only while the catalog changes, under the lock_timeout. The checks come back NOT VALID (every
--- row written from now on is checked) and step 10 validates them for the rows before. A
--- database where state has moved already is left as it is.
+-- the drop and the rename take, is held only while the catalog changes, under the
+-- lock_timeout. The checks come back NOT VALID (every row written from now on is checked)
+-- and step 10 validates them for the rows before. A database where state has moved already
+-- is left as it is.
 --
 -- What else uses the old column would go with it silently (an index of your own on state)
 -- or stop the drop (a view, a policy): the step names such objects and changes nothing;
@@ -29,7 +30,7 @@ BEGIN
 	IF NOT EXISTS (SELECT FROM pg_constraint WHERE conrelid = 'once.operations'::regclass AND conname = 'operations_state_last' AND convalidated) THEN
 		RAISE EXCEPTION 'once.operations.state_last is not known to equal state in every row: apply schema step 8 (operations_state_copied) first';
 	END IF;
-	SELECT string_agg(pg_describe_object(d.classid, d.objid, d.objsubid), ', ' ORDER BY 1) INTO used
+	SELECT string_agg(pg_describe_object(d.classid, d.objid, d.objsubid), ', ' ORDER BY d.classid, d.objid) INTO used
 	FROM pg_depend d
 	WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid = 'once.operations'::regclass
 		AND d.refobjsubid = (SELECT attnum FROM pg_attribute WHERE attrelid = 'once.operations'::regclass AND attname = 'state')
