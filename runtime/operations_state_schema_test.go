@@ -317,13 +317,15 @@ func TestOperationsState_StepsAppliedAgainLeaveStateWhereItIs(t *testing.T) {
 }
 
 // Step 9 names what else uses the old column and changes nothing, rather than dropping an
-// index of the app's own with it (or failing on a view with PostgreSQL's words).
+// index of the app's own with it (or failing on a view with PostgreSQL's words); a grant on
+// the old column alone is given again on the moved one.
 func TestOperationsState_TheMoveNamesWhatElseUsesState(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool := pgtest.NewDatabase(t).Pool(t, 2)
 	applyStepsBefore(t, pool, stateCopyStep)
 	exec(t, pool, "CREATE INDEX app_uncertain ON once.operations (settled_at) WHERE state = 'uncertain'")
+	exec(t, pool, "GRANT SELECT (state), UPDATE (state) ON once.operations TO PUBLIC")
 	err := once.Migrate(ctx, pool)
 	if err == nil || !strings.Contains(err.Error(), "once.operations.state is used by index once.app_uncertain") {
 		t.Fatalf("Migrate with an index of the app's own on state: %v, want the index named", err)
@@ -341,4 +343,12 @@ func TestOperationsState_TheMoveNamesWhatElseUsesState(t *testing.T) {
 		t.Fatalf("Migrate once the index is dropped: %v", err)
 	}
 	stateIsLast(t, pool)
+	// A grant on the column alone is given again on the moved one.
+	var acl string
+	if err := pool.QueryRow(ctx, "SELECT coalesce(attacl::text, '') FROM pg_attribute WHERE attrelid = 'once.operations'::regclass AND attname = 'state' AND NOT attisdropped").Scan(&acl); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(acl, "{=rw/") {
+		t.Errorf("the moved column's grants: %q, want SELECT and UPDATE to PUBLIC", acl)
+	}
 }

@@ -17,12 +17,14 @@ SET LOCAL statement_timeout = '1min';
 -- What else uses the old column would go with it silently (an index of your own on state)
 -- or stop the drop (a view, a policy): the step names such objects and changes nothing;
 -- drop them, apply the step, and make them again on the new column. Grants on the column
--- alone are not carried over either: give them again after the step.
+-- alone (GRANT SELECT (state) ...) are given again on the moved column.
 DROP TRIGGER IF EXISTS operations_state_copy ON once.operations;
 DROP FUNCTION IF EXISTS once.operations_state_copy();
 DO $$
 DECLARE
 	used text;
+	grants text[];
+	g text;
 BEGIN
 	IF NOT EXISTS (SELECT FROM pg_attribute WHERE attrelid = 'once.operations'::regclass AND attname = 'state_last' AND NOT attisdropped) THEN
 		RETURN;
@@ -40,8 +42,16 @@ BEGIN
 	IF used IS NOT NULL THEN
 		RAISE EXCEPTION 'once.operations.state is used by %: drop these, apply this step, and make them again on the moved column', used;
 	END IF;
+	SELECT array_agg(format('GRANT %s (state) ON once.operations TO %s%s', a.privilege_type,
+		CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(a.grantee)) END,
+		CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END) ORDER BY a.grantee, a.privilege_type) INTO grants
+	FROM pg_attribute p, aclexplode(p.attacl) a
+	WHERE p.attrelid = 'once.operations'::regclass AND p.attname = 'state' AND NOT p.attisdropped;
 	ALTER TABLE once.operations DROP COLUMN state;
 	ALTER TABLE once.operations RENAME COLUMN state_last TO state;
+	FOREACH g IN ARRAY coalesce(grants, '{}') LOOP
+		EXECUTE g;
+	END LOOP;
 	ALTER TABLE once.operations ALTER COLUMN state SET DEFAULT 'open';
 	ALTER TABLE once.operations ADD CONSTRAINT operations_state CHECK (state IN ('open', 'done', 'failed', 'released', 'uncertain')) NOT VALID;
 	ALTER TABLE once.operations ADD CONSTRAINT operations_settled CHECK ((state = 'open') = (settled_at IS NULL)) NOT VALID;
