@@ -115,6 +115,8 @@ func TestOperationsState_MovesToTheRowsEndWithRowsAndWritersInFlight(t *testing.
 	g := once.Forever[int]{Name: "app.Charge"}
 	// Holders claim before the move and settle after it.
 	release := make(chan struct{})
+	releaseHolders := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(releaseHolders) // a test that stops early lets them go
 	holders := make(chan error, 4)
 	for h := range 4 {
 		claimed := make(chan struct{})
@@ -133,8 +135,10 @@ func TestOperationsState_MovesToTheRowsEndWithRowsAndWritersInFlight(t *testing.
 	}
 	// Writers claim and settle fresh keys until the move is done.
 	stop := make(chan struct{})
+	stopWriters := sync.OnceFunc(func() { close(stop) })
 	var written atomic.Int64
 	var wg sync.WaitGroup
+	t.Cleanup(func() { stopWriters(); wg.Wait() }) // before the pool closes
 	writeErrs := make(chan error, 4)
 	for w := range 4 {
 		wg.Go(func() {
@@ -163,13 +167,13 @@ func TestOperationsState_MovesToTheRowsEndWithRowsAndWritersInFlight(t *testing.
 		t.Fatalf("Migrate: %v", err)
 	}
 	time.Sleep(100 * time.Millisecond)
-	close(stop)
+	stopWriters()
 	wg.Wait()
 	close(writeErrs)
 	for err := range writeErrs {
 		t.Errorf("a write during the move: %v", err)
 	}
-	close(release)
+	releaseHolders()
 	for range 4 {
 		if err := <-holders; err != nil {
 			t.Errorf("an attempt claimed before the move: %v", err)
