@@ -244,9 +244,8 @@ RETURNING attempts, provider_ref::text, coalesce(recovery_point, '')`
 
 // foreverAbandonSQL marks a stale open claim uncertain: its holder stopped showing life, and
 // nothing says whether its effect happened.
-const foreverAbandonSQL = `UPDATE once.operations SET state = 'uncertain', settled_at = t.now, uncertain_since = t.now,
-	error = $3, retain = $5::bigint * interval '1 microsecond'
-FROM (SELECT clock_timestamp() AS now) t
+const foreverAbandonSQL = `UPDATE once.operations SET state = 'uncertain', settled_at = statement_timestamp(),
+	uncertain_since = statement_timestamp(), error = $3, retain = $5::bigint * interval '1 microsecond'
 WHERE id = $1 AND token = $2 AND state = 'open'
 	AND alive_at < clock_timestamp() - $4::bigint * interval '1 microsecond'`
 
@@ -269,8 +268,9 @@ WHERE id = $1 AND token = $2 AND state = 'open' AND attempts = 1 AND recovery_po
 // foreverSettleSQL records an attempt's outcome. It is conditional on the attempt's token;
 // an uncertain row is accepted too, because a holder that was marked uncertain for showing
 // no life, and then returned, knows the outcome the mark was guessing at. The clock is read
-// once, so a settled outcome expires exactly Retain after settled_at. The retention is
-// recorded in every state, so an uncertain operation resolved later is kept as long.
+// once, as statement_timestamp() (see clock.go), so a settled outcome expires exactly Retain
+// after settled_at. The retention is recorded in every state, so an uncertain operation
+// resolved later is kept as long.
 //
 // The settle of an open claim is a HOT update when the guard keeps outcomes for ever: no
 // index reads a column it changes (an operator's list of uncertain operations is indexed on
@@ -279,10 +279,9 @@ WHERE id = $1 AND token = $2 AND state = 'open' AND attempts = 1 AND recovery_po
 // version beside the old one and no index entry at all. A guard with a Retain sets
 // expires_at, which the reaper's index reads, and pays its index entry.
 const foreverSettleSQL = `UPDATE once.operations SET state = $3, result = $4, error = $5,
-	settled_at = t.now, alive_at = t.now, retain = $6::bigint * interval '1 microsecond',
-	expires_at = CASE WHEN $3 <> 'uncertain' THEN t.now + $6::bigint * interval '1 microsecond' END,
-	uncertain_since = CASE WHEN $3 = 'uncertain' THEN coalesce(uncertain_since, t.now) END
-FROM (SELECT clock_timestamp() AS now) t
+	settled_at = statement_timestamp(), alive_at = statement_timestamp(), retain = $6::bigint * interval '1 microsecond',
+	expires_at = CASE WHEN $3 <> 'uncertain' THEN statement_timestamp() + $6::bigint * interval '1 microsecond' END,
+	uncertain_since = CASE WHEN $3 = 'uncertain' THEN coalesce(uncertain_since, statement_timestamp()) END
 WHERE id = $1 AND token = $2 AND state IN ('open', 'uncertain')`
 
 // foreverSettleWithSQL is foreverSettleSQL with the attempt's ledger entries and follow-ups,
@@ -290,10 +289,9 @@ WHERE id = $1 AND token = $2 AND state IN ('open', 'uncertain')`
 // still owns the claim (the inserts read from the update's RETURNING).
 const foreverSettleWithSQL = `WITH op AS (
 	UPDATE once.operations SET state = $3, result = $4, error = $5,
-		settled_at = t.now, alive_at = t.now, retain = $6::bigint * interval '1 microsecond',
-		expires_at = CASE WHEN $3 <> 'uncertain' THEN t.now + $6::bigint * interval '1 microsecond' END,
-		uncertain_since = CASE WHEN $3 = 'uncertain' THEN coalesce(uncertain_since, t.now) END
-	FROM (SELECT clock_timestamp() AS now) t
+		settled_at = statement_timestamp(), alive_at = statement_timestamp(), retain = $6::bigint * interval '1 microsecond',
+		expires_at = CASE WHEN $3 <> 'uncertain' THEN statement_timestamp() + $6::bigint * interval '1 microsecond' END,
+		uncertain_since = CASE WHEN $3 = 'uncertain' THEN coalesce(uncertain_since, statement_timestamp()) END
 	WHERE id = $1 AND token = $2 AND state IN ('open', 'uncertain')
 	RETURNING id, name, scope
 ), ledger AS (

@@ -180,8 +180,8 @@ func resolve(ctx context.Context, db DB, id int64, state string, result []byte, 
 resolved AS (
 	UPDATE once.operations o SET state = $2, result = $3,
 		error = CASE WHEN $2 = 'done' THEN NULL ELSE coalesce($4, o.error || ' (released by an operator)') END,
-		settled_at = t.now, expires_at = t.now + o.retain, uncertain_since = NULL
-	FROM target, (SELECT clock_timestamp() AS now) t
+		settled_at = statement_timestamp(), expires_at = statement_timestamp() + o.retain, uncertain_since = NULL
+	FROM target
 	WHERE o.id = target.id AND target.state = 'uncertain'
 	RETURNING o.id
 )
