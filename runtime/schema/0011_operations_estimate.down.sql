@@ -1,0 +1,2 @@
+-- Nothing to take back: the up changes no row and no definition, only what the planner
+-- believes of an empty table.
