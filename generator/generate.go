@@ -310,8 +310,8 @@ func (res *Result) Stale() ([]Stale, error) {
 }
 
 // WriteMigrations writes files (names within dir), creating dir if needed. Migration files
-// are never overwritten: one that exists already is an error, reported before anything is
-// written.
+// are never overwritten, but for the file of an amended runtime step (see Amendment): one
+// that exists already is an error, reported before anything is written.
 func WriteMigrations(dir string, files map[string][]byte) error {
 	names := make([]string, 0, len(files))
 	for n := range files {
@@ -319,7 +319,7 @@ func WriteMigrations(dir string, files map[string][]byte) error {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		if n == SnapshotFile || n == atlasSumFile {
+		if n == SnapshotFile || n == atlasSumFile || runtimeStepFile.MatchString(n) {
 			continue
 		}
 		if _, err := os.Stat(filepath.Join(dir, n)); err == nil {

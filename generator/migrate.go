@@ -52,7 +52,20 @@ type Step struct {
 // database from one to the other, and the snapshot after them.
 type Plan struct {
 	Steps []Step
-	Next  Snapshot
+	// Amended are the runtime's schema steps emitted before whose text has changed since.
+	Amended []Amendment
+	Next    Snapshot
+}
+
+// Amendment is a runtime schema step released with one text and mended since: a step that
+// fails where it should not (PostgreSQL refusing a statement on some databases) cannot be
+// followed by a step that mends it, because the failing one stops every migration after it.
+// A database that applied the old text recorded the step, and is not given the new one; the
+// new text must leave a database as the old one did wherever the old one applied. The file
+// oncegen wrote it into is rewritten with the new text (see amendedFiles).
+type Amendment struct {
+	ID, Name string
+	Old, New string // the step's statements, as emitted and as they are now
 }
 
 // ReadSnapshot reads the snapshot in dir; a directory without one has an empty snapshot.
@@ -121,6 +134,7 @@ func Diff(prev Snapshot, guards []*Guard, objs []Object, allowRename bool) (*Pla
 	// changed index is built under a temporary name, the old one dropped, and the new one
 	// renamed: at every point between files the table has a unique index.
 	var steps, build, drop []Object
+	var amended []Amendment
 	var expandUp, expandDown, validate, contractUp, contractDown, revalidate []string
 	type rename struct{ table, from, to string }
 	var renames []rename
@@ -133,6 +147,8 @@ func Diff(prev Snapshot, guards []*Guard, objs []Object, allowRename bool) (*Pla
 			// recorded it.
 			if !had {
 				steps = append(steps, o)
+			} else if p.Up != o.Up {
+				amended = append(amended, Amendment{ID: o.ID, Name: o.Name, Old: p.Up, New: o.Up})
 			}
 		case had && same(p, o):
 		case o.Kind == ObjIndex && had:
@@ -190,7 +206,7 @@ func Diff(prev Snapshot, guards []*Guard, objs []Object, allowRename bool) (*Pla
 		contractDown = append(contractDown, fmt.Sprintf("ALTER INDEX %s.%s RENAME TO %s;", r.table, r.to, r.from))
 	}
 
-	plan := &Plan{Next: next}
+	plan := &Plan{Next: next, Amended: amended}
 	for _, o := range steps {
 		plan.Steps = append(plan.Steps, Step{Title: "once_schema_" + strings.TrimPrefix(o.ID, "runtime:step:") + "_" + o.Name, Up: []string{o.Up}, Down: []string{o.Down}})
 	}
@@ -280,7 +296,7 @@ func nextVersion(dir string) (int, error) {
 // dir; nothing when the directory is up to date. Every transactional file sets opts'
 // timeouts (DefaultLockTimeout and DefaultStatementTimeout where they are empty).
 func MigrationFiles(dir, format string, plan *Plan, opts Options) (map[string][]byte, error) {
-	if len(plan.Steps) == 0 {
+	if len(plan.Steps) == 0 && len(plan.Amended) == 0 {
 		return snapshotOnly(dir, plan.Next)
 	}
 	if err := opts.Validate(); err != nil {
@@ -290,7 +306,10 @@ func MigrationFiles(dir, format string, plan *Plan, opts Options) (map[string][]
 	if err != nil {
 		return nil, err
 	}
-	files := map[string][]byte{}
+	files, err := amendedFiles(dir, plan.Amended)
+	if err != nil {
+		return nil, err
+	}
 	for i, st := range plan.Steps {
 		base := fmt.Sprintf("%04d_%s", v+i, st.Title)
 		if !st.Concurrent {

@@ -2,6 +2,7 @@ package generator
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -82,4 +83,135 @@ func TestSchemaStep_OneNewStepIsOneNewFile(t *testing.T) {
 			t.Errorf("-format %s: a run after the new step wrote %v", format, again)
 		}
 	}
+}
+
+// A runtime step mended after release (see Amendment) is mended in the file oncegen wrote it
+// into, in every format: the step's statements are replaced, and every other line (the
+// timeouts the file was written with, the tool's annotations, the down part) stays. A run
+// after that writes nothing; a file edited by hand since is an error naming it, and a
+// directory whose file is gone gets the snapshot alone. Not parallel: it changes the steps.
+func TestSchemaStep_AnAmendedStepIsMendedInItsFile(t *testing.T) {
+	released := once.SchemaStep{Number: once.LatestSchemaStep() + 1, Name: "operations_note",
+		Up:   "ALTER TABLE once.operations ADD COLUMN IF NOT EXISTS note text NULL;\n",
+		Down: "-- note holds operators' words: kept.\n"}
+	mended := released
+	mended.Up = "-- note is NULL where no operator wrote one.\nALTER TABLE once.operations ADD COLUMN IF NOT EXISTS note text NULL;\n"
+	defer func() { schemaSteps = once.SchemaSteps }()
+	with := func(s once.SchemaStep) {
+		schemaSteps = func() []once.SchemaStep { return append(once.SchemaSteps(), s) }
+	}
+	files := func(dir, format string, opts Options) (map[string][]byte, error) {
+		t.Helper()
+		objs, err := ObjectsWith(nil, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap, err := ReadSnapshot(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := Diff(snap, nil, objs, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return MigrationFiles(dir, format, plan, opts)
+	}
+	write := func(dir, format string, opts Options) []string {
+		t.Helper()
+		fs, err := files(dir, format, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteMigrations(dir, fs); err != nil {
+			t.Fatal(err)
+		}
+		return slices.Sorted(maps.Keys(fs))
+	}
+	base := fmt.Sprintf("%04d_once_schema_%04d_operations_note", released.Number, released.Number)
+	for _, format := range Formats {
+		up := base + ".up.sql"
+		if format == "goose" || format == "atlas" {
+			up = base + ".sql"
+		}
+		t.Run(format, func(t *testing.T) {
+			dir := t.TempDir()
+			with(released)
+			write(dir, format, Options{LockTimeout: "2s"})
+			before := read(t, filepath.Join(dir, up))
+
+			with(mended)
+			written := write(dir, format, Options{})
+			want := []string{up, SnapshotFile}
+			if format == "atlas" {
+				want = []string{up, atlasSumFile, SnapshotFile}
+			}
+			slices.Sort(want)
+			if !slices.Equal(written, want) {
+				t.Fatalf("the amended step wrote %v, want %v", written, want)
+			}
+			after := read(t, filepath.Join(dir, up))
+			if wantText := strings.Replace(before, released.Up, mended.Up, 1); after != wantText || after == before {
+				t.Errorf("the amended file:\n%s\nwant the file as written with the step's statements replaced:\n%s", after, wantText)
+			}
+			if !strings.Contains(after, "lock_timeout = '2s'") {
+				t.Errorf("the amended file lost the timeout it was written with:\n%s", after)
+			}
+			if format == "atlas" {
+				sum, err := atlasSum(dir, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := read(t, filepath.Join(dir, atlasSumFile)); got != string(sum) {
+					t.Errorf("atlas.sum after the amendment:\n%s\nwant the directory's:\n%s", got, sum)
+				}
+			}
+			if again := write(dir, format, Options{}); len(again) != 0 {
+				t.Errorf("a run after the amendment wrote %v", again)
+			}
+		})
+		t.Run(format+"/edited by hand", func(t *testing.T) {
+			dir := t.TempDir()
+			with(released)
+			write(dir, format, Options{})
+			path := filepath.Join(dir, up)
+			edited := strings.Replace(read(t, path), "note text NULL", "note varchar(200) NULL", 1)
+			if err := os.WriteFile(path, []byte(edited), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			with(mended)
+			_, err := files(dir, format, Options{})
+			if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "amended") {
+				t.Fatalf("an amended step whose file was edited by hand: %v, want an error naming %s", err, path)
+			}
+			if read(t, path) != edited {
+				t.Errorf("the file edited by hand was changed")
+			}
+		})
+		t.Run(format+"/file gone", func(t *testing.T) {
+			dir := t.TempDir()
+			with(released)
+			write(dir, format, Options{})
+			if err := os.Remove(filepath.Join(dir, up)); err != nil {
+				t.Fatal(err)
+			}
+			with(mended)
+			written := write(dir, format, Options{})
+			want := []string{SnapshotFile}
+			if format == "atlas" {
+				want = []string{atlasSumFile, SnapshotFile}
+			}
+			if !slices.Equal(written, want) {
+				t.Errorf("an amended step whose file is gone wrote %v, want %v", written, want)
+			}
+		})
+	}
+}
+
+func read(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
