@@ -2,10 +2,13 @@ package once_test
 
 import (
 	"context"
+	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/oncekit/once/internal/pgtest"
 	once "github.com/oncekit/once/runtime"
@@ -138,5 +141,139 @@ func TestOperationsEstimate_LeavesATableWithRowsAsItWas(t *testing.T) {
 				t.Errorf("row estimate %v and %d checkpoints after the step, want %v and %d as before (5)", tuples1, points1, tuples0, points0)
 			}
 		})
+	}
+}
+
+// releasedEstimateUp is schema step 11 as first released, before it learnt what TRUNCATE
+// would reach past: the negative control of the test below.
+const releasedEstimateUp = `DO $$
+BEGIN
+	IF (SELECT reltuples FROM pg_class WHERE oid = 'once.operations'::regclass) <> 0
+		OR EXISTS (SELECT FROM once.operations) THEN
+		RETURN;
+	END IF;
+	LOCK TABLE once.operations, once.checkpoints IN ACCESS EXCLUSIVE MODE;
+	IF NOT EXISTS (SELECT FROM once.operations) AND NOT EXISTS (SELECT FROM once.checkpoints) THEN
+		TRUNCATE once.operations, once.checkpoints;
+	END IF;
+END
+$$;`
+
+// Where a TRUNCATE of the two empty tables would reach past them or be refused, the step
+// changes nothing and says why in a notice: an application's table whose foreign key refers
+// to once.operations or once.checkpoints (PostgreSQL refuses the TRUNCATE, and the migration
+// with it), a role that may not truncate them, a trigger on TRUNCATE (it would run), and a
+// publication that sends truncations to subscribers. The negative control applies the step
+// as first released to the same database, which fails or truncates (a new relfilenode).
+func TestOperationsEstimate_LeavesTheTablesWhereTruncateWouldReachPastThem(t *testing.T) {
+	var step once.SchemaStep
+	for _, s := range once.SchemaSteps() {
+		if s.Name == estimateStep {
+			step = s
+		}
+	}
+	for _, tc := range []struct {
+		name, setup, role, why string
+		releasedFails          bool
+	}{
+		{name: "an application's foreign key to once.operations",
+			setup:         `CREATE TABLE app_charges (id int PRIMARY KEY, operation_id bigint REFERENCES once.operations (id))`,
+			why:           "app_charges refers to once.operations (foreign key app_charges_operation_id_fkey)",
+			releasedFails: true},
+		{name: "an application's foreign key to once.checkpoints",
+			setup:         `CREATE TABLE app_steps (operation_id bigint, step text, FOREIGN KEY (operation_id, step) REFERENCES once.checkpoints (operation_id, step))`,
+			why:           "app_steps refers to once.checkpoints",
+			releasedFails: true},
+		{name: "a role that may not truncate",
+			role:          "migrator",
+			setup:         `GRANT USAGE ON SCHEMA once TO %[1]s; GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA once TO %[1]s`,
+			why:           "may not truncate them",
+			releasedFails: true},
+		{name: "a trigger on TRUNCATE",
+			setup: `CREATE TABLE app_audit (what text);
+CREATE FUNCTION app_audit() RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN INSERT INTO app_audit VALUES (TG_OP || ' ' || TG_TABLE_NAME); RETURN NULL; END $f$;
+CREATE TRIGGER app_audit AFTER TRUNCATE ON once.operations FOR EACH STATEMENT EXECUTE FUNCTION app_audit()`,
+			why: "trigger app_audit on once.operations fires on TRUNCATE"},
+		{name: "a publication of every table",
+			setup: `CREATE PUBLICATION app_changes FOR ALL TABLES`,
+			why:   "publication app_changes sends truncations of once.operations"},
+	} {
+		for _, released := range []bool{false, true} {
+			name := tc.name
+			if released {
+				name = "negative control: the step as released, " + name
+			}
+			t.Run(name, func(t *testing.T) {
+				ctx := context.Background()
+				db := pgtest.NewDatabase(t)
+				pool := db.Pool(t, 2)
+				applyStepsBefore(t, pool, estimateStep)
+				role := ""
+				if tc.role != "" {
+					role = db.Name + "_" + tc.role
+					exec(t, pool, "CREATE ROLE "+role)
+					t.Cleanup(func() {
+						exec(t, pool, "DROP OWNED BY "+role+"; DROP ROLE "+role)
+					})
+				}
+				setup := tc.setup
+				if role != "" {
+					setup = fmt.Sprintf(setup, role)
+				}
+				exec(t, pool, setup)
+				// A TRUNCATE gives each table a new file.
+				files := func() (ops, points uint32, tuples float64) {
+					t.Helper()
+					err := pool.QueryRow(ctx, `SELECT relfilenode, (SELECT relfilenode FROM pg_class WHERE oid = 'once.checkpoints'::regclass), reltuples
+FROM pg_class WHERE oid = 'once.operations'::regclass`).Scan(&ops, &points, &tuples)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return ops, points, tuples
+				}
+				ops0, points0, tuples0 := files()
+
+				cfg, err := pgx.ParseConfig(db.DirectURL)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var notices []string
+				cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) { notices = append(notices, n.Message) }
+				conn, err := pgx.ConnectConfig(ctx, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer conn.Close(ctx)
+				up := step.Up
+				if released {
+					up = releasedEstimateUp
+				}
+				setRole := ""
+				if role != "" {
+					setRole = "SET LOCAL ROLE " + role + ";\n"
+				}
+				_, applyErr := conn.Exec(ctx, "BEGIN;\n"+setRole+up+"\nCOMMIT;")
+				conn.Close(ctx)
+				ops1, points1, tuples1 := files()
+				truncated := ops1 != ops0 || points1 != points0
+				t.Logf("error %v, truncated %v, notices %q", applyErr, truncated, notices)
+
+				if released {
+					if tc.releasedFails && applyErr == nil || !tc.releasedFails && !truncated {
+						t.Fatalf("the step as released: error %v, truncated %v; want it to fail (%v) or to truncate", applyErr, truncated, tc.releasedFails)
+					}
+					return
+				}
+				if applyErr != nil {
+					t.Fatalf("applying the step: %v", applyErr)
+				}
+				if truncated || tuples1 != tuples0 || tuples0 != 0 {
+					t.Errorf("the step truncated (%v) or changed the row estimate (%v, before %v); want the tables as they were", truncated, tuples1, tuples0)
+				}
+				if len(notices) != 1 || !strings.Contains(notices[0], "leaves once.operations as it is: ") || !strings.Contains(notices[0], tc.why) {
+					t.Errorf("notices %q, want one saying %q", notices, tc.why)
+				}
+			})
+		}
 	}
 }

@@ -18,7 +18,13 @@ import (
 // migration oncegen wrote and once.Verify all read the same step from the database.
 //
 // To grow the schema, add a step; never edit a released one (databases have applied it, and
-// oncegen's snapshots have emitted it):
+// oncegen's snapshots have emitted it), with one exception: a released step that fails on
+// some databases stops every step after it, so no later step can mend it. Such a step is
+// mended in place, and its new text must leave a database exactly as the old one did
+// wherever the old one applied (a database that applied it keeps it recorded and never runs
+// the new text); oncegen then rewrites the step's statements in the file it wrote (see
+// generator.Amendment). Step 11 is the one so mended: as released, it ran TRUNCATE where a
+// foreign key of another table or a role's privileges made PostgreSQL refuse it.
 //
 //  1. Write schema/NNNN_name.up.sql with the next number: plain DDL, no BEGIN/COMMIT and no
 //     SET (Migrate and oncegen add the transaction and the timeouts). It must be online DDL

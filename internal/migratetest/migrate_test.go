@@ -614,57 +614,7 @@ func TestPopulated_StateMovesWithRowsUnderEachTool(t *testing.T) {
 			db := newDatabase(t)
 			conn := connect(t, db.URL)
 			before := stepVersion(t, dir, 5)
-			var upTo func(v int64) // applies the files up to version v, every one for -1
-			switch format {
-			case "goose":
-				sqldb := stdlib.OpenDB(*mustConfig(t, db.URL))
-				t.Cleanup(func() { sqldb.Close() })
-				p, err := goose.NewProvider(goose.DialectPostgres, sqldb, os.DirFS(dir))
-				if err != nil {
-					t.Fatal(err)
-				}
-				upTo = func(v int64) {
-					var err error
-					if v < 0 {
-						_, err = p.Up(ctx)
-					} else {
-						_, err = p.UpTo(ctx, v)
-					}
-					if err != nil {
-						t.Fatalf("goose up to %d: %v", v, err)
-					}
-				}
-			case "migrate":
-				m, err := gomigrate.New("file://"+dir, "pgx5://"+strings.TrimPrefix(db.URL, "postgres://"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { m.Close() })
-				upTo = func(v int64) {
-					var err error
-					if v < 0 {
-						err = m.Up()
-					} else {
-						err = m.Migrate(uint(v))
-					}
-					if err != nil {
-						t.Fatalf("migrate to %d: %v", v, err)
-					}
-				}
-			case "sql":
-				ups, _ := filepath.Glob(filepath.Join(dir, "*.up.sql"))
-				sort.Strings(ups)
-				done := 0
-				upTo = func(v int64) {
-					for ; done < len(ups); done++ {
-						n, _ := strconv.ParseInt(strings.SplitN(filepath.Base(ups[done]), "_", 2)[0], 10, 64)
-						if v >= 0 && n > v {
-							return
-						}
-						psql(t, db.URL, ups[done])
-					}
-				}
-			}
+			upTo := applier(t, format, dir, db)
 			upTo(before)
 			if _, err := conn.Exec(ctx, movedOperations); err != nil {
 				t.Fatal(err)
@@ -686,6 +636,107 @@ func TestPopulated_StateMovesWithRowsUnderEachTool(t *testing.T) {
 			}
 			if code, out := run(t, append([]string{"verify", "-db", db.URL}, second...)...); code != 0 {
 				t.Fatalf("verify after the move: exit %d\n%s", code, out)
+			}
+		})
+	}
+}
+
+// applier returns a function that applies format's files in dir to db with the tool of the
+// format (goose, golang-migrate, psql) up to version v, or every file for -1.
+func applier(t *testing.T, format, dir string, db *pgtest.Database) func(v int64) {
+	t.Helper()
+	ctx := context.Background()
+	var upTo func(v int64)
+	switch format {
+	case "goose":
+		sqldb := stdlib.OpenDB(*mustConfig(t, db.URL))
+		t.Cleanup(func() { sqldb.Close() })
+		p, err := goose.NewProvider(goose.DialectPostgres, sqldb, os.DirFS(dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		upTo = func(v int64) {
+			var err error
+			if v < 0 {
+				_, err = p.Up(ctx)
+			} else {
+				_, err = p.UpTo(ctx, v)
+			}
+			if err != nil {
+				t.Fatalf("goose up to %d: %v", v, err)
+			}
+		}
+	case "migrate":
+		m, err := gomigrate.New("file://"+dir, "pgx5://"+strings.TrimPrefix(db.URL, "postgres://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { m.Close() })
+		upTo = func(v int64) {
+			var err error
+			if v < 0 {
+				err = m.Up()
+			} else {
+				err = m.Migrate(uint(v))
+			}
+			if err != nil {
+				t.Fatalf("migrate to %d: %v", v, err)
+			}
+		}
+	case "sql":
+		ups, _ := filepath.Glob(filepath.Join(dir, "*.up.sql"))
+		sort.Strings(ups)
+		done := 0
+		upTo = func(v int64) {
+			for ; done < len(ups); done++ {
+				n, _ := strconv.ParseInt(strings.SplitN(filepath.Base(ups[done]), "_", 2)[0], 10, 64)
+				if v >= 0 && n > v {
+					return
+				}
+				psql(t, db.URL, ups[done])
+			}
+		}
+	}
+	return upTo
+}
+
+// An application whose own table refers to once.operations by a foreign key, made before
+// runtime step 11 (a new database migrated from empty, in every tool): each tool applies
+// every file, step 11 leaves the empty tables as they are (PostgreSQL refuses to truncate a
+// table another table refers to), the application's rows are kept, and verify passes.
+func TestEmpty_AnApplicationsForeignKeyToOperationsUnderEachTool(t *testing.T) {
+	t.Parallel()
+	for _, format := range []string{"goose", "migrate", "sql"} {
+		t.Run(format, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			dir := writeMigrations(t, format)
+			db := newDatabase(t)
+			conn := connect(t, db.URL)
+			upTo := applier(t, format, dir, db)
+			upTo(stepVersion(t, dir, 10))
+			if _, err := conn.Exec(ctx, `CREATE TABLE app_charges (id int PRIMARY KEY, operation_id bigint NULL REFERENCES once.operations (id));
+INSERT INTO app_charges VALUES (1, NULL)`); err != nil {
+				t.Fatal(err)
+			}
+			var file0 uint32
+			if err := conn.QueryRow(ctx, `SELECT relfilenode FROM pg_class WHERE oid = 'once.operations'::regclass`).Scan(&file0); err != nil {
+				t.Fatal(err)
+			}
+			upTo(-1) // every file, step 11 with them
+			var step int
+			var file1 uint32
+			var charges int
+			err := conn.QueryRow(ctx, `SELECT (SELECT max(step) FROM once.schema_steps),
+	(SELECT relfilenode FROM pg_class WHERE oid = 'once.operations'::regclass), (SELECT count(*) FROM app_charges)`).Scan(&step, &file1, &charges)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if step < 11 || file1 != file0 || charges != 1 {
+				t.Errorf("after every file: step %d, once.operations' file %d (before %d), %d application rows; want step 11 or later, the same file, 1 row", step, file1, file0, charges)
+			}
+			if code, out := run(t, append([]string{"verify", "-db", db.URL}, second...)...); code != 0 {
+				t.Fatalf("verify: exit %d\n%s", code, out)
 			}
 		})
 	}

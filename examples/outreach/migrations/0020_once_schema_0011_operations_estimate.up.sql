@@ -21,10 +21,43 @@ SET LOCAL statement_timeout = '1min';
 -- analyzes it again once fifty rows have changed (its default threshold), and PostgreSQL
 -- makes the kept plans again with each new estimate. The step runs its DDL in a DO block
 -- for the checks, which squawk does not read inside.
+--
+-- Nor does it truncate where TRUNCATE would reach past these two empty tables or be refused:
+-- a foreign key of another table that refers to either (PostgreSQL refuses to truncate a
+-- table referred to unless the referring table goes too), a role that may not truncate them,
+-- a trigger on TRUNCATE, or a publication that sends truncations to subscribers. It says why
+-- in a notice and changes nothing; the table keeps its estimate until autovacuum analyzes it.
 DO $$
+DECLARE
+	why text;
 BEGIN
 	IF (SELECT reltuples FROM pg_class WHERE oid = 'once.operations'::regclass) <> 0
 		OR EXISTS (SELECT FROM once.operations) THEN
+		RETURN;
+	END IF;
+	SELECT format('%s refers to %s (foreign key %I)', conrelid::regclass, confrelid::regclass, conname) INTO why
+	FROM pg_constraint
+	WHERE contype = 'f' AND confrelid IN ('once.operations'::regclass, 'once.checkpoints'::regclass)
+		AND (conrelid, confrelid) <> ('once.checkpoints'::regclass, 'once.operations'::regclass)
+	ORDER BY conrelid::regclass::text, conname LIMIT 1;
+	IF why IS NULL AND NOT (has_table_privilege('once.operations', 'TRUNCATE') AND has_table_privilege('once.checkpoints', 'TRUNCATE')) THEN
+		why := format('role %I may not truncate them', current_user);
+	END IF;
+	IF why IS NULL THEN
+		SELECT format('trigger %I on %s fires on TRUNCATE', tgname, tgrelid::regclass) INTO why
+		FROM pg_trigger
+		WHERE tgrelid IN ('once.operations'::regclass, 'once.checkpoints'::regclass) AND NOT tgisinternal AND tgtype & 32 <> 0
+		ORDER BY tgname LIMIT 1;
+	END IF;
+	IF why IS NULL THEN
+		SELECT format('publication %I sends truncations of once.%I', p.pubname, pt.tablename) INTO why
+		FROM pg_publication p JOIN pg_publication_tables pt ON pt.pubname = p.pubname
+		WHERE p.pubtruncate AND pt.schemaname = 'once' AND pt.tablename IN ('operations', 'checkpoints')
+		ORDER BY p.pubname, pt.tablename DESC LIMIT 1;
+	END IF;
+	IF why IS NOT NULL THEN
+		RAISE NOTICE 'once schema step 11 leaves once.operations as it is: %', why
+			USING HINT = 'PostgreSQL plans statements on the table as scans of every row until autovacuum analyzes it (after fifty changed rows); ANALYZE once.operations once it holds rows to end that sooner.';
 		RETURN;
 	END IF;
 	LOCK TABLE once.operations, once.checkpoints IN ACCESS EXCLUSIVE MODE;
