@@ -24,19 +24,7 @@ func TestSchemaStep_OneNewStepIsOneNewFile(t *testing.T) {
 		dir := t.TempDir()
 		write := func() []string {
 			t.Helper()
-			objs, err := ObjectsWith(nil, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			snap, err := ReadSnapshot(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			plan, err := Diff(snap, nil, objs, false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			files, err := MigrationFiles(dir, format, plan, Options{})
+			files, err := dueFiles(t, dir, format, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -100,25 +88,9 @@ func TestSchemaStep_AnAmendedStepIsMendedInItsFile(t *testing.T) {
 	with := func(s once.SchemaStep) {
 		schemaSteps = func() []once.SchemaStep { return append(once.SchemaSteps(), s) }
 	}
-	files := func(dir, format string, opts Options) (map[string][]byte, error) {
-		t.Helper()
-		objs, err := ObjectsWith(nil, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		snap, err := ReadSnapshot(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		plan, err := Diff(snap, nil, objs, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return MigrationFiles(dir, format, plan, opts)
-	}
 	write := func(dir, format string, opts Options) []string {
 		t.Helper()
-		fs, err := files(dir, format, opts)
+		fs, err := dueFiles(t, dir, format, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -179,7 +151,7 @@ func TestSchemaStep_AnAmendedStepIsMendedInItsFile(t *testing.T) {
 				t.Fatal(err)
 			}
 			with(mended)
-			_, err := files(dir, format, Options{})
+			_, err := dueFiles(t, dir, format, Options{})
 			if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "amended") {
 				t.Fatalf("an amended step whose file was edited by hand: %v, want an error naming %s", err, path)
 			}
@@ -214,4 +186,23 @@ func read(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// dueFiles returns the migration files dir is due for with no guards declared: the
+// runtime's steps alone, as schemaSteps has them.
+func dueFiles(t *testing.T, dir, format string, opts Options) (map[string][]byte, error) {
+	t.Helper()
+	objs, err := ObjectsWith(nil, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := ReadSnapshot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := Diff(snap, nil, objs, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return MigrationFiles(dir, format, plan, opts)
 }
