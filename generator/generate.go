@@ -310,8 +310,9 @@ func (res *Result) Stale() ([]Stale, error) {
 }
 
 // WriteMigrations writes files (names within dir), creating dir if needed. Migration files
-// are never overwritten, but for the file of an amended runtime step (see Amendment): one
-// that exists already is an error, reported before anything is written.
+// are never overwritten, but for a runtime step's file, which an amended step rewrites (see
+// Amendment): one that exists already is an error, reported before anything is written. (A
+// new step's file cannot have an existing name: its version follows every file's in dir.)
 func WriteMigrations(dir string, files map[string][]byte) error {
 	names := make([]string, 0, len(files))
 	for n := range files {

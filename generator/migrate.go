@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -61,8 +62,11 @@ type Plan struct {
 // fails where it should not (PostgreSQL refusing a statement on some databases) cannot be
 // followed by a step that mends it, because the failing one stops every migration after it.
 // A database that applied the old text recorded the step, and is not given the new one; the
-// new text must leave a database as the old one did wherever the old one applied. The file
-// oncegen wrote it into is rewritten with the new text (see amendedFiles).
+// new text applies wherever the old one failed and changes no more than the old one did
+// wherever it applied. A step is amended only where the snapshot holds one of the texts the
+// runtime says it superseded: a snapshot holding a text it does not know was written by a
+// newer oncegen, and is kept as it is, so running an older oncegen never takes a mend back.
+// The file oncegen wrote the step into is rewritten with the new text (see amendedFiles).
 type Amendment struct {
 	ID, Name string
 	Old, New string // the step's statements, as emitted and as they are now
@@ -107,7 +111,7 @@ func MarshalSnapshot(s Snapshot) ([]byte, error) {
 // MigrationFiles then writes the snapshot alone, and a rename accepted once is not reported
 // again.
 func Diff(prev Snapshot, guards []*Guard, objs []Object, allowRename bool) (*Plan, error) {
-	next := Snapshot{Version: 1, Objects: objs}
+	next := Snapshot{Version: 1, Objects: slices.Clone(objs)}
 	for _, g := range guards {
 		next.Guards = append(next.Guards, SnapshotGuard{Name: g.Name, Kind: string(g.Kind), Func: g.PkgPath + "." + g.FuncName(), Key: g.KeyText(), Table: g.Table})
 	}
@@ -138,17 +142,21 @@ func Diff(prev Snapshot, guards []*Guard, objs []Object, allowRename bool) (*Pla
 	var expandUp, expandDown, validate, contractUp, contractDown, revalidate []string
 	type rename struct{ table, from, to string }
 	var renames []rename
-	for _, o := range objs {
+	for i, o := range objs {
 		p, had := old[o.ID]
 		switch {
 		case o.Kind == ObjRuntime:
 			// A step of the runtime's schema is emitted once, in a file of its own, and
-			// never again: a released step does not change, and a database that applied it
-			// recorded it.
-			if !had {
+			// never again: a database that applied it recorded it. Only a mend of a released
+			// step (see Amendment) changes its file.
+			switch {
+			case !had:
 				steps = append(steps, o)
-			} else if p.Up != o.Up {
+			case p.Up == o.Up:
+			case slices.Contains(o.Superseded, p.Up):
 				amended = append(amended, Amendment{ID: o.ID, Name: o.Name, Old: p.Up, New: o.Up})
+			default: // written by a newer oncegen: its text stays in the snapshot
+				next.Objects[i] = p
 			}
 		case had && same(p, o):
 		case o.Kind == ObjIndex && had:

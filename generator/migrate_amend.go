@@ -50,10 +50,10 @@ func amendedFiles(dir string, amended []Amendment) (map[string][]byte, error) {
 			}
 			text := string(b)
 			switch n := strings.Count(text, a.Old); {
+			case mended(text, a):
+				// mended already (by a run whose snapshot was not written, or by hand)
 			case n == 1:
 				files[f] = []byte(strings.Replace(text, a.Old, a.New, 1))
-			case strings.Contains(text, a.New):
-				// mended already
 			default:
 				return nil, fmt.Errorf("%s: once's schema step %s (%s) has been amended since oncegen wrote this file, "+
 					"and the file no longer holds the statements oncegen wrote (found %d times), so it cannot be mended "+
@@ -63,4 +63,25 @@ func amendedFiles(dir string, amended []Amendment) (map[string][]byte, error) {
 		}
 	}
 	return files, nil
+}
+
+// mended reports whether text, a step's file, holds the amended statements already. The new
+// statements may hold the old ones (a mend that only adds), so the file must hold the new
+// ones once and the old ones nowhere else. Line ends and trailing blanks are not compared,
+// so a file mended by hand in an editor that wrote CRLF, or trimmed lines, counts.
+func mended(text string, a Amendment) bool {
+	text, old, cur := plain(text), plain(a.Old), plain(a.New)
+	if strings.Count(text, cur) != 1 {
+		return false
+	}
+	return strings.Count(text, old) == strings.Count(cur, old)
+}
+
+// plain is s with CRLF line ends as LF and each line's trailing blanks removed.
+func plain(s string) string {
+	lines := strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " \t")
+	}
+	return strings.Join(lines, "\n")
 }

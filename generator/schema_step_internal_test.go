@@ -84,6 +84,7 @@ func TestSchemaStep_AnAmendedStepIsMendedInItsFile(t *testing.T) {
 		Down: "-- note holds operators' words: kept.\n"}
 	mended := released
 	mended.Up = "-- note is NULL where no operator wrote one.\nALTER TABLE once.operations ADD COLUMN IF NOT EXISTS note text NULL;\n"
+	mended.Superseded = []string{released.Up}
 	defer func() { schemaSteps = once.SchemaSteps }()
 	with := func(s once.SchemaStep) {
 		schemaSteps = func() []once.SchemaStep { return append(once.SchemaSteps(), s) }
@@ -157,6 +158,42 @@ func TestSchemaStep_AnAmendedStepIsMendedInItsFile(t *testing.T) {
 			}
 			if read(t, path) != edited {
 				t.Errorf("the file edited by hand was changed")
+			}
+		})
+		// The mended file was written but the snapshot was not (a run stopped between the
+		// two, or a checkout that took the old snapshot alone): the file is left as it is,
+		// though the new statements hold the old ones.
+		t.Run(format+"/snapshot behind its file", func(t *testing.T) {
+			dir := t.TempDir()
+			with(released)
+			write(dir, format, Options{})
+			oldSnap := read(t, filepath.Join(dir, SnapshotFile))
+			with(mended)
+			write(dir, format, Options{})
+			want := read(t, filepath.Join(dir, up))
+			if err := os.WriteFile(filepath.Join(dir, SnapshotFile), []byte(oldSnap), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			written := write(dir, format, Options{})
+			if got := read(t, filepath.Join(dir, up)); got != want {
+				t.Errorf("a run with the snapshot behind its mended file wrote %v; the file:\n%s\nwant it as mended:\n%s", written, got, want)
+			}
+		})
+		// An older oncegen (a step's text it does not know in the snapshot) takes no mend
+		// back: it writes nothing, and the file and the snapshot stay mended.
+		t.Run(format+"/an older oncegen", func(t *testing.T) {
+			dir := t.TempDir()
+			with(released)
+			write(dir, format, Options{})
+			with(mended)
+			write(dir, format, Options{})
+			file, snap := read(t, filepath.Join(dir, up)), read(t, filepath.Join(dir, SnapshotFile))
+			with(released)
+			if written := write(dir, format, Options{}); len(written) != 0 {
+				t.Errorf("an older oncegen wrote %v", written)
+			}
+			if read(t, filepath.Join(dir, up)) != file || read(t, filepath.Join(dir, SnapshotFile)) != snap {
+				t.Errorf("an older oncegen changed the mended file or the snapshot")
 			}
 		})
 		t.Run(format+"/file gone", func(t *testing.T) {

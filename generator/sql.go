@@ -40,6 +40,9 @@ type Object struct {
 	Concurrent bool `json:"concurrent,omitempty"`
 	// Guards names the guards relying on the object.
 	Guards []string `json:"guards"`
+	// Superseded, for a runtime step mended after its release, are the Up it had in earlier
+	// releases: a snapshot holding one of them is older than the runtime (see Amendment).
+	Superseded []string `json:"-"`
 }
 
 // Objects returns the DDL the guards rely on, in the order it must be applied: the steps of
@@ -241,12 +244,17 @@ func runtimeObjects(dropData bool) []Object {
 		if dropData && s.DropData != "" {
 			down = s.DropData
 		}
+		var superseded []string
+		for _, up := range s.Superseded {
+			superseded = append(superseded, strings.TrimRight(up, "\n")+"\n\n"+s.RecordSQL())
+		}
 		out = append(out, Object{
 			ID: fmt.Sprintf("runtime:step:%04d", s.Number), Kind: ObjRuntime, Name: s.Name,
-			Def:    strconv.Itoa(s.Number),
-			Up:     strings.TrimRight(s.Up, "\n") + "\n\n" + s.RecordSQL(),
-			Down:   s.UnrecordSQL() + "\n\n" + strings.TrimRight(down, "\n"),
-			Guards: []string{},
+			Def:        strconv.Itoa(s.Number),
+			Up:         strings.TrimRight(s.Up, "\n") + "\n\n" + s.RecordSQL(),
+			Down:       s.UnrecordSQL() + "\n\n" + strings.TrimRight(down, "\n"),
+			Guards:     []string{},
+			Superseded: superseded,
 		})
 	}
 	return out

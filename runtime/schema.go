@@ -20,11 +20,15 @@ import (
 // To grow the schema, add a step; never edit a released one (databases have applied it, and
 // oncegen's snapshots have emitted it), with one exception: a released step that fails on
 // some databases stops every step after it, so no later step can mend it. Such a step is
-// mended in place, and its new text must leave a database exactly as the old one did
-// wherever the old one applied (a database that applied it keeps it recorded and never runs
-// the new text); oncegen then rewrites the step's statements in the file it wrote (see
-// generator.Amendment). Step 11 is the one so mended: as released, it ran TRUNCATE where a
-// foreign key of another table or a role's privileges made PostgreSQL refuse it.
+// mended in place. Its new text must apply wherever the old one failed, and change no more
+// than the old one did wherever the old one applied (a database that applied it keeps it
+// recorded and never runs the new text). The released text goes to
+// schema/superseded/NNNN_name.K.up.sql (K counting the step's mends from 1), which is how
+// oncegen knows a snapshot holding it is older than the runtime, and rewrites the step's
+// statements in the file it wrote (see generator.Amendment); a snapshot holding a text the
+// runtime does not know is newer, and is left as it is. Step 11 is the one so mended: as
+// released, it ran TRUNCATE where a foreign key of another table or a role's privileges made
+// PostgreSQL refuse it.
 //
 //  1. Write schema/NNNN_name.up.sql with the next number: plain DDL, no BEGIN/COMMIT and no
 //     SET (Migrate and oncegen add the transaction and the timeouts). It must be online DDL
@@ -46,7 +50,7 @@ import (
 // LatestSchemaStep then grows by one, Verify requires it, Migrate applies it, and the next
 // oncegen run writes one new migration holding only that step.
 //
-//go:embed schema/*.sql
+//go:embed schema/*.sql schema/superseded/*.sql
 var schemaFiles embed.FS
 
 // SchemaStep is one numbered step of the runtime's schema.
@@ -63,6 +67,9 @@ type SchemaStep struct {
 	// DropData, when not empty, is a Down that also drops those tables and columns with
 	// their data.
 	DropData string
+	// Superseded are the texts Up had in earlier releases, oldest first: empty for a step
+	// never mended after its release.
+	Superseded []string
 }
 
 // RecordSQL is the statement that records the step as applied, run in the transaction that
@@ -97,7 +104,10 @@ var Schema = func() string {
 	return b.String()
 }()
 
-var stepFileRE = regexp.MustCompile(`^schema/(\d{4})_([a-z0-9_]+)\.(up|down|drop)\.sql$`)
+var (
+	stepFileRE       = regexp.MustCompile(`^schema/(\d{4})_([a-z0-9_]+)\.(up|down|drop)\.sql$`)
+	supersededFileRE = regexp.MustCompile(`^schema/superseded/(\d{4})_([a-z0-9_]+)\.([1-9])\.up\.sql$`)
+)
 
 func loadSchemaSteps() []SchemaStep {
 	names, err := fs.Glob(schemaFiles, "schema/*.sql")
@@ -133,6 +143,25 @@ func loadSchemaSteps() []SchemaStep {
 		case "drop":
 			s.DropData = string(text)
 		}
+	}
+	superseded, err := fs.Glob(schemaFiles, "schema/superseded/*.sql")
+	if err != nil {
+		panic(err)
+	}
+	for _, name := range superseded { // sorted: a step's mends in order, while K < 10
+		m := supersededFileRE.FindStringSubmatch(name)
+		if m == nil {
+			panic("once: superseded schema file " + name + " is not named NNNN_name.K.up.sql")
+		}
+		n, _ := strconv.Atoi(m[1])
+		if k, _ := strconv.Atoi(m[3]); n < 1 || n > len(steps) || steps[n-1].Name != m[2] || k != len(steps[n-1].Superseded)+1 {
+			panic("once: superseded schema file " + name + " names no step, or is not its next mend")
+		}
+		text, err := schemaFiles.ReadFile(name)
+		if err != nil {
+			panic(err)
+		}
+		steps[n-1].Superseded = append(steps[n-1].Superseded, string(text))
 	}
 	for _, s := range steps {
 		if s.Up == "" || s.Down == "" {

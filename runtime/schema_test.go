@@ -153,3 +153,19 @@ func TestMigrate_ConcurrentCallersApplyEachStepOnce(t *testing.T) {
 		t.Errorf("%d step records (%d distinct), want %d", n, distinct, once.LatestSchemaStep())
 	}
 }
+
+// A step mended after its release keeps each text it had (schema/superseded), oldest first,
+// each other than its Up; only step 11 has been mended.
+func TestSchemaSteps_SupersededTexts(t *testing.T) {
+	for _, s := range once.SchemaSteps() {
+		want := map[int]int{11: 1}[s.Number]
+		if len(s.Superseded) != want {
+			t.Errorf("step %d (%s): %d superseded texts, want %d", s.Number, s.Name, len(s.Superseded), want)
+		}
+		for i, up := range s.Superseded {
+			if up == s.Up || strings.TrimSpace(up) == "" {
+				t.Errorf("step %d: superseded text %d is its Up, or empty", s.Number, i+1)
+			}
+		}
+	}
+}

@@ -23,6 +23,7 @@ import (
 	"github.com/pressly/goose/v3"
 
 	"github.com/oncekit/once/internal/pgtest"
+	once "github.com/oncekit/once/runtime"
 )
 
 // oncegen is the command under test, built from this checkout.
@@ -700,10 +701,47 @@ func applier(t *testing.T, format, dir string, db *pgtest.Database) func(v int64
 	return upTo
 }
 
+// releasedStep11 turns dir's migrations into what oncegen wrote before step 11 was mended: the step's file and the snapshot hold its superseded text.
+func releasedStep11(t *testing.T, dir string) {
+	t.Helper()
+	step := once.SchemaSteps()[10]
+	text := func(up string) string { return strings.TrimRight(up, "\n") + "\n\n" + step.RecordSQL() }
+	cur, old := text(step.Up), text(step.Superseded[0])
+	files, _ := filepath.Glob(filepath.Join(dir, "*_once_schema_0011_operations_estimate*.sql"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), cur) {
+			if err := os.WriteFile(f, []byte(strings.Replace(string(b), cur, old, 1)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			snap, err := os.ReadFile(filepath.Join(dir, "oncegen.snapshot.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			quote := func(s string) string { q, _ := json.Marshal(s); return string(q) }
+			if !strings.Contains(string(snap), quote(cur)) {
+				t.Fatalf("the snapshot does not hold step 11's text")
+			}
+			err = os.WriteFile(filepath.Join(dir, "oncegen.snapshot.json"), []byte(strings.Replace(string(snap), quote(cur), quote(old), 1)), 0o644)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+	}
+	t.Fatalf("no file of step 11 in %s holds its text", dir)
+}
+
 // An application whose own table refers to once.operations by a foreign key, made before
-// runtime step 11 (a new database migrated from empty, in every tool): each tool applies
-// every file, step 11 leaves the empty tables as they are (PostgreSQL refuses to truncate a
-// table another table refers to), the application's rows are kept, and verify passes.
+// runtime step 11, with migrations the release before step 11 was mended wrote: oncegen
+// -check reports the step's file due, oncegen mends it, and (a new database migrated from
+// empty, in every tool) each tool applies every file, step 11 leaves the empty tables as
+// they are (PostgreSQL refuses to truncate a table another table refers to), the
+// application's rows are kept, and verify passes. (That the released text fails there is
+// the negative control of the runtime's TestOperationsEstimate_LeavesTheTablesWhere….)
 func TestEmpty_AnApplicationsForeignKeyToOperationsUnderEachTool(t *testing.T) {
 	t.Parallel()
 	for _, format := range []string{"goose", "migrate", "sql"} {
@@ -711,6 +749,16 @@ func TestEmpty_AnApplicationsForeignKeyToOperationsUnderEachTool(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			dir := writeMigrations(t, format)
+			releasedStep11(t, dir)
+			if code, out := run(t, append([]string{"-check", "-migrations", dir, "-format", format}, second...)...); code != 1 || !strings.Contains(out, "once_schema_0011_operations_estimate") {
+				t.Fatalf("-check on the released step 11: exit %d, want 1 naming its file\n%s", code, out)
+			}
+			if code, out := run(t, append([]string{"-migrations", dir, "-format", format}, second...)...); code != 0 {
+				t.Fatalf("oncegen mending step 11: exit %d\n%s", code, out)
+			}
+			if code, out := run(t, append([]string{"-check", "-migrations", dir, "-format", format}, second...)...); code != 0 {
+				t.Fatalf("-check after the mend: exit %d\n%s", code, out)
+			}
 			db := newDatabase(t)
 			conn := connect(t, db.URL)
 			upTo := applier(t, format, dir, db)

@@ -23,10 +23,14 @@ SET LOCAL statement_timeout = '1min';
 -- for the checks, which squawk does not read inside.
 --
 -- Nor does it truncate where TRUNCATE would reach past these two empty tables or be refused:
+-- a role that may not truncate them (looked at before the lock, which needs the same right),
 -- a foreign key of another table that refers to either (PostgreSQL refuses to truncate a
--- table referred to unless the referring table goes too), a role that may not truncate them,
--- a trigger on TRUNCATE, or a publication that sends truncations to subscribers. It says why
--- in a notice and changes nothing; the table keeps its estimate until autovacuum analyzes it.
+-- table referred to unless the referring table goes too), a trigger on TRUNCATE, a
+-- publication that sends truncations to subscribers, or a logical replication slot of this
+-- database decoded by another plugin than pgoutput (it would stream the truncation). These
+-- are looked at under the lock, which a new foreign key, trigger or table of a publication
+-- waits behind. It says why in a notice and changes nothing; the table keeps its estimate
+-- until autovacuum analyzes it. TRUNCATE ONLY leaves any table inheriting from them alone.
 DO $$
 DECLARE
 	why text;
@@ -35,13 +39,18 @@ BEGIN
 		OR EXISTS (SELECT FROM once.operations) THEN
 		RETURN;
 	END IF;
-	SELECT format('%s refers to %s (foreign key %I)', conrelid::regclass, confrelid::regclass, conname) INTO why
-	FROM pg_constraint
-	WHERE contype = 'f' AND confrelid IN ('once.operations'::regclass, 'once.checkpoints'::regclass)
-		AND (conrelid, confrelid) <> ('once.checkpoints'::regclass, 'once.operations'::regclass)
-	ORDER BY conrelid::regclass::text, conname LIMIT 1;
-	IF why IS NULL AND NOT (has_table_privilege('once.operations', 'TRUNCATE') AND has_table_privilege('once.checkpoints', 'TRUNCATE')) THEN
+	IF NOT (has_table_privilege('once.operations', 'TRUNCATE') AND has_table_privilege('once.checkpoints', 'TRUNCATE')) THEN
 		why := format('role %I may not truncate them', current_user);
+	ELSE
+		LOCK TABLE once.operations, once.checkpoints IN ACCESS EXCLUSIVE MODE;
+		IF EXISTS (SELECT FROM once.operations) OR EXISTS (SELECT FROM once.checkpoints) THEN
+			RETURN;
+		END IF;
+		SELECT format('%s refers to %s (foreign key %I)', conrelid::regclass, confrelid::regclass, conname) INTO why
+		FROM pg_constraint
+		WHERE contype = 'f' AND confrelid IN ('once.operations'::regclass, 'once.checkpoints'::regclass)
+			AND (conrelid, confrelid) <> ('once.checkpoints'::regclass, 'once.operations'::regclass)
+		ORDER BY conrelid::regclass::text, conname LIMIT 1;
 	END IF;
 	IF why IS NULL THEN
 		SELECT format('trigger %I on %s fires on TRUNCATE', tgname, tgrelid::regclass) INTO why
@@ -55,15 +64,18 @@ BEGIN
 		WHERE p.pubtruncate AND pt.schemaname = 'once' AND pt.tablename IN ('operations', 'checkpoints')
 		ORDER BY p.pubname, pt.tablename DESC LIMIT 1;
 	END IF;
+	IF why IS NULL THEN
+		SELECT format('logical replication slot %I (plugin %s) would stream the truncation', slot_name, plugin) INTO why
+		FROM pg_replication_slots
+		WHERE slot_type = 'logical' AND database = current_database() AND plugin <> 'pgoutput'
+		ORDER BY slot_name LIMIT 1;
+	END IF;
 	IF why IS NOT NULL THEN
 		RAISE NOTICE 'once schema step 11 leaves once.operations as it is: %', why
 			USING HINT = 'PostgreSQL plans statements on the table as scans of every row until autovacuum analyzes it (after fifty changed rows); ANALYZE once.operations once it holds rows to end that sooner.';
 		RETURN;
 	END IF;
-	LOCK TABLE once.operations, once.checkpoints IN ACCESS EXCLUSIVE MODE;
-	IF NOT EXISTS (SELECT FROM once.operations) AND NOT EXISTS (SELECT FROM once.checkpoints) THEN
-		TRUNCATE once.operations, once.checkpoints;
-	END IF;
+	TRUNCATE ONLY once.operations, once.checkpoints;
 END
 $$;
 
