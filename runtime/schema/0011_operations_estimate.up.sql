@@ -39,29 +39,25 @@ BEGIN
 		IF EXISTS (SELECT FROM once.operations) OR EXISTS (SELECT FROM once.checkpoints) THEN
 			RETURN;
 		END IF;
-		SELECT format('%s refers to %s (foreign key %I)', conrelid::regclass, confrelid::regclass, conname) INTO why
-		FROM pg_constraint
-		WHERE contype = 'f' AND confrelid IN ('once.operations'::regclass, 'once.checkpoints'::regclass)
-			AND (conrelid, confrelid) <> ('once.checkpoints'::regclass, 'once.operations'::regclass)
-		ORDER BY conrelid::regclass::text, conname LIMIT 1;
-	END IF;
-	IF why IS NULL THEN
-		SELECT format('trigger %I on %s fires on TRUNCATE', tgname, tgrelid::regclass) INTO why
-		FROM pg_trigger
-		WHERE tgrelid IN ('once.operations'::regclass, 'once.checkpoints'::regclass) AND NOT tgisinternal AND tgtype & 32 <> 0
-		ORDER BY tgname LIMIT 1;
-	END IF;
-	IF why IS NULL THEN
-		SELECT format('publication %I sends truncations of once.%I', p.pubname, pt.tablename) INTO why
-		FROM pg_publication p JOIN pg_publication_tables pt ON pt.pubname = p.pubname
-		WHERE p.pubtruncate AND pt.schemaname = 'once' AND pt.tablename IN ('operations', 'checkpoints')
-		ORDER BY p.pubname, pt.tablename DESC LIMIT 1;
-	END IF;
-	IF why IS NULL THEN
-		SELECT format('logical replication slot %I (plugin %s) would stream the truncation', slot_name, plugin) INTO why
-		FROM pg_replication_slots
-		WHERE slot_type = 'logical' AND database = current_database() AND plugin <> 'pgoutput'
-		ORDER BY slot_name LIMIT 1;
+		SELECT reason INTO why FROM (
+			SELECT 1, format('%s refers to %s (foreign key %I)', conrelid::regclass, confrelid::regclass, conname)
+			FROM pg_constraint
+			WHERE contype = 'f' AND confrelid IN ('once.operations'::regclass, 'once.checkpoints'::regclass)
+				AND (conrelid, confrelid) <> ('once.checkpoints'::regclass, 'once.operations'::regclass)
+			UNION ALL
+			SELECT 2, format('trigger %I on %s fires on TRUNCATE', tgname, tgrelid::regclass)
+			FROM pg_trigger
+			WHERE tgrelid IN ('once.operations'::regclass, 'once.checkpoints'::regclass) AND NOT tgisinternal AND tgtype & 32 <> 0
+			UNION ALL
+			SELECT 3, format('publication %I sends truncations of once.%I', p.pubname, pt.tablename)
+			FROM pg_publication p JOIN pg_publication_tables pt ON pt.pubname = p.pubname
+			WHERE p.pubtruncate AND pt.schemaname = 'once' AND pt.tablename IN ('operations', 'checkpoints')
+			UNION ALL
+			SELECT 4, format('logical replication slot %I (plugin %s) would stream the truncation', slot_name, plugin)
+			FROM pg_replication_slots
+			WHERE slot_type = 'logical' AND database = current_database() AND plugin <> 'pgoutput'
+		) AS reasons (kind, reason)
+		ORDER BY kind, reason DESC LIMIT 1;
 	END IF;
 	IF why IS NOT NULL THEN
 		RAISE NOTICE 'once schema step 11 leaves once.operations as it is: %', why
