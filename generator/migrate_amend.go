@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 )
 
@@ -34,15 +33,12 @@ func amendedFiles(dir string, amended []Amendment) (map[string][]byte, error) {
 	}
 	for _, a := range amended {
 		number := strings.TrimPrefix(a.ID, "runtime:step:")
-		name := regexp.MustCompile(`^[0-9]+_once_schema_` + regexp.QuoteMeta(number+"_"+a.Name) + `(\.up)?\.sql$`)
-		var found []string
-		for _, e := range entries {
-			if !e.IsDir() && name.MatchString(e.Name()) {
-				found = append(found, e.Name())
+		step := "_once_schema_" + number + "_" + a.Name + "."
+		for _, e := range entries { // sorted by name
+			f := e.Name()
+			if e.IsDir() || !runtimeStepFile.MatchString(f) || !strings.Contains(f, step) {
+				continue
 			}
-		}
-		sort.Strings(found)
-		for _, f := range found {
 			path := filepath.Join(dir, f)
 			b, err := os.ReadFile(path)
 			if err != nil {

@@ -89,7 +89,7 @@ func TestSchemaStep_AnAmendedStepIsMendedInItsFile(t *testing.T) {
 	with := func(s once.SchemaStep) {
 		schemaSteps = func() []once.SchemaStep { return append(once.SchemaSteps(), s) }
 	}
-	write := func(dir, format string, opts Options) []string {
+	write := func(t *testing.T, dir, format string, opts Options) []string {
 		t.Helper()
 		fs, err := dueFiles(t, dir, format, opts)
 		if err != nil {
@@ -109,11 +109,11 @@ func TestSchemaStep_AnAmendedStepIsMendedInItsFile(t *testing.T) {
 		t.Run(format, func(t *testing.T) {
 			dir := t.TempDir()
 			with(released)
-			write(dir, format, Options{LockTimeout: "2s"})
+			write(t, dir, format, Options{LockTimeout: "2s"})
 			before := read(t, filepath.Join(dir, up))
 
 			with(mended)
-			written := write(dir, format, Options{})
+			written := write(t, dir, format, Options{})
 			want := []string{up, SnapshotFile}
 			if format == "atlas" {
 				want = []string{up, atlasSumFile, SnapshotFile}
@@ -138,14 +138,14 @@ func TestSchemaStep_AnAmendedStepIsMendedInItsFile(t *testing.T) {
 					t.Errorf("atlas.sum after the amendment:\n%s\nwant the directory's:\n%s", got, sum)
 				}
 			}
-			if again := write(dir, format, Options{}); len(again) != 0 {
+			if again := write(t, dir, format, Options{}); len(again) != 0 {
 				t.Errorf("a run after the amendment wrote %v", again)
 			}
 		})
 		t.Run(format+"/edited by hand", func(t *testing.T) {
 			dir := t.TempDir()
 			with(released)
-			write(dir, format, Options{})
+			write(t, dir, format, Options{})
 			path := filepath.Join(dir, up)
 			edited := strings.Replace(read(t, path), "note text NULL", "note varchar(200) NULL", 1)
 			if err := os.WriteFile(path, []byte(edited), 0o644); err != nil {
@@ -166,17 +166,34 @@ func TestSchemaStep_AnAmendedStepIsMendedInItsFile(t *testing.T) {
 		t.Run(format+"/snapshot behind its file", func(t *testing.T) {
 			dir := t.TempDir()
 			with(released)
-			write(dir, format, Options{})
+			write(t, dir, format, Options{})
 			oldSnap := read(t, filepath.Join(dir, SnapshotFile))
 			with(mended)
-			write(dir, format, Options{})
+			write(t, dir, format, Options{})
 			want := read(t, filepath.Join(dir, up))
 			if err := os.WriteFile(filepath.Join(dir, SnapshotFile), []byte(oldSnap), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			written := write(dir, format, Options{})
+			written := write(t, dir, format, Options{})
 			if got := read(t, filepath.Join(dir, up)); got != want {
 				t.Errorf("a run with the snapshot behind its mended file wrote %v; the file:\n%s\nwant it as mended:\n%s", written, got, want)
+			}
+		})
+		// A file mended by hand before oncegen came to it, in an editor that wrote CRLF line
+		// ends: it counts as mended, and is left as it is.
+		t.Run(format+"/mended by hand with CRLF", func(t *testing.T) {
+			dir := t.TempDir()
+			with(released)
+			write(t, dir, format, Options{})
+			path := filepath.Join(dir, up)
+			byHand := strings.ReplaceAll(strings.Replace(read(t, path), released.Up, mended.Up, 1), "\n", "\r\n")
+			if err := os.WriteFile(path, []byte(byHand), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			with(mended)
+			written := write(t, dir, format, Options{})
+			if read(t, path) != byHand || slices.Contains(written, up) {
+				t.Errorf("a file mended by hand was written again (%v)", written)
 			}
 		})
 		// An older oncegen (a step's text it does not know in the snapshot) takes no mend
@@ -184,12 +201,12 @@ func TestSchemaStep_AnAmendedStepIsMendedInItsFile(t *testing.T) {
 		t.Run(format+"/an older oncegen", func(t *testing.T) {
 			dir := t.TempDir()
 			with(released)
-			write(dir, format, Options{})
+			write(t, dir, format, Options{})
 			with(mended)
-			write(dir, format, Options{})
+			write(t, dir, format, Options{})
 			file, snap := read(t, filepath.Join(dir, up)), read(t, filepath.Join(dir, SnapshotFile))
 			with(released)
-			if written := write(dir, format, Options{}); len(written) != 0 {
+			if written := write(t, dir, format, Options{}); len(written) != 0 {
 				t.Errorf("an older oncegen wrote %v", written)
 			}
 			if read(t, filepath.Join(dir, up)) != file || read(t, filepath.Join(dir, SnapshotFile)) != snap {
@@ -199,12 +216,12 @@ func TestSchemaStep_AnAmendedStepIsMendedInItsFile(t *testing.T) {
 		t.Run(format+"/file gone", func(t *testing.T) {
 			dir := t.TempDir()
 			with(released)
-			write(dir, format, Options{})
+			write(t, dir, format, Options{})
 			if err := os.Remove(filepath.Join(dir, up)); err != nil {
 				t.Fatal(err)
 			}
 			with(mended)
-			written := write(dir, format, Options{})
+			written := write(t, dir, format, Options{})
 			want := []string{SnapshotFile}
 			if format == "atlas" {
 				want = []string{atlasSumFile, SnapshotFile}
