@@ -98,6 +98,17 @@ func (c *checker) plan(g *Guard) *plan {
 	return p
 }
 
+// typed is the type-checked expression of an integer argument (statement's cap= or n=), or
+// nil for a literal.
+func (p *plan) typed(v directive.IntOrExpr) *directive.TypedExpr {
+	for _, x := range []*directive.TypedExpr{p.capX, p.nX} {
+		if !v.IsLit && x != nil && x.Pos == v.Expr.Pos {
+			return x
+		}
+	}
+	return nil
+}
+
 // fresh returns base, or base with a number, whichever no name in taken uses; and takes it.
 func fresh(base string, taken map[string]bool) string {
 	name := base

@@ -30,7 +30,9 @@
 // a time.Time, a once.KeyPart value), and otherwise comes from once.Key, whose error
 // the wrapper returns naming the guard (a nil pointer, a MarshalText error). Request and
 // provider guards take no db; transaction and table= guards supply F's pgx.Tx parameter
-// themselves, so it is left out of the wrapper's parameters. A method gets a method wrapper.
+// themselves, so it is left out of the wrapper's parameters. What varies by kind (the guard,
+// its fields, the doc, whether it takes a db or supplies a pgx.Tx, the extra Rearm function)
+// is read from the kind's row, directive.SpecOf. A method gets a method wrapper.
 // Each wrapped function also gets a compile-time guard (var _ func(...) ... = F) that breaks
 // the build when F's signature changes without regenerating.
 //

@@ -97,34 +97,23 @@ func tableObjects(guards []*Guard) ([]Object, error) {
 			continue
 		}
 		table := g.QualifiedTable()
-		switch g.Kind {
-		case directive.Episode:
-			if err := add(columnObject(table, g.Latch, g.Name, latchColumn), g); err != nil {
+		for _, c := range g.TableColumns() {
+			if err := add(columnObject(table, g.Name, c), g); err != nil {
 				return nil, err
 			}
-		case directive.Statement:
-			if err := add(columnObject(table, g.Counter, g.Name, counterColumn), g); err != nil {
+		}
+		for _, c := range g.TableChecks() {
+			// NOT VALID takes the lock only for a moment: rows written from now on are
+			// checked at once, and the rows already there are read by VALIDATE in a later
+			// file, under a lock that lets writes go on.
+			if err := add(Object{
+				ID: "check:" + table + "." + c.Name, Kind: ObjCheck, Table: table, Name: c.Name,
+				Def:      c.Def,
+				Up:       fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s %s NOT VALID;", table, c.Name, c.Def),
+				Validate: fmt.Sprintf("ALTER TABLE %s VALIDATE CONSTRAINT %s;", table, c.Name),
+				Down:     fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT IF EXISTS %s;", table, c.Name),
+			}, g); err != nil {
 				return nil, err
-			}
-			checks := []struct{ name, def string }{
-				{g.CheckName(), fmt.Sprintf("CHECK ((%s >= 0))", g.Counter)},
-				// The conflict clause keeps an existing row within the cap; this keeps the
-				// insert that creates a key's row within it too.
-				{g.CapName(), g.CapDef()},
-			}
-			for _, c := range checks {
-				// NOT VALID takes the lock only for a moment: rows written from now on are
-				// checked at once, and the rows already there are read by VALIDATE in a later
-				// file, under a lock that lets writes go on.
-				if err := add(Object{
-					ID: "check:" + table + "." + c.name, Kind: ObjCheck, Table: table, Name: c.name,
-					Def:      c.def,
-					Up:       fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s %s NOT VALID;", table, c.name, c.def),
-					Validate: fmt.Sprintf("ALTER TABLE %s VALIDATE CONSTRAINT %s;", table, c.name),
-					Down:     fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT IF EXISTS %s;", table, c.name),
-				}, g); err != nil {
-					return nil, err
-				}
 			}
 		}
 		def := g.IndexDef()
@@ -159,28 +148,6 @@ func tableObjects(guards []*Guard) ([]Object, error) {
 	return rest, nil
 }
 
-// columnForm is what a guard needs of a column it relies on: its type, and what a column
-// oncegen adds is declared with.
-type columnForm struct {
-	what    string // the column's role, for errors: latch, counter
-	typ     string // as format_type prints it
-	notNull bool   // a column the table already has must be NOT NULL (else must be nullable)
-	// add is the column's declaration when oncegen adds it, after its name. It has no
-	// volatile default, so adding it rewrites no row and existing rows are not changed.
-	add string
-	// setDefault, when not empty, is a default set in a statement of its own after the
-	// column is added: it applies to rows inserted from then on only.
-	setDefault string
-}
-
-var (
-	// A latch added with the default in the same statement would be filled for every row
-	// already there (a volatile default rewrites the table), latching every key's current
-	// episode: so it is added NULL (armed), and the default set after.
-	latchColumn   = columnForm{what: "latch", typ: "timestamp with time zone", add: "timestamptz NULL", setDefault: "clock_timestamp()"}
-	counterColumn = columnForm{what: "counter", typ: "bigint", notNull: true, add: "bigint NOT NULL DEFAULT 0"}
-)
-
 // addedMark begins the comment oncegen puts on a column it added: the down drops the column
 // only when it carries it, so a column the table already had is never dropped.
 const addedMark = "once: added by oncegen"
@@ -189,15 +156,16 @@ const addedMark = "once: added by oncegen"
 // Whether the column exists is known only when the migration runs, so the up decides then,
 // in a DO block, and marks a column it added with a comment; the down drops the column only
 // when it carries the mark.
-func columnObject(table, column, guard string, f columnForm) Object {
+func columnObject(table, guard string, c directive.Column) Object {
+	column := c.Name
 	nullness := "NULL"
-	if f.notNull {
+	if c.NotNull {
 		nullness = "NOT NULL"
 	}
 	var added strings.Builder
-	fmt.Fprintf(&added, "\t\tALTER TABLE %s ADD COLUMN %s %s;\n", table, column, f.add)
-	if f.setDefault != "" {
-		fmt.Fprintf(&added, "\t\tALTER TABLE %s ALTER COLUMN %s SET DEFAULT %s;\n", table, column, f.setDefault)
+	fmt.Fprintf(&added, "\t\tALTER TABLE %s ADD COLUMN %s %s;\n", table, column, c.Add)
+	if c.SetDefault != "" {
+		fmt.Fprintf(&added, "\t\tALTER TABLE %s ALTER COLUMN %s SET DEFAULT %s;\n", table, column, c.SetDefault)
 	}
 	fmt.Fprintf(&added, "\t\tCOMMENT ON COLUMN %s.%s IS '%s for %s (its down drops it)';\n", table, column, addedMark, strings.ReplaceAll(guard, "'", "''"))
 	up := fmt.Sprintf(`-- %[1]s.%[2]s: adopted if the table has it (%[3]s %[4]s), else added.
@@ -214,7 +182,7 @@ BEGIN
 			have.type, CASE WHEN have.notnull THEN 'NOT NULL' ELSE 'NULL' END;
 	END IF;
 END
-$once$;`, table, column, f.typ, nullness, added.String(), f.notNull, f.what, strings.ReplaceAll(guard, "'", "''"))
+$once$;`, table, column, c.Type, nullness, added.String(), c.NotNull, c.Role, strings.ReplaceAll(guard, "'", "''"))
 	down := fmt.Sprintf(`-- %[1]s.%[2]s is dropped only if its up added it (the comment says so).
 DO $once$
 BEGIN
@@ -226,7 +194,7 @@ END
 $once$;`, table, column, addedMark)
 	return Object{
 		ID: "column:" + table + "." + column, Kind: ObjColumn, Table: table, Name: column,
-		Def: f.typ, Up: up, Down: down,
+		Def: c.Type, Up: up, Down: down,
 	}
 }
 

@@ -91,7 +91,7 @@ func render(pkg *packages.Package, plans []*plan, objs []Object) ([]byte, error)
 			return nil, err
 		}
 		decl(docLines(wrapperDoc(p)), code)
-		if p.g.Kind == directive.Episode && !p.g.HasTable() {
+		if p.g.Spec().Rearm && !p.g.HasTable() {
 			code, err := rearmCode(p)
 			if err != nil {
 				return nil, err
@@ -216,11 +216,6 @@ func exprs(xs ...*directive.TypedExpr) []directive.TypedExpr {
 	return out
 }
 
-// usesDB reports whether the kind's guard keeps its state in PostgreSQL.
-func usesDB(p *plan) bool {
-	return p.g.Kind != directive.Request && p.g.Kind != directive.Provider
-}
-
 // resultType is T for (T, error), struct{} for error (the type argument of a guard whose
 // Func form a wrapper does not use).
 func resultType(p *plan) jen.Code {
@@ -234,7 +229,7 @@ func resultType(p *plan) jen.Code {
 func wrapperCode(p *plan) (jen.Code, error) {
 	n := localNames(p)
 	sigParams := []jen.Code{jen.Id(p.ctxName).Qual("context", "Context")}
-	if usesDB(p) {
+	if p.g.Spec().TakesDB {
 		sigParams = append(sigParams, jen.Id(n.db).Qual(RuntimePath, "DB"))
 	}
 	for _, pr := range p.params {
@@ -294,7 +289,7 @@ func wrapperCode(p *plan) (jen.Code, error) {
 		call = jen.Id(p.fn.Name()).Call(args...)
 	}
 	closureParams := []jen.Code{jen.Id(p.ctxName).Qual("context", "Context")}
-	if p.g.Kind == directive.Transaction || p.g.HasTable() {
+	if p.g.Spec().SuppliesTx != "" || p.g.HasTable() {
 		closureParams = append(closureParams, jen.Id(n.tx).Qual(pgxPath, "Tx"))
 	}
 	// A function that returns only an error is guarded by the kind's Func guard, which takes
@@ -313,13 +308,14 @@ func wrapperCode(p *plan) (jen.Code, error) {
 	}
 	var doArgs []jen.Code
 	doArgs = append(doArgs, jen.Id(p.ctxName))
-	if usesDB(p) {
+	if p.g.Spec().TakesDB {
 		doArgs = append(doArgs, jen.Id(n.db))
 	}
 	method := "Do"
 	switch {
 	case p.g.HasTable():
-	case p.g.Kind == directive.Forever && (p.scope != nil || len(p.fprint) > 0):
+	case p.scope != nil || len(p.fprint) > 0:
+		// A scope or a fingerprint (forever's) goes with the key in a once.Ref.
 		method = "DoRef"
 		ref := []jen.Code{}
 		if p.scope != nil {
@@ -337,7 +333,8 @@ func wrapperCode(p *plan) (jen.Code, error) {
 	default:
 		doArgs = append(doArgs, keyValue)
 	}
-	if p.g.Kind == directive.Statement && !p.g.HasTable() {
+	if p.g.N != (directive.IntOrExpr{}) {
+		// The units a call takes (statement's n=), after the key.
 		doArgs = append(doArgs, intCode(p.g.N, p.nX))
 	}
 	// The closure gets a name of its own, so the guard's call reads on one line.
@@ -445,138 +442,72 @@ func durationCode(d time.Duration) jen.Code {
 	return jen.Qual("time", "Duration").Call(jen.Id(strconv.FormatInt(int64(d), 10)))
 }
 
-// shortDuration writes d without zero units: 45m, not 45m0s.
-func shortDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = s[:len(s)-2]
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = s[:len(s)-2]
-	}
-	return s
-}
-
-// guardValue renders the runtime guard value: once.Kind[T]{Fields}.
+// guardValue renders the runtime guard value: once.Kind[T]{Fields}, the kind's guard for
+// the key= form, once.Table[T] for a table= form.
 func guardValue(p *plan) (jen.Code, error) {
 	d := p.g.Directive
-	var fields []jen.Code
-	field := func(name string, v jen.Code) { fields = append(fields, jen.Id(name).Op(":").Add(v)) }
-	typeName := ""
+	spec := d.Spec()
+	typeName, fields := spec.Guard, spec.Fields(d)
 	if d.HasTable() {
-		typeName = "Table"
-		field("Name", jen.Lit(d.Name))
-		status := map[directive.Kind]string{directive.Forever: "Duplicate", directive.Episode: "Duplicate", directive.Open: "InFlight", directive.Statement: "Refused"}[d.Kind]
-		field("OnConflict", jen.Qual(RuntimePath, status))
-		if d.Kind == directive.Statement {
-			field("CapCheck", jen.Lit(d.CapName()))
+		typeName = directive.TableGuard
+		fields = []directive.Field{{Name: "Name", Value: d.Name}, {Name: "OnConflict", Value: runtimeName(spec.NotRun)}}
+		if spec.Table.Fields != nil {
+			fields = append(fields, spec.Table.Fields(d)...)
 		}
-	} else {
-		switch d.Kind {
-		case directive.Request:
-			typeName = "Request"
-			field("Name", jen.Lit(d.Name))
-		case directive.Transaction:
-			typeName = "Transaction"
-			field("Name", jen.Lit(d.Name))
-			if d.NoWait {
-				field("NoWait", jen.True())
+	}
+	var values []jen.Code
+	for _, f := range fields {
+		var v jen.Code
+		switch x := f.Value.(type) {
+		case string:
+			if x != "" {
+				v = jen.Lit(x)
 			}
-			if d.Timeout > 0 {
-				field("LockTimeout", durationCode(d.Timeout))
+		case bool:
+			if x {
+				v = jen.True()
 			}
-		case directive.Statement:
-			typeName = "Statement"
-			field("Name", jen.Lit(d.Name))
-			field("Cap", intCode(d.Cap, p.capX))
-		case directive.Episode:
-			typeName = "Episode"
-			field("Name", jen.Lit(d.Name))
-		case directive.Open:
-			typeName = "Open"
-			field("Name", jen.Lit(d.Name))
-			if d.Stale > 0 {
-				field("Stale", durationCode(d.Stale))
+		case time.Duration:
+			if x != 0 {
+				v = durationCode(x)
 			}
-		case directive.Forever:
-			typeName = "Forever"
-			field("Name", jen.Lit(d.Name))
-			if d.Retain > 0 {
-				field("Retain", durationCode(d.Retain))
-			}
-			if d.Stale > 0 {
-				field("Stale", durationCode(d.Stale))
-			}
-			if d.RepeatSafe {
-				field("RepeatSafe", jen.True())
-			}
-		case directive.Provider:
-			typeName = "Provider"
-			field("Prefix", jen.Lit(d.ProviderPrefix))
-			if d.TTL > 0 {
-				field("TTL", durationCode(d.TTL))
-			}
-		case directive.Lease:
-			typeName = "Lease"
-			field("Name", jen.Lit(d.Name))
-			field("TTL", durationCode(d.TTL))
-			if d.Wait > 0 {
-				field("Wait", durationCode(d.Wait))
-			}
+		case directive.IntOrExpr:
+			v = intCode(x, p.typed(x))
+		case runtimeName:
+			v = jen.Qual(RuntimePath, string(x))
 		default:
-			return nil, fmt.Errorf("oncegen: no wrapper for kind %q", d.Kind)
+			return nil, fmt.Errorf("oncegen: field %s of the %s guard has a value of type %T", f.Name, d.Kind, f.Value)
+		}
+		if v != nil {
+			values = append(values, jen.Id(f.Name).Op(":").Add(v))
 		}
 	}
 	if p.result == nil {
-		return jen.Qual(RuntimePath, typeName+"Func").Values(fields...), nil
+		return jen.Qual(RuntimePath, typeName+"Func").Values(values...), nil
 	}
-	return jen.Qual(RuntimePath, typeName).Types(resultType(p)).Values(fields...), nil
+	return jen.Qual(RuntimePath, typeName).Types(resultType(p)).Values(values...), nil
 }
 
-// capDoc is what the statement form's wrapper doc adds: the first insert's refusal.
-func capDoc(d *directive.Directive) string {
-	if d.Kind != directive.Statement {
-		return ""
-	}
-	return fmt.Sprintf(" A key's first insert meets no conflict: one of more than the cap violates the check %s, which is reported as a refusal too, with nothing written.", d.CapName())
-}
+// runtimeName is a field value naming a declaration of package once (once.Duplicate).
+type runtimeName string
 
 // wrapperDoc is the wrapper's doc comment: which promise it keeps, and what a duplicate gets.
 func wrapperDoc(p *plan) string {
 	d := p.g.Directive
+	spec := d.Spec()
 	w, f := directive.WrapperName(p.fn.Name()), p.fn.Name()
 	article := "a"
 	if strings.ContainsRune("aeiou", rune(d.Kind[0])) {
 		article = "an"
 	}
-	head := fmt.Sprintf("%s calls %s under %s %s promise (%s), guard %q", w, f, article, d.Kind, d.Kind.Promise(), d.Name)
+	head := fmt.Sprintf("%s calls %s under %s %s promise (%s), guard %q", w, f, article, d.Kind, spec.Promise, d.Name)
 	if d.HasTable() {
-		return head + fmt.Sprintf(", on the rows of %s keyed by %s. It runs %s in a transaction; when %s returns once.ErrConflict (its INSERT .. %s returned no row: see once.InsertConflict), it rolls the transaction back and reports %s, without error.",
-			d.Table, strings.Join(d.Columns, ", "), f, f, directive.ConflictName(f),
-			map[directive.Kind]string{directive.Forever: "a duplicate", directive.Episode: "a duplicate (the latch is set)", directive.Open: "the work in flight (with the handle once.Conflict names)", directive.Statement: "a refusal (the cap is reached)"}[d.Kind]) + capDoc(d)
-	}
-	head += ", keyed by " + (&Guard{Directive: d}).KeyText() + ". "
-	switch d.Kind {
-	case directive.Request:
-		return head + "Within one request scope (once.WithRequestScope), a second call with the same key gets the first call's result without running " + f + "."
-	case directive.Transaction:
-		s := head + f + " runs in a transaction holding a 64-bit advisory lock on the key, so calls with one key take turns"
-		if d.NoWait {
-			return s + "; a call that finds the lock held returns at once, busy."
+		doc := head + fmt.Sprintf(", on the rows of %s keyed by %s. It runs %s in a transaction; when %s returns once.ErrConflict (its INSERT .. %s returned no row: see once.InsertConflict), it rolls the transaction back and reports %s, without error.",
+			d.Table, strings.Join(d.Columns, ", "), f, f, directive.ConflictName(f), spec.Table.NotRunWords)
+		if spec.Table.Doc != nil {
+			doc += " " + spec.Table.Doc(d)
 		}
-		return s + "."
-	case directive.Statement:
-		return head + "Each call reserves its units against the cap first and runs " + f + " only if they fit; past the cap it is refused."
-	case directive.Episode:
-		return head + "A call that fires the key's latch runs " + f + "; until " + directive.RearmName(f) + " rearms it, further calls are duplicates."
-	case directive.Open:
-		return head + fmt.Sprintf("While a call with the same key is open, another gets in flight with the open claim's handle; once it ends, the key can run again. An open claim that showed no life for %s is closed as stale.", staleText(d.Stale))
-	case directive.Forever:
-		return head + "A duplicate call does not run " + f + ": it gets the outcome, and result, the first call recorded."
-	case directive.Provider:
-		return head + fmt.Sprintf("%s's context carries the provider's idempotency key (once.ProviderKeyFrom), %q and the key, the same for every retry.", f, d.ProviderPrefix)
-	case directive.Lease:
-		return head + fmt.Sprintf("One holder at a time per key, for up to %s; a call that finds the lease held is busy.", shortDuration(d.TTL))
+		return doc
 	}
-	return head
+	return head + ", keyed by " + (&Guard{Directive: d}).KeyText() + ". " + spec.Doc(d)
 }

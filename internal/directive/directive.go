@@ -9,59 +9,6 @@ import (
 // Prefix is how every directive line begins.
 const Prefix = "//once:"
 
-// Kind is the length of a declared promise.
-type Kind string
-
-// The eight kinds, from the shortest promise to the longest (see Rank).
-const (
-	Request     Kind = "request"
-	Transaction Kind = "transaction"
-	Lease       Kind = "lease"
-	Open        Kind = "open"
-	Episode     Kind = "episode"
-	Statement   Kind = "statement"
-	Provider    Kind = "provider"
-	Forever     Kind = "forever"
-)
-
-// Kinds lists every kind from the shortest promise to the longest: a request, a
-// transaction, a lease's TTL, while work is open, until an episode is rearmed, a counter's
-// period, the provider's idempotency window, for ever.
-var Kinds = []Kind{Request, Transaction, Lease, Open, Episode, Statement, Provider, Forever}
-
-// Rank is k's place in Kinds (0 for the shortest promise), or -1 for an unknown kind.
-func (k Kind) Rank() int {
-	for i, v := range Kinds {
-		if v == k {
-			return i
-		}
-	}
-	return -1
-}
-
-// Promise says, in a few words, how long a promise of kind k lasts.
-func (k Kind) Promise() string {
-	switch k {
-	case Request:
-		return "once per request"
-	case Transaction:
-		return "once per transaction: one holder of the decision at a time"
-	case Lease:
-		return "one holder at a time, expiring by itself"
-	case Open:
-		return "once while the work is open"
-	case Episode:
-		return "once per episode, until rearmed"
-	case Statement:
-		return "once per unit of a counter's cap"
-	case Provider:
-		return "once at the provider, by its idempotency key"
-	case Forever:
-		return "once for ever"
-	}
-	return "unknown"
-}
-
 // Directive is one validated //once: directive and the function it sits on.
 type Directive struct {
 	// Kind is the promise length.
@@ -89,40 +36,50 @@ type Directive struct {
 	Table string
 	// Columns are the columns= key columns of the table= forms.
 	Columns []string
-	// Status and OpenValues are an open claim's status column and the values that mean open.
-	Status     string
-	OpenValues []string
-	// Latch is an episode's latch column; Counter a statement's counter column.
-	Latch   string
-	Counter string
-	// NullsNotDistinct asks a forever index to treat NULL keys as equal.
-	NullsNotDistinct bool
 
-	// Cap and N are a statement's cap and units per call: an integer literal or an
-	// expression over the parameters. N defaults to the literal 1.
-	Cap IntOrExpr
-	N   IntOrExpr
+	// The kinds' own arguments follow, each field one argument with one meaning; the kind's
+	// row in the table (SpecOf) says which it takes, and sets them.
+
 	// NoWait is transaction's wait=false: report busy instead of waiting for the lock.
 	NoWait bool
-	// Timeout is transaction's lock timeout (0: the database's).
-	Timeout time.Duration
-	// Stale is how long an open (or forever) claim may show no life before it is closed as
-	// stale (0: the runtime's default, 45 s from the last heartbeat on a pool).
+	// LockTimeout is transaction's timeout=, its lock timeout (0: the database's).
+	LockTimeout time.Duration
+	// LeaseTTL is lease's ttl=, how long a lease lives unless renewed.
+	LeaseTTL time.Duration
+	// LeaseWait is lease's wait=, how long a call waits for the holder (0: it does not wait).
+	LeaseWait time.Duration
+	// Stale is open's and forever's stale=: how long a claim may show no life before it is
+	// closed as stale (0: the runtime's default, 45 s from the last heartbeat on a pool).
 	Stale time.Duration
-	// Retain is how long a forever promise is kept (0: for ever).
+	// Status and OpenValues are open's status= and open=, in its table= form: the status
+	// column and the values that mean open.
+	Status     string
+	OpenValues []string
+	// Latch is episode's latch=, the latch column of its table= form.
+	Latch string
+	// Cap and N are statement's cap= and n=: the cap, and units per call (key= form; the
+	// literal 1 by default). Each is an integer literal or an expression over the
+	// parameters; the table= form's cap is a literal.
+	Cap IntOrExpr
+	N   IntOrExpr
+	// Counter is statement's counter=, the counter column of its table= form.
+	Counter string
+	// ProviderPrefix is provider's prefix= (default: the guard name).
+	ProviderPrefix string
+	// ProviderWindow is provider's ttl=, how long the provider remembers a key (0: not
+	// stated).
+	ProviderWindow time.Duration
+	// Retain is forever's retain=, how long the promise is kept (0: for ever).
 	Retain time.Duration
-	// TTL is a lease's time to live, or a provider's idempotency window (0: not given).
-	TTL time.Duration
-	// Wait is how long a lease call waits for the holder (0: it does not wait).
-	Wait time.Duration
 	// Scope is forever's scope= expression (a tenant), if any.
 	Scope *Expr
 	// Fingerprint holds forever's fingerprint= expressions, the input a reused key must match.
 	Fingerprint []Expr
 	// RepeatSafe is forever's repeat=safe: the effect may run again after an uncertain end.
 	RepeatSafe bool
-	// ProviderPrefix is provider's prefix= (default: the guard name).
-	ProviderPrefix string
+	// NullsNotDistinct is forever's nulls=notdistinct, in its table= form: the index treats
+	// NULL keys as equal.
+	NullsNotDistinct bool
 }
 
 // Arg is one arg=value argument as written.
@@ -158,6 +115,17 @@ func (d *Directive) Arg(name string) (Arg, bool) {
 		}
 	}
 	return Arg{}, false
+}
+
+// Spec is the row of d's kind in the table.
+func (d *Directive) Spec() *Spec { return SpecOf(d.Kind) }
+
+// Mechanism says in a few words what keeps d's promise, for the inventory.
+func (d *Directive) Mechanism() string {
+	if t := d.tableForm(); t != nil {
+		return t.Mechanism(d)
+	}
+	return d.Spec().Mechanism(d)
 }
 
 // HasTable reports a table= form: the promise lives on the user's rows.

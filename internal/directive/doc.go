@@ -61,6 +61,29 @@
 // [Directive.ConflictClause], [Directive.IndexName] and [Directive.IndexPredicate] derive the
 // SQL both tools compare, from one place.
 //
+// # The per-kind table
+//
+// Everything about a kind that varies by kind is its row in one table, [SpecOf] (spec.go):
+// its arguments in either form, its promise, the runtime guard its wrapper calls, whether the
+// wrapper takes a once.DB or supplies a pgx.Tx, the status of a call that does not run, the
+// wrapper's doc and the inventory's mechanism, the extra function it generates, what its
+// table= form emits in SQL, and what the analyzer takes from it. The parser, the generator
+// (wrapper, inventory, migrations) and the analyzer read the row; none of them branches on a
+// kind.
+//
+// Adding a kind touches five files:
+//
+//  1. internal/directive/spec.go: its constant and its row (an argument with a meaning no
+//     kind has yet also gets its field on Directive).
+//  2. runtime/<kind>.go: its guard, the type the row's Guard names, with a Do method (and
+//     Rearm where the row's Rearm says so). TestSpec_EveryKindHasARowAndItsRuntimeGuard
+//     fails until the row and the guard exist.
+//  3. the runtime's schema: its tables, in a new schema step.
+//  4. testdata/generate/kinds/kinds.go: a function with its directive; go test ./generator
+//     -update writes the golden wrapper beside it.
+//  5. its row in the kinds' table of the directive grammar (today "Kinds and their
+//     arguments" above).
+//
 // # Errors
 //
 // [ParseFile] returns every mistake it finds as an [Error] printing file:line:col: message:

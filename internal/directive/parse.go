@@ -154,8 +154,8 @@ func (p *fileParser) parse(c *ast.Comment, fn *ast.FuncDecl) *Directive {
 		return nil
 	}
 	d.Kind = Kind(name)
-	spec, known := specs[d.Kind]
-	if !known || !ok {
+	spec := SpecOf(d.Kind)
+	if spec == nil || !ok {
 		namePos := c.Slash + token.Pos(len(Prefix))
 		if n := nearest(strings.ToLower(name), kindStrings()); n != "" {
 			p.errorf(namePos, "unknown kind %q: did you mean //once:%s? (kinds: %s)", name, n, kindList())
@@ -201,17 +201,16 @@ func (p *fileParser) parse(c *ast.Comment, fn *ast.FuncDecl) *Directive {
 		d.Args = append(d.Args, a)
 	}
 	table := false
+	f := spec.key
 	if _, ok := seen["table"]; ok {
 		table = true
-		if spec.table == nil {
-			p.errorf(seen["table"].Pos, "//once:%s has no table= form (kinds with one: statement, episode, open, forever)", d.Kind)
+		if spec.Table == nil {
+			p.errorf(seen["table"].Pos, "//once:%s has no table= form (kinds with one: %s)", d.Kind, strings.Join(kindsWithTable(), ", "))
 			return nil
 		}
+		f = spec.Table.form
 	}
-	allowed, required := spec.args, spec.required
-	if table {
-		allowed, required = spec.table, spec.tableRequired
-	}
+	allowed := f.args
 
 	for _, a := range d.Args {
 		s, ok := allowed[a.Name]
@@ -225,7 +224,7 @@ func (p *fileParser) parse(c *ast.Comment, fn *ast.FuncDecl) *Directive {
 		// A malformed argument is often the required one misspelt: say it once.
 		return nil
 	}
-	for _, name := range required {
+	for _, name := range f.required {
 		if _, ok := seen[name]; !ok {
 			s := allowed[name]
 			p.errorf(c.Slash, "//once:%s on %s: missing %s= (for example %s)", d.Kind, d.FuncName(), name, s.example)
@@ -237,11 +236,10 @@ func (p *fileParser) parse(c *ast.Comment, fn *ast.FuncDecl) *Directive {
 	if !d.NameSet {
 		d.Name = p.pkg + "." + d.FuncName()
 	}
-	if d.Kind == Statement && !table && !d.N.IsLit && d.N.Expr.Text == "" {
-		d.N = IntOrExpr{IsLit: true, Lit: 1}
-	}
-	if d.Kind == Provider && d.ProviderPrefix == "" {
-		d.ProviderPrefix = d.Name
+	for name, s := range allowed {
+		if _, ok := seen[name]; !ok && s.byDefault != nil {
+			s.byDefault(d)
+		}
 	}
 	return d
 }
@@ -250,15 +248,15 @@ func (p *fileParser) parse(c *ast.Comment, fn *ast.FuncDecl) *Directive {
 func (p *fileParser) offset(c *ast.Comment, pos token.Pos) int { return int(pos - c.Slash) }
 
 func (p *fileParser) unknownArg(k Kind, a Arg, table bool) {
-	spec := specs[k]
+	spec := SpecOf(k)
 	switch {
 	case table && a.Name == "key":
 		p.errorf(a.Pos, "//once:%s: key= and table= exclude each other: with table=, name the key columns with columns=", k)
 		return
-	case !table && spec.table[a.Name].example != "":
+	case !table && spec.tableArgs()[a.Name].example != "":
 		p.errorf(a.Pos, "//once:%s: %s= needs table= (it names part of the table the function inserts into)", k, a.Name)
 		return
-	case table && spec.args[a.Name].example != "":
+	case table && spec.key.args[a.Name].example != "":
 		p.errorf(a.Pos, "//once:%s: %s= does not apply with table=: the promise lives on the table's rows and index", k, a.Name)
 		return
 	}
@@ -287,17 +285,14 @@ func (p *fileParser) setValue(d *Directive, a Arg, s argSpec) {
 		p.errorf(a.ValuePos, "//once:%s: %s=%s: "+format, append([]any{d.Kind, a.Name, a.Value}, args...)...)
 	}
 	v := a.Value
+	var val value
 	switch s.typ {
 	case exprList:
 		exprs, ok := p.exprs(d.Kind, a)
 		if !ok {
 			return
 		}
-		if a.Name == "key" {
-			d.Key = exprs
-		} else {
-			d.Fingerprint = exprs
-		}
+		val.exprs = exprs
 	case expr:
 		exprs, ok := p.exprs(d.Kind, a)
 		if !ok {
@@ -307,16 +302,15 @@ func (p *fileParser) setValue(d *Directive, a Arg, s argSpec) {
 			bad("give one expression (to combine several, put them in key=)")
 			return
 		}
-		d.Scope = &exprs[0]
+		val.exprs = exprs
 	case intOrExpr, intLit:
-		var n IntOrExpr
 		if looksNumeric(v) {
 			i, err := strconv.ParseInt(v, 10, 64)
 			if err != nil || i <= 0 {
 				bad("must be a positive integer")
 				return
 			}
-			n = IntOrExpr{IsLit: true, Lit: i}
+			val.num = IntOrExpr{IsLit: true, Lit: i}
 		} else if s.typ == intLit {
 			bad("must be an integer literal here (it is written into the table's SQL)")
 			return
@@ -329,12 +323,7 @@ func (p *fileParser) setValue(d *Directive, a Arg, s argSpec) {
 				bad("give one integer expression")
 				return
 			}
-			n = IntOrExpr{Expr: exprs[0]}
-		}
-		if a.Name == "cap" {
-			d.Cap = n
-		} else {
-			d.N = n
+			val.num = IntOrExpr{Expr: exprs[0]}
 		}
 	case duration:
 		t, err := time.ParseDuration(v)
@@ -346,45 +335,25 @@ func (p *fileParser) setValue(d *Directive, a Arg, s argSpec) {
 			bad("must be a positive duration")
 			return
 		}
-		switch a.Name {
-		case "timeout":
-			d.Timeout = t
-		case "stale":
-			d.Stale = t
-		case "retain":
-			d.Retain = t
-		case "ttl":
-			d.TTL = t
-		case "wait":
-			d.Wait = t
-		}
+		val.dur = t
 	case boolean:
-		switch v {
-		case "true":
-		case "false":
-			d.NoWait = true
-		default:
+		if v != "true" && v != "false" {
 			bad("must be true or false")
+			return
 		}
+		val.yes = v == "true"
 	case tableName:
 		if msg := checkTable(v); msg != "" {
 			bad("%s", msg)
 			return
 		}
-		d.Table = v
+		val.text = v
 	case ident:
 		if msg := checkIdent(v); msg != "" {
 			bad("%s", msg)
 			return
 		}
-		switch a.Name {
-		case "status":
-			d.Status = v
-		case "latch":
-			d.Latch = v
-		case "counter":
-			d.Counter = v
-		}
+		val.text = v
 	case identList:
 		cols := strings.Split(v, ",")
 		for _, col := range cols {
@@ -397,7 +366,7 @@ func (p *fileParser) setValue(d *Directive, a Arg, s argSpec) {
 			bad("column %s is listed twice", dup)
 			return
 		}
-		d.Columns = cols
+		val.words = cols
 	case wordList:
 		words := strings.Split(v, ",")
 		for _, w := range words {
@@ -410,31 +379,27 @@ func (p *fileParser) setValue(d *Directive, a Arg, s argSpec) {
 			bad("%s is listed twice", dup)
 			return
 		}
-		d.OpenValues = words
+		val.words = words
 	case guardName:
 		if !guardNameRE.MatchString(v) || len(v) > MaxNameLen {
 			bad("a guard name is letters, digits and _ . : / - only, at most %d bytes", MaxNameLen)
 			return
 		}
-		d.Name, d.NameSet = v, true
+		val.text = v
 	case word:
 		if !wordRE.MatchString(v) || len(v) > 64 {
 			bad("a prefix is letters, digits and _ . : - only, at most 64 bytes")
 			return
 		}
-		d.ProviderPrefix = v
+		val.text = v
 	case enum:
 		if v != s.only {
 			bad("the only value is %s=%s", a.Name, s.only)
 			return
 		}
-		switch a.Name {
-		case "repeat":
-			d.RepeatSafe = true
-		case "nulls":
-			d.NullsNotDistinct = true
-		}
+		val.yes = true
 	}
+	s.set(d, val)
 }
 
 func looksNumeric(v string) bool {
@@ -533,3 +498,14 @@ func kindStrings() []string {
 }
 
 func kindList() string { return strings.Join(kindStrings(), ", ") }
+
+// kindsWithTable returns the kinds that have a table= form, in Kinds order.
+func kindsWithTable() []string {
+	var ks []string
+	for _, s := range specs {
+		if s.Table != nil {
+			ks = append(ks, string(s.Kind))
+		}
+	}
+	return ks
+}

@@ -77,7 +77,7 @@ func I(ctx context.Context, a, b int) error { return nil }
 	check("A.Key", byFunc["A"].Key[0].Text, "u.ID")
 	check("A.Key offset", int(byFunc["A"].Key[0].Pos-byFunc["A"].Slash), len("//once:request key="))
 	check("B.NoWait", byFunc["B"].NoWait, true)
-	check("B.Timeout", byFunc["B"].Timeout, 5*time.Second)
+	check("B.LockTimeout", byFunc["B"].LockTimeout, 5*time.Second)
 	c := byFunc["C"]
 	check("C.Name", c.Name, "ideas:daily")
 	check("C.NameSet", c.NameSet, true)
@@ -92,9 +92,9 @@ func I(ctx context.Context, a, b int) error { return nil }
 	check("F.Fingerprint", len(f.Fingerprint), 2)
 	check("F.RepeatSafe", f.RepeatSafe, true)
 	check("G.Prefix", byFunc["G"].ProviderPrefix, "answer")
-	check("G.TTL", byFunc["G"].TTL, 24*time.Hour)
-	check("H.TTL", byFunc["H"].TTL, 10*time.Second)
-	check("H.Wait", byFunc["H"].Wait, 2*time.Second)
+	check("G.ProviderWindow", byFunc["G"].ProviderWindow, 24*time.Hour)
+	check("H.LeaseTTL", byFunc["H"].LeaseTTL, 10*time.Second)
+	check("H.LeaseWait", byFunc["H"].LeaseWait, 2*time.Second)
 	check("I.Key", byFunc["I"].Key[0].Text, "pair(a, b)")
 	check("I.Prefix default", byFunc["I"].ProviderPrefix, "app.I")
 	check("J.N default", byFunc["J"].N, directive.IntOrExpr{IsLit: true, Lit: 1})
@@ -266,7 +266,7 @@ a.go:6:1: a second //once: directive on F (another is at line 5): a function kee
 		{"key with table", "//once:forever table=t columns=a key=u.ID" + fn,
 			`a.go:5:34: //once:forever: key= and table= exclude each other: with table=, name the key columns with columns=`},
 		{"table on a kind without", "//once:lease table=t columns=a ttl=1s" + fn,
-			`a.go:5:14: //once:lease has no table= form (kinds with one: statement, episode, open, forever)`},
+			`a.go:5:14: //once:lease has no table= form (kinds with one: open, episode, statement, forever)`},
 		{"column argument without table", "//once:open key=u.ID status=state" + fn,
 			`a.go:5:22: //once:open: status= needs table= (it names part of the table the function inserts into)`},
 		{"key-form argument with table", "//once:open table=t columns=a status=s open=x stale=1m" + fn,

@@ -84,9 +84,9 @@ func (d *Directive) CapName() string {
 
 // CapDef is that constraint as pg_get_constraintdef prints it. The conflict clause keeps an
 // existing row within the cap; this keeps a key's first insert, which creates the row and
-// meets no conflict, within it too. "" but for the statement form.
+// meets no conflict, within it too. "" but for a table= form with a counter column.
 func (d *Directive) CapDef() string {
-	if d.Kind != Statement || !d.HasTable() {
+	if !d.HasTable() || d.Counter == "" {
 		return ""
 	}
 	return fmt.Sprintf("CHECK ((%s <= %d))", d.Counter, d.Cap.Lit)
@@ -104,20 +104,42 @@ func ShortName(name string) string {
 	return fmt.Sprintf("%s_%08x", strings.TrimRight(name[:MaxIdentLen-9], "_"), h.Sum32())
 }
 
-// IndexPredicate is the open form's partial-index predicate, as pg_get_indexdef prints it
-// for a text status column (without the surrounding WHERE), or "" for the other forms.
+// IndexPredicate is the partial-index predicate of a table= form whose index is partial
+// (open's), as pg_get_indexdef prints it (without the surrounding WHERE), or "".
 func (d *Directive) IndexPredicate() string {
-	if d.Kind != Open || !d.HasTable() {
+	t := d.tableForm()
+	if t == nil || t.Predicate == nil {
 		return ""
 	}
-	if len(d.OpenValues) == 1 {
-		return fmt.Sprintf("(%s = '%s'::text)", d.Status, d.OpenValues[0])
+	return t.Predicate(d)
+}
+
+// TableColumns are the columns of the table a table= form relies on beyond its key
+// columns (a latch, a counter); none without table=.
+func (d *Directive) TableColumns() []Column {
+	if t := d.tableForm(); t != nil && t.Columns != nil {
+		return t.Columns(d)
 	}
-	lits := make([]string, len(d.OpenValues))
-	for i, v := range d.OpenValues {
-		lits[i] = "'" + v + "'::text"
+	return nil
+}
+
+// TableChecks are the CHECK constraints a table= form adds; none without table=.
+func (d *Directive) TableChecks() []Check {
+	if t := d.tableForm(); t != nil && t.Checks != nil {
+		return t.Checks(d)
 	}
-	return fmt.Sprintf("(%s = ANY (ARRAY[%s]))", d.Status, strings.Join(lits, ", "))
+	return nil
+}
+
+// tableForm is the table= form d uses, or nil without table= (or for an unknown kind).
+func (d *Directive) tableForm() *TableForm {
+	if !d.HasTable() {
+		return nil
+	}
+	if s := d.Spec(); s != nil {
+		return s.Table
+	}
+	return nil
 }
 
 // IndexDef is the unique index of a table= form, in the words pg_get_indexdef returns for
@@ -138,34 +160,12 @@ func (d *Directive) IndexDef() string {
 
 // ConflictClause is the ON CONFLICT clause the function's INSERT must use in a table= form:
 // its target and predicate match the index text for text, so PostgreSQL infers that index
-// (a bound parameter in the predicate fails with 42P10 once the plan goes generic). "" without
-// table=.
-//
-//   - forever: the insert does nothing on a duplicate; RETURNING gives no row.
-//   - open: the same, while a row with the same key is open.
-//   - episode: a row whose latch is NULL (rearmed) is fired again; a fired one gives no row.
-//     A new row is fired only if the insert sets the latch (or the column's default does).
-//   - statement: the counter grows by the inserted amount while it stays within the cap;
-//     past it, no row. A new row meets no conflict: the CHECK constraint of CapDef keeps
-//     its insert within the cap.
+// (a bound parameter in the predicate fails with 42P10 once the plan goes generic); what
+// follows the target is the kind's (TableForm.Conflict). "" without table=.
 func (d *Directive) ConflictClause() string {
-	if !d.HasTable() {
+	t := d.tableForm()
+	if t == nil {
 		return ""
 	}
-	target := "ON CONFLICT (" + strings.Join(d.Columns, ", ") + ")"
-	rel := d.relation()
-	switch d.Kind {
-	case Open:
-		lits := make([]string, len(d.OpenValues))
-		for i, v := range d.OpenValues {
-			lits[i] = "'" + v + "'"
-		}
-		return fmt.Sprintf("%s WHERE %s IN (%s) DO NOTHING", target, d.Status, strings.Join(lits, ", "))
-	case Episode:
-		return fmt.Sprintf("%s DO UPDATE SET %s = clock_timestamp() WHERE %s.%s IS NULL", target, d.Latch, rel, d.Latch)
-	case Statement:
-		return fmt.Sprintf("%s DO UPDATE SET %s = %s.%s + EXCLUDED.%s WHERE %s.%s + EXCLUDED.%s <= %d",
-			target, d.Counter, rel, d.Counter, d.Counter, rel, d.Counter, d.Counter, d.Cap.Lit)
-	}
-	return target + " DO NOTHING"
+	return "ON CONFLICT (" + strings.Join(d.Columns, ", ") + ") " + t.Conflict(d)
 }

@@ -94,6 +94,10 @@ func (c *typeChecker) check(info *types.Info) *Typed {
 		c.errorf(d.Func.Name.Pos(), "%s: no type information", c.on())
 		return nil
 	}
+	if d.Spec() == nil {
+		c.errorf(d.Slash, "%s: unknown kind (kinds: %s)", c.on(), kindList())
+		return nil
+	}
 	sig := obj.Type().(*types.Signature)
 	t := &Typed{Directive: d, Obj: obj, Sig: sig, Tx: -1}
 	if sig.TypeParams().Len() > 0 || sig.RecvTypeParams().Len() > 0 {
@@ -118,7 +122,7 @@ func (c *typeChecker) check(info *types.Info) *Typed {
 		c.errorf(d.Func.Name.Pos(), "%s: its first parameter must be a context.Context, which the guard passes on", c.on())
 		return nil
 	}
-	if d.Kind == Transaction || d.HasTable() {
+	if why := d.Spec().SuppliesTx; why != "" || d.HasTable() {
 		for i := 1; i < ps.Len(); i++ {
 			if !isPgxTx(ps.At(i).Type()) {
 				continue
@@ -130,7 +134,6 @@ func (c *typeChecker) check(info *types.Info) *Typed {
 			t.Tx = i
 		}
 		if t.Tx < 0 {
-			why := "the guard runs it in the transaction that holds the lock"
 			if d.HasTable() {
 				why = "the guard runs its INSERT in a transaction and commits it only when a row came back"
 			}
@@ -167,13 +170,11 @@ func (c *typeChecker) check(info *types.Info) *Typed {
 			t.Fingerprint = append(t.Fingerprint, *x)
 		}
 	}
-	if d.Kind == Statement && !d.HasTable() {
-		if !d.Cap.IsLit {
-			t.Cap = c.intExpr("cap", d.Cap.Expr, scope, t)
-		}
-		if !d.N.IsLit && d.N.Expr.Text != "" {
-			t.N = c.intExpr("n", d.N.Expr, scope, t)
-		}
+	if !d.Cap.IsLit && d.Cap.Expr.Text != "" {
+		t.Cap = c.intExpr("cap", d.Cap.Expr, scope, t)
+	}
+	if !d.N.IsLit && d.N.Expr.Text != "" {
+		t.N = c.intExpr("n", d.N.Expr, scope, t)
 	}
 	return t
 }
