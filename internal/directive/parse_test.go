@@ -190,16 +190,31 @@ func TestShortName_StableAndUnder63Bytes(t *testing.T) {
 	}
 }
 
-func TestWrapperNames(t *testing.T) {
+// Every generated name is exported exactly when the function it comes from is, and reads as
+// Go's own names do (rearmSendTriggeredAlert, not RearmsendTriggeredAlert).
+func TestGeneratedNames_FollowTheExportRuleOfTheirFunction(t *testing.T) {
 	t.Parallel()
-	if got := directive.WrapperName("SendWelcome"); got != "SendWelcomeOnce" {
-		t.Errorf("WrapperName = %q", got)
-	}
-	if got := directive.RearmName("Fire"); got != "RearmFire" {
-		t.Errorf("RearmName = %q", got)
-	}
-	if got := directive.ConflictName("EnqueueJob"); got != "EnqueueJobConflict" {
-		t.Errorf("ConflictName = %q", got)
+	for _, c := range []struct{ fn, wrapper, rearm, conflict string }{
+		{"SendWelcome", "SendWelcomeOnce", "RearmSendWelcome", "SendWelcomeConflict"},
+		{"sendTriggeredAlert", "sendTriggeredAlertOnce", "rearmSendTriggeredAlert", "sendTriggeredAlertConflict"},
+		{"f", "fOnce", "rearmF", "fConflict"},
+		{"_f", "_fOnce", "rearm_f", "_fConflict"},
+		{"écrire", "écrireOnce", "rearmÉcrire", "écrireConflict"},
+		{"Écrire", "ÉcrireOnce", "RearmÉcrire", "ÉcrireConflict"},
+		{"世界", "世界Once", "rearm世界", "世界Conflict"},
+	} {
+		got := [3]string{directive.WrapperName(c.fn), directive.RearmName(c.fn), directive.ConflictName(c.fn)}
+		if want := [3]string{c.wrapper, c.rearm, c.conflict}; got != want {
+			t.Errorf("%s: wrapper, rearm, conflict = %q, want %q", c.fn, got, want)
+		}
+		for _, name := range got {
+			if token.IsExported(name) != token.IsExported(c.fn) {
+				t.Errorf("%s: generated %s, exported %t: want exported %t as the function is", c.fn, name, token.IsExported(name), token.IsExported(c.fn))
+			}
+			if !token.IsIdentifier(name) {
+				t.Errorf("%s: generated %q, not an identifier", c.fn, name)
+			}
+		}
 	}
 }
 
