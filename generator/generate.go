@@ -141,6 +141,7 @@ func Generate(pkgs []*packages.Package) (*Result, error) {
 	}
 
 	// Rendering (jennifer, then gofmt) is most of the work: one package per core.
+	std := stdPackages(pkgs)
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	for _, j := range jobs {
@@ -151,7 +152,7 @@ func Generate(pkgs []*packages.Package) (*Result, error) {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			j.src, j.err = render(j.pkg, j.plans, j.objs)
+			j.src, j.err = render(j.pkg, j.plans, j.objs, std)
 		}()
 	}
 	wg.Wait()

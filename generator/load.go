@@ -42,9 +42,10 @@ type LoadConfig struct {
 }
 
 // loadMode is what generation needs: syntax and types of the named packages only; their
-// dependencies come from export data.
+// dependencies come from export data. The import graph (which types need anyway) is kept
+// for what it says of each package: its module, and where it lives (see stdPackages).
 const loadMode = packages.NeedName | packages.NeedFiles | packages.NeedSyntax | packages.NeedTypes |
-	packages.NeedTypesInfo | packages.NeedModule
+	packages.NeedTypesInfo | packages.NeedModule | packages.NeedImports
 
 // Load loads the packages of cfg for generation. Files carrying Header are read as empty
 // files of their package, and type errors are tolerated (see tolerated): code that uses the
@@ -106,6 +107,39 @@ func tolerated(e packages.Error) bool {
 		return strings.HasPrefix(strings.TrimSpace(e.Msg), "# ")
 	}
 	return false
+}
+
+// ownImports are the packages generated code imports of its own accord, whatever the
+// guarded code holds, each with whether it is the standard library's. Every other import of
+// a generated file names a package the guarded code reaches, which the load lists.
+var ownImports = map[string]bool{"context": true, "fmt": true, "time": true, "unsafe": true, RuntimePath: false, pgxPath: false}
+
+// stdPackages returns what reports whether an import path is the standard library's, read
+// from the loaded import graph of pkgs: a package of the standard library belongs to no
+// module and lives in GOROOT, the tree unsafe lives in (GOROOT/src/unsafe; every guarded
+// package reaches unsafe, through context). A package of a module whose path has no dot
+// (myapp/internal/x) belongs to its module, so it is not taken for the standard library's,
+// as a test of the path's shape would take it.
+func stdPackages(pkgs []*packages.Package) func(path string) bool {
+	var all []*packages.Package
+	goroot := ""
+	packages.Visit(pkgs, nil, func(p *packages.Package) {
+		all = append(all, p)
+		if p.PkgPath == "unsafe" && p.Dir != "" {
+			goroot = filepath.Dir(filepath.Dir(p.Dir))
+		}
+	})
+	std := map[string]bool{}
+	for path, isStd := range ownImports {
+		std[path] = isStd
+	}
+	if goroot != "" {
+		src := filepath.Join(goroot, "src") + string(filepath.Separator)
+		for _, p := range all {
+			std[p.PkgPath] = p.Module == nil && strings.HasPrefix(p.Dir, src)
+		}
+	}
+	return func(path string) bool { return std[path] }
 }
 
 func dedupe(sorted []string) []string {
