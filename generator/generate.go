@@ -1,6 +1,7 @@
 package generator
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"go/ast"
@@ -180,6 +181,49 @@ func Generate(pkgs []*packages.Package) (*Result, error) {
 	}
 	sort.Strings(res.Orphans)
 	return res, nil
+}
+
+// pendingNames are the names that the generated files of pkgs' dependencies in the main
+// module would declare: a package may use a dependency's wrapper before the dependency's
+// own generation has written it (a new directive) or while its stale file is set aside (a
+// dependency whose compile failed is type-checked from source, its generated file read as
+// empty: see Load). go generate runs each package's line in turn, and may come to the
+// dependency after the package that imports it. The names come from the dependencies'
+// directives, read from their files: only packages of the main module, and only when a
+// type error asks (see checkTypeErrors).
+func pendingNames(roots []*packages.Package) map[string]bool {
+	names := map[string]bool{}
+	isRoot := map[*packages.Package]bool{}
+	for _, p := range roots {
+		isRoot[p] = true
+	}
+	fset := token.NewFileSet()
+	packages.Visit(roots, nil, func(p *packages.Package) {
+		if isRoot[p] || p.Module == nil || !p.Module.Main {
+			return
+		}
+		for _, name := range p.GoFiles {
+			src, err := os.ReadFile(name)
+			if err != nil || IsGenerated(src) || !bytes.Contains(src, []byte(directive.Prefix)) {
+				continue // a file that cannot be read is the dependency's own load's to report
+			}
+			f, err := parser.ParseFile(fset, name, src, parser.ParseComments|parser.SkipObjectResolution)
+			if err != nil {
+				continue
+			}
+			ds, _ := directive.ParseFile(fset, f)
+			for _, d := range ds {
+				fn := d.Func.Name.Name
+				names[directive.WrapperName(fn)] = true
+				if d.HasTable() {
+					names[directive.ConflictName(fn)] = true
+				} else if d.Spec().Rearm {
+					names[directive.RearmName(fn)] = true
+				}
+			}
+		}
+	})
+	return names
 }
 
 // duplicateNames reports two guards sharing a stored name: they would share one history.
@@ -365,13 +409,21 @@ var undefinedRE = regexp.MustCompile(`undefined: (?:\w+\.)?(\w+)|has no field or
 // one of the generated files: code that calls a wrapper or uses a conflict constant before
 // it is generated (or while its stale file is set aside, see Load) is expected not to
 // type-check, and anything else means the package is broken.
+//
+// Only the type-check made here counts, the one that read each generated file as empty. The
+// go command's own compile of a package (made for export data, and reported as an error of
+// the package headed "# path") read the stale file as it is, so it fails exactly when a
+// guarded function was renamed or changed its signature: the case regeneration is for.
 func checkTypeErrors(pkgs []*packages.Package, files map[string][]byte) error {
 	var msgs []string
 	for _, pkg := range pkgs {
 		for _, e := range pkg.Errors {
+			if e.Kind == packages.ListError && strings.HasPrefix(strings.TrimSpace(e.Msg), "# ") {
+				continue // the go command's compile, with the stale file
+			}
 			for _, line := range strings.Split(e.Error(), "\n") {
 				line = strings.TrimPrefix(strings.TrimSpace(line), "-: ") // a go list error has no position of its own
-				if line == "" || strings.HasPrefix(line, "# ") {
+				if line == "" {
 					continue
 				}
 				msgs = append(msgs, line)
@@ -406,12 +458,22 @@ func checkTypeErrors(pkgs []*packages.Package, files map[string][]byte) error {
 		}
 	}
 	var bad TypeErrors
+	var pending map[string]bool
 	for _, m := range msgs {
 		sub := undefinedRE.FindStringSubmatch(m)
-		if sub != nil && (declared[sub[1]] || declared[sub[2]]) {
+		if sub == nil {
+			bad = append(bad, m)
 			continue
 		}
-		bad = append(bad, m)
+		if declared[sub[1]] || declared[sub[2]] {
+			continue
+		}
+		if pending == nil {
+			pending = pendingNames(pkgs)
+		}
+		if !pending[sub[1]] && !pending[sub[2]] {
+			bad = append(bad, m)
+		}
 	}
 	if len(bad) == 0 {
 		return nil

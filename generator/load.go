@@ -49,7 +49,11 @@ const loadMode = packages.NeedName | packages.NeedFiles | packages.NeedSyntax | 
 
 // Load loads the packages of cfg for generation. Files carrying Header are read as empty
 // files of their package, and type errors are tolerated (see tolerated): code that uses the
-// wrappers about to be generated must not stop their generation.
+// wrappers about to be generated must not stop their generation, and oncegen's own previous
+// output, stale after a guarded function was renamed or changed its parameters, is never
+// type-checked. (Not with an Overlay: go/packages then type-checks every dependency from
+// source, its export data possibly stale.) Generate decides which type errors stand (see
+// checkTypeErrors).
 func Load(cfg LoadConfig) ([]*packages.Package, error) {
 	patterns := cfg.Patterns
 	if len(patterns) == 0 {
@@ -93,18 +97,19 @@ func Load(cfg LoadConfig) ([]*packages.Package, error) {
 	return pkgs, nil
 }
 
-// tolerated reports a type error, which does not stop generation: the package's own code
-// may use the wrappers and constants about to be generated (on a first run, or after the
-// stale file was set aside), so it cannot type-check until they exist. What generation
-// needs, the guarded functions' signatures and key expressions, is checked on its own.
-// Syntax errors and packages that cannot be found do stop it.
+// tolerated reports an error that does not stop loading: a type error (the package's own
+// code may use the wrappers and constants about to be generated, on a first run or after
+// the stale file was set aside, so it cannot type-check until they exist), or the go
+// command's compile of a package for export data, which read the stale file as it is.
+// What generation needs, the guarded functions' signatures and key expressions, is checked
+// on its own, and Generate weighs the type errors left. Syntax errors and packages that
+// cannot be found do stop it.
 func tolerated(e packages.Error) bool {
 	switch e.Kind {
 	case packages.TypeError:
 		return true
 	case packages.ListError:
-		// The go command's compile of the package (for export data) fails the same way.
-		return strings.HasPrefix(strings.TrimSpace(e.Msg), "# ")
+		return strings.HasPrefix(strings.TrimSpace(e.Msg), "# ") // the go command's compile
 	}
 	return false
 }

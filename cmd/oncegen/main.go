@@ -25,7 +25,9 @@
 //
 // Generation is all or nothing: on any error (a malformed directive, a key that does not
 // type-check, a package that does not load or type-check, apart from its uses of what is
-// about to be generated) oncegen writes nothing. A generated file is
+// about to be generated, here or by a later //go:generate line) oncegen writes nothing.
+// oncegen reads its own previous output as empty, so a stale once_gen.go (a guarded
+// function renamed or given another parameter) never stands in the way of regenerating it. A generated file is
 // written only when its bytes differ; a file with oncegen's header that no directive
 // produces any more is removed.
 //
