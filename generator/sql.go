@@ -40,6 +40,10 @@ type Object struct {
 	Concurrent bool `json:"concurrent,omitempty"`
 	// Guards names the guards relying on the object.
 	Guards []string `json:"guards"`
+	// Duplicates, for a unique index, is the query that lists the keys the table holds more
+	// than once, which stop its build (directive.Directive.DuplicatesQuery): its file says
+	// how to go on from a failed build. Not in the snapshot: it follows from Def.
+	Duplicates string `json:"-"`
 	// Superseded, for a runtime step mended after its release, are the Up it had in earlier
 	// releases: a snapshot holding one of them is older than the runtime (see Amendment).
 	Superseded []string `json:"-"`
@@ -129,6 +133,7 @@ func tableObjects(guards []*Guard) ([]Object, error) {
 				strings.Replace(def, "CREATE UNIQUE INDEX ", "CREATE UNIQUE INDEX CONCURRENTLY ", 1) + ";",
 			Down:       fmt.Sprintf("DROP INDEX CONCURRENTLY IF EXISTS %s.%s;", schema, g.IndexName()),
 			Concurrent: true,
+			Duplicates: g.DuplicatesQuery(),
 		}, g); err != nil {
 			return nil, err
 		}

@@ -169,6 +169,20 @@ func StartRun(ctx context.Context, tx Tx) error { return nil }
 				d.IndexName(), d.IndexDef(), d.ConflictClause(), w.index, w.def, w.conflict)
 		}
 	}
+	// The rows each index covers: its predicate's, and where nulls are distinct, none with a
+	// null in the key (cmd/oncegen runs these on a table holding duplicates).
+	dups := []string{
+		"SELECT dedupe_key, count(*) FROM public.jobs WHERE (status = ANY (ARRAY['pending'::text, 'running'::text])) AND dedupe_key IS NOT NULL GROUP BY dedupe_key HAVING count(*) > 1;",
+		"SELECT org_id, day, count(*) FROM billing.charges GROUP BY org_id, day HAVING count(*) > 1;",
+		"SELECT rule_id, count(*) FROM public.alerts WHERE rule_id IS NOT NULL GROUP BY rule_id HAVING count(*) > 1;",
+		"SELECT org_id, day, count(*) FROM public.quota WHERE org_id IS NOT NULL AND day IS NOT NULL GROUP BY org_id, day HAVING count(*) > 1;",
+		"SELECT org_id, count(*) FROM public.runs WHERE (state = 'queued'::text) AND org_id IS NOT NULL GROUP BY org_id HAVING count(*) > 1;",
+	}
+	for i, want := range dups {
+		if got := ds[i].DuplicatesQuery(); got != want {
+			t.Errorf("%s's duplicates query:\n got %s\nwant %s", ds[i].Func.Name.Name, got, want)
+		}
+	}
 }
 
 func TestShortName_StableAndUnder63Bytes(t *testing.T) {
