@@ -77,15 +77,17 @@ func Load(cfg LoadConfig) ([]*packages.Package, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading packages: %w", err)
 	}
+	// The named packages' errors: a dependency's own (its compile, an import of it that
+	// cannot be resolved) reach them as theirs where they matter.
 	var msgs []string
-	packages.Visit(pkgs, nil, func(p *packages.Package) {
+	for _, p := range pkgs {
 		for _, e := range p.Errors {
 			if tolerated(e) {
 				continue
 			}
 			msgs = append(msgs, e.Error())
 		}
-	})
+	}
 	if len(msgs) > 0 {
 		sort.Strings(msgs)
 		return nil, fmt.Errorf("loading packages:\n%s", strings.Join(dedupe(msgs), "\n"))
