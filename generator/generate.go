@@ -354,10 +354,11 @@ func (res *Result) Stale() ([]Stale, error) {
 	return out, nil
 }
 
-// WriteMigrations writes files (names within dir), creating dir if needed. Migration files
-// are never overwritten, but for a runtime step's file, which an amended step rewrites (see
-// Amendment): one that exists already is an error, reported before anything is written. (A
-// new step's file cannot have an existing name: its version follows every file's in dir.)
+// WriteMigrations writes files (paths relative to dir: names in it, and once's own steps in
+// Options.OnceDir), creating directories as needed. Migration files are never overwritten,
+// but for a runtime step's file, which an amended step rewrites (see Amendment): one that
+// exists already is an error, reported before anything is written. (A new step's file
+// cannot have an existing name: its version follows every file's in its directory.)
 func WriteMigrations(dir string, files map[string][]byte) error {
 	names := make([]string, 0, len(files))
 	for n := range files {
@@ -365,18 +366,19 @@ func WriteMigrations(dir string, files map[string][]byte) error {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		if n == SnapshotFile || n == atlasSumFile || runtimeStepFile.MatchString(n) {
+		if base := filepath.Base(n); base == SnapshotFile || base == atlasSumFile || runtimeStepFile.MatchString(base) {
 			continue
 		}
 		if _, err := os.Stat(filepath.Join(dir, n)); err == nil {
 			return fmt.Errorf("migration %s exists already: not overwriting it", filepath.Join(dir, n))
 		}
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("creating %s: %w", dir, err)
-	}
 	for _, n := range names {
-		if err := writeFileAtomic(filepath.Join(dir, n), files[n]); err != nil {
+		path := filepath.Join(dir, n)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return fmt.Errorf("creating %s: %w", filepath.Dir(path), err)
+		}
+		if err := writeFileAtomic(path, files[n]); err != nil {
 			return err
 		}
 	}

@@ -50,6 +50,9 @@ type Step struct {
 	// Duplicates, for a unique index's build, is the query listing the keys that stop it
 	// (Object.Duplicates), which the file's comment gives.
 	Duplicates string
+	// OnceSchema marks a step of once's own schema, which Options.OnceDir may send to a
+	// directory of its own.
+	OnceSchema bool
 }
 
 // Plan is the difference between a snapshot and the declarations: the steps that bring a
@@ -219,7 +222,7 @@ func Diff(prev Snapshot, guards []*Guard, objs []Object, allowRename bool) (*Pla
 
 	plan := &Plan{Next: next, Amended: amended}
 	for _, o := range steps {
-		plan.Steps = append(plan.Steps, Step{Title: "once_schema_" + strings.TrimPrefix(o.ID, "runtime:step:") + "_" + o.Name, Up: []string{o.Up}, Down: []string{o.Down}})
+		plan.Steps = append(plan.Steps, Step{Title: "once_schema_" + strings.TrimPrefix(o.ID, "runtime:step:") + "_" + o.Name, Up: []string{o.Up}, Down: []string{o.Down}, OnceSchema: true})
 	}
 	if len(expandUp) > 0 {
 		plan.Steps = append(plan.Steps, Step{Title: "once", Up: expandUp, Down: expandDown})
@@ -305,7 +308,9 @@ func nextVersion(dir string) (int, error) {
 // with the new snapshot (and, for atlas, the checksum file). Keys are file names in dir. A
 // plan with no steps renders only the snapshot, and only when it differs from the one in
 // dir; nothing when the directory is up to date. Every transactional file sets opts'
-// timeouts (DefaultLockTimeout and DefaultStatementTimeout where they are empty).
+// timeouts (DefaultLockTimeout and DefaultStatementTimeout where they are empty). With
+// opts.OnceDir, the steps of once's own schema are numbered from the next free version
+// there, and their keys are paths relative to dir (../once/0001_once_schema_...).
 func MigrationFiles(dir, format string, plan *Plan, opts Options) (map[string][]byte, error) {
 	if len(plan.Steps) == 0 && len(plan.Amended) == 0 {
 		return snapshotOnly(dir, plan.Next)
@@ -313,16 +318,34 @@ func MigrationFiles(dir, format string, plan *Plan, opts Options) (map[string][]
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	v, err := nextVersion(dir)
+	onceDir, oncePrefix, err := opts.onceDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	files, err := amendedFiles(dir, plan.Amended)
+	// Each directory by its path relative to dir, and its next version: one entry, and one
+	// counter, when once's steps go to dir too.
+	dirs := map[string]string{"": dir, oncePrefix: onceDir}
+	next := map[string]int{}
+	for prefix, d := range dirs {
+		if next[prefix], err = nextVersion(d); err != nil {
+			return nil, err
+		}
+	}
+	amended, err := amendedFiles(onceDir, plan.Amended)
 	if err != nil {
 		return nil, err
 	}
-	for i, st := range plan.Steps {
-		base := fmt.Sprintf("%04d_%s", v+i, st.Title)
+	files := map[string][]byte{}
+	for name, b := range amended {
+		files[filepath.Join(oncePrefix, name)] = b
+	}
+	for _, st := range plan.Steps {
+		prefix := ""
+		if st.OnceSchema {
+			prefix = oncePrefix
+		}
+		base := filepath.Join(prefix, fmt.Sprintf("%04d_%s", next[prefix], st.Title))
+		next[prefix]++
 		if !st.Concurrent {
 			pre := opts.timeouts()
 			st.Up = append(append([]string(nil), pre...), st.Up...)
@@ -347,14 +370,27 @@ func MigrationFiles(dir, format string, plan *Plan, opts Options) (map[string][]
 	if err != nil {
 		return nil, err
 	}
-	files[SnapshotFile] = snap
 	if format == "atlas" {
-		sum, err := atlasSum(dir, files)
-		if err != nil {
-			return nil, err
+		// Each directory's checksum file covers its own files: the migrations directory's is
+		// written whenever a step or an amendment is, once's where it has a new file.
+		for prefix, d := range dirs {
+			own := map[string][]byte{}
+			for name, b := range files {
+				if rel, err := filepath.Rel(prefix, name); err == nil && !strings.Contains(rel, string(filepath.Separator)) {
+					own[rel] = b
+				}
+			}
+			if len(own) == 0 && prefix != "" {
+				continue
+			}
+			sum, err := atlasSum(d, own)
+			if err != nil {
+				return nil, err
+			}
+			files[filepath.Join(prefix, atlasSumFile)] = sum
 		}
-		files[atlasSumFile] = sum
 	}
+	files[SnapshotFile] = snap
 	return files, nil
 }
 

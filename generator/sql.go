@@ -2,6 +2,7 @@ package generator
 
 import (
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -66,6 +67,36 @@ type Options struct {
 	// tables and every row in them. Without it, a generated down never drops them: they hold
 	// what was promised, billed and owed.
 	DownDropsOnceTables bool
+	// OnceDir, when not empty, is the directory the steps of once's own schema (its tables)
+	// are written to, numbered on their own, rather than the migrations directory, which
+	// keeps the snapshot and the table= files: a tool reading the migrations directory for
+	// the app's schema (sqlc, an ORM) then never sees once's tables. The two are applied as
+	// two migration sets (see cmd/oncegen).
+	OnceDir string
+}
+
+// onceDir is where once's schema steps go for the migrations directory dir, and the path
+// of that directory relative to dir ("" when it is dir itself).
+func (o Options) onceDir(dir string) (string, string, error) {
+	if o.OnceDir == "" {
+		return dir, "", nil
+	}
+	from, err := filepath.Abs(dir)
+	if err != nil {
+		return "", "", fmt.Errorf("resolving %s: %w", dir, err)
+	}
+	to, err := filepath.Abs(o.OnceDir)
+	if err != nil {
+		return "", "", fmt.Errorf("resolving %s: %w", o.OnceDir, err)
+	}
+	if from == to {
+		return dir, "", nil
+	}
+	rel, err := filepath.Rel(from, to)
+	if err != nil {
+		return "", "", fmt.Errorf("once's migrations directory %s beside %s: %w", o.OnceDir, dir, err)
+	}
+	return o.OnceDir, rel, nil
 }
 
 // ObjectsWith is Objects with opts.
