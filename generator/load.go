@@ -3,11 +3,11 @@ package generator
 import (
 	"bytes"
 	"fmt"
-	"go/ast"
 	"go/parser"
 	"go/token"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -41,41 +41,42 @@ type LoadConfig struct {
 	BuildFlags []string
 }
 
-// loadMode is what generation needs: syntax and types of the named packages only; their
-// dependencies come from export data. The import graph (which types need anyway) is kept
-// for what it says of each package: its module, and where it lives (see stdPackages).
+// loadMode is what generation needs where packages.Load loads (a package using cgo): syntax
+// and types of the named packages only; their dependencies come from export data. The
+// import graph (which types need anyway) is kept for what it says of each package: its
+// module, and where it lives (see stdPackages).
 const loadMode = packages.NeedName | packages.NeedFiles | packages.NeedSyntax | packages.NeedTypes |
 	packages.NeedTypesInfo | packages.NeedModule | packages.NeedImports
 
-// Load loads the packages of cfg for generation. Files carrying Header are read as empty
-// files of their package, and type errors are tolerated (see tolerated): code that uses the
-// wrappers about to be generated must not stop their generation, and oncegen's own previous
-// output, stale after a guarded function was renamed or changed its parameters, is never
-// type-checked. (Not with an Overlay: go/packages then type-checks every dependency from
-// source, its export data possibly stale.) Generate decides which type errors stand (see
-// checkTypeErrors).
+// Load loads the packages of cfg for generation: their syntax, and their types checked from
+// it, with their imports' types from export data (see loadSource). Files carrying Header
+// are read as empty files of their package, and type errors are tolerated (see tolerated):
+// code that uses the wrappers about to be generated must not stop their generation, and
+// oncegen's own previous output, stale after a guarded function was renamed or changed its
+// parameters, is never type-checked. (Not with an Overlay: go/packages then type-checks
+// every dependency from source, its export data possibly stale.) Generate decides which
+// type errors stand (see checkTypeErrors).
 func Load(cfg LoadConfig) ([]*packages.Package, error) {
 	patterns := cfg.Patterns
 	if len(patterns) == 0 {
 		patterns = []string{"./..."}
 	}
-	pcfg := &packages.Config{
-		Mode:       loadMode,
-		Dir:        cfg.Dir,
-		Env:        cfg.Env,
-		BuildFlags: cfg.BuildFlags,
-		ParseFile: func(fset *token.FileSet, filename string, src []byte) (*ast.File, error) {
-			if IsGenerated(src) {
-				// What it declared is about to be regenerated; a stale or hand-broken
-				// copy must not stand in the way.
-				src = blankFile(src)
-			}
-			return parser.ParseFile(fset, filename, src, parser.ParseComments|parser.SkipObjectResolution)
-		},
-	}
-	pkgs, err := packages.Load(pcfg, patterns...)
+	pkgs, ok, err := loadSource(cfg, patterns)
 	if err != nil {
-		return nil, fmt.Errorf("loading packages: %w", err)
+		return nil, err
+	}
+	if !ok {
+		// cgo: the go command prepares the files, and compiles the package for nothing.
+		pkgs, err = packages.Load(&packages.Config{
+			Mode:       loadMode,
+			Dir:        cfg.Dir,
+			Env:        cfg.Env,
+			BuildFlags: cfg.BuildFlags,
+			ParseFile:  parseFile,
+		}, patterns...)
+		if err != nil {
+			return nil, fmt.Errorf("loading packages: %w", err)
+		}
 	}
 	// The named packages' errors: a dependency's own (its compile, an import of it that
 	// cannot be resolved) reach them as theirs where they matter.
@@ -93,10 +94,23 @@ func Load(cfg LoadConfig) ([]*packages.Package, error) {
 		return nil, fmt.Errorf("loading packages:\n%s", strings.Join(dedupe(msgs), "\n"))
 	}
 	if len(pkgs) == 0 {
-		return nil, fmt.Errorf("no packages match %s", strings.Join(patterns, " "))
+		return nil, fmt.Errorf("no packages match %s%s", strings.Join(patterns, " "), goListSays(cfg, patterns))
 	}
 	sort.Slice(pkgs, func(i, j int) bool { return pkgs[i].PkgPath < pkgs[j].PkgPath })
 	return pkgs, nil
+}
+
+// goListSays is what the go command says when it lists none of patterns (go.mod needing an
+// update, say), which go/packages does not pass on: "" when it says nothing.
+func goListSays(cfg LoadConfig, patterns []string) string {
+	cmd := exec.Command("go", append(append(append([]string{"list"}, cfg.BuildFlags...), "--"), patterns...)...)
+	cmd.Dir, cmd.Env = cfg.Dir, cfg.Env
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err == nil || stderr.Len() == 0 {
+		return ""
+	}
+	return ":\n" + strings.TrimSpace(stderr.String())
 }
 
 // tolerated reports an error that does not stop loading: a type error (the package's own
