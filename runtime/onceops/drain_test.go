@@ -1,4 +1,4 @@
-package once_test
+package onceops_test
 
 import (
 	"context"
@@ -15,11 +15,13 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/oncekit/once/internal/fakeprovider"
 	once "github.com/oncekit/once/runtime"
+	"github.com/oncekit/once/runtime/onceops"
 )
 
 // generateReport is a paid operation: one model call, then a follow-up to email the owner.
-func generateReport(p *fakeprovider.Server, runs *int) func(context.Context, *once.Attempt) (string, error) {
-	return func(ctx context.Context, a *once.Attempt) (string, error) {
+func generateReport(p *fakeprovider.Server, runs *int) func(context.Context) (string, error) {
+	return func(ctx context.Context) (string, error) {
+		a, _ := once.AttemptFrom(ctx)
 		*runs++
 		r, err := p.Post(ctx, "/v1/generate", a.ProviderKey("generate"), map[string]string{"prompt": "q3 summary"})
 		if err != nil {
@@ -31,8 +33,8 @@ func generateReport(p *fakeprovider.Server, runs *int) func(context.Context, *on
 
 // sendEmail delivers email-owner follow-ups through the provider; withKey says whether it
 // passes the follow-up's provider key.
-func sendEmail(p *fakeprovider.Server, withKey bool) func(context.Context, once.FollowUp) error {
-	return func(ctx context.Context, f once.FollowUp) error {
+func sendEmail(p *fakeprovider.Server, withKey bool) func(context.Context, onceops.FollowUp) error {
+	return func(ctx context.Context, f onceops.FollowUp) error {
 		key := ""
 		if withKey {
 			key = f.ProviderKey
@@ -63,13 +65,13 @@ func TestFollowUp_FailedDeliveryIsRetriedAloneAndEmailsOnce(t *testing.T) {
 		emails  int
 	}{{"with the follow-up's key", true, 1}, {"negative control: without a key", false, 2}} {
 		p := fakeprovider.New(t)
-		g := once.Operation[string]{Name: "reports.Generate"}
+		g := once.Forever{Name: "reports.Generate", Retain: 24 * time.Hour}
 		runs := 0
-		ref := once.OperationRef{Account: c.name, Reference: "ref-1"}
-		if _, _, err := g.Do(ctx, pool, ref, generateReport(p, &runs)); err != nil {
+		ref := once.Ref{Scope: once.MustKey(c.name), Key: once.MustKey("ref-1")}
+		if _, _, err := once.ForeverValue(ctx, pool, g, ref, generateReport(p, &runs)); err != nil {
 			t.Fatal(err)
 		}
-		d := once.Drain{Deliver: map[string]func(context.Context, once.FollowUp) error{"email-owner": sendEmail(p, c.withKey)}, Backoff: time.Millisecond}
+		d := onceops.Drain{Deliver: map[string]func(context.Context, onceops.FollowUp) error{"email-owner": sendEmail(p, c.withKey)}, Backoff: time.Millisecond}
 		p.DropAfterAccept(1)
 		res, err := d.Run(ctx, pool)
 		if err != nil || res.Failed < 1 {
@@ -79,7 +81,7 @@ func TestFollowUp_FailedDeliveryIsRetriedAloneAndEmailsOnce(t *testing.T) {
 		if res, err := d.Run(ctx, pool); err != nil || res.Delivered < 1 {
 			t.Fatalf("%s: second drain %+v, %v; want the delivery", c.name, res, err)
 		}
-		if _, out, err := g.Do(ctx, pool, ref, generateReport(p, &runs)); err != nil || out.Status != once.Duplicate {
+		if _, out, err := once.ForeverValue(ctx, pool, g, ref, generateReport(p, &runs)); err != nil || out.Status != once.Duplicate {
 			t.Fatalf("%s: the client's retry: %+v, %v", c.name, out, err)
 		}
 		if got := p.EffectsAt("/v1/emails"); got != c.emails {
@@ -101,10 +103,10 @@ func TestDrain_ConcurrentDrainsDeliverEachFollowUpOnce(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 12)
 	ctx := context.Background()
-	g := once.Forever[int]{Name: "reports.Generate"}
+	g := once.Forever{Name: "reports.Generate"}
 	const n = 40
 	for i := range n {
-		_, _, err := g.Do(ctx, pool, "ref-"+strconv.Itoa(i), func(ctx context.Context) (int, error) {
+		_, _, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: "ref-" + strconv.Itoa(i)}, func(ctx context.Context) (int, error) {
 			a, _ := once.AttemptFrom(ctx)
 			return i, errors.Join(a.FollowUp("export", map[string]int{"report": i}), a.FollowUp("notify", nil))
 		})
@@ -114,13 +116,13 @@ func TestDrain_ConcurrentDrainsDeliverEachFollowUpOnce(t *testing.T) {
 	}
 	var mu sync.Mutex
 	delivered := map[string]int{}
-	count := func(_ context.Context, f once.FollowUp) error {
+	count := func(_ context.Context, f onceops.FollowUp) error {
 		mu.Lock()
 		defer mu.Unlock()
 		delivered[f.ProviderKey]++
 		return nil
 	}
-	d := once.Drain{Deliver: map[string]func(context.Context, once.FollowUp) error{"export": count, "notify": count}, Batch: 5}
+	d := onceops.Drain{Deliver: map[string]func(context.Context, onceops.FollowUp) error{"export": count, "notify": count}, Batch: 5}
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {
@@ -144,17 +146,17 @@ func TestDrain_GivesUpAfterMaxAttemptsAndLeavesOtherActions(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Forever[int]{Name: "reports.Generate"}
-	g.Do(ctx, pool, "ref-1", func(ctx context.Context) (int, error) {
+	g := once.Forever{Name: "reports.Generate"}
+	once.ForeverValue(ctx, pool, g, once.Ref{Key: "ref-1"}, func(ctx context.Context) (int, error) {
 		a, _ := once.AttemptFrom(ctx)
 		return 1, errors.Join(a.FollowUp("export", nil), a.FollowUp("archive", nil))
 	})
-	d := once.Drain{
-		Deliver:     map[string]func(context.Context, once.FollowUp) error{"export": func(context.Context, once.FollowUp) error { return errors.New("bucket missing") }},
+	d := onceops.Drain{
+		Deliver:     map[string]func(context.Context, onceops.FollowUp) error{"export": func(context.Context, onceops.FollowUp) error { return errors.New("bucket missing") }},
 		Backoff:     time.Millisecond,
 		MaxAttempts: 2,
 	}
-	var total once.DrainResult
+	var total onceops.DrainResult
 	for range 5 {
 		res, err := d.Run(ctx, pool)
 		if err != nil {
@@ -189,15 +191,15 @@ func TestDrain_RecordsADeliveryErrorTheColumnRefusesCleaned(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Forever[int]{Name: "reports.Generate"}
-	if _, _, err := g.Do(ctx, pool, "ref-1", func(ctx context.Context) (int, error) {
+	g := once.Forever{Name: "reports.Generate"}
+	if _, _, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: "ref-1"}, func(ctx context.Context) (int, error) {
 		a, _ := once.AttemptFrom(ctx)
 		return 1, a.FollowUp("export", nil)
 	}); err != nil {
 		t.Fatal(err)
 	}
-	d := once.Drain{Deliver: map[string]func(context.Context, once.FollowUp) error{
-		"export": func(context.Context, once.FollowUp) error { return errors.New("bucket said \x00\xff") },
+	d := onceops.Drain{Deliver: map[string]func(context.Context, onceops.FollowUp) error{
+		"export": func(context.Context, onceops.FollowUp) error { return errors.New("bucket said \x00\xff") },
 	}}
 	if res, err := d.Run(ctx, pool); err != nil || res.Failed != 1 {
 		t.Fatalf("drain: %+v, %v; want one failed delivery recorded", res, err)
@@ -212,7 +214,7 @@ func TestFollowUp_OnlyEnqueuedWithARecordedOutcome(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Forever[int]{Name: "reports.Generate"}
+	g := once.Forever{Name: "reports.Generate"}
 	enqueue := func(err error) func(context.Context) (int, error) {
 		return func(ctx context.Context) (int, error) {
 			a, _ := once.AttemptFrom(ctx)
@@ -225,10 +227,10 @@ func TestFollowUp_OnlyEnqueuedWithARecordedOutcome(t *testing.T) {
 			return 0, err
 		}
 	}
-	g.Do(ctx, pool, "released", enqueue(errors.New("retry me")))
-	g.Do(ctx, pool, "uncertain", enqueue(once.Uncertain(errors.New("lost"))))
-	g.Do(ctx, pool, "failed", enqueue(once.Terminal(errors.New("refused"))))
-	g.Do(ctx, pool, "done", enqueue(nil))
+	once.ForeverValue(ctx, pool, g, once.Ref{Key: "released"}, enqueue(errors.New("retry me")))
+	once.ForeverValue(ctx, pool, g, once.Ref{Key: "uncertain"}, enqueue(once.Uncertain(errors.New("lost"))))
+	once.ForeverValue(ctx, pool, g, once.Ref{Key: "failed"}, enqueue(once.Terminal(errors.New("refused"))))
+	once.ForeverValue(ctx, pool, g, once.Ref{Key: "done"}, enqueue(nil))
 	rows, err := pool.Query(ctx, `SELECT o.key FROM once.followups f JOIN once.operations o ON o.id = f.operation_id ORDER BY o.key`)
 	if err != nil {
 		t.Fatal(err)
@@ -252,12 +254,12 @@ func TestReviveFollowUp_DeliversADeadFollowUpOnce(t *testing.T) {
 	pool := setup(t, 4)
 	ctx := context.Background()
 	p := fakeprovider.New(t)
-	g := once.Operation[string]{Name: "reports.Generate"}
+	g := once.Forever{Name: "reports.Generate", Retain: 24 * time.Hour}
 	runs := 0
-	if _, _, err := g.Do(ctx, pool, once.OperationRef{Account: "acct-a", Reference: "ref-1"}, generateReport(p, &runs)); err != nil {
+	if _, _, err := once.ForeverValue(ctx, pool, g, once.Ref{Scope: once.MustKey("acct-a"), Key: once.MustKey("ref-1")}, generateReport(p, &runs)); err != nil {
 		t.Fatal(err)
 	}
-	d := once.Drain{Deliver: map[string]func(context.Context, once.FollowUp) error{"email-owner": sendEmail(p, true)},
+	d := onceops.Drain{Deliver: map[string]func(context.Context, onceops.FollowUp) error{"email-owner": sendEmail(p, true)},
 		Backoff: time.Millisecond, MaxAttempts: 2}
 	p.FailNext(2, 552) // mailbox full, before anything is sent
 	for range 2 {
@@ -266,17 +268,17 @@ func TestReviveFollowUp_DeliversADeadFollowUpOnce(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	dead, err := once.ListDeadFollowUps(ctx, pool, "", 0)
+	dead, err := onceops.ListDeadFollowUps(ctx, pool, "", 0)
 	if err != nil || len(dead) != 1 || dead[0].Attempt != 2 || dead[0].LastError != "email provider answered 552" {
 		t.Fatalf("ListDeadFollowUps = %+v, %v; want the email, dead after 2 attempts with its error", dead, err)
 	}
 	if res, _ := d.Run(ctx, pool); res.Delivered != 0 {
 		t.Fatalf("a dead follow-up was delivered without an operator: %+v", res)
 	}
-	if err := once.ReviveFollowUp(ctx, pool, dead[0].ID); err != nil {
+	if err := onceops.ReviveFollowUp(ctx, pool, dead[0].ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := once.ReviveFollowUp(ctx, pool, dead[0].ID); !errors.Is(err, once.ErrNotDead) {
+	if err := onceops.ReviveFollowUp(ctx, pool, dead[0].ID); !errors.Is(err, onceops.ErrNotDead) {
 		t.Fatalf("reviving a pending follow-up: %v, want ErrNotDead", err)
 	}
 	p.FailNext(1, 552) // one more failure is within the new round's allowance
@@ -289,13 +291,13 @@ func TestReviveFollowUp_DeliversADeadFollowUpOnce(t *testing.T) {
 	if got := p.EffectsAt("/v1/emails"); got != 1 || runs != 1 {
 		t.Fatalf("%d emails, %d runs of the operation; want 1 and 1", got, runs)
 	}
-	if list, _ := once.ListDeadFollowUps(ctx, pool, "", 0); len(list) != 0 {
+	if list, _ := onceops.ListDeadFollowUps(ctx, pool, "", 0); len(list) != 0 {
 		t.Fatalf("still dead: %+v", list)
 	}
-	if err := once.ReviveFollowUp(ctx, pool, dead[0].ID); !errors.Is(err, once.ErrNotDead) {
+	if err := onceops.ReviveFollowUp(ctx, pool, dead[0].ID); !errors.Is(err, onceops.ErrNotDead) {
 		t.Fatalf("reviving a delivered follow-up: %v, want ErrNotDead", err)
 	}
-	if err := once.ReviveFollowUp(ctx, pool, 1<<40); !errors.Is(err, once.ErrNoFollowUp) {
+	if err := onceops.ReviveFollowUp(ctx, pool, 1<<40); !errors.Is(err, onceops.ErrNoFollowUp) {
 		t.Fatalf("reviving an unknown id: %v, want ErrNoFollowUp", err)
 	}
 }
@@ -307,9 +309,9 @@ func TestReapExpired_DeletesDeliveredFollowUpsWithTheirOperation(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Forever[int]{Name: "reports.Generate", Retain: time.Hour}
+	g := once.Forever{Name: "reports.Generate", Retain: time.Hour}
 	for _, key := range []string{"delivered", "owed", "forgotten"} {
-		_, _, err := g.Do(ctx, pool, key, func(ctx context.Context) (int, error) {
+		_, _, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: key}, func(ctx context.Context) (int, error) {
 			a, _ := once.AttemptFrom(ctx)
 			return 1, errors.Join(a.FollowUp("email-"+key, nil), a.Record(once.LedgerEntry{Kind: "usage", Unit: "report", Quantity: 1}))
 		})
@@ -317,10 +319,10 @@ func TestReapExpired_DeletesDeliveredFollowUpsWithTheirOperation(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ok := func(context.Context, once.FollowUp) error { return nil }
+	ok := func(context.Context, onceops.FollowUp) error { return nil }
 	deliver := func(actions ...string) {
 		t.Helper()
-		d := once.Drain{Deliver: map[string]func(context.Context, once.FollowUp) error{}}
+		d := onceops.Drain{Deliver: map[string]func(context.Context, onceops.FollowUp) error{}}
 		for _, a := range actions {
 			d.Deliver[a] = ok
 		}
@@ -333,10 +335,10 @@ func TestReapExpired_DeletesDeliveredFollowUpsWithTheirOperation(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A new claim of an expired key forgets the old operation and its delivered follow-ups.
-	if _, out, err := g.Do(ctx, pool, "forgotten", func(context.Context) (int, error) { return 2, nil }); err != nil || out.Status != once.Ran {
+	if _, out, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: "forgotten"}, func(context.Context) (int, error) { return 2, nil }); err != nil || out.Status != once.Ran {
 		t.Fatalf("new claim of an expired key: %+v %v", out, err)
 	}
-	if n, err := once.ReapExpired(ctx, pool, 0); err != nil || n != 2 {
+	if n, err := onceops.ReapExpired(ctx, pool, 0); err != nil || n != 2 {
 		t.Fatalf("ReapExpired = %d, %v; want the 2 expired operations", n, err)
 	}
 	followups := func() (states []string) {
@@ -367,9 +369,9 @@ func TestReapExpired_DeletesDeliveredFollowUpsWithTheirOperation(t *testing.T) {
 // of its own.
 func enqueueEmails(t *testing.T, pool *pgxpool.Pool, n int) {
 	t.Helper()
-	g := once.Forever[int]{Name: "reports.Generate"}
+	g := once.Forever{Name: "reports.Generate"}
 	for i := range n {
-		_, _, err := g.Do(context.Background(), pool, "ref-"+strconv.Itoa(i), func(ctx context.Context) (int, error) {
+		_, _, err := once.ForeverValue(context.Background(), pool, g, once.Ref{Key: "ref-" + strconv.Itoa(i)}, func(ctx context.Context) (int, error) {
 			a, _ := once.AttemptFrom(ctx)
 			return i, a.FollowUp("email-owner", map[string]string{"to": "owner-" + strconv.Itoa(i) + "@example.com"})
 		})
@@ -407,7 +409,7 @@ func TestDrain_StoppingHandsBackWhatItHadNotStarted(t *testing.T) {
 	send := sendEmail(p, true)
 	stop := func() {}
 	var attempts []int
-	d := once.Drain{Deliver: map[string]func(context.Context, once.FollowUp) error{"email-owner": func(ctx context.Context, f once.FollowUp) error {
+	d := onceops.Drain{Deliver: map[string]func(context.Context, onceops.FollowUp) error{"email-owner": func(ctx context.Context, f onceops.FollowUp) error {
 		attempts = append(attempts, f.Attempt)
 		err := send(ctx, f)
 		stop() // the deploy's signal arrives as this email is sent
@@ -421,7 +423,7 @@ func TestDrain_StoppingHandsBackWhatItHadNotStarted(t *testing.T) {
 		if err != nil {
 			t.Fatalf("deploy %d: %v", deploy, err)
 		}
-		if want := (once.DrainResult{Delivered: 1, Released: n - deploy}); res != want {
+		if want := (onceops.DrainResult{Delivered: 1, Released: n - deploy}); res != want {
 			t.Fatalf("deploy %d: drain %+v, want %+v", deploy, res, want)
 		}
 	}
@@ -430,7 +432,7 @@ func TestDrain_StoppingHandsBackWhatItHadNotStarted(t *testing.T) {
 		t.Fatalf("after three deploys, follow-ups %q, want %q", got, want)
 	}
 	stop = func() {}
-	if res, err := d.Run(context.Background(), pool); err != nil || res != (once.DrainResult{Delivered: 2}) {
+	if res, err := d.Run(context.Background(), pool); err != nil || res != (onceops.DrainResult{Delivered: 2}) {
 		t.Fatalf("the drain after the deploys: %+v, %v; want the 2 left delivered", res, err)
 	}
 	if got := p.EffectsAt("/v1/emails"); got != n {
@@ -455,28 +457,28 @@ func TestDrain_ADeliveryCutShortByTheStopIsNotAFailure(t *testing.T) {
 		name    string
 		deliver func(ctx context.Context, stop context.CancelFunc) error
 		timeout time.Duration // the drain's deadline, 0 for none
-		want    once.DrainResult
+		want    onceops.DrainResult
 		state   string
 	}{
 		{name: "cut short by the drain's stop", deliver: func(ctx context.Context, stop context.CancelFunc) error {
 			stop()
 			<-ctx.Done()
 			return fmt.Errorf("sending: %w", ctx.Err())
-		}, want: once.DrainResult{Released: 1}, state: "pending/0/"},
+		}, want: onceops.DrainResult{Released: 1}, state: "pending/0/"},
 		{name: "cut short by the drain's deadline", timeout: 500 * time.Millisecond, deliver: func(ctx context.Context, _ context.CancelFunc) error {
 			<-ctx.Done()
 			return fmt.Errorf("sending: %w", ctx.Err())
-		}, want: once.DrainResult{Released: 1}, state: "pending/0/"},
+		}, want: onceops.DrainResult{Released: 1}, state: "pending/0/"},
 		{name: "failed of its own as the drain stopped", deliver: func(ctx context.Context, stop context.CancelFunc) error {
 			stop()
 			return errors.New("mailbox full")
-		}, want: once.DrainResult{Dead: 1}, state: "dead/1/mailbox full"},
+		}, want: onceops.DrainResult{Dead: 1}, state: "dead/1/mailbox full"},
 		{name: "cut short by its own deadline", deliver: func(ctx context.Context, _ context.CancelFunc) error {
 			tctx, cancel := context.WithTimeout(ctx, time.Millisecond)
 			defer cancel()
 			<-tctx.Done()
 			return fmt.Errorf("sending: %w", tctx.Err())
-		}, want: once.DrainResult{Dead: 1}, state: "dead/1/sending: context deadline exceeded"},
+		}, want: onceops.DrainResult{Dead: 1}, state: "dead/1/sending: context deadline exceeded"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -488,7 +490,7 @@ func TestDrain_ADeliveryCutShortByTheStopIsNotAFailure(t *testing.T) {
 				ctx, stop = context.WithTimeout(ctx, c.timeout)
 				defer stop()
 			}
-			d := once.Drain{Deliver: map[string]func(context.Context, once.FollowUp) error{"email-owner": func(ctx context.Context, _ once.FollowUp) error {
+			d := onceops.Drain{Deliver: map[string]func(context.Context, onceops.FollowUp) error{"email-owner": func(ctx context.Context, _ onceops.FollowUp) error {
 				return c.deliver(ctx, stop)
 			}}, MaxAttempts: 1}
 			if res, err := d.Run(ctx, pool); err != nil || res != c.want {
@@ -501,8 +503,8 @@ func TestDrain_ADeliveryCutShortByTheStopIsNotAFailure(t *testing.T) {
 				return
 			}
 			var attempt int
-			d.Deliver["email-owner"] = func(_ context.Context, f once.FollowUp) error { attempt = f.Attempt; return nil }
-			if res, err := d.Run(context.Background(), pool); err != nil || res != (once.DrainResult{Delivered: 1}) || attempt != 1 {
+			d.Deliver["email-owner"] = func(_ context.Context, f onceops.FollowUp) error { attempt = f.Attempt; return nil }
+			if res, err := d.Run(context.Background(), pool); err != nil || res != (onceops.DrainResult{Delivered: 1}) || attempt != 1 {
 				t.Fatalf("the next drain: %+v, %v, attempt %d; want it delivered at the first attempt", res, err, attempt)
 			}
 		})
@@ -525,12 +527,12 @@ func TestDrain_CountsOnlyWhatItMarked(t *testing.T) {
 			ctx := context.Background()
 			enqueueEmails(t, pool, 1)
 			started, release := make(chan struct{}), make(chan struct{})
-			slow := once.Drain{Deliver: map[string]func(context.Context, once.FollowUp) error{"email-owner": func(context.Context, once.FollowUp) error {
+			slow := onceops.Drain{Deliver: map[string]func(context.Context, onceops.FollowUp) error{"email-owner": func(context.Context, onceops.FollowUp) error {
 				close(started)
 				<-release
 				return c.err
 			}}, Hold: 50 * time.Millisecond, MaxAttempts: 1}
-			var res once.DrainResult
+			var res onceops.DrainResult
 			var runErr error
 			done := make(chan struct{})
 			go func() {
@@ -538,7 +540,7 @@ func TestDrain_CountsOnlyWhatItMarked(t *testing.T) {
 				res, runErr = slow.Run(ctx, pool)
 			}()
 			<-started
-			fast := once.Drain{Deliver: map[string]func(context.Context, once.FollowUp) error{"email-owner": func(context.Context, once.FollowUp) error { return nil }}}
+			fast := onceops.Drain{Deliver: map[string]func(context.Context, onceops.FollowUp) error{"email-owner": func(context.Context, onceops.FollowUp) error { return nil }}}
 			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 				r, err := fast.Run(ctx, pool)
 				if err != nil || time.Now().After(deadline) {
@@ -551,7 +553,7 @@ func TestDrain_CountsOnlyWhatItMarked(t *testing.T) {
 			}
 			close(release)
 			<-done
-			if runErr != nil || res != (once.DrainResult{}) {
+			if runErr != nil || res != (onceops.DrainResult{}) {
 				t.Fatalf("the drain that lost its hold: %+v, %v; want nothing counted", res, runErr)
 			}
 			if got := followUpStates(t, pool); len(got) != 1 || got[0] != "delivered/2/" {
