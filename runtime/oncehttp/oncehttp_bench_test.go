@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/oncekit/once/internal/pgtest"
-	once "github.com/oncekit/once/runtime"
 	"github.com/oncekit/once/runtime/oncehttp"
+	"github.com/oncekit/once/runtime/onceschema"
 )
 
 // BenchmarkMiddleware compares a handler that saves one row with the same handler behind the
@@ -26,7 +26,7 @@ import (
 func BenchmarkMiddleware(b *testing.B) {
 	pool := pgtest.NewDatabase(b).Pool(b, 18)
 	ctx := context.Background()
-	if err := once.Migrate(ctx, pool); err != nil {
+	if err := onceschema.Migrate(ctx, pool); err != nil {
 		b.Fatal(err)
 	}
 	if _, err := pool.Exec(ctx, `CREATE TABLE notes (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, body text NOT NULL)`); err != nil {

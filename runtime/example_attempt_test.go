@@ -6,22 +6,24 @@ import (
 	"fmt"
 
 	once "github.com/oncekit/once/runtime"
+	"github.com/oncekit/once/runtime/onceops"
 )
 
 // A paid report at the front door: the client's reference, scoped to the authenticated
 // account, makes one report however many times it is sent. The usage entry is written with
-// the outcome, and the owner's email is a follow-up, delivered by a drain.
-func ExampleOperation() {
+// the outcome, and the owner's email is a follow-up, delivered by a drain (onceops.Drain).
+func ExampleAttempt() {
 	ctx := context.Background()
 	db := examplePool()
-	generate := once.Operation[string]{Name: "reports.Generate"}
-	ref := once.OperationRef{
-		Account:   "acct-7", // from authentication, never from the request body
-		Reference: "3f1c9a52-generate",
-		Input:     map[string]any{"source": "q3.csv", "format": "pdf"},
+	generate := once.Forever{Name: "reports.Generate"}
+	ref := once.Ref{
+		Scope: once.MustKey("acct-7"), // from authentication, never from the request body
+		Key:   once.MustKey("3f1c9a52-generate"),
+		Input: map[string]any{"source": "q3.csv", "format": "pdf"},
 	}
 	for range 2 {
-		report, out, err := generate.Do(ctx, db, ref, func(ctx context.Context, a *once.Attempt) (string, error) {
+		report, out, err := once.ForeverValue(ctx, db, generate, ref, func(ctx context.Context) (string, error) {
+			a, _ := once.AttemptFrom(ctx)
 			fmt.Println("calling the model with key", a.ProviderKey("generate") != "")
 			err := errors.Join(
 				a.Record(once.LedgerEntry{Kind: "usage", Unit: "report", Quantity: 1}),
@@ -32,8 +34,8 @@ func ExampleOperation() {
 		fmt.Println(out.Status, report, err)
 	}
 
-	drain := once.Drain{Deliver: map[string]func(context.Context, once.FollowUp) error{
-		"email-owner": func(ctx context.Context, f once.FollowUp) error {
+	drain := onceops.Drain{Deliver: map[string]func(context.Context, onceops.FollowUp) error{
+		"email-owner": func(ctx context.Context, f onceops.FollowUp) error {
 			fmt.Printf("emailing %s about %s\n", f.Scope, f.Payload)
 			return nil
 		},

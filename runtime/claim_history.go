@@ -6,18 +6,18 @@ import (
 )
 
 // A claim whose key is new needs one statement, the insert; a claim that meets an existing
-// row also needs the read that answers it. Sending the read pipelined with every claim makes
-// a duplicate one round trip instead of two, and costs every new key a statement whose
-// answer is dropped (see BENCHMARKS.md). Which is cheaper depends on the guard: most keys of
-// a guard that charges each order are new, while the keys at a front door under a retry
-// storm are mostly duplicates.
+// row also needs the read that answers it. A claim that reads the key's row first and
+// inserts only where there is none makes a duplicate one statement (a plain read) instead of
+// two round trips, and costs every new key a read before its insert. Which is cheaper
+// depends on the guard: most keys of a guard that charges each order are new, while the keys
+// at a front door under a retry storm are mostly duplicates.
 //
 // So each process keeps, per guard name, a running share of the claims that met an existing
-// row, and pipelines the read while that share is above pipelineAbove. The share moves an
-// eighth of the way to 1 for each duplicate and to 0 for each new key: two duplicates in a
-// row turn pipelining on, some sixteen new keys in a row turn it off. The choice decides
-// round trips only, never an outcome: an unpipelined duplicate reads the row after its
-// insert, as the pipelined one does.
+// row, and reads first while that share is above pipelineAbove. The share moves an eighth of
+// the way to 1 for each duplicate and to 0 for each new key: two duplicates in a row turn
+// reading first on, some sixteen new keys in a row turn it off. The choice decides round
+// trips only, never an outcome: a duplicate that inserted first reads the row after its
+// insert, as one that read first does.
 
 // claimHistories maps a Forever guard's name to its *claimHistory, openHistories an Open
 // guard's: an Open guard meeting open claims sends the claim that also reads the open
@@ -68,7 +68,7 @@ func historyIn(histories *sync.Map, name string) *claimHistory {
 	return h.(*claimHistory)
 }
 
-// pipelined reports whether the next claim should send the read with the insert.
+// pipelined reports whether the next claim should read the key's row first.
 func (h *claimHistory) pipelined() bool { return h.share.Load() > pipelineAbove }
 
 // record counts one claim's first answer: a new key, or a duplicate.
