@@ -19,10 +19,10 @@ var (
 
 // InvoiceOnce calls Invoice under a forever promise (once for ever), guard "billing.Invoice",
 // keyed by a.ID, month. A duplicate call does not run Invoice: it gets the outcome, and result,
-// the first call recorded.
+// the first call recorded; one that finds the first still running answers in flight.
 func InvoiceOnce(ctx context.Context, db once.DB, a accounts.Account, month int, batch pgx.Batch) (map[string][]accounts.ID, once.Outcome, error) {
 	fn := func(ctx context.Context) (map[string][]accounts.ID, error) { return Invoice(ctx, a, month, batch) }
-	return once.Forever[map[string][]accounts.ID]{Name: "billing.Invoice"}.Do(ctx, db, once.MustKey(a.ID, month), fn)
+	return once.ForeverValue(ctx, db, once.Forever{Name: "billing.Invoice"}, once.Ref{Key: once.MustKey(a.ID, month)}, fn)
 }
 
 // NotifyOnce calls Notify under a provider promise (once at the provider, by its idempotency
@@ -30,5 +30,5 @@ func InvoiceOnce(ctx context.Context, db once.DB, a accounts.Account, month int,
 // idempotency key (once.ProviderKeyFrom), "notify" and the key, the same for every retry.
 func NotifyOnce(ctx context.Context, a *accounts.Account, extra ...string) (once.Outcome, error) {
 	fn := func(ctx context.Context) error { return Notify(ctx, a, extra...) }
-	return once.ProviderFunc{Prefix: "notify"}.Do(ctx, once.MustKey(a.Owner), fn)
+	return once.Provider{Prefix: "notify"}.Do(ctx, once.MustKey(a.Owner), fn)
 }
