@@ -230,9 +230,9 @@ func runtimeObjects(dropData bool) []Object {
 }
 
 // Requirements returns what the objects are to once.Verify: the runtime's schema steps stand
-// for onceschema.RuntimeRequirements, every other object for itself. oncegen verify checks these, and
-// each package's generated file registers those of its own guards, so the command and the
-// program's start-up check the same things the same way.
+// for onceschema.RuntimeRequirements, every other object for itself. oncegen verify checks
+// these, and each package's generated file registers those of its own guards, so the command
+// and the program's start-up check the same things the same way.
 func Requirements(objs []Object) []onceschema.Requirement {
 	var out []onceschema.Requirement
 	runtime := false
