@@ -51,7 +51,7 @@
 // # Requirements
 //
 // A package with table= guards also gets an init function that registers, with
-// once.Require, the objects of the database they rely on (their unique indexes, latch and
+// onceschema.Require, the objects of the database they rely on (their unique indexes, latch and
 // counter columns, counter checks: Requirements of Objects), for once.Verify to check when
 // the program starts. A registration, not an exported value the program would pass to
 // Verify: the value would be API in the user's package that they did not write, and a

@@ -355,9 +355,8 @@ func (res *Result) Stale() ([]Stale, error) {
 }
 
 // WriteMigrations writes files (paths relative to dir: names in it, and once's own steps in
-// Options.OnceDir), creating directories as needed. Migration files are never overwritten,
-// but for a runtime step's file, which an amended step rewrites (see Amendment): one that
-// exists already is an error, reported before anything is written. (A new step's file
+// Options.OnceDir), creating directories as needed. Migration files are never overwritten:
+// one that exists already is an error, reported before anything is written. (A new file
 // cannot have an existing name: its version follows every file's in its directory.)
 func WriteMigrations(dir string, files map[string][]byte) error {
 	names := make([]string, 0, len(files))
@@ -366,7 +365,7 @@ func WriteMigrations(dir string, files map[string][]byte) error {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		if base := filepath.Base(n); base == SnapshotFile || base == atlasSumFile || runtimeStepFile.MatchString(base) {
+		if base := filepath.Base(n); base == SnapshotFile || base == atlasSumFile {
 			continue
 		}
 		if _, err := os.Stat(filepath.Join(dir, n)); err == nil {
@@ -425,7 +424,9 @@ func checkTypeErrors(pkgs []*packages.Package, files map[string][]byte) error {
 			}
 			for _, line := range strings.Split(e.Error(), "\n") {
 				line = strings.TrimPrefix(strings.TrimSpace(line), "-: ") // a go list error has no position of its own
-				if line == "" {
+				// The go command's compile of a package stops at ten errors with "too many
+				// errors"; the type check from source lists them all.
+				if line == "" || strings.HasPrefix(line, "# ") || strings.HasSuffix(line, ": too many errors") {
 					continue
 				}
 				msgs = append(msgs, line)

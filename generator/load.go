@@ -27,6 +27,10 @@ const FileName = "once_gen.go"
 // RuntimePath is the import path of the runtime the wrappers call.
 const RuntimePath = "github.com/oncekit/once/runtime"
 
+// SchemaPath is the import path of the runtime's schema package, with which a generated
+// file registers what its table= guards rely on.
+const SchemaPath = "github.com/oncekit/once/runtime/onceschema"
+
 const pgxPath = directive.PgxPath
 
 // LoadConfig says which packages to load, and how.

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -59,23 +58,7 @@ type Step struct {
 // database from one to the other, and the snapshot after them.
 type Plan struct {
 	Steps []Step
-	// Amended are the runtime's schema steps emitted before whose text has changed since.
-	Amended []Amendment
-	Next    Snapshot
-}
-
-// Amendment is a runtime schema step released with one text and mended since: a step that
-// fails where it should not (PostgreSQL refusing a statement on some databases) cannot be
-// followed by a step that mends it, because the failing one stops every migration after it.
-// A database that applied the old text recorded the step, and is not given the new one; the
-// new text applies wherever the old one failed and changes no more than the old one did
-// wherever it applied. A step is amended only where the snapshot holds one of the texts the
-// runtime says it superseded: a snapshot holding a text it does not know was written by a
-// newer oncegen, and is kept as it is, so running an older oncegen never takes a mend back.
-// The file oncegen wrote the step into is rewritten with the new text (see amendedFiles).
-type Amendment struct {
-	ID, Name string
-	Old, New string // the step's statements, as emitted and as they are now
+	Next  Snapshot
 }
 
 // ReadSnapshot reads the snapshot in dir; a directory without one has an empty snapshot.
@@ -117,7 +100,13 @@ func MarshalSnapshot(s Snapshot) ([]byte, error) {
 // MigrationFiles then writes the snapshot alone, and a rename accepted once is not reported
 // again.
 func Diff(prev Snapshot, guards []*Guard, objs []Object, allowRename bool) (*Plan, error) {
-	next := Snapshot{Version: 1, Objects: slices.Clone(objs)}
+	next := Snapshot{Version: 1, Objects: make([]Object, len(objs))}
+	for i, o := range objs {
+		if o.Kind == ObjRuntime {
+			o.Up, o.Down = "", "" // its name and hash: the statements are the runtime's
+		}
+		next.Objects[i] = o
+	}
 	for _, g := range guards {
 		next.Guards = append(next.Guards, SnapshotGuard{Name: g.Name, Kind: string(g.Kind), Func: g.PkgPath + "." + g.FuncName(), Key: g.KeyText(), Table: g.Table})
 	}
@@ -144,7 +133,6 @@ func Diff(prev Snapshot, guards []*Guard, objs []Object, allowRename bool) (*Pla
 	// changed index is built under a temporary name, the old one dropped, and the new one
 	// renamed: at every point between files the table has a unique index.
 	var steps, build, drop []Object
-	var amended []Amendment
 	var expandUp, expandDown, validate, contractUp, contractDown, revalidate []string
 	type rename struct{ table, from, to string }
 	var renames []rename
@@ -153,15 +141,12 @@ func Diff(prev Snapshot, guards []*Guard, objs []Object, allowRename bool) (*Pla
 		switch {
 		case o.Kind == ObjRuntime:
 			// A step of the runtime's schema is emitted once, in a file of its own, and
-			// never again: a database that applied it recorded it. Only a mend of a released
-			// step (see Amendment) changes its file.
-			switch {
-			case !had:
+			// never again: a database that applied it recorded it, and a released step is
+			// never edited (onceschema's package doc). The snapshot keeps the hash it was
+			// emitted with.
+			if !had {
 				steps = append(steps, o)
-			case p.Up == o.Up:
-			case slices.Contains(o.Superseded, p.Up):
-				amended = append(amended, Amendment{ID: o.ID, Name: o.Name, Old: p.Up, New: o.Up})
-			default: // written by a newer oncegen: its text stays in the snapshot
+			} else {
 				next.Objects[i] = p
 			}
 		case had && same(p, o):
@@ -220,7 +205,7 @@ func Diff(prev Snapshot, guards []*Guard, objs []Object, allowRename bool) (*Pla
 		contractDown = append(contractDown, fmt.Sprintf("ALTER INDEX %s.%s RENAME TO %s;", r.table, r.to, r.from))
 	}
 
-	plan := &Plan{Next: next, Amended: amended}
+	plan := &Plan{Next: next}
 	for _, o := range steps {
 		plan.Steps = append(plan.Steps, Step{Title: "once_schema_" + strings.TrimPrefix(o.ID, "runtime:step:") + "_" + o.Name, Up: []string{o.Up}, Down: []string{o.Down}, OnceSchema: true})
 	}
@@ -312,7 +297,7 @@ func nextVersion(dir string) (int, error) {
 // opts.OnceDir, the steps of once's own schema are numbered from the next free version
 // there, and their keys are paths relative to dir (../once/0001_once_schema_...).
 func MigrationFiles(dir, format string, plan *Plan, opts Options) (map[string][]byte, error) {
-	if len(plan.Steps) == 0 && len(plan.Amended) == 0 {
+	if len(plan.Steps) == 0 {
 		return snapshotOnly(dir, plan.Next)
 	}
 	if err := opts.Validate(); err != nil {
@@ -331,14 +316,7 @@ func MigrationFiles(dir, format string, plan *Plan, opts Options) (map[string][]
 			return nil, err
 		}
 	}
-	amended, err := amendedFiles(onceDir, plan.Amended)
-	if err != nil {
-		return nil, err
-	}
 	files := map[string][]byte{}
-	for name, b := range amended {
-		files[filepath.Join(oncePrefix, name)] = b
-	}
 	for _, st := range plan.Steps {
 		prefix := ""
 		if st.OnceSchema {

@@ -1,6 +1,8 @@
 package generator
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -8,16 +10,16 @@ import (
 	"strings"
 
 	"github.com/oncekit/once/internal/directive"
-	once "github.com/oncekit/once/runtime"
+	"github.com/oncekit/once/runtime/onceschema"
 )
 
 // Object kinds: what a piece of DDL creates, and how verify finds it in a live database
 // (the runtime's object kinds, and the runtime's schema as one object).
 const (
-	ObjRuntime = "runtime"                 // the runtime's own schema
-	ObjColumn  = string(once.ColumnObject) // a latch or counter column on a user's table
-	ObjCheck   = string(once.CheckObject)  // a CHECK constraint on a counter column
-	ObjIndex   = string(once.IndexObject)  // a unique index a table= form relies on
+	ObjRuntime = "runtime"                       // the runtime's own schema
+	ObjColumn  = string(onceschema.ColumnObject) // a latch or counter column on a user's table
+	ObjCheck   = string(onceschema.CheckObject)  // a CHECK constraint on a counter column
+	ObjIndex   = string(onceschema.IndexObject)  // a unique index a table= form relies on
 )
 
 // Object is one piece of DDL oncegen emits, with its reverse.
@@ -29,11 +31,15 @@ type Object struct {
 	Table string `json:"table,omitempty"`
 	Name  string `json:"name,omitempty"`
 	// Def is what PostgreSQL prints for the object (pg_get_indexdef, pg_get_constraintdef,
-	// format_type), compared as text by verify.
+	// format_type), compared as text by verify; for a runtime step, its number.
 	Def string `json:"def,omitempty"`
-	// Up creates the object; Down removes it.
-	Up   string `json:"up"`
-	Down string `json:"down"`
+	// Hash, for a runtime step, is the SHA-256 of its Up as emitted: the snapshot keeps the
+	// step's name and hash, not its statements, which live in the migration file and in the
+	// runtime (a released step is never edited).
+	Hash string `json:"sha256,omitempty"`
+	// Up creates the object; Down removes it. A runtime step's are not kept in the snapshot.
+	Up   string `json:"up,omitempty"`
+	Down string `json:"down,omitempty"`
 	// Validate, for a CHECK added NOT VALID, is the statement that checks the rows already
 	// there, in a later file.
 	Validate string `json:"validate,omitempty"`
@@ -45,9 +51,6 @@ type Object struct {
 	// than once, which stop its build (directive.Directive.DuplicatesQuery): its file says
 	// how to go on from a failed build. Not in the snapshot: it follows from Def.
 	Duplicates string `json:"-"`
-	// Superseded, for a runtime step mended after its release, are the Up it had in earlier
-	// releases: a snapshot holding one of them is older than the runtime (see Amendment).
-	Superseded []string `json:"-"`
 }
 
 // Objects returns the DDL the guards rely on, in the order it must be applied: the steps of
@@ -235,7 +238,7 @@ $once$;`, table, column, addedMark)
 }
 
 // schemaSteps are the runtime's schema steps (a test grows them by one).
-var schemaSteps = once.SchemaSteps
+var schemaSteps = onceschema.Steps
 
 // runtimeObjects are the steps of the runtime's schema, one object each, identified by
 // number: a snapshot holding a step has emitted it, so only the steps it lacks are new. A
@@ -248,38 +251,36 @@ func runtimeObjects(dropData bool) []Object {
 		if dropData && s.DropData != "" {
 			down = s.DropData
 		}
-		var superseded []string
-		for _, up := range s.Superseded {
-			superseded = append(superseded, strings.TrimRight(up, "\n")+"\n\n"+s.RecordSQL())
-		}
+		up := strings.TrimRight(s.Up, "\n") + "\n\n" + s.RecordSQL()
+		sum := sha256.Sum256([]byte(up))
 		out = append(out, Object{
 			ID: fmt.Sprintf("runtime:step:%04d", s.Number), Kind: ObjRuntime, Name: s.Name,
-			Def:        strconv.Itoa(s.Number),
-			Up:         strings.TrimRight(s.Up, "\n") + "\n\n" + s.RecordSQL(),
-			Down:       s.UnrecordSQL() + "\n\n" + strings.TrimRight(down, "\n"),
-			Guards:     []string{},
-			Superseded: superseded,
+			Def:    strconv.Itoa(s.Number),
+			Hash:   hex.EncodeToString(sum[:]),
+			Up:     up,
+			Down:   s.UnrecordSQL() + "\n\n" + strings.TrimRight(down, "\n"),
+			Guards: []string{},
 		})
 	}
 	return out
 }
 
-// Requirements returns what the objects are to once.Verify: the runtime's schema steps stand for
-// once.SchemaRequirements, every other object for itself. oncegen verify checks these, and
-// each package's generated file registers those of its own guards, so the command and the
-// program's start-up check the same things the same way.
-func Requirements(objs []Object) []once.Requirement {
-	var out []once.Requirement
+// Requirements returns what the objects are to once.Verify: the runtime's schema steps stand
+// for onceschema.RuntimeRequirements, every other object for itself. oncegen verify checks
+// these, and each package's generated file registers those of its own guards, so the command
+// and the program's start-up check the same things the same way.
+func Requirements(objs []Object) []onceschema.Requirement {
+	var out []onceschema.Requirement
 	runtime := false
 	for _, o := range objs {
 		if o.Kind == ObjRuntime {
 			if !runtime {
-				out = append(out, once.SchemaRequirements()...)
+				out = append(out, onceschema.RuntimeRequirements()...)
 				runtime = true
 			}
 			continue
 		}
-		out = append(out, once.Requirement{Kind: once.ObjectKind(o.Kind), Table: o.Table, Name: o.Name, Def: o.Def, Guards: o.Guards})
+		out = append(out, onceschema.Requirement{Kind: onceschema.ObjectKind(o.Kind), Table: o.Table, Name: o.Name, Def: o.Def, Guards: o.Guards})
 	}
 	return out
 }

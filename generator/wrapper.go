@@ -67,8 +67,8 @@ func render(pkg *packages.Package, plans []*plan, objs []Object, std func(path s
 			for j, g := range o.Guards {
 				guards[j] = jen.Lit(g)
 			}
-			reqs[i] = jen.Qual(RuntimePath, "Requirement").Values(
-				jen.Id("Kind").Op(":").Qual(RuntimePath, objectKinds[o.Kind]),
+			reqs[i] = jen.Qual(SchemaPath, "Requirement").Values(
+				jen.Id("Kind").Op(":").Qual(SchemaPath, objectKinds[o.Kind]),
 				jen.Id("Table").Op(":").Lit(o.Table),
 				jen.Id("Name").Op(":").Lit(o.Name),
 				jen.Id("Def").Op(":").Lit(o.Def),
@@ -78,7 +78,7 @@ func render(pkg *packages.Package, plans []*plan, objs []Object, std func(path s
 			"// The objects of the database this package's table= guards rely on, registered for",
 			"// once.Verify to find, valid and in this form, when the program starts.",
 		}, jen.Func().Id("init").Params().Block(
-			jen.Qual(RuntimePath, "Require").Custom(jen.Options{Open: "(", Close: ")", Separator: ",", Multi: true}, reqs...)))
+			jen.Qual(SchemaPath, "Require").Custom(jen.Options{Open: "(", Close: ")", Separator: ",", Multi: true}, reqs...)))
 	}
 
 	for _, p := range plans {
@@ -120,7 +120,7 @@ var objectKinds = map[string]string{ObjColumn: "ColumnObject", ObjCheck: "CheckO
 // importNames maps every package reachable from pkg to its name, so jennifer writes
 // "pgx" for github.com/jackc/pgx/v5 and not a name guessed from the path.
 func importNames(pkg *types.Package) map[string]string {
-	names := map[string]string{RuntimePath: "once", pgxPath: "pgx", "context": "context", "fmt": "fmt", "time": "time"}
+	names := map[string]string{RuntimePath: "once", SchemaPath: "onceschema", pgxPath: "pgx", "context": "context", "fmt": "fmt", "time": "time"}
 	seen := map[*types.Package]bool{}
 	var walk func(*types.Package)
 	walk = func(p *types.Package) {
@@ -177,7 +177,7 @@ func paramType(pr param) jen.Code {
 // names holds the wrapper's local names, chosen so none shadows a parameter or a name a
 // key expression uses.
 type names struct {
-	db, key, scope, out, err, zero, tx, fn string
+	db, key, scope, out, err, zero, tx, fn, result string
 }
 
 func localNames(p *plan) names {
@@ -197,7 +197,8 @@ func localNames(p *plan) names {
 		}
 	}
 	n := names{db: fresh("db", taken), key: fresh("key", taken), scope: fresh("scope", taken),
-		out: fresh("out", taken), err: fresh("err", taken), zero: fresh("zero", taken), fn: fresh("fn", taken)}
+		out: fresh("out", taken), err: fresh("err", taken), zero: fresh("zero", taken), fn: fresh("fn", taken),
+		result: fresh("result", taken)}
 	n.tx = "tx"
 	for _, pr := range p.params {
 		if pr.supplied {
@@ -215,15 +216,6 @@ func exprs(xs ...*directive.TypedExpr) []directive.TypedExpr {
 		}
 	}
 	return out
-}
-
-// resultType is T for (T, error), struct{} for error (the type argument of a guard whose
-// Func form a wrapper does not use).
-func resultType(p *plan) jen.Code {
-	if p.result == nil {
-		return jen.Struct()
-	}
-	return typeCode(p.result)
 }
 
 // wrapperCode renders func FOnce.
@@ -273,7 +265,13 @@ func wrapperCode(p *plan) (jen.Code, error) {
 		}
 	}
 
-	// The closure that calls F.
+	// The closure that calls F. A kind that replays F's result to a duplicate gets F as it
+	// is, by the runtime's generic function for the kind (once.ForeverValue); every other
+	// guard takes a function that returns only an error, and F's result, when it has one, is
+	// kept by the closure for the wrapper to return.
+	spec := p.g.Spec()
+	replays := spec.Replays && p.result != nil && !p.g.HasTable()
+	keeps := p.result != nil && !replays
 	var args []jen.Code
 	args = append(args, jen.Id(p.ctxName))
 	for _, pr := range p.params {
@@ -290,18 +288,22 @@ func wrapperCode(p *plan) (jen.Code, error) {
 		call = jen.Id(p.fn.Name()).Call(args...)
 	}
 	closureParams := []jen.Code{jen.Id(p.ctxName).Qual("context", "Context")}
-	if p.g.Spec().SuppliesTx != "" || p.g.HasTable() {
+	if spec.SuppliesTx != "" || p.g.HasTable() {
 		closureParams = append(closureParams, jen.Id(n.tx).Qual(pgxPath, "Tx"))
-	}
-	// A function that returns only an error is guarded by the kind's Func guard, which takes
-	// it as it is.
-	closureResults := jen.Params(resultType(p), jen.Error())
-	if p.result == nil {
-		closureResults = jen.Error()
 	}
 	// The closure's body is written on its line, as gofmt keeps a short one: gofmt then
 	// need not measure a multi-line right-hand side (most of its time on a large file).
-	closure := jen.Func().Params(closureParams...).Add(closureResults).Custom(jen.Options{Open: "{", Close: "}"}, jen.Return(call))
+	var closure jen.Code
+	switch {
+	case replays:
+		closure = jen.Func().Params(closureParams...).Params(typeCode(p.result), jen.Error()).Custom(jen.Options{Open: "{", Close: "}"}, jen.Return(call))
+	case keeps:
+		body = append(body, jen.Var().Id(n.result).Add(typeCode(p.result)))
+		closure = jen.Func().Params(closureParams...).Params(jen.Id(n.err).Error()).Custom(jen.Options{Open: "{", Close: "}", Separator: ";"},
+			jen.List(jen.Id(n.result), jen.Id(n.err)).Op("=").Add(call), jen.Return(jen.Id(n.err)))
+	default:
+		closure = jen.Func().Params(closureParams...).Error().Custom(jen.Options{Open: "{", Close: "}"}, jen.Return(call))
+	}
 
 	guard, err := guardValue(p)
 	if err != nil {
@@ -309,15 +311,16 @@ func wrapperCode(p *plan) (jen.Code, error) {
 	}
 	var doArgs []jen.Code
 	doArgs = append(doArgs, jen.Id(p.ctxName))
-	if p.g.Spec().TakesDB {
+	if spec.TakesDB {
 		doArgs = append(doArgs, jen.Id(n.db))
 	}
-	method := "Do"
+	if replays {
+		doArgs = append(doArgs, guard)
+	}
 	switch {
 	case p.g.HasTable():
-	case p.scope != nil || len(p.fprint) > 0:
-		// A scope or a fingerprint (forever's) goes with the key in a once.Ref.
-		method = "DoRef"
+	case spec.KeyedByRef():
+		// A scope and a fingerprint (forever's) go with the key in a once.Ref.
 		ref := []jen.Code{}
 		if p.scope != nil {
 			ref = append(ref, jen.Id("Scope").Op(":").Add(scopeValue))
@@ -341,7 +344,15 @@ func wrapperCode(p *plan) (jen.Code, error) {
 	// The closure gets a name of its own, so the guard's call reads on one line.
 	body = append(body, jen.Id(n.fn).Op(":=").Add(closure))
 	doArgs = append(doArgs, jen.Id(n.fn))
-	body = append(body, jen.Return(jen.Add(guard).Dot(method).Call(doArgs...)))
+	switch {
+	case replays:
+		body = append(body, jen.Return(jen.Qual(RuntimePath, spec.Guard+"Value").Call(doArgs...)))
+	case keeps:
+		body = append(body, jen.List(jen.Id(n.out), jen.Id(n.err)).Op(":=").Add(guard).Dot("Do").Call(doArgs...),
+			jen.Return(jen.Id(n.result), jen.Id(n.out), jen.Id(n.err)))
+	default:
+		body = append(body, jen.Return(jen.Add(guard).Dot("Do").Call(doArgs...)))
+	}
 
 	fn := jen.Func()
 	if p.recv != nil {
@@ -443,8 +454,8 @@ func durationCode(d time.Duration) jen.Code {
 	return jen.Qual("time", "Duration").Call(jen.Id(strconv.FormatInt(int64(d), 10)))
 }
 
-// guardValue renders the runtime guard value: once.Kind[T]{Fields}, the kind's guard for
-// the key= form, once.Table[T] for a table= form.
+// guardValue renders the runtime guard value: once.Kind{Fields}, the kind's guard for the
+// key= form, once.Table for a table= form.
 func guardValue(p *plan) (jen.Code, error) {
 	d := p.g.Directive
 	spec := d.Spec()
@@ -483,10 +494,7 @@ func guardValue(p *plan) (jen.Code, error) {
 			values = append(values, jen.Id(f.Name).Op(":").Add(v))
 		}
 	}
-	if p.result == nil {
-		return jen.Qual(RuntimePath, typeName+"Func").Values(values...), nil
-	}
-	return jen.Qual(RuntimePath, typeName).Types(resultType(p)).Values(values...), nil
+	return jen.Qual(RuntimePath, typeName).Values(values...), nil
 }
 
 // runtimeName is a field value naming a declaration of package once (once.Duplicate).

@@ -3,45 +3,24 @@ package once
 import (
 	"context"
 	"fmt"
-	"reflect"
+
+	"github.com/oncekit/once/runtime/internal/dbcall"
 )
 
 // checkCall validates what a database-backed call is given, before anything is sent to the
 // database: a context that has not ended, a DB, a valid name and key. Every refusal wraps
 // ErrInvalid.
 func checkCall(ctx context.Context, db DB, name, key string) error {
-	if err := checkContextDB(ctx, db); err != nil {
+	if err := dbcall.ContextDB(ctx, db); err != nil {
 		return err
 	}
-	return checkNameKey(name, key)
-}
-
-// checkContextDB validates the context and DB of a call that names no guard: an operator's
-// list or resolution, a reaper, a drain.
-func checkContextDB(ctx context.Context, db DB) error {
-	if err := checkContext(ctx); err != nil {
-		return err
-	}
-	return checkDB(db)
-}
-
-// checkContext refuses a context that has already ended. A guard that started its claim on a
-// dead context would fail half-way, after deciding nothing; refusing first means nothing is
-// written. The error wraps both ErrInvalid and the context's own error.
-func checkContext(ctx context.Context) error {
-	if ctx == nil {
-		return fmt.Errorf("%w: nil context", ErrInvalid)
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("%w: context already ended: %w", ErrInvalid, err)
-	}
-	return nil
+	return dbcall.NameKey(name, key)
 }
 
 // checkGuardCall is checkCall for a guard of the given kind, with messages that name the
 // kind and the guard ("once: invalid argument: lease guard ideas.Lock: nil DB").
 func checkGuardCall(ctx context.Context, db DB, kind, name, key string) error {
-	if err := checkNameKey(name, key); err != nil {
+	if err := dbcall.NameKey(name, key); err != nil {
 		return err
 	}
 	return checkGuardHandle(ctx, db, kind, name)
@@ -53,13 +32,16 @@ func checkGuardHandle(ctx context.Context, db DB, kind, name string) error {
 	if err := checkGuardContext(ctx, kind, name); err != nil {
 		return err
 	}
-	if what := nilDB(db); what != "" {
+	if what := dbcall.NilDB(db); what != "" {
 		return invalid(kind, name, "%s", what)
 	}
 	return nil
 }
 
-// checkGuardContext is checkContext naming the guard.
+// checkGuardContext refuses a context that is nil or has already ended, naming the guard. A
+// guard that started its claim on a dead context would fail half-way, after deciding
+// nothing; refusing first means nothing is written. The error wraps both ErrInvalid and the
+// context's own error.
 func checkGuardContext(ctx context.Context, kind, name string) error {
 	if ctx == nil {
 		return invalid(kind, name, "nil context")
@@ -75,30 +57,8 @@ func invalid(kind, name, format string, args ...any) error {
 	return fmt.Errorf("%w: %s guard %s: %s", ErrInvalid, kind, name, fmt.Sprintf(format, args...))
 }
 
-// checkDB reports a nil DB, including a typed nil such as a nil *pgxpool.Pool, as ErrInvalid
-// rather than a panic deep inside pgx.
-func checkDB(db DB) error {
-	if what := nilDB(db); what != "" {
-		return fmt.Errorf("%w: %s", ErrInvalid, what)
-	}
-	return nil
-}
-
-// nilDB describes db if it is nil, plainly or as a typed nil, and returns "" otherwise.
-func nilDB(db DB) string {
-	if db == nil {
-		return "nil DB"
-	}
-	if v := reflect.ValueOf(db); v.Kind() == reflect.Pointer && v.IsNil() {
-		return fmt.Sprintf("nil DB (%T)", db)
-	}
-	return ""
-}
-
-// CheckName reports whether name may name a guard or an operation, by the rule every guard
-// applies to its name on each call: 1 to MaxNameLen bytes of valid UTF-8 with no control
-// characters. The error wraps ErrInvalid. A package that takes a name in its configuration
-// (oncehttp.New) calls it to refuse a bad name at once, rather than on every call after.
-func CheckName(name string) error {
-	return checkName(name)
-}
+// CheckName reports whether name may name a guard, by the rule every guard applies to its
+// name on each call: 1 to MaxNameLen bytes of valid UTF-8 with no control characters. The
+// error wraps ErrInvalid. A package that takes a name in its configuration (oncehttp.New)
+// calls it to refuse a bad name at once, rather than on every call after.
+func CheckName(name string) error { return dbcall.Name(name) }

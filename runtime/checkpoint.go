@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/oncekit/once/runtime/internal/dbcall"
 )
 
 // maxStepLen bounds a checkpoint's step name.
@@ -18,12 +20,12 @@ const maxStepLen = 128
 // from the update's RETURNING), and counts as a sign of life. A step recorded again (an
 // attempt that resumed before it) replaces the earlier record.
 const checkpointSQL = `WITH op AS (
-	UPDATE once.operations SET recovery_point = $3, alive_at = clock_timestamp()
-	WHERE id = $1 AND token = $2 AND state = 'open'
+	UPDATE once.operations SET recovery_point = $5, alive_at = clock_timestamp()
+	WHERE name = $1 AND scope = $2 AND key = $3 AND token = $4 AND state = 'open'
 	RETURNING id
 )
 INSERT INTO once.checkpoints (operation_id, step, state, attempt)
-SELECT id, $3, $4, $5 FROM op
+SELECT id, $5, $6, $7 FROM op
 ON CONFLICT (operation_id, step) DO UPDATE
 SET state = EXCLUDED.state, attempt = EXCLUDED.attempt, recorded_at = clock_timestamp()
 RETURNING 1`
@@ -39,26 +41,26 @@ RETURNING 1`
 // nothing and returns an error wrapping ErrNotOwner; roll tx back.
 func (a *Attempt) Checkpoint(ctx context.Context, tx DB, step string, state any) error {
 	if err := checkStep(step); err != nil {
-		return fmt.Errorf("operation %d: %w", a.id, err)
+		return fmt.Errorf("operation %s: %w", a.id, err)
 	}
-	if err := checkDB(tx); err != nil {
+	if err := dbcall.DB(tx); err != nil {
 		return err
 	}
 	var enc []byte
 	if state != nil {
 		b, err := json.Marshal(state)
 		if err != nil {
-			return fmt.Errorf("%w: operation %d: checkpoint %s: state cannot be encoded: %v", ErrInvalid, a.id, step, err)
+			return fmt.Errorf("%w: operation %s: checkpoint %s: state cannot be encoded: %v", ErrInvalid, a.id, step, err)
 		}
 		enc = b
 	}
 	var one int
-	err := tx.QueryRow(ctx, checkpointSQL, a.id, a.token, step, jsonParam(enc), a.number).Scan(&one)
+	err := tx.QueryRow(ctx, checkpointSQL, append(a.call.keyArgs(a.token), step, dbcall.JSON(enc), a.number)...).Scan(&one)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return fmt.Errorf("%w: operation %d: attempt %d no longer holds the claim; checkpoint %s not recorded", ErrNotOwner, a.id, a.number, step)
+		return fmt.Errorf("%w: operation %s: attempt %d no longer holds the claim; checkpoint %s not recorded", ErrNotOwner, a.id, a.number, step)
 	}
 	if err != nil {
-		return fmt.Errorf("once: operation %d: recording checkpoint %s: %w", a.id, step, err)
+		return fmt.Errorf("once: operation %s: recording checkpoint %s: %w", a.id, step, err)
 	}
 	return nil
 }
@@ -67,7 +69,7 @@ func (a *Attempt) Checkpoint(ctx context.Context, tx DB, step string, state any)
 // decodes its state into into (which may be nil). A first attempt sends no query.
 func (a *Attempt) Recovered(ctx context.Context, step string, into any) (bool, error) {
 	if err := checkStep(step); err != nil {
-		return false, fmt.Errorf("operation %d: %w", a.id, err)
+		return false, fmt.Errorf("operation %s: %w", a.id, err)
 	}
 	if a.recoveryPoint == "" {
 		return false, nil // no earlier attempt recorded anything
@@ -75,9 +77,9 @@ func (a *Attempt) Recovered(ctx context.Context, step string, into any) (bool, e
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.checkpoints == nil {
-		rows, err := a.db.Query(ctx, `SELECT step, state FROM once.checkpoints WHERE operation_id = $1`, a.id)
+		rows, err := a.db.Query(ctx, `SELECT step, state FROM once.checkpoints WHERE operation_id = $1::uuid`, a.id)
 		if err != nil {
-			return false, fmt.Errorf("once: operation %d: reading checkpoints: %w", a.id, err)
+			return false, fmt.Errorf("once: operation %s: reading checkpoints: %w", a.id, err)
 		}
 		loaded := map[string]json.RawMessage{}
 		for rows.Next() {
@@ -85,12 +87,12 @@ func (a *Attempt) Recovered(ctx context.Context, step string, into any) (bool, e
 			var st []byte
 			if err := rows.Scan(&s, &st); err != nil {
 				rows.Close()
-				return false, fmt.Errorf("once: operation %d: reading checkpoints: %w", a.id, err)
+				return false, fmt.Errorf("once: operation %s: reading checkpoints: %w", a.id, err)
 			}
 			loaded[s] = st
 		}
 		if err := rows.Err(); err != nil {
-			return false, fmt.Errorf("once: operation %d: reading checkpoints: %w", a.id, err)
+			return false, fmt.Errorf("once: operation %s: reading checkpoints: %w", a.id, err)
 		}
 		a.checkpoints = loaded
 	}
@@ -100,22 +102,26 @@ func (a *Attempt) Recovered(ctx context.Context, step string, into any) (bool, e
 	}
 	if into != nil && st != nil {
 		if err := json.Unmarshal(st, into); err != nil {
-			return true, fmt.Errorf("once: operation %d: checkpoint %s cannot be read as %T: %w", a.id, step, into, err)
+			return true, fmt.Errorf("once: operation %s: checkpoint %s cannot be read as %T: %w", a.id, step, into, err)
 		}
 	}
 	return true, nil
 }
 
+// heartbeatSQL shows an open attempt's life, only for its own token.
+const heartbeatSQL = `UPDATE once.operations SET alive_at = clock_timestamp()
+WHERE name = $1 AND scope = $2 AND key = $3 AND token = $4 AND state = 'open'`
+
 // Heartbeat tells the database the attempt is alive, so a long step (a slow provider call)
 // is not taken for a dead holder's once Stale has passed. It returns an error wrapping
 // ErrNotOwner if the attempt no longer holds the claim.
 func (a *Attempt) Heartbeat(ctx context.Context) error {
-	tag, err := a.db.Exec(ctx, `UPDATE once.operations SET alive_at = clock_timestamp() WHERE id = $1 AND token = $2 AND state = 'open'`, a.id, a.token)
+	tag, err := a.db.Exec(ctx, heartbeatSQL, a.call.keyArgs(a.token)...)
 	if err != nil {
-		return fmt.Errorf("once: operation %d: heartbeat: %w", a.id, err)
+		return fmt.Errorf("once: operation %s: heartbeat: %w", a.id, err)
 	}
 	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("%w: operation %d: attempt %d no longer holds the claim", ErrNotOwner, a.id, a.number)
+		return fmt.Errorf("%w: operation %s: attempt %d no longer holds the claim", ErrNotOwner, a.id, a.number)
 	}
 	return nil
 }
@@ -135,7 +141,7 @@ func Step[S any](ctx context.Context, db DB, a *Attempt, step string, fn func(co
 	case fn == nil:
 		return s, fmt.Errorf("%w: step %s: nil function", ErrInvalid, step)
 	}
-	if err := checkDB(db); err != nil {
+	if err := dbcall.DB(db); err != nil {
 		return s, err
 	}
 	if ok, err := a.Recovered(ctx, step, &s); err != nil || ok {
@@ -143,12 +149,12 @@ func Step[S any](ctx context.Context, db DB, a *Attempt, step string, fn func(co
 	}
 	tx, err := db.Begin(ctx)
 	if err != nil {
-		return s, fmt.Errorf("once: operation %d: step %s: begin: %w", a.id, step, err)
+		return s, fmt.Errorf("once: operation %s: step %s: begin: %w", a.id, step, err)
 	}
 	// Not on ctx: a step failing because ctx was cancelled must still roll back, and pgx
 	// closes a connection whose rollback fails, taking a caller's transaction with it.
 	defer func() {
-		rctx, cancel := settleContext(ctx)
+		rctx, cancel := dbcall.SettleContext(ctx)
 		defer cancel()
 		tx.Rollback(rctx) // after a commit, a no-op
 	}()
@@ -160,13 +166,13 @@ func Step[S any](ctx context.Context, db DB, a *Attempt, step string, fn func(co
 		return s, err
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return s, fmt.Errorf("once: operation %d: step %s: commit: %w", a.id, step, err)
+		return s, fmt.Errorf("once: operation %s: step %s: commit: %w", a.id, step, err)
 	}
 	return s, nil
 }
 
 func checkStep(step string) error {
-	if step == "" || len(step) > maxStepLen || !utf8.ValidString(step) || strings.ContainsFunc(step, isControl) {
+	if step == "" || len(step) > maxStepLen || !utf8.ValidString(step) || strings.ContainsFunc(step, dbcall.IsControl) {
 		return fmt.Errorf("%w: checkpoint step %q must be 1 to %d bytes of printable text", ErrInvalid, step, maxStepLen)
 	}
 	return nil

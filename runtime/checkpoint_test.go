@@ -46,11 +46,11 @@ func buildReport(db once.DB, caller int, stop func(a *once.Attempt)) func(contex
 // A worker SIGKILLed inside its third step: the first two steps committed with their
 // checkpoints, the third rolled back with the process. The retry resumes after the second.
 func TestStep_KilledWorkerResumesFromTheLastCheckpoint(t *testing.T) {
-	g := once.Forever[string]{Name: "reports.Build", Stale: crashStale, RepeatSafe: true}
+	g := once.Forever{Name: "reports.Build", Stale: crashStale, RepeatSafe: true}
 	if crashtest.IsChild(t) {
 		c := connectForeverChild(t)
-		g.Do(context.Background(), c.conn, "report/1", buildReport(c.conn, 1, func(a *once.Attempt) {
-			crashtest.Ready(strconv.FormatInt(a.ID(), 10))
+		once.ForeverValue(context.Background(), c.conn, g, once.Ref{Key: "report/1"}, buildReport(c.conn, 1, func(a *once.Attempt) {
+			crashtest.Ready(a.ID())
 		}))
 		t.Fatal("child: the operation returned instead of stopping in its last step")
 	}
@@ -63,7 +63,7 @@ func TestStep_KilledWorkerResumesFromTheLastCheckpoint(t *testing.T) {
 		t.Fatalf("after the kill: %+v, want open with recovery point render", r)
 	}
 	time.Sleep(crashStale + 100*time.Millisecond)
-	v, out, err := g.Do(context.Background(), pool, "report/1", buildReport(pool, 2, nil))
+	v, out, err := once.ForeverValue(context.Background(), pool, g, once.Ref{Key: "report/1"}, buildReport(pool, 2, nil))
 	if err != nil || out.Status != once.Ran {
 		t.Fatalf("retry: %+v, %v", out, err)
 	}
@@ -75,7 +75,7 @@ func TestStep_KilledWorkerResumesFromTheLastCheckpoint(t *testing.T) {
 			t.Errorf("step %s wrote %d times, want once", s, n)
 		}
 	}
-	if r := operationState(t, pool, out.ID); r.state != "done" || r.attempts != 2 {
+	if r := operationState(t, pool, out.Claim); r.state != "done" || r.attempts != 2 {
 		t.Fatalf("operation %+v, want done on attempt 2", r)
 	}
 }
@@ -86,7 +86,7 @@ func TestStep_RetryResumesAfterTheLastCheckpoint(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Forever[string]{Name: "reports.Build"}
+	g := once.Forever{Name: "reports.Build"}
 	failing := buildReport(pool, 1, func(*once.Attempt) {})
 	attempt1 := func(ctx context.Context) (string, error) {
 		if _, err := failing(ctx); err != nil {
@@ -94,10 +94,10 @@ func TestStep_RetryResumesAfterTheLastCheckpoint(t *testing.T) {
 		}
 		return "", errors.New("provider timed out after the last step") // retryable
 	}
-	if _, _, err := g.Do(ctx, pool, "report/2", attempt1); err == nil {
+	if _, _, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: "report/2"}, attempt1); err == nil {
 		t.Fatal("attempt 1 succeeded")
 	}
-	v, _, err := g.Do(ctx, pool, "report/2", buildReport(pool, 2, nil))
+	v, _, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: "report/2"}, buildReport(pool, 2, nil))
 	if err != nil || v != "rows-by-1,pdf-by-1,url-by-1" {
 		t.Fatalf("retry: %q, %v; want every step recovered", v, err)
 	}
@@ -116,12 +116,12 @@ func TestStep_RetryResumesAfterTheLastCheckpoint(t *testing.T) {
 		}
 		return "", nil
 	}
-	g2 := once.Forever[string]{Name: "reports.Plain"}
-	g2.Do(ctx, pool, "report/2", func(ctx context.Context) (string, error) {
+	g2 := once.Forever{Name: "reports.Plain"}
+	once.ForeverValue(ctx, pool, g2, once.Ref{Key: "report/2"}, func(ctx context.Context) (string, error) {
 		plain(ctx)
 		return "", errors.New("timed out")
 	})
-	g2.Do(ctx, pool, "report/2", plain)
+	once.ForeverValue(ctx, pool, g2, once.Ref{Key: "report/2"}, plain)
 	if n := effects(t, pool, "plain", "extract"); n != 2 {
 		t.Fatalf("without checkpoints extract wrote %d times, want 2: the control must show the repeat", n)
 	}
@@ -131,12 +131,12 @@ func TestCheckpoint_RecordsNothingForAReplacedAttempt(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Forever[int]{Name: "reports.Build", Stale: 100 * time.Millisecond, RepeatSafe: true, NoHeartbeat: true}
-	g.Do(ctx, pool, "report/3", func(ctx context.Context) (int, error) {
+	g := once.Forever{Name: "reports.Build", Stale: 100 * time.Millisecond, RepeatSafe: true, NoHeartbeat: true}
+	once.ForeverValue(ctx, pool, g, once.Ref{Key: "report/3"}, func(ctx context.Context) (int, error) {
 		a, _ := once.AttemptFrom(ctx)
 		time.Sleep(250 * time.Millisecond)
 		// Meanwhile another caller takes the silent claim over.
-		if _, out, err := g.Do(ctx, pool, "report/3", func(context.Context) (int, error) { return 2, nil }); err != nil || out.Status != once.Ran {
+		if _, out, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: "report/3"}, func(context.Context) (int, error) { return 2, nil }); err != nil || out.Status != once.Ran {
 			t.Errorf("takeover: %+v, %v", out, err)
 		}
 		_, err := once.Step(ctx, pool, a, "late", func(ctx context.Context, tx pgx.Tx) (int, error) {
@@ -153,7 +153,7 @@ func TestCheckpoint_RecordsNothingForAReplacedAttempt(t *testing.T) {
 	if n := effects(t, pool, "step", "late"); n != 0 {
 		t.Fatalf("the replaced attempt's step committed %d writes, want 0 (rolled back with its checkpoint)", n)
 	}
-	if v, _, _ := g.Do(ctx, pool, "report/3", func(context.Context) (int, error) { return 3, nil }); v != 2 {
+	if v, _, _ := once.ForeverValue(ctx, pool, g, once.Ref{Key: "report/3"}, func(context.Context) (int, error) { return 3, nil }); v != 2 {
 		t.Fatalf("recorded result %d, want the new attempt's 2", v)
 	}
 }
@@ -172,8 +172,8 @@ func TestStep_CancelledStepRollsBackAndTheOperationSettles(t *testing.T) {
 	}
 	defer c.Release()
 	conn := c.Conn()
-	g := once.Forever[int]{Name: "reports.Build"}
-	_, out, err := g.Do(ctx, conn, "report/4", func(ctx context.Context) (int, error) {
+	g := once.Forever{Name: "reports.Build"}
+	_, out, err := once.ForeverValue(ctx, conn, g, once.Ref{Key: "report/4"}, func(ctx context.Context) (int, error) {
 		a, _ := once.AttemptFrom(ctx)
 		sctx, cancel := context.WithCancel(ctx)
 		return once.Step(sctx, conn, a, "extract", func(ctx context.Context, tx pgx.Tx) (int, error) {
@@ -190,7 +190,7 @@ func TestStep_CancelledStepRollsBackAndTheOperationSettles(t *testing.T) {
 	if conn.IsClosed() {
 		t.Fatal("the connection was closed by the cancelled step's rollback")
 	}
-	if r := operationState(t, pool, out.ID); r.state != "released" {
+	if r := operationState(t, pool, out.Claim); r.state != "released" {
 		t.Fatalf("operation %+v, want released: the attempt's outcome recorded", r)
 	}
 	if n := effects(t, pool, "step", "extract"); n != 0 {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -52,22 +51,11 @@ const backendWait = time.Second
 
 // lateRechecks are the delays, from the first withdrawal behind a pooler that found nothing,
 // at which it is repeated.
-var lateRechecks = []time.Duration{100 * time.Millisecond, 500 * time.Millisecond, 2 * time.Second}
-
-// lateCleanups counts the repeated withdrawals running in the background, and lateFound
-// the claims they found, for tests.
-var lateCleanups, lateFound atomic.Int64
+var lateRechecks = [...]time.Duration{100 * time.Millisecond, 500 * time.Millisecond, 2 * time.Second}
 
 // A withdrawal takes back, by its token, a claim whose caller did not see it land, and
 // reports whether it found one.
 type withdrawal func(context.Context, DB) (bool, error)
-
-// resolveUnseen turns the clean-up of unseen claims on; tests turn it off to show what it
-// prevents.
-var resolveUnseen = true
-
-// unseenWithdrawn counts the unseen claims the clean-up found landed and withdrew, for tests.
-var unseenWithdrawn atomic.Int64
 
 // claimSite says where a claim was sent, for its clean-up.
 type claimSite struct {
@@ -120,7 +108,7 @@ func (s claimSite) unseen(err error) bool {
 // outcome is unknown (see the top of this file), with withdraw, on a context of its own. It
 // returns err, joined with the clean-up's own error if the clean-up failed.
 func resolveClaim(ctx context.Context, db DB, site claimSite, err error, withdraw withdrawal) error {
-	if !resolveUnseen || !site.unseen(err) {
+	if !site.unseen(err) {
 		return err
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
@@ -160,26 +148,24 @@ func resolveClaim(ctx context.Context, db DB, site claimSite, err error, withdra
 		return err
 	}
 	if pool != nil {
-		lateCleanups.Add(1)
 		go func() {
-			defer lateCleanups.Add(-1)
 			lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 			defer cancel()
-			recheck(lctx, pool, withdraw)
+			recheck(lctx, pool, withdraw, lateRechecks[:])
 		}()
 		return err
 	}
-	if werr := recheck(cctx, cdb, withdraw); werr != nil {
+	if werr := recheck(cctx, cdb, withdraw, lateRechecks[:]); werr != nil {
 		return errors.Join(err, fmt.Errorf("%w: the claim's outcome is unknown and the clean-up failed: %w", errClaimLeft, werr))
 	}
 	return err
 }
 
-// recheck repeats withdraw at lateRechecks, until one finds the claim, ctx ends or a
-// withdrawal fails: behind a pooler a claim can reach the server after the first.
-func recheck(ctx context.Context, db DB, withdraw withdrawal) error {
+// recheck repeats withdraw at the delays at (lateRechecks), until one finds the claim, ctx
+// ends or a withdrawal fails: behind a pooler a claim can reach the server after the first.
+func recheck(ctx context.Context, db DB, withdraw withdrawal, at []time.Duration) error {
 	start := time.Now()
-	for _, at := range lateRechecks {
+	for _, at := range at {
 		t := time.NewTimer(time.Until(start.Add(at)))
 		select {
 		case <-ctx.Done():
@@ -188,9 +174,6 @@ func recheck(ctx context.Context, db DB, withdraw withdrawal) error {
 		case <-t.C:
 		}
 		found, err := withdraw(ctx, db)
-		if found {
-			lateFound.Add(1)
-		}
 		if err != nil || found {
 			return err
 		}
@@ -353,13 +336,8 @@ func (p *foreverCall) withdrawUnseen(token string) withdrawal {
 	}
 }
 
-// withdrew counts n withdrawn claims (0 or 1) and reports whether there was one.
-func withdrew(n int64) bool {
-	if n > 0 {
-		unseenWithdrawn.Add(1)
-	}
-	return n > 0
-}
+// withdrew reports whether n, the rows a withdrawal changed, holds a claim.
+func withdrew(n int64) bool { return n > 0 }
 
 // withdrawOpenSQL closes an Open guard's unseen claim as failed.
 const withdrawOpenSQL = `UPDATE once.open_claims SET state = 'failed', closed_at = clock_timestamp(), reason = $4

@@ -18,15 +18,14 @@ const OpenClaimSQL = claimSQL
 // behind a pooler after a first withdrawal found nothing, at the given delays (the
 // clean-up's own when nil), and reports whether a repeat found the claim.
 func RecheckOpen(ctx context.Context, db DB, name, key, token string, at []time.Duration) (bool, error) {
-	if at != nil {
-		defer func(old []time.Duration) { lateRechecks = old }(lateRechecks)
-		lateRechecks = at
+	if at == nil {
+		at = lateRechecks[:]
 	}
 	withdraw, found := withdrawOpen(name, key, token), false
 	err := recheck(ctx, db, func(ctx context.Context, db DB) (bool, error) {
 		ok, err := withdraw(ctx, db)
 		found = found || ok
 		return ok, err
-	})
+	}, at)
 	return found, err
 }

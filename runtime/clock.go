@@ -1,7 +1,5 @@
 package once
 
-import "time"
-
 // Every expiry in this package (a lease's expires_at, an open claim's stale window) is
 // computed by PostgreSQL with clock_timestamp(), never with the Go clock: processes on
 // different machines disagree about the time, but they all ask the same database.
@@ -14,17 +12,6 @@ import "time"
 // transaction. The other way to read clock_timestamp() once, a join with
 // (SELECT clock_timestamp() AS now), costs the statement a join on every execution.
 //
-// Durations travel as whole microseconds (PostgreSQL's interval resolution) and are turned
-// into intervals in SQL, so no interval text is parsed and no precision is lost:
-//
-//	clock_timestamp() + $4::bigint * interval '1 microsecond'
-
-// micros converts d to whole microseconds for the SQL above, rounding up so that a positive
-// duration never becomes an empty interval.
-func micros(d time.Duration) int64 {
-	us := d / time.Microsecond
-	if d%time.Microsecond > 0 {
-		us++
-	}
-	return int64(us)
-}
+// Durations travel as whole microseconds (PostgreSQL's interval resolution, see
+// dbcall.Micros) and are turned into intervals in SQL, so no interval text is parsed and no
+// precision is lost.

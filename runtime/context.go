@@ -9,4 +9,5 @@ const (
 	claimKey
 	leaseKey
 	providerKeyKey
+	attemptKey
 )

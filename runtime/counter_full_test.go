@@ -11,7 +11,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/oncekit/once/internal/pgtest"
 	once "github.com/oncekit/once/runtime"
 )
 
@@ -29,7 +28,7 @@ func fullMark(t *testing.T, db once.DB, name, key string) int64 {
 	return *c
 }
 
-func reserve(t *testing.T, g once.Statement[int], db once.DB, key string, n, wantUsed int64, wantOK bool) {
+func reserve(t *testing.T, g once.Statement, db once.DB, key string, n, wantUsed int64, wantOK bool) {
 	t.Helper()
 	used, ok, err := g.Reserve(context.Background(), db, key, n)
 	if err != nil || ok != wantOK || used != wantUsed {
@@ -45,7 +44,7 @@ func TestStatement_FullMarkIsMadeByARefusalAndClearedByEveryGiveBack(t *testing.
 	t.Parallel()
 	pool := setup(t, 2)
 	ctx := context.Background()
-	g := once.Statement[int]{Name: "ideas.Generate", Cap: 3}
+	g := once.Statement{Name: "ideas.Generate", Cap: 3}
 	reserve(t, g, pool, "org/1", 3, 3, true)
 	if m := fullMark(t, pool, g.Name, "org/1"); m != -1 {
 		t.Fatalf("marked full at %d by the reservation that filled it; a reservation cannot know it filled the key", m)
@@ -68,7 +67,7 @@ func TestStatement_FullMarkIsMadeByARefusalAndClearedByEveryGiveBack(t *testing.
 
 	// Failed work gives its units back by token, which clears the mark too.
 	reserve(t, g, pool, "org/2", 2, 2, true)
-	_, out, err := g.Do(ctx, pool, "org/2", 1, func(context.Context) (int, error) { return 0, errBoom })
+	_, out, err := stmtValue(ctx, g, pool, "org/2", 1, func(context.Context) (int, error) { return 0, errBoom })
 	if err == nil || out.Status != once.Ran {
 		t.Fatalf("failed work: %+v, %v", out, err)
 	}
@@ -90,7 +89,7 @@ func TestStatement_FullMarkIsMadeByARefusalAndClearedByEveryGiveBack(t *testing.
 
 	// A raised cap does not read a mark made at a lower one; a guard still at the lower cap
 	// counts the slot taken above its mark.
-	raised := once.Statement[int]{Name: g.Name, Cap: 5}
+	raised := once.Statement{Name: g.Name, Cap: 5}
 	reserve(t, raised, pool, "org/1", 1, 4, true)
 	reserve(t, g, pool, "org/1", 1, 4, false)
 	// A lowered cap reads a mark made at a higher one, which says how many units the key holds.
@@ -99,7 +98,7 @@ func TestStatement_FullMarkIsMadeByARefusalAndClearedByEveryGiveBack(t *testing.
 	if m := fullMark(t, pool, g.Name, "org/1"); m != 5 {
 		t.Fatalf("org/1 full at 5: mark %d, want 5", m)
 	}
-	lowered := once.Statement[int]{Name: g.Name, Cap: 2}
+	lowered := once.Statement{Name: g.Name, Cap: 2}
 	reserve(t, lowered, pool, "org/1", 1, 5, false)
 	if used := counterUsed(t, pool, g.Name, "org/1"); used != 5 {
 		t.Fatalf("org/1 holds %d units, want 5", used)
@@ -131,7 +130,7 @@ func TestStatement_AGiveBackAfterTheRefusalsSnapshotStopsItsMark(t *testing.T) {
 			t.Parallel()
 			pool := setup(t, 4)
 			ctx := context.Background()
-			g := once.Statement[int]{Name: "ideas.Generate", Cap: 2}
+			g := once.Statement{Name: "ideas.Generate", Cap: 2}
 			reserve(t, g, pool, "org/1", 2, 2, true)
 			if c.markedBefore {
 				reserve(t, g, pool, "org/1", 1, 2, false)
@@ -235,51 +234,6 @@ func lockWaits(t *testing.T, pool *pgxpool.Pool) int {
 	return n
 }
 
-// Step 5's down deletes the marks with their trigger: the runtime it returns to gives slots
-// back without clearing a mark, so a mark kept through the down would refuse a freed unit
-// after the next up. The negative control runs the down without that delete.
-func TestSchemaStep5_DownForgetsTheMarksItCanNoLongerKeepTrue(t *testing.T) {
-	t.Parallel()
-	steps := once.SchemaSteps()
-	if len(steps) < 5 || steps[4].Name != "counter_full" {
-		t.Fatalf("step 5 is %+v", steps[4])
-	}
-	for _, c := range []struct {
-		name string
-		down string
-		ok   bool
-	}{
-		{"down", steps[4].Down, true},
-		{"drop", steps[4].DropData, true},
-		{"negative control: down keeping the marks", strings.Replace(steps[4].Down, "DELETE FROM once.counter_full;", "", 1), false},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			pool := pgtest.NewDatabase(t).Pool(t, 2)
-			ctx := context.Background()
-			for _, s := range steps {
-				exec(t, pool, s.Up)
-			}
-			g := once.Statement[int]{Name: "app.Quota", Cap: 2}
-			reserve(t, g, pool, "k", 2, 2, true)
-			reserve(t, g, pool, "k", 1, 2, false)
-			if m := fullMark(t, pool, g.Name, "k"); m != 2 {
-				t.Fatalf("mark %d, want 2", m)
-			}
-			exec(t, pool, c.down)
-			// What a runtime of step 4 does: gives a unit back, deleting its slot.
-			if _, err := pool.Exec(ctx, "DELETE FROM once.counter_slots WHERE name = 'app.Quota' AND key = 'k' AND slot = (SELECT min(slot) FROM once.counter_slots WHERE key = 'k')"); err != nil {
-				t.Fatal(err)
-			}
-			exec(t, pool, steps[4].Up)
-			used, ok, err := g.Reserve(ctx, pool, "k", 1)
-			if err != nil || ok != c.ok {
-				t.Fatalf("after the %s and a give-back: Reserve = %d, %v, %v; want reserved: %v", c.name, used, ok, err, c.ok)
-			}
-		})
-	}
-}
-
 // A reservation's round trips follow its guard's history. While most of a guard's keys hold
 // no unit, a reservation of one unit is first the plain insert of a new key's first slot: one
 // statement for a new key, two (then the reservation) for a key holding units. While most of
@@ -290,7 +244,7 @@ func TestStatement_RoundTrips(t *testing.T) {
 	t.Parallel()
 	pool, tracer := setupTraced(t)
 	ctx := context.Background()
-	g := once.Statement[int]{Name: "roundtrips.Generate", Cap: 2}
+	g := once.Statement{Name: "roundtrips.Generate", Cap: 2}
 	shares := func(refused, busy float64) {
 		once.SetStatementRefusalShare(g.Name, refused)
 		once.SetStatementBusyShare(g.Name, busy)
@@ -355,7 +309,7 @@ func TestStatement_TruncateAndUpdatesOfTheSlotsClearTheMarks(t *testing.T) {
 			t.Parallel()
 			pool := setup(t, 2)
 			ctx := context.Background()
-			g := once.Statement[int]{Name: "ideas.Generate", Cap: 2}
+			g := once.Statement{Name: "ideas.Generate", Cap: 2}
 			reserve(t, g, pool, "org/1", 2, 2, true)
 			reserve(t, g, pool, "org/1", 1, 2, false)
 			if m := fullMark(t, pool, g.Name, "org/1"); m != 2 {
@@ -403,7 +357,7 @@ func TestStatement_MarkStormKeepsEveryMarkTrue(t *testing.T) {
 				name = "storm.MarksControl"
 				exec(t, pool, "DROP TRIGGER counter_slots_given_back ON once.counter_slots")
 			}
-			guards := []once.Statement[int]{{Name: name, Cap: 5}, {Name: name, Cap: 8}, {Name: name, Cap: 3}}
+			guards := []once.Statement{{Name: name, Cap: 5}, {Name: name, Cap: 8}, {Name: name, Cap: 3}}
 			keys := []string{"org/1", "org/2"}
 			var made, refused, refunds atomic.Int64
 			storm(t, pool, stormSize, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
@@ -433,7 +387,7 @@ func TestStatement_MarkStormKeepsEveryMarkTrue(t *testing.T) {
 							return err
 						}
 					default:
-						if _, _, err := g.Do(ctx, conn, key, 1, func(context.Context) (int, error) { return 0, errBoom }); err != nil && !errors.Is(err, errBoom) {
+						if _, _, err := stmtValue(ctx, g, conn, key, 1, func(context.Context) (int, error) { return 0, errBoom }); err != nil && !errors.Is(err, errBoom) {
 							return err
 						}
 					}

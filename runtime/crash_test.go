@@ -48,7 +48,7 @@ func TestLease_KilledHolderIsTakenOverAfterItsTTL(t *testing.T) {
 	// a loaded machine.
 	const ttl = 2 * time.Second
 	if crashtest.IsChild(t) {
-		h, err := (once.Lease[int]{Name: "ideas.Generate", TTL: ttl}).Acquire(context.Background(), childConn(t), "org/1")
+		h, _, err := (once.Lease{Name: "ideas.Generate", TTL: ttl}).Acquire(context.Background(), childConn(t), "org/1")
 		if err != nil {
 			t.Fatalf("child: %v", err)
 		}
@@ -58,15 +58,15 @@ func TestLease_KilledHolderIsTakenOverAfterItsTTL(t *testing.T) {
 	pool, child := startChild(t)
 	ctx := context.Background()
 	token := child.Payload
-	g := once.Lease[int]{Name: "ideas.Generate", TTL: 10 * time.Second}
-	if _, err := g.Acquire(ctx, pool, "org/1"); !errors.Is(err, once.ErrBusy) {
-		t.Fatalf("Acquire while the child holds the lease: %v, want ErrBusy", err)
+	g := once.Lease{Name: "ideas.Generate", TTL: 10 * time.Second}
+	if _, out, err := g.Acquire(ctx, pool, "org/1"); err != nil || out.Status != once.Busy {
+		t.Fatalf("Acquire while the child holds the lease: %+v, %v; want busy", out, err)
 	}
 	if err := child.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.Acquire(ctx, pool, "org/1"); !errors.Is(err, once.ErrBusy) {
-		t.Fatalf("Acquire just after the kill: %v, want ErrBusy until the TTL passes", err)
+	if _, out, err := g.Acquire(ctx, pool, "org/1"); err != nil || out.Status != once.Busy {
+		t.Fatalf("Acquire just after the kill: %+v, %v; want busy until the TTL passes", out, err)
 	}
 	if r := leaseState(t, pool, "ideas.Generate", "org/1"); r.holder != token || r.released {
 		t.Fatalf("lease after the kill: %+v, want still the dead child's, unreleased", r)
@@ -77,7 +77,7 @@ func TestLease_KilledHolderIsTakenOverAfterItsTTL(t *testing.T) {
 	}
 
 	g.Wait = 10 * ttl
-	h, err := g.Acquire(ctx, pool, "org/1")
+	h, _, err := g.Acquire(ctx, pool, "org/1")
 	if err != nil {
 		t.Fatalf("Acquire after the TTL: %v", err)
 	}
@@ -91,8 +91,8 @@ func TestLease_KilledHolderIsTakenOverAfterItsTTL(t *testing.T) {
 	if gap := takenOver.Sub(childAcquired); gap < ttl {
 		t.Fatalf("taken over %v after the child acquired it, before its %v TTL", gap, ttl)
 	}
-	if _, err := once.RestoreLease(ctx, pool, "ideas.Generate", "org/1", token); !errors.Is(err, once.ErrNotOwner) {
-		t.Fatalf("RestoreLease with the dead child's token: %v, want ErrNotOwner", err)
+	if _, err := (once.Lease{Name: "ideas.Generate"}).Restore(ctx, pool, "org/1", token); !errors.Is(err, once.ErrNotOwner) {
+		t.Fatalf("Lease.Restore with the dead child's token: %v, want ErrNotOwner", err)
 	}
 }
 
@@ -101,7 +101,7 @@ func TestLease_KilledHolderIsTakenOverAfterItsTTL(t *testing.T) {
 // stale and starts the work again.
 func TestOpen_KilledWorkersClaimIsClosedAsStaleAndTheKeyClaimedAgain(t *testing.T) {
 	const stale = 2 * time.Second
-	g := once.Open[int]{Name: "research.StartRun", Stale: stale}
+	g := once.Open{Name: "research.StartRun", Stale: stale}
 	if crashtest.IsChild(t) {
 		c, _, err := g.Claim(context.Background(), childConn(t), "org/1")
 		if err != nil || c == nil {
@@ -116,18 +116,18 @@ func TestOpen_KilledWorkersClaimIsClosedAsStaleAndTheKeyClaimedAgain(t *testing.
 	if err := child.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	_, out, err := g.Do(ctx, pool, "org/1", func(context.Context) (int, error) {
+	_, out, err := doValue(ctx, g, pool, "org/1", func(context.Context) (int, error) {
 		t.Error("started again while the dead claim was inside its window")
 		return 0, nil
 	})
-	if err != nil || out.Status != once.InFlight || out.ID != dead {
-		t.Fatalf("claim just after the kill: %+v, %v; want in flight at the dead claim %d", out, err, dead)
+	if err != nil || out.Status != once.InFlight || out.Holder != dead {
+		t.Fatalf("claim just after the kill: %+v, %v; want in flight at the dead claim %s", out, err, dead)
 	}
 
 	// Claim until the window has passed, as callers arriving over time would.
 	deadline := time.Now().Add(10 * stale)
 	for {
-		_, out, err = g.Do(ctx, pool, "org/1", func(ctx context.Context) (int, error) {
+		_, out, err = doValue(ctx, g, pool, "org/1", func(ctx context.Context) (int, error) {
 			return 0, effect(ctx, pool, "open", "org/1", 0)
 		})
 		if err != nil {
@@ -138,7 +138,7 @@ func TestOpen_KilledWorkersClaimIsClosedAsStaleAndTheKeyClaimedAgain(t *testing.
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if out.Status != once.Ran || out.ID == dead {
+	if out.Status != once.Ran || out.Claim == dead {
 		t.Fatalf("claim after the window: %+v, want a new claim that ran", out)
 	}
 	if n := effects(t, pool, "open", "org/1"); n != 1 {

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/oncekit/once/internal/pgtest"
 	once "github.com/oncekit/once/runtime"
+	"github.com/oncekit/once/runtime/onceschema"
 )
 
 // effectsDDL is the table the tests' fake effects write to: one row per time a guarded
@@ -42,13 +43,24 @@ func setup(t testing.TB, conns int) *pgxpool.Pool {
 func prepare(t testing.TB, pool *pgxpool.Pool) {
 	t.Helper()
 	ctx := context.Background()
-	if err := once.Migrate(ctx, pool); err != nil {
+	if err := onceschema.Migrate(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pool.Exec(ctx, effectsDDL); err != nil {
+	if _, err := pool.Exec(ctx, effectsDDL+";"+countersDDL); err != nil {
 		t.Fatal(err)
 	}
 }
+
+// countersDDL is the naive counter the statement tests' negative controls use: one row per
+// key, read then written, as code without the guard would keep it.
+const countersDDL = `CREATE TABLE counters (
+	name       text        NOT NULL,
+	key        text        NOT NULL,
+	used       bigint      NOT NULL CHECK (used >= 0),
+	cap        bigint      NOT NULL CHECK (cap >= 0),
+	updated_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+	PRIMARY KEY (name, key)
+)`
 
 // effect is the fake side effect: it records that caller did the work of guard for key.
 func effect(ctx context.Context, db once.DB, guard, key string, caller int) error {
@@ -71,7 +83,7 @@ func onceRows(t testing.TB, db once.DB) int {
 	t.Helper()
 	var n int
 	err := db.QueryRow(context.Background(), `SELECT
-		(SELECT count(*) FROM once.counters) + (SELECT count(*) FROM once.counter_slots) + (SELECT count(*) FROM once.latches) +
+		(SELECT count(*) FROM once.counter_slots) + (SELECT count(*) FROM once.latches) +
 		(SELECT count(*) FROM once.open_claims) + (SELECT count(*) FROM once.leases)`).Scan(&n)
 	if err != nil {
 		t.Fatal(err)
@@ -147,4 +159,12 @@ func setupTracer(t testing.TB, tracer pgx.QueryTracer, conns int32) *pgxpool.Poo
 	t.Cleanup(pool.Close)
 	prepare(t, pool)
 	return pool
+}
+
+// exec runs sql on db, failing the test on an error.
+func exec(t testing.TB, db once.DB, sql string) {
+	t.Helper()
+	if _, err := db.Exec(context.Background(), sql); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/oncekit/once/internal/pgtest"
 	once "github.com/oncekit/once/runtime"
+	"github.com/oncekit/once/runtime/onceschema"
 )
 
 // pooled opens a pool of conns connections through PgBouncer in transaction mode, with pgx
@@ -43,8 +44,8 @@ func TestVerify_RefusesAPoolWhosePreparedStatementsCannotCrossATransactionPooler
 	for _, mode := range []string{"", "cache_statement", "describe_exec"} {
 		t.Run("mode="+mode, func(t *testing.T) {
 			pool := pooled(t, mode, 4)
-			err := once.VerifyRequirements(ctx, pool, once.SchemaRequirements()...)
-			if !errors.Is(err, once.ErrPoolMode) || !strings.Contains(err.Error(), "default_query_exec_mode=exec") {
+			err := onceschema.VerifyRequirements(ctx, pool, onceschema.RuntimeRequirements()...)
+			if !errors.Is(err, onceschema.ErrPoolMode) || !strings.Contains(err.Error(), "default_query_exec_mode=exec") {
 				t.Fatalf("Verify through PgBouncer with mode %q: %v; want ErrPoolMode saying what to set", mode, err)
 			}
 		})
@@ -52,13 +53,13 @@ func TestVerify_RefusesAPoolWhosePreparedStatementsCannotCrossATransactionPooler
 
 	t.Run("negative control: the guards Verify refused fail", func(t *testing.T) {
 		pool := pooled(t, "", stormConns)
-		g := once.Forever[int]{Name: "pooler.Default"}
+		g := once.Forever{Name: "pooler.Default"}
 		var failed int
 		// Unlike storm (which fails the test on any error), count the errors.
 		errs := make(chan error, stormSize)
 		for i := range stormSize {
 			go func() {
-				_, _, err := g.Do(ctx, pool, fmt.Sprintf("k%d", i%8), func(context.Context) (int, error) { return i, nil })
+				_, _, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: fmt.Sprintf("k%d", i%8)}, func(context.Context) (int, error) { return i, nil })
 				errs <- err
 			}()
 		}
@@ -76,18 +77,15 @@ func TestVerify_RefusesAPoolWhosePreparedStatementsCannotCrossATransactionPooler
 	for _, mode := range []string{"exec", "simple_protocol", "cache_describe"} {
 		t.Run("mode="+mode, func(t *testing.T) {
 			pool := pooled(t, mode, stormConns)
-			if err := once.VerifyRequirements(ctx, pool, once.SchemaRequirements()...); err != nil {
+			if err := onceschema.VerifyRequirements(ctx, pool, onceschema.RuntimeRequirements()...); err != nil {
 				t.Fatalf("Verify through PgBouncer with mode %s: %v", mode, err)
 			}
-			g := once.Forever[int]{Name: "pooler." + mode}
+			g := once.Forever{Name: "pooler." + mode}
 			storm(t, pool, stormSize, func(ctx context.Context, caller int, c *pgxpool.Conn) error {
-				_, _, err := g.Do(ctx, c, "k", func(ctx context.Context) (int, error) {
+				_, _, err := once.ForeverValue(ctx, c, g, once.Ref{Key: "k"}, func(ctx context.Context) (int, error) {
 					_, err := c.Exec(ctx, "INSERT INTO effects (guard, key, caller) VALUES ($1, 'k', $2)", g.Name, caller)
 					return caller, err
 				})
-				if errors.Is(err, once.ErrInFlight) {
-					return nil
-				}
 				return err
 			})
 			var effects int
@@ -106,7 +104,7 @@ func TestVerify_RefusesAPoolWhosePreparedStatementsCannotCrossATransactionPooler
 func TestVerify_APoolStraightToTheServerPassesThePoolerCheck(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
-	if err := once.VerifyRequirements(context.Background(), pool, once.SchemaRequirements()...); err != nil {
+	if err := onceschema.VerifyRequirements(context.Background(), pool, onceschema.RuntimeRequirements()...); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -142,8 +140,8 @@ func TestServerRefusal_TransactionOnCockroachDB(t *testing.T) {
 func TestVerifyWarnings_NoStandbyNoWarning(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 2)
-	warnings, err := once.VerifyWarnings(context.Background(), pool)
-	if errors.Is(err, once.ErrSchema) {
+	warnings, err := onceschema.VerifyWarnings(context.Background(), pool)
+	if errors.Is(err, onceschema.ErrSchema) {
 		err = nil // requirements other tests of this binary registered: only the warnings count
 	}
 	if err != nil || len(warnings) != 0 {
@@ -172,20 +170,20 @@ func TestServerRefusal_TransactionOnAServerReportingCockroachDB(t *testing.T) {
 	}
 	defer crdb.Close()
 
-	tg := once.Transaction[int]{Name: "crdb.Decide"}
+	tg := once.Transaction{Name: "crdb.Decide"}
 	ran := 0
 	decide := func(context.Context, pgx.Tx) (int, error) { ran++; return 1, nil }
-	if _, _, err := tg.Do(ctx, crdb, "k", decide); !errors.Is(err, once.ErrUnsupportedServer) || !strings.Contains(err.Error(), "CockroachDB") {
+	if _, _, err := txValue(ctx, tg, crdb, "k", decide); !errors.Is(err, once.ErrUnsupportedServer) || !strings.Contains(err.Error(), "CockroachDB") {
 		t.Fatalf("a transaction guard on a server reporting CockroachDB: %v; want ErrUnsupportedServer", err)
 	}
 	if ran != 0 {
 		t.Fatalf("the refused guard ran its function %d times", ran)
 	}
-	fg := once.Forever[int]{Name: "crdb.Charge"}
-	if _, out, err := fg.Do(ctx, crdb, "k", func(context.Context) (int, error) { return 1, nil }); err != nil || out.Status != once.Ran {
+	fg := once.Forever{Name: "crdb.Charge"}
+	if _, out, err := once.ForeverValue(ctx, crdb, fg, once.Ref{Key: "k"}, func(context.Context) (int, error) { return 1, nil }); err != nil || out.Status != once.Ran {
 		t.Fatalf("a forever guard on a server reporting CockroachDB: %v, %v; want it to run", out.Status, err)
 	}
-	if _, out, err := tg.Do(ctx, direct, "k", decide); err != nil || out.Status != once.Ran || ran != 1 {
+	if _, out, err := txValue(ctx, tg, direct, "k", decide); err != nil || out.Status != once.Ran || ran != 1 {
 		t.Fatalf("the transaction guard straight to PostgreSQL: %v, %v (ran %d); want it to run", out.Status, err, ran)
 	}
 }

@@ -18,7 +18,7 @@ import (
 // means "this call fired it", which stays true inside one transaction: a second call in the
 // same transaction finds the latch set and gets no row. (Comparing the stored time with
 // now() would not: now() is the same for the whole transaction, so it would say yes twice.)
-type Episode[T any] struct {
+type Episode struct {
 	// Name identifies the guard; a latch is per Name and key.
 	Name string
 }
@@ -58,13 +58,12 @@ WHERE name = $1 AND key = $2 AND token = $3 AND fired_at IS NOT NULL`
 // once, on a short context of its own, once the server process that ran it has ended; Do
 // then returns the context's error. Where that clean-up cannot reach the database, the latch
 // stays set until a Rearm.
-func (g Episode[T]) Do(ctx context.Context, db DB, key string, fn func(context.Context) (T, error)) (T, Outcome, error) {
-	var zero T
+func (g Episode) Do(ctx context.Context, db DB, key string, fn func(context.Context) error) (Outcome, error) {
 	if err := checkGuardCall(ctx, db, "episode", g.Name, key); err != nil {
-		return zero, Outcome{}, err
+		return Outcome{}, err
 	}
 	if fn == nil {
-		return zero, Outcome{}, invalid("episode", g.Name, "nil function")
+		return Outcome{}, invalid("episode", g.Name, "nil function")
 	}
 	token := newToken()
 	var firing int64
@@ -72,24 +71,24 @@ func (g Episode[T]) Do(ctx context.Context, db DB, key string, fn func(context.C
 		return cdb.QueryRow(ctx, fireSQL, g.Name, key, token).Scan(&firing)
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return zero, Outcome{Status: Duplicate}, nil
+		return Outcome{Status: Duplicate}, nil
 	}
 	if err != nil {
 		err = fmt.Errorf("once: episode guard %s: fire: %w", g.Name, err)
-		return zero, Outcome{}, classify(resolveClaim(ctx, db, site, err, g.withdrawUnseen(key, token)))
+		return Outcome{}, classify(resolveClaim(ctx, db, site, err, g.withdrawUnseen(key, token)))
 	}
 	out := Outcome{Status: Ran, Firing: firing}
-	v, err := callUndoing(ctx, fn, func(sctx context.Context, _ error) error {
+	err = callUndoing(ctx, fn, func(sctx context.Context, _ error) error {
 		if _, err := db.Exec(sctx, unfireSQL, g.Name, key, token); err != nil {
 			return fmt.Errorf("once: episode guard %s: rearming after the function failed: %w", g.Name, err)
 		}
 		return nil
 	})
-	return v, out, err
+	return out, err
 }
 
 // withdrawUnseen rearms the latch fired under token, whose answer its caller did not see.
-func (g Episode[T]) withdrawUnseen(key, token string) withdrawal {
+func (g Episode) withdrawUnseen(key, token string) withdrawal {
 	return func(ctx context.Context, db DB) (bool, error) {
 		tag, err := db.Exec(ctx, unfireSQL, g.Name, key, token)
 		if err != nil {
@@ -102,7 +101,7 @@ func (g Episode[T]) withdrawUnseen(key, token string) withdrawal {
 // Rearm ends the key's episode: the next Do fires again. It reports whether the latch was
 // set (false: it was already armed, or the key never fired). Call it where the code sees
 // the condition clear (the source answers again, the payment went through).
-func (g Episode[T]) Rearm(ctx context.Context, db DB, key string) (rearmed bool, err error) {
+func (g Episode) Rearm(ctx context.Context, db DB, key string) (rearmed bool, err error) {
 	if err := checkGuardCall(ctx, db, "episode", g.Name, key); err != nil {
 		return false, err
 	}

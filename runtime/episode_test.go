@@ -17,12 +17,12 @@ func TestEpisode_OneFirePerEpisodeAcrossRearms(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, stormConns)
 	ctx := context.Background()
-	g := once.Episode[struct{}]{Name: "alerts.CreditExhausted"}
+	g := once.Episode{Name: "alerts.CreditExhausted"}
 	const episodes = 4
 	for ep := 1; ep <= episodes; ep++ {
 		key := "source/serp"
 		storm(t, pool, stormSize, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
-			_, out, err := g.Do(ctx, conn, key, func(ctx context.Context) (struct{}, error) {
+			_, out, err := doValue(ctx, g, conn, key, func(ctx context.Context) (struct{}, error) {
 				return struct{}{}, effect(ctx, conn, "episode", fmt.Sprint(ep), caller)
 			})
 			if err == nil && out.Status == once.Ran && out.Firing != int64(ep) {
@@ -48,7 +48,7 @@ func TestEpisode_OneFirePerEpisodeAcrossRearms(t *testing.T) {
 func TestEpisode_NegativeControl_ReadThenSetFiresEveryCaller(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, stormConns)
-	if _, err := pool.Exec(context.Background(), "INSERT INTO once.latches (name, key, fired_at, firings) VALUES ('alerts', 'serp', NULL, 0)"); err != nil {
+	if _, err := pool.Exec(context.Background(), "INSERT INTO once.latches (name, key, fired_at, firings, token) VALUES ('alerts', 'serp', NULL, 0, 'naive')"); err != nil {
 		t.Fatal(err)
 	}
 	b := newBarrier(stormSize)
@@ -85,10 +85,10 @@ func TestEpisode_FiresOnceInsideOneTransaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx)
-	g := once.Episode[int]{Name: "alerts"}
+	g := once.Episode{Name: "alerts"}
 	var runs int
 	for i := range 3 {
-		_, out, err := g.Do(ctx, tx, "serp", func(context.Context) (int, error) { runs++; return 0, nil })
+		_, out, err := doValue(ctx, g, tx, "serp", func(context.Context) (int, error) { runs++; return 0, nil })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,7 +101,7 @@ func TestEpisode_FiresOnceInsideOneTransaction(t *testing.T) {
 	}
 
 	// The tempting form, for contrast: both calls in one transaction say "fired".
-	naive := `INSERT INTO once.latches AS l (name, key, fired_at, firings) VALUES ('naive', 'serp', now(), 1)
+	naive := `INSERT INTO once.latches AS l (name, key, fired_at, firings, token) VALUES ('naive', 'serp', now(), 1, 'naive')
 ON CONFLICT (name, key) DO UPDATE SET fired_at = coalesce(l.fired_at, now())
 RETURNING fired_at = now()`
 	yes := 0
@@ -124,9 +124,9 @@ func TestEpisode_FunctionErrorRearms(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Episode[int]{Name: "alerts"}
+	g := once.Episode{Name: "alerts"}
 	boom := errors.New("mail API down")
-	if _, out, err := g.Do(ctx, pool, "serp", func(context.Context) (int, error) { return 0, boom }); !errors.Is(err, boom) || out.Status != once.Ran {
+	if _, out, err := doValue(ctx, g, pool, "serp", func(context.Context) (int, error) { return 0, boom }); !errors.Is(err, boom) || out.Status != once.Ran {
 		t.Fatalf("got %v, %v; want the function's error", out.Status, err)
 	}
 	func() {
@@ -135,13 +135,13 @@ func TestEpisode_FunctionErrorRearms(t *testing.T) {
 				t.Error("the panic did not go on to the caller")
 			}
 		}()
-		g.Do(ctx, pool, "serp", func(context.Context) (int, error) { panic("kaboom") })
+		doValue(ctx, g, pool, "serp", func(context.Context) (int, error) { panic("kaboom") })
 	}()
-	_, out, err := g.Do(ctx, pool, "serp", func(context.Context) (int, error) { return 1, nil })
+	_, out, err := doValue(ctx, g, pool, "serp", func(context.Context) (int, error) { return 1, nil })
 	if err != nil || out.Status != once.Ran || out.Firing != 3 {
 		t.Fatalf("after a failure and a panic: %+v, %v; want the third firing to run", out, err)
 	}
-	if _, out, _ := g.Do(ctx, pool, "serp", func(context.Context) (int, error) { return 1, nil }); out.Status != once.Duplicate {
+	if _, out, _ := doValue(ctx, g, pool, "serp", func(context.Context) (int, error) { return 1, nil }); out.Status != once.Duplicate {
 		t.Fatalf("after a success: %v, want duplicate", out.Status)
 	}
 }
@@ -152,12 +152,12 @@ func TestEpisode_FailureDoesNotRearmANewerFiring(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Episode[int]{Name: "alerts"}
-	_, _, err := g.Do(ctx, pool, "serp", func(ctx context.Context) (int, error) {
+	g := once.Episode{Name: "alerts"}
+	_, _, err := doValue(ctx, g, pool, "serp", func(ctx context.Context) (int, error) {
 		if _, err := g.Rearm(ctx, pool, "serp"); err != nil {
 			return 0, err
 		}
-		if _, out, err := g.Do(ctx, pool, "serp", func(context.Context) (int, error) { return 2, nil }); err != nil || out.Status != once.Ran {
+		if out, err := g.Do(ctx, pool, "serp", func(context.Context) error { return nil }); err != nil || out.Status != once.Ran {
 			return 0, fmt.Errorf("second firing: %v, %v", out.Status, err)
 		}
 		return 0, errors.New("first firing failed late")
@@ -178,7 +178,7 @@ func TestEpisode_FailureDoesNotRearmANewerFiring(t *testing.T) {
 func TestEpisode_RearmOfAnUnknownKeyIsFalse(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 2)
-	rearmed, err := (once.Episode[int]{Name: "alerts"}).Rearm(context.Background(), pool, "never")
+	rearmed, err := (once.Episode{Name: "alerts"}).Rearm(context.Background(), pool, "never")
 	if err != nil || rearmed {
 		t.Fatalf("Rearm = %v, %v; want false", rearmed, err)
 	}
@@ -196,7 +196,7 @@ func TestEpisode_RearmOfAnUnknownKeyIsFalse(t *testing.T) {
 func TestEpisode_RearmsRacingWithDuplicatesFireOncePerEpisode(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, stormConns)
-	g := once.Episode[struct{}]{Name: "alerts.CreditExhausted"}
+	g := once.Episode{Name: "alerts.CreditExhausted"}
 	const rearms = 30
 	var mu sync.Mutex
 	handles := map[int64]int{}
@@ -223,7 +223,7 @@ func TestEpisode_RearmsRacingWithDuplicatesFireOncePerEpisode(t *testing.T) {
 				return nil
 			default:
 			}
-			_, out, err := g.Do(ctx, conn, "source/serp", func(ctx context.Context) (struct{}, error) {
+			_, out, err := doValue(ctx, g, conn, "source/serp", func(ctx context.Context) (struct{}, error) {
 				return struct{}{}, effect(ctx, conn, "episode", "serp", caller)
 			})
 			if err != nil {
@@ -271,12 +271,12 @@ func TestEpisode_RearmsRacingWithDuplicatesFireOncePerEpisode(t *testing.T) {
 func TestEpisode_FailuresRacingWithDuplicatesSendOneAlert(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, stormConns)
-	g := once.Episode[struct{}]{Name: "alerts.CreditExhausted"}
+	g := once.Episode{Name: "alerts.CreditExhausted"}
 	const failures = 20
 	var running, most, failed, sent atomic.Int64
 	storm(t, pool, stormSize, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
 		for sent.Load() == 0 {
-			_, _, err := g.Do(ctx, conn, "source/serp", func(ctx context.Context) (struct{}, error) {
+			_, _, err := doValue(ctx, g, conn, "source/serp", func(ctx context.Context) (struct{}, error) {
 				now := running.Add(1)
 				defer running.Add(-1)
 				for m := most.Load(); now > m && !most.CompareAndSwap(m, now); m = most.Load() {
@@ -316,8 +316,8 @@ func TestEpisode_DuplicateTakesNoLock(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Episode[int]{Name: "alerts"}
-	if _, out, err := g.Do(ctx, pool, "serp", func(context.Context) (int, error) { return 0, nil }); err != nil || out.Status != once.Ran {
+	g := once.Episode{Name: "alerts"}
+	if _, out, err := doValue(ctx, g, pool, "serp", func(context.Context) (int, error) { return 0, nil }); err != nil || out.Status != once.Ran {
 		t.Fatalf("firing: %v, %v", out.Status, err)
 	}
 	tx, err := pool.Begin(ctx)
@@ -330,7 +330,7 @@ func TestEpisode_DuplicateTakesNoLock(t *testing.T) {
 	}
 	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	_, out, err := g.Do(lctx, pool, "serp", func(context.Context) (int, error) { t.Error("fired a set latch"); return 0, nil })
+	_, out, err := doValue(lctx, g, pool, "serp", func(context.Context) (int, error) { t.Error("fired a set latch"); return 0, nil })
 	if err != nil || out.Status != once.Duplicate {
 		t.Fatalf("Do on a set latch locked by another transaction: %v, %v; want a duplicate without waiting", out.Status, err)
 	}
@@ -344,7 +344,7 @@ func TestEpisode_DuplicateTakesNoLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Exec(ctx, "RESET lock_timeout")
-	_, err = conn.Exec(ctx, `INSERT INTO once.latches AS l (name, key, fired_at, firings) VALUES ('alerts', 'serp', clock_timestamp(), 1)
+	_, err = conn.Exec(ctx, `INSERT INTO once.latches AS l (name, key, fired_at, firings, token) VALUES ('alerts', 'serp', clock_timestamp(), 1, 'bare')
 ON CONFLICT (name, key) DO UPDATE SET fired_at = clock_timestamp(), firings = l.firings + 1 WHERE l.fired_at IS NULL`)
 	if pgErrCode(err) != "55P03" {
 		t.Fatalf("the conditional upsert alone on the locked set latch: %v; want it to wait for the lock (55P03 after lock_timeout)", err)

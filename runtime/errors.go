@@ -1,19 +1,27 @@
 package once
 
-import "errors"
+import (
+	"errors"
 
-// Errors callers test with errors.Is. Errors returned by this package wrap one of these, or
-// the error of the function a guard ran, or a database error.
+	"github.com/oncekit/once/runtime/internal/dbcall"
+)
+
+// Errors callers test with errors.Is. An error a guard returns wraps one of these, or is the
+// error of the function it ran, or a database error (see the package doc's "Did not run").
 var (
+	// ErrInFlight: another holder's claim on the key is open. Outcome.Err returns it for a
+	// call that did not run for that reason (Status InFlight); no guard returns it as its
+	// error.
+	ErrInFlight = errors.New("once: in flight")
+	// ErrRefused: a counter's cap would be exceeded. Outcome.Err returns it for a Refused
+	// call.
+	ErrRefused = errors.New("once: refused: the cap is reached")
+	// ErrBusy: another holder has the lease or the lock, and the call did not wait (or
+	// waited as long as it was allowed). Outcome.Err returns it for a Busy call.
+	ErrBusy = errors.New("once: busy")
 	// ErrInvalid: an argument cannot be used (empty name or key, a key over MaxKeyLen, a
 	// non-positive TTL, a negative count, a nil DB). Nothing was written.
-	ErrInvalid = errors.New("once: invalid argument")
-	// ErrBusy: another holder has the lease or lock, and the call was not asked to wait.
-	ErrBusy = errors.New("once: busy")
-	// ErrLockTimeout: a lock could not be had within the lock timeout.
-	ErrLockTimeout = errors.New("once: lock timeout")
-	// ErrInFlight: another holder's claim on the key is open.
-	ErrInFlight = errors.New("once: in flight")
+	ErrInvalid = dbcall.ErrInvalid
 	// ErrMismatch: a key was reused with different input.
 	ErrMismatch = errors.New("once: key reused with different input")
 	// ErrNotOwner: a claim or lease is no longer this caller's (it expired, was taken over, was
@@ -25,4 +33,26 @@ var (
 	// ErrNoRequestScope: a request-length guard ran with a context that has no request
 	// scope (see WithRequestScope).
 	ErrNoRequestScope = errors.New("once: no request scope in context")
+	// ErrResultTooLarge: a function's result, encoded as JSON, was over its Forever guard's
+	// MaxResult. The effect happened and is recorded done, without the result; later calls
+	// get this error instead of a replay.
+	ErrResultTooLarge = errors.New("once: result too large to record")
+	// ErrRetryable: the call failed for a reason that passes by itself (a serialization failure,
+	// a deadlock, a lost connection, a server shutting down) and left no claim behind, so the
+	// same call may be made again. An error matching it still matches the database error it
+	// came from (errors.As with *pgconn.PgError).
+	//
+	// It is never set for the caller's own context ending (test context.Canceled and
+	// context.DeadlineExceeded for that), nor for an outcome the function recorded (Terminal,
+	// Uncertain).
+	ErrRetryable = errors.New("once: retryable")
+	// ErrConflict is what the function of a table= guard returns when its INSERT .. ON
+	// CONFLICT .. RETURNING returned no row: another row holds the promise. Table.Do
+	// answers it with Outcome{Status: OnConflict} and a nil error; it never reaches the
+	// guard's caller. Return it with InsertConflict, or with Conflict to name the row.
+	ErrConflict = errors.New("once: the insert's conflict clause let no row through")
+	// ErrUnsupportedServer: the connected server accepts a guard's statements but does not
+	// keep the mechanism its promise rests on (CockroachDB takes advisory-lock calls and
+	// locks nothing). The guard refuses to run rather than let duplicates through.
+	ErrUnsupportedServer = errors.New("once: the server does not honour the guard's mechanism")
 )

@@ -14,7 +14,7 @@ import (
 func ExampleStep() {
 	ctx := context.Background()
 	db := examplePool()
-	build := once.Forever[string]{Name: "reports.Build"}
+	build := once.Forever{Name: "reports.Build"}
 	attempt := 0
 	fn := func(ctx context.Context) (string, error) {
 		attempt++
@@ -32,8 +32,9 @@ func ExampleStep() {
 		fmt.Println("rendering", data, "on attempt", attempt)
 		return "report.pdf", nil
 	}
-	build.Do(ctx, db, "report/1", fn)
-	out, _, err := build.Do(ctx, db, "report/1", fn)
+	ref := once.Ref{Key: "report/1"}
+	once.ForeverValue(ctx, db, build, ref, fn)
+	out, _, err := once.ForeverValue(ctx, db, build, ref, fn)
 	fmt.Println(out, err)
 	// Output:
 	// extracting, attempt 1

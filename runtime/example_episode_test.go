@@ -13,7 +13,7 @@ import (
 func ExampleEpisode() {
 	ctx := context.Background()
 	db := examplePool()
-	alert := once.EpisodeFunc{Name: "sources.CreditExhausted"}
+	alert := once.Episode{Name: "sources.CreditExhausted"}
 	notify := func(context.Context) error {
 		fmt.Println("  email: the search source is out of credit")
 		return nil

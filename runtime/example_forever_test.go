@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	once "github.com/oncekit/once/runtime"
+	"github.com/oncekit/once/runtime/onceops"
 )
 
 // A welcome email, once per user for ever, however many times sign-up is retried. The retries
@@ -13,9 +15,9 @@ import (
 func ExampleForever() {
 	ctx := context.Background()
 	db := examplePool()
-	sendWelcome := once.Forever[string]{Name: "mail.SendWelcome"}
+	sendWelcome := once.Forever{Name: "mail.SendWelcome"}
 	for range 3 {
-		id, out, err := sendWelcome.Do(ctx, db, "user/42", func(ctx context.Context) (string, error) {
+		id, out, err := once.ForeverValue(ctx, db, sendWelcome, once.Ref{Key: "user/42"}, func(ctx context.Context) (string, error) {
 			fmt.Println("sending the email")
 			return "msg_1", nil
 		})
@@ -30,12 +32,12 @@ func ExampleForever() {
 
 // A key scoped to a tenant and tied to its input: the same key in another tenant is other
 // work, and the same key with another input is refused.
-func ExampleForever_DoRef() {
+func ExampleRef() {
 	ctx := context.Background()
 	db := examplePool()
-	export := once.Forever[int]{Name: "exports.Run"}
+	export := once.Forever{Name: "exports.Run"}
 	run := func(tenant string, input map[string]any) {
-		rows, out, err := export.DoRef(ctx, db, once.Ref{Scope: tenant, Key: "export-1", Input: input},
+		rows, out, err := once.ForeverValue(ctx, db, export, once.Ref{Scope: tenant, Key: "export-1", Input: input},
 			func(context.Context) (int, error) { return 120, nil })
 		if errors.Is(err, once.ErrMismatch) {
 			fmt.Println(tenant, "refused: the key was first used with another input")
@@ -59,19 +61,23 @@ func ExampleForever_DoRef() {
 func ExampleTerminal() {
 	ctx := context.Background()
 	db := examplePool()
-	charge := once.Forever[string]{Name: "billing.Charge"}
+	charge := once.Forever{Name: "billing.Charge"}
 	for range 2 {
-		_, out, err := charge.Do(ctx, db, "order/7", func(context.Context) (string, error) {
+		out, err := charge.Do(ctx, db, once.Ref{Key: "order/7"}, func(context.Context) error {
 			fmt.Println("asking the bank")
-			return "", once.Terminal(errors.New("card declined"))
+			return once.Terminal(errors.New("card declined"))
 		})
 		var failure *once.Failure
-		fmt.Println(out.Status, err, errors.As(err, &failure))
+		if errors.As(err, &failure) {
+			fmt.Println(out.Status, "replayed:", failure.Message)
+			continue
+		}
+		fmt.Println(out.Status, err)
 	}
 	// Output:
 	// asking the bank
-	// ran card declined false
-	// duplicate once: billing.Charge (operation 1) failed earlier: card declined true
+	// ran card declined
+	// duplicate replayed: card declined
 }
 
 // The provider took the charge and the connection dropped: nobody knows whether the card was
@@ -80,21 +86,22 @@ func ExampleTerminal() {
 func ExampleUncertain() {
 	ctx := context.Background()
 	db := examplePool()
-	charge := once.Forever[string]{Name: "billing.Charge"}
+	charge := once.Forever{Name: "billing.Charge"}
+	ref := once.Ref{Key: "order/8"}
 	lost := func(context.Context) (string, error) {
 		return "", once.Uncertain(errors.New("connection reset after the request was sent"))
 	}
-	_, _, err := charge.Do(ctx, db, "order/8", lost)
+	_, _, err := once.ForeverValue(ctx, db, charge, ref, lost)
 	fmt.Println("first:", errors.Is(err, once.ErrUncertain))
-	_, _, err = charge.Do(ctx, db, "order/8", lost)
+	_, _, err = once.ForeverValue(ctx, db, charge, ref, lost)
 	fmt.Println("retry:", errors.Is(err, once.ErrUncertain))
 
-	list, _ := once.ListUncertain(ctx, db, "billing.Charge", 10)
+	list, _ := onceops.ListUncertain(ctx, db, "billing.Charge", 10)
 	for _, op := range list {
 		fmt.Println("to reconcile:", op.Key, "-", op.Error)
-		once.ResolveDone(ctx, db, op.ID, "ch_found_at_provider")
+		onceops.ResolveDone(ctx, db, op.ID, "ch_found_at_provider")
 	}
-	id, out, err := charge.Do(ctx, db, "order/8", lost)
+	id, out, err := once.ForeverValue(ctx, db, charge, ref, lost)
 	fmt.Println("after resolution:", out.Status, id, err)
 	// Output:
 	// first: true
@@ -108,9 +115,9 @@ func ExampleUncertain() {
 func ExampleRejected() {
 	ctx := context.Background()
 	db := examplePool()
-	place := once.Forever[string]{Name: "shop.PlaceOrder"}
+	place := once.Forever{Name: "shop.PlaceOrder"}
 	for _, qty := range []int{0, 2, 2} {
-		id, out, err := place.DoRef(ctx, db, once.Ref{Key: "cart/31", Input: qty}, func(context.Context) (string, error) {
+		id, out, err := once.ForeverValue(ctx, db, place, once.Ref{Key: "cart/31", Input: qty}, func(context.Context) (string, error) {
 			if qty <= 0 {
 				return "", once.Rejected(errors.New("an order needs at least one item"))
 			}
@@ -124,4 +131,37 @@ func ExampleRejected() {
 	// placing the order
 	// ran "ord_1" <nil>
 	// duplicate "ord_1" <nil>
+}
+
+// A charge whose first call is still running when the retry arrives: without Wait the retry
+// is told at once that the key is in flight (no error: the function did not run because
+// another caller holds the promise); with Wait it waits for the first call's result.
+func ExampleForever_Wait() {
+	ctx := context.Background()
+	db := examplePool()
+	charging, release := make(chan struct{}), make(chan struct{})
+	first := make(chan string)
+	go func() {
+		id, _, _ := once.ForeverValue(ctx, db, once.Forever{Name: "billing.Charge"}, once.Ref{Key: "order/9"},
+			func(context.Context) (string, error) {
+				close(charging)
+				<-release
+				return "ch_9", nil
+			})
+		first <- id
+	}()
+	<-charging
+	_, out, err := once.ForeverValue(ctx, db, once.Forever{Name: "billing.Charge"}, once.Ref{Key: "order/9"},
+		func(context.Context) (string, error) { return "ch_other", nil })
+	fmt.Println("retry:", out.Status, err, out.Err() != nil)
+
+	go func() { time.Sleep(50 * time.Millisecond); close(release) }()
+	id, out, err := once.ForeverValue(ctx, db, once.Forever{Name: "billing.Charge", Wait: 5 * time.Second}, once.Ref{Key: "order/9"},
+		func(context.Context) (string, error) { return "ch_other", nil })
+	fmt.Println("retry with Wait:", out.Status, id, err)
+	fmt.Println("first:", <-first)
+	// Output:
+	// retry: in flight <nil> true
+	// retry with Wait: duplicate ch_9 <nil>
+	// first: ch_9
 }

@@ -15,25 +15,25 @@ import (
 func ExampleLease() {
 	ctx := context.Background()
 	db := examplePool()
-	lock := once.Lease[string]{Name: "ideas.StartLock", TTL: 10 * time.Second}
+	lock := once.Lease{Name: "ideas.StartLock", TTL: 10 * time.Second}
 
-	_, out, err := lock.Do(ctx, db, "org/7", func(ctx context.Context) (string, error) {
+	out, err := lock.Do(ctx, db, "org/7", func(ctx context.Context) error {
 		held, _ := once.LeaseFrom(ctx)
 		fmt.Println("holding, fence", held.Fence)
 
-		// The simultaneous second press:
-		_, second, err := lock.Do(ctx, db, "org/7", func(context.Context) (string, error) { return "", nil })
-		fmt.Println("second press:", second.Status, errors.Is(err, once.ErrBusy))
-		return "run started", nil
+		// The simultaneous second press: it did not run, and says why.
+		second, err := lock.Do(ctx, db, "org/7", func(context.Context) error { return nil })
+		fmt.Println("second press:", second.Status, err, errors.Is(second.Err(), once.ErrBusy))
+		return nil
 	})
 	fmt.Println(out.Status, err)
 
-	_, out, _ = lock.Do(ctx, db, "org/7", func(context.Context) (string, error) { return "", nil })
+	out, _ = lock.Do(ctx, db, "org/7", func(context.Context) error { return nil })
 	fmt.Println("next press: fence", out.Fence)
 
 	// Output:
 	// holding, fence 1
-	// second press: busy true
+	// second press: busy <nil> true
 	// ran <nil>
 	// next press: fence 2
 }

@@ -3,6 +3,7 @@ package once_test
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	once "github.com/oncekit/once/runtime"
@@ -13,18 +14,18 @@ import (
 func ExampleOpen() {
 	ctx := context.Background()
 	db := examplePool()
-	startRun := once.Open[string]{Name: "research.StartRun", Stale: 20 * time.Minute}
+	startRun := once.Open{Name: "research.StartRun", Stale: 20 * time.Minute}
 
-	_, out, err := startRun.Do(ctx, db, "org/7", func(ctx context.Context) (string, error) {
+	out, err := startRun.Do(ctx, db, "org/7", func(ctx context.Context) error {
 		// A second tab presses the button while this run is open.
-		_, again, _ := startRun.Do(ctx, db, "org/7", func(context.Context) (string, error) { return "", nil })
+		again, _ := startRun.Do(ctx, db, "org/7", func(context.Context) error { return nil })
 		c, _ := once.ClaimFrom(ctx)
-		fmt.Println("second press:", again.Status, "redirected to this run:", again.ID == c.ID)
-		return "report", nil
+		fmt.Println("second press:", again.Status, "redirected to this run:", again.Holder == strconv.FormatInt(c.ID, 10))
+		return nil
 	})
 	fmt.Println("first press:", out.Status, err)
 
-	_, out, _ = startRun.Do(ctx, db, "org/7", func(context.Context) (string, error) { return "report", nil })
+	out, _ = startRun.Do(ctx, db, "org/7", func(context.Context) error { return nil })
 	fmt.Println("after it finished:", out.Status)
 
 	// Output:
@@ -39,7 +40,7 @@ func ExampleOpen() {
 func ExampleOpen_Claim() {
 	ctx := context.Background()
 	db := examplePool()
-	enqueue := once.OpenFunc{Name: "exports.Enqueue", Stale: time.Hour}
+	enqueue := once.Open{Name: "exports.Enqueue", Stale: time.Hour}
 
 	claim, out, err := enqueue.Claim(ctx, db, "file/9")
 	fmt.Println("enqueue:", out.Status, err)

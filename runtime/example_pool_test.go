@@ -9,7 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/oncekit/once/internal/pgtest"
-	once "github.com/oncekit/once/runtime"
+	"github.com/oncekit/once/runtime/onceschema"
 )
 
 // examplePool returns a pool on a fresh database with once's schema applied, for the
@@ -18,7 +18,7 @@ import (
 func examplePool() *pgxpool.Pool {
 	t := &exampleTB{}
 	pool := pgtest.NewDatabase(t).Pool(t, 4)
-	if err := once.Migrate(context.Background(), pool); err != nil {
+	if err := onceschema.Migrate(context.Background(), pool); err != nil {
 		panic(err)
 	}
 	return pool

@@ -11,11 +11,11 @@ import (
 // The charge for an answer carries an idempotency key derived from the answer's row, so a
 // retry after a lost response is recognised by the payment provider and not charged again.
 func ExampleProvider() {
-	fee := once.Provider[string]{Prefix: "fee", TTL: 24 * time.Hour}
-	_, out, err := fee.Do(context.Background(), once.MustKey("reply", 1042), func(ctx context.Context) (string, error) {
+	fee := once.Provider{Prefix: "fee", TTL: 24 * time.Hour}
+	out, err := fee.Do(context.Background(), once.MustKey("reply", 1042), func(ctx context.Context) error {
 		k, _ := once.ProviderKeyFrom(ctx)
 		fmt.Println("Idempotency-Key:", k) // pass it to the provider's API
-		return "ch_1", nil
+		return nil
 	})
 	fmt.Println(out.Status, out.ProviderKey, err)
 

@@ -10,7 +10,7 @@ import (
 // The layout, the page and a handler of one request all need the signed-in user: the first
 // to ask loads it, the others share that load. A second request loads it again.
 func ExampleRequest() {
-	loadUser := once.Request[string]{Name: "auth.LoadUser"}
+	loadUser := once.Request{Name: "auth.LoadUser"}
 	load := func(context.Context) (string, error) {
 		fmt.Println("loading user 7")
 		return "ada", nil
@@ -18,12 +18,12 @@ func ExampleRequest() {
 
 	ctx := once.WithRequestScope(context.Background()) // in middleware, once per request
 	for range 3 {
-		name, out, err := loadUser.Do(ctx, "7", load)
+		name, out, err := once.RequestValue(ctx, loadUser, "7", load)
 		fmt.Println(name, out.Status, err)
 	}
 
 	next := once.WithRequestScope(context.Background()) // the next request
-	_, out, _ := loadUser.Do(next, "7", load)
+	_, out, _ := once.RequestValue(next, loadUser, "7", load)
 	fmt.Println(out.Status)
 
 	// Output:

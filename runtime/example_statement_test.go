@@ -13,22 +13,22 @@ import (
 func ExampleStatement() {
 	ctx := context.Background()
 	db := examplePool()
-	allowance := once.Statement[string]{Name: "ideas.Generate", Cap: 2}
+	allowance := once.Statement{Name: "ideas.Generate", Cap: 2}
 	key := once.MustKey("org", 7, "2026-11")
 
-	failing := func(context.Context) (string, error) { return "", errors.New("model unavailable") }
-	_, out, err := allowance.Do(ctx, db, key, 1, failing)
+	failing := func(context.Context) error { return errors.New("model unavailable") }
+	out, err := allowance.Do(ctx, db, key, 1, failing)
 	fmt.Println(out.Status, err)
 
-	generate := func(context.Context) (string, error) { return "ideas", nil }
+	generate := func(context.Context) error { return nil }
 	for range 3 {
-		_, out, err := allowance.Do(ctx, db, key, 1, generate)
-		fmt.Println(out.Status, out.Count, err)
+		out, err := allowance.Do(ctx, db, key, 1, generate)
+		fmt.Println(out.Status, out.Count, err, out.Err())
 	}
 
 	// Output:
 	// ran model unavailable
-	// ran 1 <nil>
-	// ran 2 <nil>
-	// refused 2 <nil>
+	// ran 1 <nil> <nil>
+	// ran 2 <nil> <nil>
+	// refused 2 <nil> once: refused: the cap is reached (2 units used)
 }

@@ -18,18 +18,21 @@ func ExampleTransaction() {
 	db := examplePool()
 	db.Exec(ctx, "CREATE TABLE subscriptions (customer text PRIMARY KEY, plan text NOT NULL)")
 
-	syncSub := once.Transaction[string]{Name: "billing.SyncSubscription", LockTimeout: 5 * time.Second}
-	apply := func(ctx context.Context, tx pgx.Tx) (string, error) {
+	syncSub := once.Transaction{Name: "billing.SyncSubscription", LockTimeout: 5 * time.Second}
+	var what string
+	apply := func(ctx context.Context, tx pgx.Tx) error {
 		var plan string
 		err := tx.QueryRow(ctx, "SELECT plan FROM subscriptions WHERE customer = 'cus_42'").Scan(&plan)
 		if errors.Is(err, pgx.ErrNoRows) {
+			what = "created pro"
 			_, err = tx.Exec(ctx, "INSERT INTO subscriptions VALUES ('cus_42', 'pro')")
-			return "created pro", err
+			return err
 		}
-		return "already " + plan, err
+		what = "already " + plan
+		return err
 	}
 	for range 2 { // the same webhook, delivered twice
-		what, out, err := syncSub.Do(ctx, db, "cus_42", apply)
+		out, err := syncSub.Do(ctx, db, "cus_42", apply)
 		fmt.Println(what, out.Status, err)
 	}
 

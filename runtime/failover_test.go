@@ -15,6 +15,7 @@ import (
 	"github.com/oncekit/once/internal/fakeprovider"
 	"github.com/oncekit/once/internal/pgtest"
 	once "github.com/oncekit/once/runtime"
+	"github.com/oncekit/once/runtime/onceschema"
 )
 
 // A standby promoted mid-storm: each kind's callers fire their keys, one after another, at a
@@ -206,7 +207,7 @@ func runFailover(t *testing.T, synchronous bool) *failover {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	if err := once.Migrate(ctx, pool); err != nil {
+	if err := onceschema.Migrate(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := pool.Exec(ctx, "CREATE TABLE decisions (key text NOT NULL)"); err != nil {
@@ -362,9 +363,9 @@ func failoverKinds(provider *fakeprovider.Server) []*failoverKind {
 		}
 	}
 	forever := newKind("forever", true)
-	fg := once.Forever[string]{Name: "failover.forever"}
+	fg := once.Forever{Name: "failover.forever"}
 	forever.fire = func(ctx context.Context, db once.DB, key string) (bool, bool) {
-		_, out, err := fg.Do(ctx, db, key, func(ctx context.Context) (string, error) {
+		_, out, err := once.ForeverValue(ctx, db, fg, once.Ref{Key: key}, func(ctx context.Context) (string, error) {
 			forever.ran(key)
 			// Derived from the operation's key, not from the claim: a claim lost and made
 			// again asks the provider with the same key.
@@ -373,18 +374,18 @@ func failoverKinds(provider *fakeprovider.Server) []*failoverKind {
 		})
 		switch {
 		case err == nil:
-			return out.Status == once.Ran, true
-		case errors.Is(err, once.ErrInFlight), errors.Is(err, once.ErrUncertain):
-			return false, true // an open or uncertain operation: an answer, not a retry
+			return out.Status == once.Ran, true // or in flight: an answer, not a retry
+		case errors.Is(err, once.ErrUncertain):
+			return false, true // an uncertain operation: an answer, not a retry
 		}
 		return false, false
 	}
 	forever.kept = count("SELECT count(*) FROM once.operations WHERE name = 'failover.forever' AND key = $1 AND state = 'done'")
 
 	statement := newKind("statement", true)
-	sg := once.Statement[int]{Name: "failover.statement", Cap: 1}
+	sg := once.Statement{Name: "failover.statement", Cap: 1}
 	statement.fire = func(ctx context.Context, db once.DB, key string) (bool, bool) {
-		_, out, err := sg.Do(ctx, db, key, 1, func(context.Context) (int, error) { statement.ran(key); return 0, nil })
+		_, out, err := stmtValue(ctx, sg, db, key, 1, func(context.Context) (int, error) { statement.ran(key); return 0, nil })
 		if err != nil {
 			return false, false
 		}
@@ -393,9 +394,9 @@ func failoverKinds(provider *fakeprovider.Server) []*failoverKind {
 	statement.kept = count("SELECT count(*) FROM once.counter_slots WHERE name = 'failover.statement' AND key = $1")
 
 	episode := newKind("episode", true)
-	eg := once.Episode[int]{Name: "failover.episode"}
+	eg := once.Episode{Name: "failover.episode"}
 	episode.fire = func(ctx context.Context, db once.DB, key string) (bool, bool) {
-		_, out, err := eg.Do(ctx, db, key, func(context.Context) (int, error) { episode.ran(key); return 0, nil })
+		_, out, err := doValue(ctx, eg, db, key, func(context.Context) (int, error) { episode.ran(key); return 0, nil })
 		if err != nil {
 			return false, false
 		}
@@ -404,9 +405,9 @@ func failoverKinds(provider *fakeprovider.Server) []*failoverKind {
 	episode.kept = count("SELECT coalesce(sum(firings), 0) FROM once.latches WHERE name = 'failover.episode' AND key = $1")
 
 	transaction := newKind("transaction", true)
-	tg := once.Transaction[bool]{Name: "failover.transaction"}
+	tg := once.Transaction{Name: "failover.transaction"}
 	transaction.fire = func(ctx context.Context, db once.DB, key string) (bool, bool) {
-		decided, _, err := tg.Do(ctx, db, key, func(ctx context.Context, tx pgx.Tx) (bool, error) {
+		decided, _, err := txValue(ctx, tg, db, key, func(ctx context.Context, tx pgx.Tx) (bool, error) {
 			var n int
 			if err := tx.QueryRow(ctx, "SELECT count(*) FROM decisions WHERE key = $1", key).Scan(&n); err != nil || n > 0 {
 				return false, err
@@ -425,27 +426,24 @@ func failoverKinds(provider *fakeprovider.Server) []*failoverKind {
 	transaction.kept = count("SELECT count(*) FROM decisions WHERE key = $1")
 
 	open := newKind("open", false)
-	og := once.Open[int]{Name: "failover.open", Stale: time.Minute}
+	og := once.Open{Name: "failover.open", Stale: time.Minute}
 	open.fire = func(ctx context.Context, db once.DB, key string) (bool, bool) {
-		_, out, err := og.Do(ctx, db, key, func(context.Context) (int, error) { defer open.hold(key)(); return 0, nil })
-		if err != nil && !errors.Is(err, once.ErrInFlight) {
-			return false, false
-		}
-		return err == nil && out.Status == once.Ran, true
-	}
-	open.kept = count("SELECT count(*) FROM once.open_claims WHERE name = 'failover.open' AND key = $1 AND state = 'done'")
-
-	lease := newKind("lease", false)
-	lg := once.Lease[int]{Name: "failover.lease", TTL: time.Minute}
-	lease.fire = func(ctx context.Context, db once.DB, key string) (bool, bool) {
-		_, out, err := lg.Do(ctx, db, key, func(context.Context) (int, error) { defer lease.hold(key)(); return 0, nil })
-		if errors.Is(err, once.ErrBusy) {
-			return false, true
-		}
+		_, out, err := doValue(ctx, og, db, key, func(context.Context) (int, error) { defer open.hold(key)(); return 0, nil })
 		if err != nil {
 			return false, false
 		}
 		return out.Status == once.Ran, true
+	}
+	open.kept = count("SELECT count(*) FROM once.open_claims WHERE name = 'failover.open' AND key = $1 AND state = 'done'")
+
+	lease := newKind("lease", false)
+	lg := once.Lease{Name: "failover.lease", TTL: time.Minute}
+	lease.fire = func(ctx context.Context, db once.DB, key string) (bool, bool) {
+		_, out, err := doValue(ctx, lg, db, key, func(context.Context) (int, error) { defer lease.hold(key)(); return 0, nil })
+		if err != nil {
+			return false, false
+		}
+		return out.Status == once.Ran, true // or busy: an answer, not a retry
 	}
 	// Every acquisition bumps the fence.
 	lease.kept = count("SELECT coalesce(sum(fence), 0) FROM once.leases WHERE name = 'failover.lease' AND key = $1")
@@ -458,12 +456,12 @@ func failoverKinds(provider *fakeprovider.Server) []*failoverKind {
 func checkReplicationWarnings(ctx context.Context, t *testing.T, pool *pgxpool.Pool, synchronous bool) {
 	t.Helper()
 	// The test binary registers requirements of other tests' tables: only the warnings count.
-	warnings, err := once.VerifyWarnings(ctx, pool)
-	if err != nil && !errors.Is(err, once.ErrSchema) {
+	warnings, err := onceschema.VerifyWarnings(ctx, pool)
+	if err != nil && !errors.Is(err, onceschema.ErrSchema) {
 		t.Fatalf("verify: %v", err)
 	}
-	asyncWarned := func(ws []once.Warning) bool {
-		return len(ws) == 1 && errors.Is(ws[0], once.ErrAsyncStandby) && strings.Contains(ws[0].Error(), "synchronous")
+	asyncWarned := func(ws []onceschema.Warning) bool {
+		return len(ws) == 1 && errors.Is(ws[0], onceschema.ErrAsyncStandby) && strings.Contains(ws[0].Error(), "synchronous")
 	}
 	if !synchronous {
 		if !asyncWarned(warnings) {
@@ -483,7 +481,7 @@ func checkReplicationWarnings(ctx context.Context, t *testing.T, pool *pgxpool.P
 		t.Fatal(err)
 	}
 	defer conn.Exec(ctx, "RESET synchronous_commit")
-	if w, err := once.VerifyWarnings(ctx, conn.Conn()); (err != nil && !errors.Is(err, once.ErrSchema)) || !asyncWarned(w) || !strings.Contains(w[0].Detail, "synchronous_commit is local") {
+	if w, err := onceschema.VerifyWarnings(ctx, conn.Conn()); (err != nil && !errors.Is(err, onceschema.ErrSchema)) || !asyncWarned(w) || !strings.Contains(w[0].Detail, "synchronous_commit is local") {
 		t.Errorf("a synchronous standby and synchronous_commit=local: VerifyWarnings = %v, %v; want one ErrAsyncStandby naming the setting", w, err)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -16,13 +15,27 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/oncekit/once/runtime/internal/dbcall"
 )
 
-// DefaultMaxResult is the largest result, in bytes of JSON, a Forever guard records when its
-// MaxResult is zero. A recorded result is a receipt (an id, a status, a small summary), not
-// the work product: a report or an image belongs in the application's own table, and the
-// result names it.
-const DefaultMaxResult = 64 << 10
+// The defaults of a zero field.
+const (
+	// DefaultMaxResult is the largest result, in bytes of JSON, a Forever guard records when
+	// its MaxResult is zero. A recorded result is a receipt (an id, a status, a small
+	// summary), not the work product: a report or an image belongs in the application's own
+	// table, and the result names it.
+	DefaultMaxResult = 64 << 10
+	// DefaultHeartbeatStale is the stale window of a Forever or Open guard whose Stale is
+	// zero when a heartbeat shows a long function's life (see Forever.NoHeartbeat): three
+	// heartbeats.
+	DefaultHeartbeatStale = 45 * time.Second
+	// DefaultStale is the stale window of a guard whose Stale is zero and whose claims show
+	// no life while they are open (a claim made by Open.Claim, a call on one connection or
+	// with NoHeartbeat): a claim that showed none for this long is taken to have lost its
+	// holder.
+	DefaultStale = 20 * time.Minute
+)
 
 // foreverRounds bounds the claim loop. Each extra round follows a row that changed between
 // the insert and the read (settled, taken over, expired and deleted); more than a few in a
@@ -31,17 +44,17 @@ const foreverRounds = 8
 
 // Forever is the longest promise: once for ever, or for Retain. The first call of a key
 // claims it and runs the function; the outcome is recorded, and every later call of the key
-// gets the recorded outcome without running anything: the result (decoded into T through
-// encoding/json) for a success, the error for a terminal failure.
+// gets the recorded outcome without running anything: the value (ForeverValue, decoded
+// through encoding/json) for a success, the error for a terminal failure.
 //
 // Claims live in once.operations, one row per Name, scope and key, whose state an operator
 // can read: open, done, failed, released (a retryable failure: the next call runs again) or
 // uncertain (the effect may or may not have happened: never run again until resolved, see
-// ListUncertain).
+// onceops.ListUncertain).
 //
 // How the function's error is recorded is the function's choice:
 //
-//   - nil: done, the result is recorded and replayed;
+//   - nil: done, the value is recorded and replayed;
 //   - Terminal(err): failed, err's text is recorded and replayed as a *Failure;
 //   - Uncertain(err), or Attempt.Uncertain: uncertain, listed for an operator;
 //   - Rejected(err): nothing is recorded, the key is left unused (the input was refused
@@ -52,11 +65,16 @@ const foreverRounds = 8
 // checkpoint, a heartbeat), the next call marks it uncertain, or, when RepeatSafe says a
 // repeat is harmless (its effect carries a provider idempotency key, or it resumes from
 // checkpoints), claims it again and runs.
-type Forever[T any] struct {
+//
+// A front door that names each intention by a client's reference (an Idempotency-Key) is a
+// Forever guard whose Ref scopes the reference to the authenticated account:
+// Ref{Scope: MustKey(account), Key: MustKey(reference)}, as oncehttp stores it and as a
+// generated wrapper with scope=account key=reference does, so all three meet on one row.
+type Forever struct {
 	// Name identifies the guard; claims are per Name, scope and key.
 	Name string
 	// Retain is how long a settled outcome is kept. Zero keeps it for ever. After it the key
-	// is forgotten: a late retry runs as new work, and ReapExpired deletes the row.
+	// is forgotten: a late retry runs as new work, and onceops.ReapExpired deletes the row.
 	Retain time.Duration
 	// Stale is how long an open claim may show no life (a claim, a checkpoint or a
 	// heartbeat) before its holder is taken to be dead. Zero means DefaultHeartbeatStale
@@ -91,20 +109,17 @@ type Forever[T any] struct {
 	// function) waits for that caller to settle, and then answers as a duplicate does, with
 	// the recorded outcome; if the holder released the key meanwhile, the waiting call runs
 	// the function itself. It stops waiting when ctx ends. Zero does not wait: the call
-	// returns ErrInFlight at once. While it waits it polls, with pauses of 5-10 ms, then
-	// 10-20 ms, doubling up to 250-500 ms, each drawn at random (see wait.go for why polling).
+	// answers Outcome{Status: InFlight} at once. While it waits it polls, with pauses of
+	// 5-10 ms, then 10-20 ms, doubling up to 250-500 ms, each drawn at random (see wait.go
+	// for why polling).
 	Wait time.Duration
 }
 
-// DefaultHeartbeatStale is a Forever guard's stale window when its Stale is zero and a
-// heartbeat shows a long function's life (see Forever.NoHeartbeat): three heartbeats.
-const DefaultHeartbeatStale = 45 * time.Second
-
 // Ref names one forever operation: a key, in a scope, optionally with the input it stands
-// for. Scope and Key are stored as they are given, and are meant to be key text, as
-// Key writes it: generated wrappers pass Key of their scope= and key=
-// expressions, and Operation and oncehttp store MustKey(account) and MustKey(reference). A call by
-// hand that should meet those encodes the same way.
+// for. Scope and Key are stored as they are given, and are meant to be key text, as Key
+// writes it: generated wrappers pass Key of their scope= and key= expressions, and oncehttp
+// stores MustKey(account) and MustKey(reference). A call by hand that should meet those
+// encodes the same way.
 type Ref struct {
 	// Scope is the tenant or account the key belongs to ("" for none). The same key in two
 	// scopes is two operations, and neither can read the other's outcome.
@@ -121,8 +136,8 @@ type Ref struct {
 type Failure struct {
 	// Name is the guard's name.
 	Name string
-	// ID is the operation's id.
-	ID int64
+	// Operation is the operation's id.
+	Operation string
 	// Message is the text of the error the function returned, as stored: NUL bytes dropped,
 	// invalid UTF-8 replaced, and cut at 2000 bytes.
 	Message string
@@ -130,13 +145,8 @@ type Failure struct {
 
 // Error returns the recorded message with the guard it came from.
 func (f *Failure) Error() string {
-	return fmt.Sprintf("once: %s (operation %d) failed earlier: %s", f.Name, f.ID, f.Message)
+	return fmt.Sprintf("once: %s (operation %s) failed earlier: %s", f.Name, f.Operation, f.Message)
 }
-
-// ErrResultTooLarge: a function's result, encoded as JSON, was over its guard's MaxResult. The
-// effect happened and is recorded done, without the result; later calls get this error
-// instead of a replay.
-var ErrResultTooLarge = errors.New("once: result too large to record")
 
 // Terminal marks err as a terminal failure: a Forever guard records it, and every later call
 // of the key gets it back (as a *Failure) without running anything. Use it for failures a
@@ -194,7 +204,7 @@ func (e uncertainError) Error() string        { return e.err.Error() }
 func (e uncertainError) Unwrap() error        { return e.err }
 func (e uncertainError) Is(target error) bool { return target == ErrUncertain }
 
-// Operation states, as stored in once.operations.state.
+// Operation states, as stored in once.operations.state (the type once.operation_state).
 const (
 	opOpen      = "open"
 	opDone      = "done"
@@ -205,57 +215,76 @@ const (
 	opWithdrawn = "withdrawn"
 )
 
-// The claim is the insert: ON CONFLICT DO NOTHING leaves an existing row alone, and the
-// missing RETURNING row is how a duplicate is told. It is answered by a second, separate
-// SELECT (foreverReadSQL). Neither shortcut is taken: a no-op DO UPDATE would lock and
-// rewrite the winner's row for every duplicate (an order of magnitude slower under a storm),
-// and a one-statement CTE that inserts or else selects reads with a snapshot taken before
-// the winner committed, so under READ COMMITTED some duplicates would see no row at all.
-//
-// The claim sends the operation's provider reference ($6, see newProviderRef): drawn in the
-// process, it costs the server no draw and the claim no RETURNING of it.
-const foreverClaimSQL = `INSERT INTO once.operations (name, scope, key, token, fingerprint, provider_ref)
-VALUES ($1, $2, $3, $4, $5, $6)
-ON CONFLICT (name, scope, key) DO NOTHING
-RETURNING id`
+// The claim is the insert: ON CONFLICT DO NOTHING leaves an existing row alone, and an insert
+// that inserted nothing is how a duplicate is told (its command tag, so the claim returns no
+// row). The operation's id ($4) and the attempt's token ($5) are drawn in the process: the
+// claim costs the server no draw, and needs nothing back but the tag. Its row writes one
+// index entry, the primary key's: the key is the promise.
+const foreverClaimSQL = `INSERT INTO once.operations (name, scope, key, id, token, fingerprint, retain)
+VALUES ($1, $2, $3, $4, $5, $6, $7::bigint * interval '1 microsecond')
+ON CONFLICT (name, scope, key) DO NOTHING`
 
-// foreverReadSQL reads the row a claim ran into. Staleness and expiry are judged by the
+// foreverReadSQL reads the row a claim ran into, in a statement of its own: after the
+// insert, in a new snapshot (READ COMMITTED), so it sees the row the insert ran into (the
+// insert waits for that row's inserter to commit). Staleness and expiry are judged by the
 // database's clock, which every process shares.
-//
-// A guard meeting duplicates sends it pipelined with every claim (see insertOrRead), so on a
-// fresh key it runs after an insert that succeeded, and finds the claimer's own row: the
-// token condition makes it return nothing then, rather than a row that is encoded, sent and
-// dropped. It reads only
-// what a duplicate is answered from; a takeover gets the rest from its own RETURNING.
-const foreverReadSQL = `SELECT id, state, token, attempts, fingerprint, result, error,
+const foreverReadSQL = `SELECT ` + foreverRowColumns + `
+FROM once.operations WHERE name = $1 AND scope = $2 AND key = $3`
+
+// foreverRowColumns are what a duplicate is answered from ($4: the stale window, in µs).
+const foreverRowColumns = `id::text, state::text, token, attempts, fingerprint, result, error,
 	state = 'open' AND alive_at < clock_timestamp() - $4::bigint * interval '1 microsecond',
-	expires_at IS NOT NULL AND expires_at <= clock_timestamp()
-FROM once.operations WHERE name = $1 AND scope = $2 AND key = $3 AND token <> $5`
+	expires_at IS NOT NULL AND expires_at <= clock_timestamp()`
+
+// foreverReadFirstSQL is the claim of a guard whose claims keep meeting existing rows (see
+// claim_history.go): the read of the key's row and, only when there is none, the insert,
+// in one statement. A duplicate is then a plain read, one index probe, with no insert
+// attempted. The read sees the snapshot the statement started with; when it sees no row,
+// the insert is the check, and a row committed after the snapshot is a conflict, which DO
+// NOTHING skips: no row comes back, and the caller claims again, in a statement whose
+// snapshot sees that row. (Not a one-statement insert-or-select answering from the insert's
+// conflict: its snapshot predates the winner's commit, so the select would see nothing.)
+const foreverReadFirstSQL = `WITH seen AS (
+	SELECT ` + foreverRowColumns + `
+	FROM once.operations WHERE name = $1 AND scope = $2 AND key = $3
+), claimed AS (
+	INSERT INTO once.operations (name, scope, key, id, token, fingerprint, retain)
+	SELECT $1::text, $2::text, $3::text, $5::uuid, $6::text, $7::bytea, $8::bigint * interval '1 microsecond'
+	WHERE NOT EXISTS (SELECT FROM seen)
+	ON CONFLICT (name, scope, key) DO NOTHING
+	RETURNING 1
+)
+SELECT true, '', '', '', 0, NULL::bytea, NULL::json, NULL::text, false, false FROM claimed
+UNION ALL
+SELECT false, * FROM seen`
 
 // foreverTakeoverSQL gives a released claim, or (for a repeat-safe guard) a stale open one,
-// to a new attempt. It is conditional on the token read, so of two callers taking over the
-// same row only one succeeds; the other reads again.
-const foreverTakeoverSQL = `UPDATE once.operations SET state = 'open', token = $3, attempts = attempts + 1,
-	claimed_at = clock_timestamp(), alive_at = clock_timestamp(), settled_at = NULL, expires_at = NULL,
-	result = NULL, error = NULL, fingerprint = coalesce(fingerprint, $4)
-WHERE id = $1 AND token = $2 AND (state = 'released' OR ($5::bool AND state = 'open'
-	AND alive_at < clock_timestamp() - $6::bigint * interval '1 microsecond'))
-RETURNING attempts, provider_ref::text, coalesce(recovery_point, '')`
+// to a new attempt of the same operation. It is conditional on the token read, so of two
+// callers taking over the same row only one succeeds; the other reads again.
+const foreverTakeoverSQL = `UPDATE once.operations SET state = 'open', token = $5, attempts = attempts + 1,
+	claimed_at = statement_timestamp(), alive_at = statement_timestamp(), settled_at = NULL, expires_at = NULL,
+	uncertain_since = NULL, result = NULL, error = NULL, fingerprint = coalesce(fingerprint, $6),
+	retain = $9::bigint * interval '1 microsecond'
+WHERE name = $1 AND scope = $2 AND key = $3 AND token = $4 AND (state = 'released' OR ($7::bool AND state = 'open'
+	AND alive_at < clock_timestamp() - $8::bigint * interval '1 microsecond'))
+RETURNING attempts, coalesce(recovery_point, '')`
 
 // foreverAbandonSQL marks a stale open claim uncertain: its holder stopped showing life, and
 // nothing says whether its effect happened.
 const foreverAbandonSQL = `UPDATE once.operations SET state = 'uncertain', settled_at = statement_timestamp(),
-	uncertain_since = statement_timestamp(), error = $3, retain = $5::bigint * interval '1 microsecond'
-WHERE id = $1 AND token = $2 AND state = 'open'
-	AND alive_at < clock_timestamp() - $4::bigint * interval '1 microsecond'`
+	uncertain_since = statement_timestamp(), error = $5
+WHERE name = $1 AND scope = $2 AND key = $3 AND token = $4 AND state = 'open'
+	AND alive_at < clock_timestamp() - $6::bigint * interval '1 microsecond'`
 
 // foreverForgetSQL deletes an expired row so the key can be claimed as new work (with a new
-// id, so its ledger entries and follow-ups are its own), and with it the follow-ups it
-// enqueued that are delivered (see reapSQL).
+// id, so its ledger entries and follow-ups are its own), and with it its checkpoints and the
+// follow-ups it enqueued that are delivered (see onceops.ReapExpired).
 const foreverForgetSQL = `WITH op AS (
 	DELETE FROM once.operations
-	WHERE id = $1 AND token = $2 AND expires_at IS NOT NULL AND expires_at <= clock_timestamp()
+	WHERE name = $1 AND scope = $2 AND key = $3 AND token = $4 AND expires_at IS NOT NULL AND expires_at <= clock_timestamp()
 	RETURNING id
+), checkpoints AS (
+	DELETE FROM once.checkpoints c USING op WHERE c.operation_id = op.id
 )
 DELETE FROM once.followups f USING op WHERE f.operation_id = op.id AND f.state = 'delivered'`
 
@@ -263,88 +292,94 @@ DELETE FROM once.followups f USING op WHERE f.operation_id = op.id AND f.state =
 // key's first attempt and has recorded no checkpoint: then nothing of the operation can
 // exist beyond its row.
 const foreverWithdrawSQL = `DELETE FROM once.operations
-WHERE id = $1 AND token = $2 AND state = 'open' AND attempts = 1 AND recovery_point IS NULL`
+WHERE name = $1 AND scope = $2 AND key = $3 AND token = $4 AND state = 'open' AND attempts = 1 AND recovery_point IS NULL`
 
-// foreverSettleSQL records an attempt's outcome. It is conditional on the attempt's token;
-// an uncertain row is accepted too, because a holder that was marked uncertain for showing
-// no life, and then returned, knows the outcome the mark was guessing at. The clock is read
-// once, as statement_timestamp() (see clock.go), so a settled outcome expires exactly Retain
-// after settled_at. The retention is recorded in every state, so an uncertain operation
-// resolved later is kept as long.
+// foreverSettleDoneSQL records a done attempt, the common settle. It is conditional on the
+// attempt's token; an uncertain row is accepted too, because a holder that was marked
+// uncertain for showing no life, and then returned, knows the outcome the mark was guessing
+// at. The clock is read once, as statement_timestamp() (see clock.go), so a settled outcome
+// expires exactly its retention after settled_at.
 //
-// The settle of an open claim is a HOT update when the guard keeps outcomes for ever: no
-// index reads a column it changes (an operator's list of uncertain operations is indexed on
-// uncertain_since, which stays NULL from open to done, not on state), and the table leaves
-// room in each page for the new row version (its fillfactor), so PostgreSQL writes the new
-// version beside the old one and no index entry at all. A guard with a Retain sets
-// expires_at, which the reaper's index reads, and pays its index entry.
-const foreverSettleSQL = `UPDATE once.operations SET state = $3, result = $4, error = $5,
-	settled_at = statement_timestamp(), alive_at = statement_timestamp(), retain = $6::bigint * interval '1 microsecond',
-	expires_at = CASE WHEN $3 <> 'uncertain' THEN statement_timestamp() + $6::bigint * interval '1 microsecond' END,
-	uncertain_since = CASE WHEN $3 = 'uncertain' THEN coalesce(uncertain_since, statement_timestamp()) END
-WHERE id = $1 AND token = $2 AND state IN ('open', 'uncertain')`
+// It is a HOT update when the guard keeps outcomes for ever: no index reads a column it
+// changes (the list of uncertain operations is indexed on uncertain_since, which stays NULL
+// from open to done), and the table leaves room in each page for the new row version (its
+// fillfactor), so PostgreSQL writes the new version beside the old one and no index entry.
+// A guard with a Retain sets expires_at, which the reaper's index reads, and pays its entry.
+const foreverSettleDoneSQL = `UPDATE once.operations SET state = 'done', result = $5, error = $6,
+	settled_at = statement_timestamp(), expires_at = statement_timestamp() + retain, uncertain_since = NULL
+WHERE name = $1 AND scope = $2 AND key = $3 AND token = $4 AND state IN ('open', 'uncertain')`
 
-// foreverSettleWithSQL is foreverSettleSQL with the attempt's ledger entries and follow-ups,
-// in one statement, so they commit with the outcome or not at all, and only if the attempt
-// still owns the claim (the inserts read from the update's RETURNING).
+// foreverSettleSQL records an attempt that failed, was released or is uncertain ($5).
+const foreverSettleSQL = `UPDATE once.operations SET state = $5::once.operation_state, result = NULL, error = $6,
+	settled_at = statement_timestamp(),
+	expires_at = CASE WHEN $5::once.operation_state <> 'uncertain' THEN statement_timestamp() + retain END,
+	uncertain_since = CASE WHEN $5::once.operation_state = 'uncertain' THEN coalesce(uncertain_since, statement_timestamp()) END
+WHERE name = $1 AND scope = $2 AND key = $3 AND token = $4 AND state IN ('open', 'uncertain')`
+
+// foreverSettleWithSQL is a settle with the attempt's ledger entries and follow-ups, in one
+// statement, so they commit with the outcome or not at all, and only if the attempt still
+// owns the claim (the inserts read from the update's RETURNING).
 const foreverSettleWithSQL = `WITH op AS (
-	UPDATE once.operations SET state = $3, result = $4, error = $5,
-		settled_at = statement_timestamp(), alive_at = statement_timestamp(), retain = $6::bigint * interval '1 microsecond',
-		expires_at = CASE WHEN $3 <> 'uncertain' THEN statement_timestamp() + $6::bigint * interval '1 microsecond' END,
-		uncertain_since = CASE WHEN $3 = 'uncertain' THEN coalesce(uncertain_since, statement_timestamp()) END
-	WHERE id = $1 AND token = $2 AND state IN ('open', 'uncertain')
-	RETURNING id, name, scope
+	UPDATE once.operations SET state = $5::once.operation_state, result = $6, error = $7,
+		settled_at = statement_timestamp(),
+		expires_at = CASE WHEN $5::once.operation_state <> 'uncertain' THEN statement_timestamp() + retain END,
+		uncertain_since = CASE WHEN $5::once.operation_state = 'uncertain' THEN coalesce(uncertain_since, statement_timestamp()) END
+	WHERE name = $1 AND scope = $2 AND key = $3 AND token = $4 AND state IN ('open', 'uncertain')
+	RETURNING id, name, scope, key
 ), ledger AS (
-	INSERT INTO once.ledger (operation_id, operation, scope, kind, unit, quantity, detail)
-	SELECT op.id, op.name, op.scope, e.kind, e.unit, e.quantity, nullif(e.detail, '')::json
-	FROM op, unnest($7::text[], $8::text[], $9::bigint[], $10::text[]) AS e(kind, unit, quantity, detail)
+	INSERT INTO once.ledger (operation_id, operation, scope, key, kind, unit, quantity, detail)
+	SELECT op.id, op.name, op.scope, op.key, e.kind, e.unit, e.quantity, nullif(e.detail, '')::json
+	FROM op, unnest($8::text[], $9::text[], $10::bigint[], $11::text[]) AS e(kind, unit, quantity, detail)
 	ON CONFLICT (operation_id, kind, unit) DO NOTHING
 ), followups AS (
-	INSERT INTO once.followups (operation_id, operation, scope, action, payload, provider_key)
-	SELECT op.id, op.name, op.scope, f.action, nullif(f.payload, '')::json, f.provider_key
-	FROM op, unnest($11::text[], $12::text[], $13::text[]) AS f(action, payload, provider_key)
+	INSERT INTO once.followups (operation_id, operation, scope, key, action, payload, provider_key)
+	SELECT op.id, op.name, op.scope, op.key, f.action, nullif(f.payload, '')::json, f.provider_key
+	FROM op, unnest($12::text[], $13::text[], $14::text[]) AS f(action, payload, provider_key)
 	ON CONFLICT (operation_id, action) DO NOTHING
 )
 SELECT count(*) FROM op`
 
-// Do runs fn at most once for key, for ever (or for Retain): DoRef with Ref{Key: key}.
-func (g Forever[T]) Do(ctx context.Context, db DB, key string, fn func(context.Context) (T, error)) (T, Outcome, error) {
-	return g.DoRef(ctx, db, Ref{Key: key}, fn)
-}
-
-// DoRef runs fn at most once for ref. What it returns:
+// Do runs fn at most once for ref, for ever (or for Retain), and records its outcome but no
+// value (ForeverValue records fn's value too). What it returns:
 //
 //   - a new claim: fn runs with the claim's Attempt in its context (AttemptFrom) and its
-//     outcome is recorded; DoRef returns fn's result and error, with Outcome{Status: Ran,
-//     ID: the operation's id}. Two round trips on a fresh key: the claim and the settle.
-//   - done: the recorded result, Outcome{Status: Duplicate}, and a nil error.
+//     outcome is recorded; Do returns fn's error, with Outcome{Status: Ran, Claim: the
+//     operation's id}. Two round trips on a fresh key: the claim and the settle.
+//   - done: Outcome{Status: Duplicate, Holder: the operation's id} and a nil error.
 //   - a recorded terminal failure: Outcome{Status: Duplicate} and a *Failure.
 //   - uncertain: Outcome{Status: Duplicate} and an error wrapping ErrUncertain.
-//   - open, its holder alive: Outcome{Status: InFlight, ID: the open operation's id} and
-//     an error wrapping ErrInFlight. It is an error, unlike Open's redirect, because the
-//     caller asked for a result and has none: code that reads only the error must not take
-//     a zero T for the answer.
+//   - open, its holder alive: Outcome{Status: InFlight, Holder: the operation's id} and a
+//     nil error, after waiting up to Wait for the holder to settle (then answering as
+//     above, or running fn if the holder released the key).
 //   - Ref.Input different from the input the key was first used with: ErrMismatch.
 //
-// On a fresh key the claim is one round trip. A duplicate's claim and read go to the server
-// together, pipelined, when db can send a batch (*pgxpool.Pool, *pgx.Conn and pgx.Tx can)
-// and the guard has been meeting duplicates lately, so a replay is one round trip too; a
-// guard whose keys are almost all new sends the claim alone, and its rare duplicate reads
-// in a second round trip (see forever_pipeline.go).
+// A duplicate is one round trip: a guard that has been meeting existing rows lately sends
+// a claim that reads the key's row first (see claim_history.go).
 //
 // The outcome is recorded even when ctx was cancelled while fn ran. If fn panics, the claim
 // is released (RepeatSafe) or marked uncertain, and the panic goes on.
-func (g Forever[T]) DoRef(ctx context.Context, db DB, ref Ref, fn func(context.Context) (T, error)) (T, Outcome, error) {
-	if err := checkCall(ctx, db, g.Name, ref.Key); err != nil {
-		var zero T
-		return zero, Outcome{}, err
+func (g Forever) Do(ctx context.Context, db DB, ref Ref, fn func(context.Context) error) (Outcome, error) {
+	var run func(context.Context) (struct{}, error)
+	if fn != nil {
+		run = func(ctx context.Context) (struct{}, error) { return struct{}{}, fn(ctx) }
 	}
-	return doCall(ctx, db, g.call(kindForever, ref, ref.Key), fn)
+	_, out, err := foreverDo(ctx, db, g.call(ref, false), run)
+	return out, err
 }
 
-// doCall claims p's key and runs fn under the claim, or answers from the row it ran into.
-func doCall[T any](ctx context.Context, db DB, p *foreverCall, fn func(context.Context) (T, error)) (T, Outcome, error) {
+// ForeverValue is Forever.Do for a function that returns a value: the value is recorded
+// (encoded through encoding/json, at most MaxResult bytes) and a later call of the key gets
+// it back, decoded into T. A key recorded without a value (by Do) replays T's zero value.
+func ForeverValue[T any](ctx context.Context, db DB, g Forever, ref Ref, fn func(context.Context) (T, error)) (T, Outcome, error) {
+	return foreverDo(ctx, db, g.call(ref, true), fn)
+}
+
+// foreverDo claims p's key and runs fn under the claim, or answers from the row it ran into.
+func foreverDo[T any](ctx context.Context, db DB, p *foreverCall, fn func(context.Context) (T, error)) (T, Outcome, error) {
 	var zero T
+	if err := checkCall(ctx, db, p.name, p.ref.Key); err != nil {
+		return zero, Outcome{}, err
+	}
 	if err := p.check(fn == nil); err != nil {
 		return zero, Outcome{}, err
 	}
@@ -354,8 +389,10 @@ func doCall[T any](ctx context.Context, db DB, p *foreverCall, fn func(context.C
 			p.stale = DefaultHeartbeatStale
 		}
 	}
-	if err := checkResultType[T](p); err != nil {
-		return zero, Outcome{}, err
+	if p.value {
+		if err := checkResultType[T](p); err != nil {
+			return zero, Outcome{}, err
+		}
 	}
 	a, row, err := p.claimWaiting(ctx, db)
 	if err != nil {
@@ -367,20 +404,10 @@ func doCall[T any](ctx context.Context, db DB, p *foreverCall, fn func(context.C
 	return runAttempt(ctx, p, a, fn)
 }
 
-// How a call names itself in errors: by what the caller used.
-const (
-	kindForever   = "forever guard" // Forever.Do, DoRef, and the wrappers oncegen writes
-	kindOperation = "operation"     // Operation.Do, and oncehttp
-)
-
 // foreverCall is one call of a Forever guard, validated.
 type foreverCall struct {
-	kind string // kindForever or kindOperation
-	name string
-	ref  Ref
-	// shownKey is the key as the caller wrote it, for messages: an Operation's reference
-	// before it was encoded.
-	shownKey    string
+	name        string
+	ref         Ref
 	fingerprint []byte
 	retain      time.Duration
 	stale       time.Duration
@@ -388,31 +415,25 @@ type foreverCall struct {
 	heartbeat   bool
 	maxResult   int
 	wait        time.Duration
+	// value says the call records its function's value (ForeverValue), not only its outcome.
+	value bool
 }
 
-func (g Forever[T]) call(kind string, ref Ref, shownKey string) *foreverCall {
-	return &foreverCall{kind: kind, name: g.Name, ref: ref, shownKey: shownKey, retain: g.Retain, stale: g.Stale,
-		repeatSafe: g.RepeatSafe, heartbeat: !g.NoHeartbeat, maxResult: g.MaxResult, wait: g.Wait}
+func (g Forever) call(ref Ref, value bool) *foreverCall {
+	return &foreverCall{name: g.Name, ref: ref, retain: g.Retain, stale: g.Stale, repeatSafe: g.RepeatSafe,
+		heartbeat: !g.NoHeartbeat, maxResult: g.MaxResult, wait: g.Wait, value: value}
 }
 
-// what names the call in errors: "forever guard billing.Charge", "operation reports.generate".
-func (p *foreverCall) what() string { return p.kind + " " + p.name }
+// what names the call in errors: "forever guard billing.Charge".
+func (p *foreverCall) what() string { return "forever guard " + p.name }
 
-// label names the key in errors: `key "order/42"`, `reference "r-1"`.
-func (p *foreverCall) label() string {
-	if p.kind == kindOperation {
-		return fmt.Sprintf("reference %q", p.shownKey)
-	}
-	return fmt.Sprintf("key %q", p.shownKey)
-}
+// label names the key in errors: `key "order/42"`.
+func (p *foreverCall) label() string { return fmt.Sprintf("key %q", p.ref.Key) }
 
-// retainMicros is the retention as the statements take it: microseconds, nil for ever.
-func (p *foreverCall) retainMicros() *int64 {
-	if p.retain <= 0 {
-		return nil
-	}
-	us := micros(p.retain)
-	return &us
+// keyArgs are the first four arguments of every statement on the call's row: its key and
+// the attempt's token.
+func (p *foreverCall) keyArgs(token string) []any {
+	return []any{p.name, p.ref.Scope, p.ref.Key, token}
 }
 
 // invalid returns an ErrInvalid error naming the call.
@@ -478,7 +499,7 @@ func checkResultType[T any](p *foreverCall) error {
 
 // operationRow is the row a claim ran into.
 type operationRow struct {
-	id          int64
+	id          string
 	state       string
 	token       string
 	attempts    int
@@ -498,7 +519,7 @@ func (p *foreverCall) claim(ctx context.Context, db DB) (*Attempt, *operationRow
 		var a *Attempt
 		var row *operationRow
 		site, err := sendClaim(ctx, db, func(cdb DB) (err error) {
-			a, row, err = p.insertOrRead(ctx, cdb, token, history.pipelined())
+			a, row, err = p.insertOrRead(ctx, cdb, token, history.readFirst())
 			return err
 		})
 		if err != nil {
@@ -514,17 +535,17 @@ func (p *foreverCall) claim(ctx context.Context, db DB) (*Attempt, *operationRow
 			return a, nil, nil
 		}
 		if row == nil {
-			continue // the row went away between the insert and the read: claim again
+			continue // the row went away between the insert and the read, or is newer than the read: claim again
 		}
 		if row.expired {
 			// Forgotten: whatever it was used for, the key is free for new work.
-			if _, err := db.Exec(ctx, foreverForgetSQL, row.id, row.token); err != nil {
-				return nil, nil, p.errorf(err, "forgetting expired operation %d", row.id)
+			if _, err := db.Exec(ctx, foreverForgetSQL, p.keyArgs(row.token)...); err != nil {
+				return nil, nil, p.errorf(err, "forgetting expired operation %s", row.id)
 			}
 			continue
 		}
 		if p.fingerprint != nil && row.fingerprint != nil && !bytes.Equal(p.fingerprint, row.fingerprint) {
-			return nil, nil, fmt.Errorf("%w: %s: %s (operation %d) was first used with another input",
+			return nil, nil, fmt.Errorf("%w: %s: %s (operation %s) was first used with another input",
 				ErrMismatch, p.what(), p.label(), row.id)
 		}
 		switch {
@@ -544,9 +565,9 @@ func (p *foreverCall) claim(ctx context.Context, db DB) (*Attempt, *operationRow
 			continue // another caller took it over first: read again
 		case row.state == opOpen && row.stale:
 			reason := fmt.Sprintf("attempt %d showed no life for %v: its effect may or may not have happened", row.attempts, p.stale)
-			tag, err := db.Exec(ctx, foreverAbandonSQL, row.id, row.token, reason, micros(p.stale), p.retainMicros())
+			tag, err := db.Exec(ctx, foreverAbandonSQL, append(p.keyArgs(row.token), reason, dbcall.Micros(p.stale))...)
 			if err != nil {
-				return nil, nil, p.errorf(err, "marking operation %d uncertain", row.id)
+				return nil, nil, p.errorf(err, "marking operation %s uncertain", row.id)
 			}
 			if tag.RowsAffected() == 0 {
 				continue // it settled or showed life meanwhile: read again
@@ -558,56 +579,37 @@ func (p *foreverCall) claim(ctx context.Context, db DB) (*Attempt, *operationRow
 	return nil, nil, fmt.Errorf("once: %s: %s kept changing during %d attempts to claim it", p.what(), p.label(), foreverRounds)
 }
 
-// batcher is the part of pgx that sends several statements in one round trip. Every DB pgx
-// provides has it; a DB that does not gets the two statements one after the other.
-type batcher interface {
-	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
-}
-
-// insertOrRead sends the claim and, when pipeline says so and db can, the read a duplicate
-// needs, pipelined with it (see forever_pipeline.go); otherwise the read follows the insert
-// only if the insert found the key taken. Either way the read runs after the insert, in a
-// new snapshot (READ COMMITTED), so it sees the row the insert ran into: the insert waits
-// for that row's inserter to commit. (Pipelined, the two run in one implicit transaction,
-// each statement with its own snapshot.)
-func (p *foreverCall) insertOrRead(ctx context.Context, db DB, token string, pipeline bool) (*Attempt, *operationRow, error) {
-	providerRef := newProviderRef()
-	args := []any{p.name, p.ref.Scope, p.ref.Key, token, p.fingerprint, providerRef}
-	readArgs := []any{p.name, p.ref.Scope, p.ref.Key, micros(p.stale), token}
-	var id int64
-	if b, ok := db.(batcher); ok && pipeline {
-		batch := &pgx.Batch{}
-		batch.Queue(foreverClaimSQL, args...)
-		batch.Queue(foreverReadSQL, readArgs...)
-		br := b.SendBatch(ctx, batch)
-		err := br.QueryRow().Scan(&id)
-		if err == nil {
-			if cerr := br.Close(); cerr != nil {
-				return nil, nil, p.errorf(cerr, "claim")
-			}
-			return p.newAttempt(db, id, token, 1, providerRef, ""), nil, nil
-		}
-		if !errors.Is(err, pgx.ErrNoRows) {
-			br.Close()
+// insertOrRead sends the claim. When readFirst says so, it is the statement that reads the
+// key's row first and inserts only where there is none (foreverReadFirstSQL); otherwise it
+// is the insert alone, followed, only if the insert found the key taken, by the read a
+// duplicate needs. It returns the new attempt, or the row read, or neither when the claim
+// must be made again.
+func (p *foreverCall) insertOrRead(ctx context.Context, db DB, token string, readFirst bool) (*Attempt, *operationRow, error) {
+	id := newOperationID()
+	if readFirst {
+		row := &operationRow{}
+		var claimed bool
+		err := db.QueryRow(ctx, foreverReadFirstSQL, p.name, p.ref.Scope, p.ref.Key, dbcall.Micros(p.stale),
+			id, token, p.fingerprint, dbcall.MicrosOrNil(p.retain)).
+			Scan(&claimed, &row.id, &row.state, &row.token, &row.attempts, &row.fingerprint, &row.result, &row.errText, &row.stale, &row.expired)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			return nil, nil, nil
+		case err != nil:
 			return nil, nil, p.errorf(err, "claim")
-		}
-		row, err := scanOperationRow(br.QueryRow())
-		if cerr := br.Close(); err == nil && cerr != nil {
-			err = cerr
-		}
-		if err != nil {
-			return nil, nil, p.errorf(err, "reading the claimed operation")
+		case claimed:
+			return p.newAttempt(db, id, token, 1, ""), nil, nil
 		}
 		return nil, row, nil
 	}
-	err := db.QueryRow(ctx, foreverClaimSQL, args...).Scan(&id)
-	if err == nil {
-		return p.newAttempt(db, id, token, 1, providerRef, ""), nil, nil
-	}
-	if !errors.Is(err, pgx.ErrNoRows) {
+	tag, err := db.Exec(ctx, foreverClaimSQL, p.name, p.ref.Scope, p.ref.Key, id, token, p.fingerprint, dbcall.MicrosOrNil(p.retain))
+	if err != nil {
 		return nil, nil, p.errorf(err, "claim")
 	}
-	row, err := scanOperationRow(db.QueryRow(ctx, foreverReadSQL, readArgs...))
+	if tag.RowsAffected() == 1 {
+		return p.newAttempt(db, id, token, 1, ""), nil, nil
+	}
+	row, err := scanOperationRow(db.QueryRow(ctx, foreverReadSQL, p.name, p.ref.Scope, p.ref.Key, dbcall.Micros(p.stale)))
 	if err != nil {
 		return nil, nil, p.errorf(err, "reading the claimed operation")
 	}
@@ -630,20 +632,20 @@ func scanOperationRow(r pgx.Row) (*operationRow, error) {
 
 func (p *foreverCall) takeOver(ctx context.Context, db DB, row *operationRow, token string) (*Attempt, error) {
 	var attempts int
-	var providerRef, recoveryPoint string
-	err := db.QueryRow(ctx, foreverTakeoverSQL, row.id, row.token, token, p.fingerprint, p.repeatSafe, micros(p.stale)).
-		Scan(&attempts, &providerRef, &recoveryPoint)
+	var recoveryPoint string
+	args := append(p.keyArgs(row.token), token, p.fingerprint, p.repeatSafe, dbcall.Micros(p.stale), dbcall.MicrosOrNil(p.retain))
+	err := db.QueryRow(ctx, foreverTakeoverSQL, args...).Scan(&attempts, &recoveryPoint)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, p.errorf(err, "taking over operation %d", row.id)
+		return nil, p.errorf(err, "taking over operation %s", row.id)
 	}
-	return p.newAttempt(db, row.id, token, attempts, providerRef, recoveryPoint), nil
+	return p.newAttempt(db, row.id, token, attempts, recoveryPoint), nil
 }
 
-func (p *foreverCall) newAttempt(db DB, id int64, token string, number int, providerRef, recoveryPoint string) *Attempt {
-	return &Attempt{db: db, call: p, id: id, token: token, number: number, providerRef: providerRef, recoveryPoint: recoveryPoint}
+func (p *foreverCall) newAttempt(db DB, id, token string, number int, recoveryPoint string) *Attempt {
+	return &Attempt{db: db, call: p, id: id, token: token, number: number, recoveryPoint: recoveryPoint}
 }
 
 func (p *foreverCall) errorf(err error, format string, args ...any) error {
@@ -653,8 +655,7 @@ func (p *foreverCall) errorf(err error, format string, args ...any) error {
 // replay answers a call from the row it ran into.
 func replay[T any](p *foreverCall, row *operationRow) (T, Outcome, error) {
 	var zero T
-	handle := strconv.FormatInt(row.id, 10)
-	out := Outcome{Status: Duplicate, ID: row.id}
+	out := Outcome{Status: Duplicate, Holder: row.id}
 	text := ""
 	if row.errText != nil {
 		text = *row.errText
@@ -663,31 +664,34 @@ func replay[T any](p *foreverCall, row *operationRow) (T, Outcome, error) {
 	case opDone:
 		if row.result == nil {
 			if row.errText != nil { // recorded without its result (see ErrResultTooLarge)
-				return zero, out, fmt.Errorf("%w: %s: operation %s: %s", ErrResultTooLarge, p.what(), handle, text)
+				return zero, out, fmt.Errorf("%w: %s: operation %s: %s", ErrResultTooLarge, p.what(), row.id, text)
 			}
+			return zero, out, nil
+		}
+		if !p.value {
 			return zero, out, nil
 		}
 		var v T
 		if err := json.Unmarshal(row.result, &v); err != nil {
 			return zero, out, fmt.Errorf("once: %s: operation %s: recorded result cannot be read as %s: %w",
-				p.what(), handle, reflect.TypeFor[T](), err)
+				p.what(), row.id, reflect.TypeFor[T](), err)
 		}
 		return v, out, nil
 	case opFailed:
-		return zero, out, &Failure{Name: p.name, ID: row.id, Message: text}
+		return zero, out, &Failure{Name: p.name, Operation: row.id, Message: text}
 	case opUncertain:
-		return zero, out, fmt.Errorf("%w: %s: operation %s needs an operator's resolution: %s", ErrUncertain, p.what(), handle, text)
-	default: // open and alive
-		return zero, Outcome{Status: InFlight, ID: row.id}, fmt.Errorf("%w: %s: operation %s (attempt %d) is running", ErrInFlight, p.what(), handle, row.attempts)
+		return zero, out, fmt.Errorf("%w: %s: operation %s needs an operator's resolution: %s", ErrUncertain, p.what(), row.id, text)
+	default: // open and alive: the function did not run, and the promise is another's
+		return zero, Outcome{Status: InFlight, Holder: row.id}, nil
 	}
 }
 
 // runAttempt runs fn under a new claim and records its outcome.
 func runAttempt[T any](ctx context.Context, p *foreverCall, a *Attempt, fn func(context.Context) (T, error)) (T, Outcome, error) {
-	out := Outcome{Status: Ran, ID: a.id}
-	// The function's context carries the attempt and the operation's provider key, the same
-	// for every attempt, for an effect that passes it on (ProviderKeyFrom).
-	actx := context.WithValue(WithProviderKey(ctx, a.ProviderKey(p.name)), attemptContextKey{}, a)
+	out := Outcome{Status: Ran, Claim: a.id}
+	// The function's context carries the attempt, and through it the operation's provider
+	// key, the same for every attempt, for an effect that passes it on (ProviderKeyFrom).
+	var actx context.Context = attemptContext{ctx, a}
 	// The heartbeat stops before the attempt settles, so that it never reads the settled
 	// row as a lost claim.
 	actx, stopHeartbeat := a.heartbeatWhileRunning(actx)
@@ -701,7 +705,7 @@ func runAttempt[T any](ctx context.Context, p *foreverCall, a *Attempt, fn func(
 		a.settle(sctx, state, nil, "the function panicked")
 	})
 	stopHeartbeat()
-	sctx, cancel := settleContext(ctx)
+	sctx, cancel := dbcall.SettleContext(ctx)
 	defer cancel()
 
 	state, result, text := opDone, []byte(nil), ""
@@ -714,18 +718,19 @@ func runAttempt[T any](ctx context.Context, p *foreverCall, a *Attempt, fn func(
 			uerr = err
 		}
 		state, text = opUncertain, uerr.Error()
-	case err == nil:
+	case err == nil && p.value:
 		enc, merr := json.Marshal(v)
 		switch {
 		case merr != nil:
-			tooLarge = fmt.Errorf("once: %s: operation %d: result cannot be encoded (recorded done without it): %w", p.what(), a.id, merr)
+			tooLarge = fmt.Errorf("once: %s: operation %s: result cannot be encoded (recorded done without it): %w", p.what(), a.id, merr)
 			text = "result could not be encoded: " + merr.Error()
 		case len(enc) > p.maxResult:
 			text = fmt.Sprintf("result of %d bytes is over the %d-byte limit and was not recorded; record the work in your own table and return its id", len(enc), p.maxResult)
-			tooLarge = fmt.Errorf("%w: %s: operation %d: %s", ErrResultTooLarge, p.what(), a.id, text)
+			tooLarge = fmt.Errorf("%w: %s: operation %s: %s", ErrResultTooLarge, p.what(), a.id, text)
 		default:
 			result = enc
 		}
+	case err == nil:
 	case errors.As(err, &rejected):
 		state, text = opWithdrawn, err.Error()
 	case errors.As(err, &term):
@@ -750,10 +755,11 @@ func runAttempt[T any](ctx context.Context, p *foreverCall, a *Attempt, fn func(
 // withdrawn attempt's claim is deleted, or released when it cannot be (see Rejected).
 func (a *Attempt) settle(ctx context.Context, state string, result []byte, text string) error {
 	p := a.call
+	key := p.keyArgs(a.token)
 	if state == opWithdrawn {
-		tag, err := a.db.Exec(ctx, foreverWithdrawSQL, a.id, a.token)
+		tag, err := a.db.Exec(ctx, foreverWithdrawSQL, key...)
 		if err != nil {
-			return p.errorf(err, "withdrawing the claim of operation %d", a.id)
+			return p.errorf(err, "withdrawing the claim of operation %s", a.id)
 		}
 		if tag.RowsAffected() == 1 {
 			return nil
@@ -762,30 +768,34 @@ func (a *Attempt) settle(ctx context.Context, state string, result []byte, text 
 	}
 	var errText *string
 	if text != "" {
-		text = reasonText(text)
+		text = dbcall.Reason(text)
 		errText = &text
 	}
-	retain := p.retainMicros()
 	a.mu.Lock()
-	ledger, followups := a.ledger, a.followups
+	ledgerRows, followups := a.ledger, a.followups
 	a.mu.Unlock()
 	var n int64
 	var err error
-	if (state == opDone || state == opFailed) && (len(ledger) > 0 || len(followups) > 0) {
-		args := []any{a.id, a.token, state, jsonParam(result), errText, retain}
-		args = append(args, ledgerColumns(ledger)...)
+	switch {
+	case (state == opDone || state == opFailed) && (len(ledgerRows) > 0 || len(followups) > 0):
+		args := append(key, state, dbcall.JSON(result), errText)
+		args = append(args, ledgerColumns(ledgerRows)...)
 		args = append(args, followUpColumns(followups)...)
 		err = a.db.QueryRow(ctx, foreverSettleWithSQL, args...).Scan(&n)
-	} else {
+	case state == opDone:
 		var tag pgconn.CommandTag
-		tag, err = a.db.Exec(ctx, foreverSettleSQL, a.id, a.token, state, jsonParam(result), errText, retain)
+		tag, err = a.db.Exec(ctx, foreverSettleDoneSQL, append(key, dbcall.JSON(result), errText)...)
+		n = tag.RowsAffected()
+	default:
+		var tag pgconn.CommandTag
+		tag, err = a.db.Exec(ctx, foreverSettleSQL, append(key, state, errText)...)
 		n = tag.RowsAffected()
 	}
 	if err != nil {
-		return p.errorf(err, "recording operation %d as %s", a.id, state)
+		return p.errorf(err, "recording operation %s as %s", a.id, state)
 	}
 	if n == 0 {
-		return fmt.Errorf("%w: %s: operation %d was taken over or resolved while attempt %d ran; its outcome (%s) was not recorded",
+		return fmt.Errorf("%w: %s: operation %s was taken over or resolved while attempt %d ran; its outcome (%s) was not recorded",
 			ErrNotOwner, p.what(), a.id, a.number, state)
 	}
 	return nil

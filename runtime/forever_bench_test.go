@@ -11,10 +11,10 @@ import (
 // BenchmarkForever compares a forever guard with the bare statements it consists of, in one
 // run (see compare): a fresh key (the claim, then the settle) and a replay (the claim that
 // conflicts, then the read of the recorded result). A guard that has been meeting
-// duplicates pipelines a duplicate's read with its claim, so a replay is one round trip
-// where the bare pair is two; a guard whose keys are new sends the claim alone (see
-// forever_pipeline.go). "fresh" is the second case, "fresh-pipelined" the first, where the
-// read sent with every claim is the guard's extra cost on a new key.
+// duplicates sends a claim that reads the key's row first, so a replay is one round trip
+// where the bare pair is two; a guard whose keys are new sends the insert alone (see
+// claim_history.go). "fresh" is the second case, "fresh-reading-first" the first, where the
+// read in every claim is the guard's extra cost on a new key.
 //
 //	go test -bench 'Forever/.*/guard-vs-bare' -run '^$' -benchtime 2000x ./runtime/
 func BenchmarkForever(b *testing.B) {
@@ -23,29 +23,29 @@ func BenchmarkForever(b *testing.B) {
 	result := receipt{ChargeID: "ch_1", Amount: 500}
 	enc, _ := json.Marshal(result)
 	fn := func(context.Context) (receipt, error) { return result, nil }
-	g := once.Forever[receipt]{Name: "bench.Charge"}
+	g := once.Forever{Name: "bench.Charge"}
 
 	// bare: the claim's INSERT and the settle's UPDATE, as the guard sends them.
 	// Each comparison has its own name, so their keys never meet.
 	bareFresh := func(name string) benchOp {
 		return func(b *testing.B, keys *benchKeys) func() error {
 			return func() error {
-				var id int64
-				if err := pool.QueryRow(ctx, once.ForeverClaimSQL, name, "", keys.next(), "token", nil, once.NewProviderRef()).Scan(&id); err != nil {
+				key := keys.next()
+				if _, err := pool.Exec(ctx, once.ForeverClaimSQL, name, "", key, once.NewOperationID(), "token", nil, nil); err != nil {
 					return err
 				}
-				_, err := pool.Exec(ctx, once.ForeverSettleSQL, id, "token", "done", enc, nil, nil)
+				_, err := pool.Exec(ctx, once.ForeverSettleDoneSQL, name, "", key, "token", string(enc), nil)
 				return err
 			}
 		}
 	}
 	// guardFresh claims new keys with the guard's share of duplicates held at share (every
 	// new key would otherwise move it towards 0).
-	guardFresh := func(g once.Forever[receipt], share float64) benchOp {
+	guardFresh := func(g once.Forever, share float64) benchOp {
 		return func(b *testing.B, keys *benchKeys) func() error {
 			return func() error {
 				once.SetDuplicateShare(g.Name, share)
-				_, _, err := g.Do(ctx, pool, keys.next(), fn)
+				_, _, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: keys.next()}, fn)
 				return err
 			}
 		}
@@ -53,35 +53,33 @@ func BenchmarkForever(b *testing.B) {
 	b.Run("fresh", func(b *testing.B) {
 		compare(b, [2]string{"bare", "guard"}, [2]benchOp{bareFresh("bench.Bare"), guardFresh(g, 0)})
 	})
-	b.Run("fresh-pipelined", func(b *testing.B) {
+	b.Run("fresh-reading-first", func(b *testing.B) {
 		compare(b, [2]string{"bare", "guard"},
-			[2]benchOp{bareFresh("bench.Bare2"), guardFresh(once.Forever[receipt]{Name: "bench.Charge2"}, 1)})
+			[2]benchOp{bareFresh("bench.Bare2"), guardFresh(once.Forever{Name: "bench.Charge2"}, 1)})
 	})
 
 	// Replays of one key that is done, in both forms.
-	if _, _, err := g.Do(ctx, pool, "replayed", fn); err != nil {
+	if _, _, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: "replayed"}, fn); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := pool.Exec(ctx, once.ForeverClaimSQL, "bench.Bare", "", "replayed", "token", nil, once.NewProviderRef()); err != nil {
+	if _, err := pool.Exec(ctx, once.ForeverClaimSQL, "bench.Bare", "", "replayed", once.NewOperationID(), "token", nil, nil); err != nil {
 		b.Fatal(err)
 	}
+	// bare: the claim that reads the key's row first, as a guard meeting duplicates sends it.
 	bareReplay := func(b *testing.B, _ *benchKeys) func() error {
 		return func() error {
-			if _, err := pool.Exec(ctx, once.ForeverClaimSQL, "bench.Bare", "", "replayed", "token", nil, once.NewProviderRef()); err != nil {
-				return err
-			}
-			var id int64
-			var state, token string
+			var claimed bool
+			var id, state, token string
 			var attempts int
 			var fp, res []byte
 			var errText *string
 			var stale, expired bool
-			return pool.QueryRow(ctx, once.ForeverReadSQL, "bench.Bare", "", "replayed", int64(1e9), "token2").
-				Scan(&id, &state, &token, &attempts, &fp, &res, &errText, &stale, &expired)
+			return pool.QueryRow(ctx, once.ForeverReadFirstSQL, "bench.Bare", "", "replayed", int64(1e9), once.NewOperationID(), "token2", nil, nil).
+				Scan(&claimed, &id, &state, &token, &attempts, &fp, &res, &errText, &stale, &expired)
 		}
 	}
 	guardReplay := func(b *testing.B, _ *benchKeys) func() error {
-		return func() error { _, _, err := g.Do(ctx, pool, "replayed", fn); return err }
+		return func() error { _, _, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: "replayed"}, fn); return err }
 	}
 	b.Run("replay", func(b *testing.B) {
 		compare(b, [2]string{"bare", "guard"}, [2]benchOp{bareReplay, guardReplay})

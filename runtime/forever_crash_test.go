@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
-	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +14,7 @@ import (
 	"github.com/oncekit/once/internal/pgtest"
 	once "github.com/oncekit/once/runtime"
 	"github.com/oncekit/once/runtime/internal/crashtest"
+	"github.com/oncekit/once/runtime/onceops"
 )
 
 // The child process learns its database and provider from these.
@@ -55,14 +56,14 @@ func startForeverChild(t *testing.T, p *fakeprovider.Server) (*pgxpool.Pool, *cr
 	return pool, child
 }
 
-// payloadID reads the row id a child passed to Ready.
-func payloadID(t *testing.T, payload string) int64 {
+// payloadID reads the row id a child passed to Ready: an operation's (a UUID) or an open
+// claim's (decimal), as Outcome.Claim and Outcome.Holder name them.
+func payloadID(t *testing.T, payload string) string {
 	t.Helper()
-	id, err := strconv.ParseInt(payload, 10, 64)
-	if err != nil {
-		t.Fatalf("child's payload %q is not a row id: %v", payload, err)
+	if payload == "" || strings.ContainsAny(payload, " \t") {
+		t.Fatalf("child's payload %q is not a row id", payload)
 	}
-	return id
+	return payload
 }
 
 // crashStale is the stale window of the crash tests' guards: long enough that the parent
@@ -72,15 +73,15 @@ const crashStale = 2 * time.Second
 // A holder SIGKILLed after its effect, before its settle: nobody knows whether the effect
 // happened, so the claim ends uncertain and is listed, and nothing runs it again.
 func TestForever_KilledHolderEndsUncertainAndIsListed(t *testing.T) {
-	g := once.Forever[string]{Name: "billing.Charge", Stale: crashStale}
+	g := once.Forever{Name: "billing.Charge", Stale: crashStale}
 	if crashtest.IsChild(t) {
 		c := connectForeverChild(t)
-		g.Do(context.Background(), c.conn, "order/9", func(ctx context.Context) (string, error) {
+		once.ForeverValue(context.Background(), c.conn, g, once.Ref{Key: "order/9"}, func(ctx context.Context) (string, error) {
 			if err := effect(ctx, c.conn, "forever", "order/9", 1); err != nil {
 				t.Fatalf("child: %v", err)
 			}
 			a, _ := once.AttemptFrom(ctx)
-			crashtest.Ready(strconv.FormatInt(a.ID(), 10))
+			crashtest.Ready(a.ID())
 			return "", nil
 		})
 	}
@@ -95,14 +96,14 @@ func TestForever_KilledHolderEndsUncertainAndIsListed(t *testing.T) {
 		t.Error("the function ran again after its holder died")
 		return "", nil
 	}
-	if _, out, err := g.Do(ctx, pool, "order/9", mustNotRun); !errors.Is(err, once.ErrInFlight) || out.ID != handle {
-		t.Fatalf("within the stale window: %+v, %v; want in flight on %d", out, err, handle)
+	if _, out, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: "order/9"}, mustNotRun); err != nil || out.Status != once.InFlight || out.Holder != handle {
+		t.Fatalf("within the stale window: %+v, %v; want in flight on %s", out, err, handle)
 	}
 	time.Sleep(crashStale + 100*time.Millisecond)
-	if _, out, err := g.Do(ctx, pool, "order/9", mustNotRun); !errors.Is(err, once.ErrUncertain) || out.ID != handle {
-		t.Fatalf("after the stale window: %+v, %v; want ErrUncertain on %d", out, err, handle)
+	if _, out, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: "order/9"}, mustNotRun); !errors.Is(err, once.ErrUncertain) || out.Holder != handle {
+		t.Fatalf("after the stale window: %+v, %v; want ErrUncertain on %s", out, err, handle)
 	}
-	list, err := once.ListUncertain(ctx, pool, "billing.Charge", 10)
+	list, err := onceops.ListUncertain(ctx, pool, "billing.Charge", 10)
 	if err != nil || len(list) != 1 || list[0].Key != "order/9" {
 		t.Fatalf("ListUncertain = %+v, %v; want order/9", list, err)
 	}
@@ -116,7 +117,7 @@ func TestForever_KilledHolderEndsUncertainAndIsListed(t *testing.T) {
 // from its record: one effect. The same takeover against a provider that cannot
 // deduplicate makes two, which is why repeat-safety is declared, never assumed.
 func TestForever_KilledHolderIsRetriedWhenRepeatSafe(t *testing.T) {
-	g := once.Forever[string]{Name: "billing.Charge", Stale: crashStale, RepeatSafe: true}
+	g := once.Forever{Name: "billing.Charge", Stale: crashStale, RepeatSafe: true}
 	charge := func(providerURL string) func(ctx context.Context) (string, error) {
 		return func(ctx context.Context) (string, error) {
 			key, _ := once.ProviderKeyFrom(ctx)
@@ -132,7 +133,7 @@ func TestForever_KilledHolderIsRetriedWhenRepeatSafe(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			if crashtest.IsChild(t) {
 				ch := connectForeverChild(t)
-				g.Do(context.Background(), ch.conn, "order/9", func(ctx context.Context) (string, error) {
+				once.ForeverValue(context.Background(), ch.conn, g, once.Ref{Key: "order/9"}, func(ctx context.Context) (string, error) {
 					id, err := charge(ch.provider)(ctx)
 					if err != nil {
 						t.Fatalf("child: %v", err)
@@ -148,14 +149,14 @@ func TestForever_KilledHolderIsRetriedWhenRepeatSafe(t *testing.T) {
 				t.Fatal(err)
 			}
 			time.Sleep(crashStale + 100*time.Millisecond)
-			id, out, err := g.Do(context.Background(), pool, "order/9", charge(p.URL))
+			id, out, err := once.ForeverValue(context.Background(), pool, g, once.Ref{Key: "order/9"}, charge(p.URL))
 			if err != nil || out.Status != once.Ran {
 				t.Fatalf("after the stale window: %+v, %v; want the claim taken over", out, err)
 			}
 			if c.effects == 1 && id != child.Payload {
 				t.Fatalf("charge %s, want the dead child's %s replayed by the provider", id, child.Payload)
 			}
-			if r := operationState(t, pool, out.ID); r.state != "done" || r.attempts != 2 {
+			if r := operationState(t, pool, out.Claim); r.state != "done" || r.attempts != 2 {
 				t.Fatalf("operation %+v, want done on attempt 2", r)
 			}
 			if p.Effects() != c.effects {
@@ -173,13 +174,13 @@ func TestForever_KilledHolderIsNoticedWithinAMinuteByDefault(t *testing.T) {
 	for _, repeatSafe := range []bool{false, true} {
 		name := map[bool]string{false: "uncertain", true: "repeat-safe runs again"}[repeatSafe]
 		t.Run(name, func(t *testing.T) {
-			g := once.Forever[string]{Name: "billing.Charge", RepeatSafe: repeatSafe}
+			g := once.Forever{Name: "billing.Charge", RepeatSafe: repeatSafe}
 			if crashtest.IsChild(t) {
 				pool, err := pgxpool.New(context.Background(), os.Getenv(envForeverDSN))
 				if err != nil {
 					t.Fatalf("child: %v", err)
 				}
-				g.Do(context.Background(), pool, "order/9", func(ctx context.Context) (string, error) {
+				once.ForeverValue(context.Background(), pool, g, once.Ref{Key: "order/9"}, func(ctx context.Context) (string, error) {
 					if err := effect(ctx, pool, "forever", "order/9", 1); err != nil {
 						t.Fatalf("child: %v", err)
 					}
@@ -197,9 +198,9 @@ func TestForever_KilledHolderIsNoticedWithinAMinuteByDefault(t *testing.T) {
 			ran := false
 			run := func(ctx context.Context) (string, error) { ran = true; return "again", nil }
 			for {
-				_, out, err := g.Do(ctx, pool, "order/9", run)
+				_, out, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: "order/9"}, run)
 				waited := time.Since(killed)
-				if errors.Is(err, once.ErrInFlight) {
+				if err == nil && out.Status == once.InFlight {
 					if waited > time.Minute {
 						t.Fatalf("still in flight %v after the holder was killed", waited)
 					}

@@ -25,24 +25,24 @@ func TestForever_HeartbeatKeepsALongEffectItsClaim(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			g := once.Forever[int]{Name: "reports.Render", Stale: stale, RepeatSafe: true, NoHeartbeat: !heartbeat}
+			g := once.Forever{Name: "reports.Render", Stale: stale, RepeatSafe: true, NoHeartbeat: !heartbeat}
 			key := name
 			var wg sync.WaitGroup
 			var firstErr error
 			wg.Go(func() {
-				_, _, firstErr = g.Do(ctx, pool, key, func(ctx context.Context) (int, error) {
+				_, _, firstErr = once.ForeverValue(ctx, pool, g, once.Ref{Key: key}, func(ctx context.Context) (int, error) {
 					time.Sleep(2*stale + stale/2) // a long render, with no checkpoint on the way
 					return 1, effect(ctx, pool, "render", key, 1)
 				})
 			})
 			time.Sleep(stale + stale/2)
-			_, out, err := g.Do(ctx, pool, key, func(ctx context.Context) (int, error) {
+			_, out, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: key}, func(ctx context.Context) (int, error) {
 				return 2, effect(ctx, pool, "render", key, 2)
 			})
 			wg.Wait()
 			n := effects(t, pool, "render", key)
 			switch {
-			case heartbeat && (!errors.Is(err, once.ErrInFlight) || firstErr != nil || n != 1):
+			case heartbeat && (err != nil || out.Status != once.InFlight || firstErr != nil || n != 1):
 				t.Fatalf("second caller: %+v %v; first: %v; %d renders; want in flight and one render", out, err, firstErr, n)
 			case !heartbeat && (out.Status != once.Ran || !errors.Is(firstErr, once.ErrNotOwner) || n != 2):
 				t.Fatalf("second caller: %+v %v; first: %v; %d renders; want a takeover and two renders", out, err, firstErr, n)
@@ -62,10 +62,10 @@ func TestForever_HeartbeatLosingTheClaimCancelsTheFunction(t *testing.T) {
 		t.Run(map[bool]string{true: "heartbeat", false: "negative control: no heartbeat"}[heartbeat], func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			g := once.Forever[int]{Name: "reports.Render", Stale: 300 * time.Millisecond, NoHeartbeat: !heartbeat}
+			g := once.Forever{Name: "reports.Render", Stale: 300 * time.Millisecond, NoHeartbeat: !heartbeat}
 			errNeverTold := errors.New("the function was never told")
 			var fnErr error
-			_, out, err := g.Do(ctx, pool, t.Name(), func(ctx context.Context) (int, error) {
+			_, out, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: t.Name()}, func(ctx context.Context) (int, error) {
 				a, _ := once.AttemptFrom(ctx)
 				if _, err := pool.Exec(ctx, `UPDATE once.operations SET token = 'another holder' WHERE id = $1`, a.ID()); err != nil {
 					return 0, err
@@ -91,7 +91,7 @@ func TestForever_HeartbeatOnlyOnAPool(t *testing.T) {
 	pool := setup(t, 4)
 	ctx := context.Background()
 	const stale = 300 * time.Millisecond
-	g := once.Forever[bool]{Name: "reports.Render", Stale: stale}
+	g := once.Forever{Name: "reports.Render", Stale: stale}
 	// fn works on db for a few heartbeat intervals, then reports whether its claim showed
 	// life meanwhile.
 	fn := func(db once.DB) func(ctx context.Context) (bool, error) {
@@ -110,7 +110,7 @@ func TestForever_HeartbeatOnlyOnAPool(t *testing.T) {
 			return moved, err
 		}
 	}
-	if moved, _, err := g.Do(ctx, pool, "pool", fn(pool)); err != nil || !moved {
+	if moved, _, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: "pool"}, fn(pool)); err != nil || !moved {
 		t.Fatalf("on a pool: showed life %v, %v; want the heartbeat's", moved, err)
 	}
 	tx, err := pool.Begin(ctx)
@@ -118,7 +118,7 @@ func TestForever_HeartbeatOnlyOnAPool(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx)
-	if moved, _, err := g.Do(ctx, tx, "tx", fn(tx)); err != nil || moved {
+	if moved, _, err := once.ForeverValue(ctx, tx, g, once.Ref{Key: "tx"}, fn(tx)); err != nil || moved {
 		t.Fatalf("in a transaction: showed life %v, %v; want no heartbeat and no error", moved, err)
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -133,7 +133,7 @@ func TestForever_HeartbeatOnlyOnAPool(t *testing.T) {
 	if _, ok := one.(*pgx.Conn); !ok {
 		t.Fatalf("%T is not a single connection", one)
 	}
-	if moved, _, err := g.Do(ctx, one, "conn", fn(one)); err != nil || moved {
+	if moved, _, err := once.ForeverValue(ctx, one, g, once.Ref{Key: "conn"}, fn(one)); err != nil || moved {
 		t.Fatalf("on one connection: showed life %v, %v; want no heartbeat and no error", moved, err)
 	}
 }
@@ -146,19 +146,19 @@ func TestForever_ShortEffectSendsNoHeartbeat(t *testing.T) {
 	pool, trips := setupTraced(t)
 	ctx := context.Background()
 	once.SetDuplicateShare("reports.Short", 0)
-	g := once.Forever[int]{Name: "reports.Short"}
+	g := once.Forever{Name: "reports.Short"}
 	for i := range 20 {
-		if _, _, err := g.Do(ctx, pool, fmt.Sprint("k", i), func(context.Context) (int, error) { return i, nil }); err != nil {
+		if _, _, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: fmt.Sprint("k", i)}, func(context.Context) (int, error) { return i, nil }); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if _, statements := trips.take(); statements != 40 {
 		t.Fatalf("%d statements for 20 short calls, want 40 (claim and settle each)", statements)
 	}
-	long := once.Forever[int]{Name: "reports.Short", Stale: 300 * time.Millisecond}
+	long := once.Forever{Name: "reports.Short", Stale: 300 * time.Millisecond}
 	// It outlives the interval (100 ms) ten times, so that two beats land even when a loaded
 	// machine delays some.
-	if _, _, err := long.Do(ctx, pool, "long", func(context.Context) (int, error) { time.Sleep(time.Second); return 0, nil }); err != nil {
+	if _, _, err := once.ForeverValue(ctx, pool, long, once.Ref{Key: "long"}, func(context.Context) (int, error) { time.Sleep(time.Second); return 0, nil }); err != nil {
 		t.Fatal(err)
 	}
 	if _, statements := trips.take(); statements < 4 {

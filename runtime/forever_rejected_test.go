@@ -3,7 +3,6 @@ package once_test
 import (
 	"context"
 	"errors"
-	"strconv"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -41,7 +40,7 @@ func TestForever_RejectedInputLeavesTheKeyUnused(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Forever[string]{Name: "shop.Order"}
+	g := once.Forever{Name: "shop.Order"}
 	for _, c := range []struct {
 		name      string
 		reject    func(error) error
@@ -52,11 +51,11 @@ func TestForever_RejectedInputLeavesTheKeyUnused(t *testing.T) {
 	} {
 		key := "cart-" + c.name
 		bad, good := order{Item: key, Qty: 0}, order{Item: key, Qty: 2}
-		_, out, err := g.DoRef(ctx, pool, once.Ref{Key: key, Input: bad}, placeOrder(pool, bad, c.reject))
+		_, out, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: key, Input: bad}, placeOrder(pool, bad, c.reject))
 		if out.Status != once.Ran || err == nil || err.Error() != "qty must be positive" {
 			t.Fatalf("%s: bad input: %+v %v, want the function's own error", c.name, out, err)
 		}
-		v, out, err := g.DoRef(ctx, pool, once.Ref{Key: key, Input: good}, placeOrder(pool, good, c.reject))
+		v, out, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: key, Input: good}, placeOrder(pool, good, c.reject))
 		if !errors.Is(err, c.corrected) || (c.corrected == nil && (v != "placed" || out.Status != once.Ran)) {
 			t.Fatalf("%s: corrected input: %q %+v %v, want error %v", c.name, v, out, err, c.corrected)
 		}
@@ -81,12 +80,12 @@ func TestForever_RejectedAfterEarlierWorkOnlyReleases(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Forever[string]{Name: "shop.Order"}
+	g := once.Forever{Name: "shop.Order"}
 	in := order{Item: "x", Qty: 1}
 	rejected := func(context.Context) (string, error) { return "", once.Rejected(errors.New("refused")) }
 
 	// An earlier attempt failed retryably; the next one rejects.
-	if _, _, err := g.DoRef(ctx, pool, once.Ref{Key: "after-failure", Input: in}, func(context.Context) (string, error) {
+	if _, _, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: "after-failure", Input: in}, func(context.Context) (string, error) {
 		return "", errors.New("provider timed out")
 	}); err == nil {
 		t.Fatal("the failing attempt succeeded")
@@ -100,57 +99,42 @@ func TestForever_RejectedAfterEarlierWorkOnlyReleases(t *testing.T) {
 		return "", once.Rejected(errors.New("refused after a step"))
 	}
 	for key, fn := range map[string]func(context.Context) (string, error){"after-failure": rejected, "after-checkpoint": checkpointed} {
-		_, out, err := g.DoRef(ctx, pool, once.Ref{Key: key, Input: in}, fn)
+		_, out, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: key, Input: in}, fn)
 		if out.Status != once.Ran || err == nil {
 			t.Fatalf("%s: %+v %v", key, out, err)
 		}
-		if r := operationState(t, pool, out.ID); r.state != "released" {
+		if r := operationState(t, pool, out.Claim); r.state != "released" {
 			t.Fatalf("%s: operation %+v, want released", key, r)
 		}
 		other := order{Item: "x", Qty: 2}
-		if _, _, err := g.DoRef(ctx, pool, once.Ref{Key: key, Input: other}, rejected); !errors.Is(err, once.ErrMismatch) {
+		if _, _, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: key, Input: other}, rejected); !errors.Is(err, once.ErrMismatch) {
 			t.Fatalf("%s: other input after a released rejection: %v, want ErrMismatch", key, err)
 		}
 	}
 }
 
-// Errors name what the caller used: an Operation's say "operation" and its reference as
-// given; a Forever guard's say "forever guard" and its key.
-func TestErrors_NameWhatTheCallerUsed(t *testing.T) {
+// Errors name the guard and the key the caller used: a mismatch says which operation the
+// key was first used by, and a refusal of the call's arguments says what is wrong.
+func TestErrors_NameTheGuardAndTheKey(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	slow := func(context.Context, *once.Attempt) (int, error) { return 0, errors.New("provider down") }
-	op := once.Operation[int]{Name: "reports.generate"}
-	ref := once.OperationRef{Account: "acct/a", Reference: "ref/1", Input: map[string]int{"n": 1}}
-	_, first, err := op.Do(ctx, pool, ref, slow)
-	if err == nil {
-		t.Fatal("want the function's error")
-	}
-	ref.Input = map[string]int{"n": 2}
-	_, _, err = op.Do(ctx, pool, ref, slow)
-	if !errors.Is(err, once.ErrMismatch) || err.Error() != `once: key reused with different input: operation reports.generate: reference "ref/1" (operation `+strconv.FormatInt(first.ID, 10)+`) was first used with another input` {
-		t.Fatalf("operation mismatch: %v", err)
-	}
-	if _, _, err := op.Do(ctx, pool, once.OperationRef{Account: "acct-a"}, slow); !errors.Is(err, once.ErrInvalid) ||
-		err.Error() != "once: invalid argument: operation reports.generate: empty reference" {
-		t.Fatalf("operation without a reference: %v", err)
-	}
-	if _, _, err := op.Do(ctx, nil, ref, slow); !errors.Is(err, once.ErrInvalid) ||
-		err.Error() != "once: invalid argument: operation reports.generate: nil DB" {
-		t.Fatalf("operation without a DB: %v", err)
-	}
-
-	g := once.Forever[int]{Name: "billing.Charge"}
-	_, first, err = g.DoRef(ctx, pool, once.Ref{Key: "order/1", Input: 1}, func(context.Context) (int, error) { return 1, nil })
+	g := once.Forever{Name: "billing.Charge"}
+	_, first, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: "order/1", Input: 1}, func(context.Context) (int, error) { return 1, nil })
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = g.DoRef(ctx, pool, once.Ref{Key: "order/1", Input: 2}, func(context.Context) (int, error) { return 1, nil })
-	if !errors.Is(err, once.ErrMismatch) || err.Error() != `once: key reused with different input: forever guard billing.Charge: key "order/1" (operation `+strconv.FormatInt(first.ID, 10)+`) was first used with another input` {
+	_, _, err = once.ForeverValue(ctx, pool, g, once.Ref{Key: "order/1", Input: 2}, func(context.Context) (int, error) { return 1, nil })
+	if !errors.Is(err, once.ErrMismatch) || err.Error() != `once: key reused with different input: forever guard billing.Charge: key "order/1" (operation `+first.Claim+`) was first used with another input` {
 		t.Fatalf("forever mismatch: %v", err)
 	}
-	if _, _, err := g.Do(ctx, pool, "order/2", nil); err == nil || err.Error() != "once: invalid argument: forever guard billing.Charge: nil function" {
+	if _, err := g.Do(ctx, pool, once.Ref{Key: "order/2"}, nil); err == nil || err.Error() != "once: invalid argument: forever guard billing.Charge: nil function" {
 		t.Fatalf("forever without a function: %v", err)
+	}
+	if _, err := g.Do(ctx, nil, once.Ref{Key: "order/2"}, func(context.Context) error { return nil }); err == nil || err.Error() != "once: invalid argument: nil DB" {
+		t.Fatalf("forever without a DB: %v", err)
+	}
+	if _, err := g.Do(ctx, pool, once.Ref{Scope: "acct"}, func(context.Context) error { return nil }); err == nil || err.Error() != "once: invalid argument: guard billing.Charge: empty key" {
+		t.Fatalf("forever without a key: %v", err)
 	}
 }

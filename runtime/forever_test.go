@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	once "github.com/oncekit/once/runtime"
+	"github.com/oncekit/once/runtime/onceops"
 )
 
 // receipt is the result type of the tests' forever functions: what a paid call returns.
@@ -30,13 +31,13 @@ type operationRow struct {
 	recoveryPoint string
 }
 
-func operationState(t testing.TB, db once.DB, id int64) operationRow {
+func operationState(t testing.TB, db once.DB, id string) operationRow {
 	t.Helper()
 	var r operationRow
-	err := db.QueryRow(context.Background(), `SELECT state, attempts, coalesce(error, ''), coalesce(recovery_point, '')
-FROM once.operations WHERE id = $1`, id).Scan(&r.state, &r.attempts, &r.errText, &r.recoveryPoint)
+	err := db.QueryRow(context.Background(), `SELECT state::text, attempts, coalesce(error, ''), coalesce(recovery_point, '')
+FROM once.operations WHERE id = $1::uuid`, id).Scan(&r.state, &r.attempts, &r.errText, &r.recoveryPoint)
 	if err != nil {
-		t.Fatalf("reading operation %d: %v", id, err)
+		t.Fatalf("reading operation %s: %v", id, err)
 	}
 	return r
 }
@@ -99,27 +100,24 @@ func setupTraced(t testing.TB) (*pgxpool.Pool, *roundTrips) {
 	return pool, tracer
 }
 
-// noBatch hides SendBatch, as a DB that cannot pipeline would.
-type noBatch struct{ once.DB }
-
 func TestForever_FirstCallRunsLaterCallsGetTheRecordedResult(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Forever[receipt]{Name: "billing.Charge"}
+	g := once.Forever{Name: "billing.Charge"}
 	runs := 0
 	charge := func(ctx context.Context) (receipt, error) {
 		runs++
 		return receipt{ChargeID: "ch_" + strconv.Itoa(runs), Amount: 500, Tags: map[string]string{"plan": "pro"}}, effect(ctx, pool, "forever", "order/7", runs)
 	}
-	first, out, err := g.Do(ctx, pool, "order/7", charge)
-	if err != nil || out.Status != once.Ran || out.ID == 0 {
+	first, out, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: "order/7"}, charge)
+	if err != nil || out.Status != once.Ran || out.Claim == "" {
 		t.Fatalf("first call: %+v, %v; want Ran with a handle", out, err)
 	}
 	for range 3 {
-		again, out2, err := g.Do(ctx, pool, "order/7", charge)
-		if err != nil || out2.Status != once.Duplicate || out2.ID != out.ID {
-			t.Fatalf("repeat: %+v, %v; want Duplicate of %d", out2, err, out.ID)
+		again, out2, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: "order/7"}, charge)
+		if err != nil || out2.Status != once.Duplicate || out2.Holder != out.Claim {
+			t.Fatalf("repeat: %+v, %v; want Duplicate of %s", out2, err, out.Claim)
 		}
 		if again.ChargeID != first.ChargeID || again.Amount != 500 || again.Tags["plan"] != "pro" {
 			t.Fatalf("repeat got %+v, want the recorded %+v", again, first)
@@ -128,27 +126,27 @@ func TestForever_FirstCallRunsLaterCallsGetTheRecordedResult(t *testing.T) {
 	if n := effects(t, pool, "forever", "order/7"); n != 1 || runs != 1 {
 		t.Fatalf("%d effects, %d runs; want 1", n, runs)
 	}
-	if r := operationState(t, pool, out.ID); r.state != "done" || r.attempts != 1 {
+	if r := operationState(t, pool, out.Claim); r.state != "done" || r.attempts != 1 {
 		t.Fatalf("operation %+v, want done after 1 attempt", r)
 	}
 }
 
-// The storm runs twice: with the guard pipelining each claim's read, and with it sending the
-// claim alone and reading after a conflict, which is what a guard whose keys are mostly new
-// does (the share of duplicates is set before each call; the storm's own duplicates may
-// still turn pipelining on for a call or two).
+// The storm runs twice: with the guard reading each key's row before its claim, and with it
+// sending the claim alone and reading after a conflict, which is what a guard whose keys are
+// mostly new does (the share of duplicates is set before each call; the storm's own
+// duplicates may still turn reading first on for a call or two).
 func TestForever_ConcurrentDuplicatesRunOnce(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, stormConns)
 	for _, share := range []float64{1, 0} {
-		g := once.Forever[receipt]{Name: "billing.Charge." + strconv.FormatFloat(share, 'f', -1, 64)}
+		g := once.Forever{Name: "billing.Charge." + strconv.FormatFloat(share, 'f', -1, 64)}
 		key := "order/1"
 		var inFlight atomic.Int64
 		allAnswered := make(chan struct{})
 		outs := make([]once.Outcome, stormSize)
 		storm(t, pool, stormSize, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
 			once.SetDuplicateShare(g.Name, share)
-			_, out, err := g.Do(ctx, conn, key, func(ctx context.Context) (receipt, error) {
+			_, out, err := once.ForeverValue(ctx, conn, g, once.Ref{Key: key}, func(ctx context.Context) (receipt, error) {
 				// Hold the claim until every other caller has been answered, so all of them
 				// met it while it was open.
 				select {
@@ -158,11 +156,10 @@ func TestForever_ConcurrentDuplicatesRunOnce(t *testing.T) {
 				return receipt{ChargeID: "ch_" + strconv.Itoa(caller)}, effect(ctx, conn, g.Name, key, caller)
 			})
 			outs[caller] = out
-			if errors.Is(err, once.ErrInFlight) {
+			if err == nil && out.Status == once.InFlight {
 				if inFlight.Add(1) == stormSize-1 {
 					close(allAnswered)
 				}
-				return nil
 			}
 			return err
 		})
@@ -178,7 +175,7 @@ func TestForever_ConcurrentDuplicatesRunOnce(t *testing.T) {
 		if ran != 1 || inFlight.Load() != stormSize-1 {
 			t.Fatalf("%s: %d ran, %d in flight; want 1 and %d", g.Name, ran, inFlight.Load(), stormSize-1)
 		}
-		v, out, err := g.Do(context.Background(), pool, key, func(context.Context) (receipt, error) {
+		v, out, err := once.ForeverValue(context.Background(), pool, g, once.Ref{Key: key}, func(context.Context) (receipt, error) {
 			t.Fatal("ran again after the storm")
 			return receipt{}, nil
 		})
@@ -214,26 +211,26 @@ func TestForever_TerminalFailureIsRecordedAndReplayed(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Forever[receipt]{Name: "billing.Charge"}
+	g := once.Forever{Name: "billing.Charge"}
 	declined := errors.New("card declined")
 	runs := 0
 	fn := func(ctx context.Context) (receipt, error) {
 		runs++
 		return receipt{}, once.Terminal(declined)
 	}
-	_, out, err := g.Do(ctx, pool, "order/2", fn)
+	_, out, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: "order/2"}, fn)
 	if !errors.Is(err, declined) || out.Status != once.Ran {
 		t.Fatalf("first call: %+v, %v; want Ran with the function's error", out, err)
 	}
-	_, out2, err := g.Do(ctx, pool, "order/2", fn)
+	_, out2, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: "order/2"}, fn)
 	var f *once.Failure
-	if !errors.As(err, &f) || f.Message != "card declined" || f.ID != out.ID || out2.Status != once.Duplicate {
+	if !errors.As(err, &f) || f.Message != "card declined" || f.Operation != out.Claim || out2.Status != once.Duplicate {
 		t.Fatalf("repeat: %+v, %v; want the recorded failure", out2, err)
 	}
 	if runs != 1 {
 		t.Fatalf("%d runs, want 1", runs)
 	}
-	if r := operationState(t, pool, out.ID); r.state != "failed" || r.errText != "card declined" {
+	if r := operationState(t, pool, out.Claim); r.state != "failed" || r.errText != "card declined" {
 		t.Fatalf("operation %+v, want failed with the message", r)
 	}
 }
@@ -245,7 +242,7 @@ func TestForever_ErrorTextTheColumnRefusesIsRecordedCleaned(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Forever[receipt]{Name: "billing.Charge"}
+	g := once.Forever{Name: "billing.Charge"}
 	for _, c := range []struct {
 		key   string
 		err   error
@@ -255,18 +252,18 @@ func TestForever_ErrorTextTheColumnRefusesIsRecordedCleaned(t *testing.T) {
 		{"order/retryable", errors.New("provider answered \x00\xff"), "released"},
 		{"order/long", once.Terminal(errors.New(strings.Repeat("é", 1500))), "failed"},
 	} {
-		_, out, err := g.Do(ctx, pool, c.key, func(context.Context) (receipt, error) { return receipt{}, c.err })
+		_, out, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: c.key}, func(context.Context) (receipt, error) { return receipt{}, c.err })
 		if err == nil || errors.Is(err, once.ErrNotOwner) || strings.Contains(err.Error(), "recording operation") {
 			t.Fatalf("%s: %v, want the function's error alone", c.key, err)
 		}
-		r := operationState(t, pool, out.ID)
+		r := operationState(t, pool, out.Claim)
 		if r.state != c.state || !utf8.ValidString(r.errText) || strings.ContainsRune(r.errText, 0) || len(r.errText) > 2000+len("…") {
 			t.Fatalf("%s: operation %+v, want %s with its text cleaned", c.key, r, c.state)
 		}
 	}
 	var f *once.Failure
 	mustNotRun := func(context.Context) (receipt, error) { t.Error("a recorded failure ran again"); return receipt{}, nil }
-	if _, _, err := g.Do(ctx, pool, "order/terminal", mustNotRun); !errors.As(err, &f) || f.Message != "declined: \uFFFD card" {
+	if _, _, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: "order/terminal"}, mustNotRun); !errors.As(err, &f) || f.Message != "declined: \uFFFD card" {
 		t.Fatalf("replay: %v, want the recorded failure's cleaned text", err)
 	}
 }
@@ -275,7 +272,7 @@ func TestForever_RetryableFailureReleasesTheClaim(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Forever[receipt]{Name: "billing.Charge"}
+	g := once.Forever{Name: "billing.Charge"}
 	runs := 0
 	fn := func(ctx context.Context) (receipt, error) {
 		runs++
@@ -285,16 +282,16 @@ func TestForever_RetryableFailureReleasesTheClaim(t *testing.T) {
 		}
 		return receipt{ChargeID: "ch_" + strconv.Itoa(a.Number())}, nil
 	}
-	if _, out, err := g.Do(ctx, pool, "order/3", fn); err == nil || out.Status != once.Ran {
+	if _, out, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: "order/3"}, fn); err == nil || out.Status != once.Ran {
 		t.Fatalf("first call: %+v, %v; want Ran with an error", out, err)
-	} else if r := operationState(t, pool, out.ID); r.state != "released" || !strings.Contains(r.errText, "503") {
+	} else if r := operationState(t, pool, out.Claim); r.state != "released" || !strings.Contains(r.errText, "503") {
 		t.Fatalf("after a retryable failure: %+v, want released with the reason", r)
 	}
-	v, out, err := g.Do(ctx, pool, "order/3", fn)
+	v, out, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: "order/3"}, fn)
 	if err != nil || out.Status != once.Ran || v.ChargeID != "ch_2" {
 		t.Fatalf("retry: %+v %+v %v; want attempt 2 to run", v, out, err)
 	}
-	if r := operationState(t, pool, out.ID); r.state != "done" || r.attempts != 2 {
+	if r := operationState(t, pool, out.Claim); r.state != "done" || r.attempts != 2 {
 		t.Fatalf("operation %+v, want done after 2 attempts", r)
 	}
 }
@@ -306,7 +303,7 @@ func TestForever_ProviderKeysComeFromTheRowsReference(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Forever[receipt]{Name: "billing.Charge"}
+	g := once.Forever{Name: "billing.Charge"}
 	var keys []string
 	fn := func(ctx context.Context) (receipt, error) {
 		a, _ := once.AttemptFrom(ctx)
@@ -316,13 +313,13 @@ func TestForever_ProviderKeysComeFromTheRowsReference(t *testing.T) {
 		}
 		return receipt{ChargeID: "ch_1"}, nil
 	}
-	g.Do(ctx, pool, "order/ref", fn)
-	_, out, err := g.Do(ctx, pool, "order/ref", fn)
+	once.ForeverValue(ctx, pool, g, once.Ref{Key: "order/ref"}, fn)
+	_, out, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: "order/ref"}, fn)
 	if err != nil || out.Status != once.Ran || len(keys) != 2 {
 		t.Fatalf("retry: %+v, %v, %d runs; want a second attempt to run", out, err, len(keys))
 	}
 	var ref string
-	if err := pool.QueryRow(ctx, "SELECT provider_ref::text FROM once.operations WHERE id = $1", out.ID).Scan(&ref); err != nil {
+	if err := pool.QueryRow(ctx, "SELECT id::text FROM once.operations WHERE id = $1::uuid", out.Claim).Scan(&ref); err != nil {
 		t.Fatal(err)
 	}
 	if want := once.ProviderKey("charge", ref); keys[0] != want || keys[1] != want {
@@ -331,12 +328,12 @@ func TestForever_ProviderKeysComeFromTheRowsReference(t *testing.T) {
 	if len(ref) != 36 || ref[14] != '4' || !strings.ContainsRune("89ab", rune(ref[19])) {
 		t.Fatalf("reference %s is not a version 4 UUID", ref)
 	}
-	_, other, err := g.Do(ctx, pool, "order/ref-2", fn)
+	_, other, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: "order/ref-2"}, fn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var otherRef string
-	if err := pool.QueryRow(ctx, "SELECT provider_ref::text FROM once.operations WHERE id = $1", other.ID).Scan(&otherRef); err != nil {
+	if err := pool.QueryRow(ctx, "SELECT id::text FROM once.operations WHERE id = $1::uuid", other.Claim).Scan(&otherRef); err != nil {
 		t.Fatal(err)
 	}
 	if otherRef == ref || keys[2] == keys[0] {
@@ -348,53 +345,53 @@ func TestForever_UncertainIsRefusedListedAndResolved(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Forever[receipt]{Name: "billing.Charge"}
+	g := once.Forever{Name: "billing.Charge"}
 	runs := 0
 	lost := func(ctx context.Context) (receipt, error) {
 		runs++
 		return receipt{}, once.Uncertain(errors.New("connection reset after the provider accepted"))
 	}
-	_, out, err := g.Do(ctx, pool, "order/4", lost)
+	_, out, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: "order/4"}, lost)
 	if !errors.Is(err, once.ErrUncertain) || out.Status != once.Ran {
 		t.Fatalf("first call: %+v, %v; want Ran and ErrUncertain", out, err)
 	}
-	if _, out2, err := g.Do(ctx, pool, "order/4", lost); !errors.Is(err, once.ErrUncertain) || out2.Status != once.Duplicate {
+	if _, out2, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: "order/4"}, lost); !errors.Is(err, once.ErrUncertain) || out2.Status != once.Duplicate {
 		t.Fatalf("repeat: %+v, %v; want ErrUncertain without running", out2, err)
 	}
 	if runs != 1 {
 		t.Fatalf("%d runs of an uncertain operation, want 1", runs)
 	}
-	list, err := once.ListUncertain(ctx, pool, "billing.Charge", 0)
-	if err != nil || len(list) != 1 || list[0].ID != out.ID || !strings.Contains(list[0].Error, "connection reset") {
-		t.Fatalf("ListUncertain = %+v, %v; want operation %d with its reason", list, err, out.ID)
+	list, err := onceops.ListUncertain(ctx, pool, "billing.Charge", 0)
+	if err != nil || len(list) != 1 || list[0].ID != out.Claim || !strings.Contains(list[0].Error, "connection reset") {
+		t.Fatalf("ListUncertain = %+v, %v; want operation %s with its reason", list, err, out.Claim)
 	}
 
 	// The operator checked with the provider: the charge went through.
-	if err := once.ResolveDone(ctx, pool, list[0].ID, receipt{ChargeID: "ch_found", Amount: 500}); err != nil {
+	if err := onceops.ResolveDone(ctx, pool, list[0].ID, receipt{ChargeID: "ch_found", Amount: 500}); err != nil {
 		t.Fatal(err)
 	}
-	if err := once.ResolveRetry(ctx, pool, list[0].ID); !errors.Is(err, once.ErrNotUncertain) {
+	if err := onceops.ResolveRetry(ctx, pool, list[0].ID); !errors.Is(err, onceops.ErrNotUncertain) {
 		t.Fatalf("second resolution: %v, want ErrNotUncertain", err)
 	}
-	v, out3, err := g.Do(ctx, pool, "order/4", lost)
+	v, out3, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: "order/4"}, lost)
 	if err != nil || out3.Status != once.Duplicate || v.ChargeID != "ch_found" {
 		t.Fatalf("after ResolveDone: %+v %+v %v; want the operator's result", v, out3, err)
 	}
 
 	// Another lost charge, which the operator finds never happened: released, it runs again.
-	_, out4, _ := g.Do(ctx, pool, "order/5", lost)
-	id := out4.ID
-	if err := once.ResolveRetry(ctx, pool, id); err != nil {
+	_, out4, _ := once.ForeverValue(ctx, pool, g, once.Ref{Key: "order/5"}, lost)
+	id := out4.Claim
+	if err := onceops.ResolveRetry(ctx, pool, id); err != nil {
 		t.Fatal(err)
 	}
-	v, out5, err := g.Do(ctx, pool, "order/5", func(context.Context) (receipt, error) { return receipt{ChargeID: "ch_retried"}, nil })
+	v, out5, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: "order/5"}, func(context.Context) (receipt, error) { return receipt{ChargeID: "ch_retried"}, nil })
 	if err != nil || out5.Status != once.Ran || v.ChargeID != "ch_retried" {
 		t.Fatalf("after ResolveRetry: %+v %+v %v; want a new run", v, out5, err)
 	}
-	if list, _ := once.ListUncertain(ctx, pool, "", 0); len(list) != 0 {
+	if list, _ := onceops.ListUncertain(ctx, pool, "", 0); len(list) != 0 {
 		t.Fatalf("still listed after resolution: %+v", list)
 	}
-	if err := once.ResolveDone(ctx, pool, 1<<40, nil); !errors.Is(err, once.ErrNoOperation) {
+	if err := onceops.ResolveDone(ctx, pool, "00000000-0000-4000-8000-000000000000", nil); !errors.Is(err, onceops.ErrNoOperation) {
 		t.Fatalf("resolving an unknown id: %v, want ErrNoOperation", err)
 	}
 }
@@ -403,34 +400,34 @@ func TestForever_ReusedKeyWithOtherInputIsRefused(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Forever[receipt]{Name: "reports.Generate"}
+	g := once.Forever{Name: "reports.Generate"}
 	input := map[string]any{"source": "q3.csv", "options": map[string]any{"format": "pdf", "pages": 3}}
 	runs := 0
 	fn := func(context.Context) (receipt, error) { runs++; return receipt{ChargeID: "r1"}, nil }
-	if _, _, err := g.DoRef(ctx, pool, once.Ref{Key: "ref-1", Input: input}, fn); err != nil {
+	if _, _, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: "ref-1", Input: input}, fn); err != nil {
 		t.Fatal(err)
 	}
 	// The same input, its keys in another order and a number written differently: a retry.
 	same := map[string]any{"options": map[string]any{"pages": 3.0, "format": "pdf"}, "source": "q3.csv"}
-	if _, out, err := g.DoRef(ctx, pool, once.Ref{Key: "ref-1", Input: same}, fn); err != nil || out.Status != once.Duplicate {
+	if _, out, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: "ref-1", Input: same}, fn); err != nil || out.Status != once.Duplicate {
 		t.Fatalf("same input reordered: %+v, %v; want Duplicate", out, err)
 	}
 	nested := map[string]any{"source": "q3.csv", "options": map[string]any{"format": "pdf", "pages": 4}}
-	if _, _, err := g.DoRef(ctx, pool, once.Ref{Key: "ref-1", Input: nested}, fn); !errors.Is(err, once.ErrMismatch) {
+	if _, _, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: "ref-1", Input: nested}, fn); !errors.Is(err, once.ErrMismatch) {
 		t.Fatalf("nested field changed: %v, want ErrMismatch", err)
 	}
 	if runs != 1 {
 		t.Fatalf("%d runs, want 1", runs)
 	}
 	// Once the retention window has passed, the key is forgotten with its input.
-	kept := once.Forever[receipt]{Name: "reports.Generate", Retain: time.Hour}
-	if _, _, err := kept.DoRef(ctx, pool, once.Ref{Key: "ref-2", Input: input}, fn); err != nil {
+	kept := once.Forever{Name: "reports.Generate", Retain: time.Hour}
+	if _, _, err := once.ForeverValue(ctx, pool, kept, once.Ref{Key: "ref-2", Input: input}, fn); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := pool.Exec(ctx, `UPDATE once.operations SET expires_at = clock_timestamp() - interval '1 millisecond' WHERE key = 'ref-2'`); err != nil {
 		t.Fatal(err)
 	}
-	if _, out, err := kept.DoRef(ctx, pool, once.Ref{Key: "ref-2", Input: nested}, fn); err != nil || out.Status != once.Ran {
+	if _, out, err := once.ForeverValue(ctx, pool, kept, once.Ref{Key: "ref-2", Input: nested}, fn); err != nil || out.Status != once.Ran {
 		t.Fatalf("other input after the window: %+v, %v; want a new run", out, err)
 	}
 }
@@ -439,9 +436,9 @@ func TestForever_ScopesAreIndependent(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Forever[receipt]{Name: "reports.Generate"}
+	g := once.Forever{Name: "reports.Generate"}
 	run := func(scope string) (receipt, once.Outcome) {
-		v, out, err := g.DoRef(ctx, pool, once.Ref{Scope: scope, Key: "ref-1"}, func(ctx context.Context) (receipt, error) {
+		v, out, err := once.ForeverValue(ctx, pool, g, once.Ref{Scope: scope, Key: "ref-1"}, func(ctx context.Context) (receipt, error) {
 			return receipt{ChargeID: "for-" + scope}, effect(ctx, pool, "forever", scope, 0)
 		})
 		if err != nil {
@@ -451,7 +448,7 @@ func TestForever_ScopesAreIndependent(t *testing.T) {
 	}
 	a, outA := run("acct-a")
 	b, outB := run("acct-b")
-	if outA.Status != once.Ran || outB.Status != once.Ran || outA.ID == outB.ID {
+	if outA.Status != once.Ran || outB.Status != once.Ran || outA.Claim == outB.Claim {
 		t.Fatalf("outcomes %+v and %+v: want two independent runs", outA, outB)
 	}
 	if a.ChargeID != "for-acct-a" || b.ChargeID != "for-acct-b" {
@@ -460,7 +457,7 @@ func TestForever_ScopesAreIndependent(t *testing.T) {
 	if again, _ := run("acct-b"); again.ChargeID != "for-acct-b" {
 		t.Fatalf("acct-b's replay is %+v", again)
 	}
-	if _, err := once.LookupOperation(ctx, pool, "reports.Generate", "acct-c", "ref-1"); !errors.Is(err, once.ErrNoOperation) {
+	if _, err := onceops.Lookup(ctx, pool, "reports.Generate", "acct-c", "ref-1"); !errors.Is(err, onceops.ErrNoOperation) {
 		t.Fatalf("lookup from a third scope: %v, want ErrNoOperation", err)
 	}
 }
@@ -469,19 +466,19 @@ func TestForever_RetentionWindow(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Forever[receipt]{Name: "reports.Generate", Retain: time.Hour}
+	g := once.Forever{Name: "reports.Generate", Retain: time.Hour}
 	runs := 0
 	fn := func(ctx context.Context) (receipt, error) {
 		runs++
 		return receipt{ChargeID: "r" + strconv.Itoa(runs)}, nil
 	}
-	_, out, err := g.Do(ctx, pool, "ref-1", fn)
+	_, out, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: "ref-1"}, fn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var kept time.Duration
-	if err := pool.QueryRow(ctx, `SELECT (extract(epoch FROM expires_at - settled_at) * 1e6)::bigint FROM once.operations WHERE id = $1`,
-		out.ID).Scan((*int64)(&kept)); err != nil {
+	if err := pool.QueryRow(ctx, `SELECT (extract(epoch FROM expires_at - settled_at) * 1e6)::bigint FROM once.operations WHERE id = $1::uuid`,
+		out.Claim).Scan((*int64)(&kept)); err != nil {
 		t.Fatal(err)
 	}
 	if kept*time.Microsecond != time.Hour {
@@ -494,23 +491,23 @@ func TestForever_RetentionWindow(t *testing.T) {
 		}
 	}
 	age("1 second")
-	if v, out2, err := g.Do(ctx, pool, "ref-1", fn); err != nil || out2.Status != once.Duplicate || v.ChargeID != "r1" {
+	if v, out2, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: "ref-1"}, fn); err != nil || out2.Status != once.Duplicate || v.ChargeID != "r1" {
 		t.Fatalf("just inside the window: %+v %+v %v; want the replay", v, out2, err)
 	}
 	// ...and a millisecond after it: the key is forgotten, the retry is new work.
 	age("-1 millisecond")
-	v, out3, err := g.Do(ctx, pool, "ref-1", fn)
-	if err != nil || out3.Status != once.Ran || v.ChargeID != "r2" || out3.ID == out.ID {
+	v, out3, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: "ref-1"}, fn)
+	if err != nil || out3.Status != once.Ran || v.ChargeID != "r2" || out3.Claim == out.Claim {
 		t.Fatalf("just after the window: %+v %+v %v; want a new operation", v, out3, err)
 	}
 
 	// The same with the real clock and a short window: long enough that the retry inside it
 	// is inside it on a loaded machine; waited out by the database's clock.
-	short := once.Forever[receipt]{Name: "reports.Quick", Retain: 3 * time.Second}
-	if _, _, err := short.Do(ctx, pool, "ref-2", fn); err != nil {
+	short := once.Forever{Name: "reports.Quick", Retain: 3 * time.Second}
+	if _, _, err := once.ForeverValue(ctx, pool, short, once.Ref{Key: "ref-2"}, fn); err != nil {
 		t.Fatal(err)
 	}
-	if _, o, err := short.Do(ctx, pool, "ref-2", fn); err != nil || o.Status != once.Duplicate {
+	if _, o, err := once.ForeverValue(ctx, pool, short, once.Ref{Key: "ref-2"}, fn); err != nil || o.Status != once.Duplicate {
 		t.Fatalf("inside a 3s window: %+v, %v; want Duplicate", o, err)
 	}
 	var left time.Duration
@@ -519,7 +516,7 @@ func TestForever_RetentionWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(left*time.Microsecond + 100*time.Millisecond)
-	if _, o, err := short.Do(ctx, pool, "ref-2", fn); err != nil || o.Status != once.Ran {
+	if _, o, err := once.ForeverValue(ctx, pool, short, once.Ref{Key: "ref-2"}, fn); err != nil || o.Status != once.Ran {
 		t.Fatalf("after a 3s window: %+v, %v; want Ran", o, err)
 	}
 }
@@ -528,9 +525,9 @@ func TestReapExpired_DeletesInBatchesAndKeepsTheLedger(t *testing.T) {
 	t.Parallel()
 	pool, tracer := setupTraced(t)
 	ctx := context.Background()
-	g := once.Forever[int]{Name: "reports.Generate", Retain: time.Hour}
+	g := once.Forever{Name: "reports.Generate", Retain: time.Hour}
 	for i := range 30 {
-		_, _, err := g.Do(ctx, pool, "ref-"+strconv.Itoa(i), func(ctx context.Context) (int, error) {
+		_, _, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: "ref-" + strconv.Itoa(i)}, func(ctx context.Context) (int, error) {
 			a, _ := once.AttemptFrom(ctx)
 			return i, a.Record(once.LedgerEntry{Kind: "usage", Unit: "report", Quantity: 1})
 		})
@@ -544,7 +541,7 @@ WHERE id IN (SELECT id FROM once.operations ORDER BY id LIMIT 25)`); err != nil 
 		t.Fatal(err)
 	}
 	tracer.take()
-	n, err := once.ReapExpired(ctx, pool, 10)
+	n, err := onceops.ReapExpired(ctx, pool, 10)
 	if err != nil || n != 25 {
 		t.Fatalf("ReapExpired = %d, %v; want 25", n, err)
 	}
@@ -570,49 +567,74 @@ func TestForever_BadInputIsRefusedAndWritesNothing(t *testing.T) {
 		name string
 		call func() error
 	}{
-		{"empty name", func() error { _, _, err := once.Forever[int]{}.Do(ctx, pool, "k", ok); return err }},
-		{"empty key", func() error { _, _, err := once.Forever[int]{Name: "g"}.Do(ctx, pool, "", ok); return err }},
+		{"empty name", func() error {
+			_, _, err := once.ForeverValue(ctx, pool, once.Forever{}, once.Ref{Key: "k"}, ok)
+			return err
+		}},
+		{"empty key", func() error {
+			_, _, err := once.ForeverValue(ctx, pool, once.Forever{Name: "g"}, once.Ref{Key: ""}, ok)
+			return err
+		}},
 		{"key too long", func() error {
-			_, _, err := once.Forever[int]{Name: "g"}.Do(ctx, pool, strings.Repeat("k", once.MaxKeyLen+1), ok)
+			_, _, err := once.ForeverValue(ctx, pool, once.Forever{Name: "g"}, once.Ref{Key: strings.Repeat("k", once.MaxKeyLen+1)}, ok)
 			return err
 		}},
 		{"scope not UTF-8", func() error {
-			_, _, err := once.Forever[int]{Name: "g"}.DoRef(ctx, pool, once.Ref{Scope: "\xff", Key: "k"}, ok)
+			_, _, err := once.ForeverValue(ctx, pool, once.Forever{Name: "g"}, once.Ref{Scope: "\xff", Key: "k"}, ok)
 			return err
 		}},
-		{"nil DB", func() error { _, _, err := once.Forever[int]{Name: "g"}.Do(ctx, nil, "k", ok); return err }},
-		{"typed nil DB", func() error { _, _, err := once.Forever[int]{Name: "g"}.Do(ctx, nilPool, "k", ok); return err }},
-		{"nil function", func() error { _, _, err := once.Forever[int]{Name: "g"}.Do(ctx, pool, "k", nil); return err }},
-		{"negative retain", func() error { _, _, err := once.Forever[int]{Name: "g", Retain: -1}.Do(ctx, pool, "k", ok); return err }},
-		{"negative stale", func() error { _, _, err := once.Forever[int]{Name: "g", Stale: -1}.Do(ctx, pool, "k", ok); return err }},
+		{"nil DB", func() error {
+			_, _, err := once.ForeverValue(ctx, nil, once.Forever{Name: "g"}, once.Ref{Key: "k"}, ok)
+			return err
+		}},
+		{"typed nil DB", func() error {
+			_, _, err := once.ForeverValue(ctx, nilPool, once.Forever{Name: "g"}, once.Ref{Key: "k"}, ok)
+			return err
+		}},
+		{"nil function", func() error { _, err := once.Forever{Name: "g"}.Do(ctx, pool, once.Ref{Key: "k"}, nil); return err }},
+		{"nil value function", func() error {
+			_, _, err := once.ForeverValue[int](ctx, pool, once.Forever{Name: "g"}, once.Ref{Key: "k"}, nil)
+			return err
+		}},
+		{"negative retain", func() error {
+			_, _, err := once.ForeverValue(ctx, pool, once.Forever{Name: "g", Retain: -1}, once.Ref{Key: "k"}, ok)
+			return err
+		}},
+		{"negative stale", func() error {
+			_, _, err := once.ForeverValue(ctx, pool, once.Forever{Name: "g", Stale: -1}, once.Ref{Key: "k"}, ok)
+			return err
+		}},
 		{"negative max result", func() error {
-			_, _, err := once.Forever[int]{Name: "g", MaxResult: -1}.Do(ctx, pool, "k", ok)
+			_, _, err := once.ForeverValue(ctx, pool, once.Forever{Name: "g", MaxResult: -1}, once.Ref{Key: "k"}, ok)
 			return err
 		}},
 		{"input not encodable", func() error {
-			_, _, err := once.Forever[int]{Name: "g"}.DoRef(ctx, pool, once.Ref{Key: "k", Input: make(chan int)}, ok)
+			_, _, err := once.ForeverValue(ctx, pool, once.Forever{Name: "g"}, once.Ref{Key: "k", Input: make(chan int)}, ok)
 			return err
 		}},
 		{"result not encodable", func() error {
-			_, _, err := once.Forever[chan int]{Name: "g"}.Do(ctx, pool, "k", func(context.Context) (chan int, error) {
+			_, _, err := once.ForeverValue(ctx, pool, once.Forever{Name: "g"}, once.Ref{Key: "k"}, func(context.Context) (chan int, error) {
 				t.Error("function ran on bad input")
 				return nil, nil
 			})
 			return err
 		}},
-		{"cancelled context", func() error { _, _, err := once.Forever[int]{Name: "g"}.Do(cancelled, pool, "k", ok); return err }},
-		{"operation without account", func() error {
-			_, _, err := once.Operation[int]{Name: "g"}.Do(ctx, pool, once.OperationRef{Reference: "r"}, func(context.Context, *once.Attempt) (int, error) { return 0, nil })
+		{"cancelled context", func() error {
+			_, _, err := once.ForeverValue(cancelled, pool, once.Forever{Name: "g"}, once.Ref{Key: "k"}, ok)
 			return err
 		}},
-		{"operation reference not printable", func() error {
-			_, _, err := once.Operation[int]{Name: "g"}.Do(ctx, pool, once.OperationRef{Account: "a", Reference: "r\n"}, func(context.Context, *once.Attempt) (int, error) { return 0, nil })
+		{"scope too long", func() error {
+			_, err := once.Forever{Name: "g"}.Do(ctx, pool, once.Ref{Scope: strings.Repeat("s", once.MaxKeyLen+1), Key: "k"}, func(context.Context) error { return nil })
 			return err
 		}},
-		{"reaper negative batch", func() error { _, err := once.ReapExpired(ctx, pool, -1); return err }},
-		{"drain without functions", func() error { _, err := once.Drain{}.Run(ctx, pool); return err }},
+		{"negative wait", func() error {
+			_, err := once.Forever{Name: "g", Wait: -1}.Do(ctx, pool, once.Ref{Key: "k"}, func(context.Context) error { return nil })
+			return err
+		}},
+		{"reaper negative batch", func() error { _, err := onceops.ReapExpired(ctx, pool, -1); return err }},
+		{"drain without functions", func() error { _, err := onceops.Drain{}.Run(ctx, pool); return err }},
 		{"ledger entry without unit", func() error {
-			_, err := once.RecordLedger(ctx, pool, 1, once.LedgerEntry{Kind: "usage"})
+			_, err := onceops.RecordLedger(ctx, pool, onceops.Operation{ID: "00000000-0000-4000-8000-000000000000", Name: "g", Key: "k"}, once.LedgerEntry{Kind: "usage"})
 			return err
 		}},
 	}
@@ -630,18 +652,20 @@ func TestForever_RoundTrips(t *testing.T) {
 	t.Parallel()
 	pool, tracer := setupTraced(t)
 	ctx := context.Background()
-	// A name of its own: the choice to pipeline follows each guard name's recent claims in
+	// A name of its own: the choice to read first follows each guard name's recent claims in
 	// this process, and other tests' guards must not move it.
-	g := once.Forever[receipt]{Name: "roundtrips.Charge"}
+	g := once.Forever{Name: "roundtrips.Charge"}
 	fn := func(context.Context) (receipt, error) { return receipt{ChargeID: "ch"}, nil }
 	// Warm the connection's statement cache: pgx prepares each statement on first use.
 	once.SetDuplicateShare(g.Name, 1)
-	g.Do(ctx, pool, "warm", fn)
-	g.Do(ctx, pool, "warm", fn)
-	g.Do(ctx, noBatch{pool}, "warm", fn)
+	once.ForeverValue(ctx, pool, g, once.Ref{Key: "warm"}, fn)
+	once.ForeverValue(ctx, pool, g, once.Ref{Key: "warm"}, fn)
+	once.SetDuplicateShare(g.Name, 0)
+	once.ForeverValue(ctx, pool, g, once.Ref{Key: "warm-2"}, fn)
+	once.ForeverValue(ctx, pool, g, once.Ref{Key: "warm-2"}, fn)
 	step := func(what, key string, db once.DB, want once.Status, wantTrips, wantStmts int64) {
 		t.Helper()
-		if _, out, err := g.Do(ctx, db, key, fn); err != nil || out.Status != want {
+		if _, out, err := once.ForeverValue(ctx, db, g, once.Ref{Key: key}, fn); err != nil || out.Status != want {
 			t.Fatalf("%s: %+v %v, want %v", what, out, err, want)
 		}
 		if trips, stmts := tracer.take(); trips != wantTrips || stmts != wantStmts {
@@ -649,54 +673,48 @@ func TestForever_RoundTrips(t *testing.T) {
 		}
 	}
 
-	// A guard meeting duplicates pipelines the read with the claim.
+	// A guard meeting duplicates reads each key's row first: a duplicate is one read.
 	once.SetDuplicateShare(g.Name, 1)
 	tracer.take()
-	step("fresh, pipelined (claim with its read, settle)", "fresh", pool, once.Ran, 2, 3)
-	step("replay, pipelined (claim and read together)", "fresh", pool, once.Duplicate, 1, 2)
+	step("fresh, reading first (the claim that reads first, the settle)", "fresh", pool, once.Ran, 2, 2)
+	step("replay, reading first (one read)", "fresh", pool, once.Duplicate, 1, 1)
 
 	// A guard whose keys are new sends the claim alone; its duplicate reads after.
 	once.SetDuplicateShare(g.Name, 0)
 	step("fresh, claim alone (claim, settle)", "fresh-2", pool, once.Ran, 2, 2)
 	step("replay after a claim alone (claim, then read)", "fresh-2", pool, once.Duplicate, 2, 2)
-	// That duplicate, and one more, turn pipelining on.
-	step("second duplicate, still unpipelined", "fresh-2", pool, once.Duplicate, 2, 2)
-	step("third duplicate, pipelined", "fresh-2", pool, once.Duplicate, 1, 2)
+	// That duplicate, and one more, turn reading first on.
+	step("second duplicate, still claiming first", "fresh-2", pool, once.Duplicate, 2, 2)
+	step("third duplicate, reading first", "fresh-2", pool, once.Duplicate, 1, 1)
 	// Sixteen new keys in a row turn it off again.
 	for i := range 16 {
-		g.Do(ctx, pool, "new-"+strconv.Itoa(i), fn)
+		once.ForeverValue(ctx, pool, g, once.Ref{Key: "new-" + strconv.Itoa(i)}, fn)
 	}
 	tracer.take()
 	step("fresh after sixteen new keys", "fresh-3", pool, once.Ran, 2, 2)
-
-	// A DB without SendBatch never pipelines.
-	once.SetDuplicateShare(g.Name, 1)
-	plain := noBatch{pool}
-	step("fresh, unpipelined", "fresh-4", plain, once.Ran, 2, 2)
-	step("replay, unpipelined", "fresh-4", plain, once.Duplicate, 2, 2)
 }
 
 func TestForever_OversizedResultIsRecordedDoneWithoutIt(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Forever[string]{Name: "reports.Render", MaxResult: 100}
+	g := once.Forever{Name: "reports.Render", MaxResult: 100}
 	runs := 0
 	big := func(context.Context) (string, error) { runs++; return strings.Repeat("x", 200), nil }
-	v, out, err := g.Do(ctx, pool, "r1", big)
+	v, out, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: "r1"}, big)
 	if !errors.Is(err, once.ErrResultTooLarge) || out.Status != once.Ran || len(v) != 200 {
 		t.Fatalf("first call: %d bytes, %+v, %v; want the value and ErrResultTooLarge", len(v), out, err)
 	}
 	if !strings.Contains(err.Error(), "202 bytes is over the 100-byte limit") {
 		t.Fatalf("error does not say the sizes: %v", err)
 	}
-	if _, out2, err := g.Do(ctx, pool, "r1", big); !errors.Is(err, once.ErrResultTooLarge) || out2.Status != once.Duplicate {
+	if _, out2, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: "r1"}, big); !errors.Is(err, once.ErrResultTooLarge) || out2.Status != once.Duplicate {
 		t.Fatalf("repeat: %+v, %v; want Duplicate with ErrResultTooLarge", out2, err)
 	}
 	if runs != 1 {
 		t.Fatalf("%d runs, want 1: the effect happened, it must not happen again", runs)
 	}
-	if r := operationState(t, pool, out.ID); r.state != "done" {
+	if r := operationState(t, pool, out.Claim); r.state != "done" {
 		t.Fatalf("operation %+v, want done", r)
 	}
 }
@@ -709,7 +727,7 @@ func TestForever_PanicLeavesNoOpenClaim(t *testing.T) {
 		repeatSafe bool
 		want       string
 	}{{false, "uncertain"}, {true, "released"}} {
-		g := once.Forever[int]{Name: "g", RepeatSafe: c.repeatSafe}
+		g := once.Forever{Name: "g", RepeatSafe: c.repeatSafe}
 		key := "k-" + strconv.FormatBool(c.repeatSafe)
 		func() {
 			defer func() {
@@ -717,9 +735,9 @@ func TestForever_PanicLeavesNoOpenClaim(t *testing.T) {
 					t.Error("the panic did not go on")
 				}
 			}()
-			g.Do(ctx, pool, key, func(context.Context) (int, error) { panic("boom") })
+			once.ForeverValue(ctx, pool, g, once.Ref{Key: key}, func(context.Context) (int, error) { panic("boom") })
 		}()
-		rec, err := once.LookupOperation(ctx, pool, "g", "", key)
+		rec, err := onceops.Lookup(ctx, pool, "g", "", key)
 		if err != nil || rec.State != c.want {
 			t.Errorf("RepeatSafe=%v: after a panic %+v, %v; want %s", c.repeatSafe, rec, err, c.want)
 		}
@@ -730,18 +748,18 @@ func TestForever_InsideTheCallersTransaction(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Forever[int]{Name: "g"}
+	g := once.Forever{Name: "g"}
 	fn := func(ctx context.Context) (int, error) { return 7, nil }
 	tx, err := pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, out, err := g.Do(ctx, tx, "k", fn); err != nil || out.Status != once.Ran {
+	if _, out, err := once.ForeverValue(ctx, tx, g, once.Ref{Key: "k"}, fn); err != nil || out.Status != once.Ran {
 		t.Fatal(out, err)
 	}
 	tx.Rollback(ctx)
 	// The claim rolled back with the caller's work: the key was never used.
-	if _, out, err := g.Do(ctx, pool, "k", fn); err != nil || out.Status != once.Ran {
+	if _, out, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: "k"}, fn); err != nil || out.Status != once.Ran {
 		t.Fatalf("after the caller's rollback: %+v, %v; want Ran", out, err)
 	}
 }
@@ -750,10 +768,10 @@ func TestForever_HolderMarkedUncertainForSilenceCanStillSettle(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Forever[int]{Name: "g", Stale: 100 * time.Millisecond, NoHeartbeat: true} // a holder that cannot show life
-	_, out, err := g.Do(ctx, pool, "k", func(ctx context.Context) (int, error) {
+	g := once.Forever{Name: "g", Stale: 100 * time.Millisecond, NoHeartbeat: true} // a holder that cannot show life
+	_, out, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: "k"}, func(ctx context.Context) (int, error) {
 		time.Sleep(300 * time.Millisecond) // silent for longer than Stale
-		_, o, err := g.Do(ctx, pool, "k", func(context.Context) (int, error) { return 0, nil })
+		o, err := g.Do(ctx, pool, once.Ref{Key: "k"}, func(context.Context) error { return nil })
 		if !errors.Is(err, once.ErrUncertain) || o.Status != once.Duplicate {
 			t.Errorf("a second caller after the silence: %+v, %v; want ErrUncertain", o, err)
 		}
@@ -762,10 +780,10 @@ func TestForever_HolderMarkedUncertainForSilenceCanStillSettle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := operationState(t, pool, out.ID); r.state != "done" {
+	if r := operationState(t, pool, out.Claim); r.state != "done" {
 		t.Fatalf("operation %+v, want done: the holder came back with the outcome", r)
 	}
-	if v, _, err := g.Do(ctx, pool, "k", func(context.Context) (int, error) { return 0, nil }); v != 42 || err != nil {
+	if v, _, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: "k"}, func(context.Context) (int, error) { return 0, nil }); v != 42 || err != nil {
 		t.Fatalf("replay %d, %v; want 42", v, err)
 	}
 }
@@ -774,8 +792,8 @@ func TestForever_HolderMarkedUncertainForSilenceCanStillSettle(t *testing.T) {
 // process killed mid-effect leaves it (the crash tests kill a real one).
 func deadClaim(t *testing.T, db once.DB, name, key string) {
 	t.Helper()
-	_, err := db.Exec(context.Background(), `INSERT INTO once.operations (name, key, token, claimed_at, alive_at)
-VALUES ($1, $2, 'dead-holder', clock_timestamp() - interval '1 hour', clock_timestamp() - interval '1 hour')`, name, key)
+	_, err := db.Exec(context.Background(), `INSERT INTO once.operations (name, scope, key, id, token, claimed_at, alive_at)
+VALUES ($1, '', $2, gen_random_uuid(), 'dead-holder', clock_timestamp() - interval '1 hour', clock_timestamp() - interval '1 hour')`, name, key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -787,13 +805,13 @@ func TestForever_ConcurrentCallersMeetingADeadHolder(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, stormConns)
 	for _, repeatSafe := range []bool{true, false} {
-		g := once.Forever[int]{Name: "billing.Charge", Stale: time.Minute, RepeatSafe: repeatSafe}
+		g := once.Forever{Name: "billing.Charge", Stale: time.Minute, RepeatSafe: repeatSafe}
 		key := "order/" + strconv.FormatBool(repeatSafe)
 		deadClaim(t, pool, g.Name, key)
 		var ran, inFlight, uncertain atomic.Int64
 		allAnswered := make(chan struct{})
 		storm(t, pool, stormSize, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
-			_, out, err := g.Do(ctx, conn, key, func(ctx context.Context) (int, error) {
+			_, out, err := once.ForeverValue(ctx, conn, g, once.Ref{Key: key}, func(ctx context.Context) (int, error) {
 				// Hold the new claim until every other caller has met it.
 				select {
 				case <-allAnswered:
@@ -804,7 +822,7 @@ func TestForever_ConcurrentCallersMeetingADeadHolder(t *testing.T) {
 			switch {
 			case out.Status == once.Ran:
 				ran.Add(1)
-			case errors.Is(err, once.ErrInFlight):
+			case err == nil && out.Status == once.InFlight:
 				if inFlight.Add(1) == stormSize-1 {
 					close(allAnswered)
 				}
@@ -815,7 +833,7 @@ func TestForever_ConcurrentCallersMeetingADeadHolder(t *testing.T) {
 			}
 			return nil
 		})
-		rec, err := once.LookupOperation(context.Background(), pool, g.Name, "", key)
+		rec, err := onceops.Lookup(context.Background(), pool, g.Name, "", key)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -837,7 +855,7 @@ func TestForever_SettleIsAHOTUpdate(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Forever[receipt]{Name: "billing.Charge"}
+	g := once.Forever{Name: "billing.Charge"}
 	settle := func(key string) (updates, hot int64) {
 		t.Helper()
 		// A connection of its own: a backend's counts of earlier transactions may not have
@@ -852,7 +870,7 @@ func TestForever_SettleIsAHOTUpdate(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer tx.Rollback(ctx)
-		if _, out, err := g.Do(ctx, tx, key, func(context.Context) (receipt, error) { return receipt{ChargeID: "ch"}, nil }); err != nil || out.Status != once.Ran {
+		if _, out, err := once.ForeverValue(ctx, tx, g, once.Ref{Key: key}, func(context.Context) (receipt, error) { return receipt{ChargeID: "ch"}, nil }); err != nil || out.Status != once.Ran {
 			t.Fatalf("Do: %+v, %v", out, err)
 		}
 		// The transaction's own counts: exact, and visible before it commits.

@@ -28,8 +28,8 @@ func BenchmarkForeverWAL(b *testing.B) {
 	}
 	for _, c := range []struct {
 		name string
-		g    once.Forever[receipt]
-	}{{"for-ever", once.Forever[receipt]{Name: "wal.Charge"}}, {"retain", once.Forever[receipt]{Name: "wal.ChargeRetained", Retain: 24 * 3600e9}}} {
+		g    once.Forever
+	}{{"for-ever", once.Forever{Name: "wal.Charge"}}, {"retain", once.Forever{Name: "wal.ChargeRetained", Retain: 24 * 3600e9}}} {
 		b.Run(c.name, func(b *testing.B) {
 			if _, err := pool.Exec(ctx, "CHECKPOINT"); err != nil {
 				b.Fatal(err)
@@ -40,7 +40,7 @@ func BenchmarkForeverWAL(b *testing.B) {
 			for i := range b.N {
 				before := lsn()
 				var claimed int64
-				_, _, err := c.g.Do(ctx, pool, round+strconv.Itoa(i), func(context.Context) (receipt, error) {
+				_, _, err := once.ForeverValue(ctx, pool, c.g, once.Ref{Key: round + strconv.Itoa(i)}, func(context.Context) (receipt, error) {
 					claimed = lsn()
 					return receipt{ChargeID: "ch_" + strconv.Itoa(i), Amount: 500}, nil
 				})

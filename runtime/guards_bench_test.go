@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/oncekit/once/internal/pgtest"
 	once "github.com/oncekit/once/runtime"
+	"github.com/oncekit/once/runtime/onceschema"
 )
 
 // Each benchmark measures a guard against the bare SQL it wraps, in the same run, on the same
@@ -37,7 +38,7 @@ const benchParallelism = 4
 func benchPool(b *testing.B) *pgxpool.Pool {
 	b.Helper()
 	pool := pgtest.NewDatabase(b).Pool(b, 4*benchParallelism+2)
-	if err := once.Migrate(context.Background(), pool); err != nil {
+	if err := onceschema.Migrate(context.Background(), pool); err != nil {
 		b.Fatal(err)
 	}
 	return pool
@@ -184,10 +185,10 @@ func BenchmarkRequest(b *testing.B) {
 			return nil
 		}
 	}
-	g := once.Request[int]{Name: "auth.LoadUser"}
+	g := once.Request{Name: "auth.LoadUser"}
 	guard := func(b *testing.B, keys *benchKeys) func() error {
 		ctx := once.WithRequestScope(context.Background())
-		return func() error { _, _, err := g.Do(ctx, keys.next(), noop); return err }
+		return func() error { _, _, err := once.RequestValue(ctx, g, keys.next(), noop); return err }
 	}
 	compare(b, [2]string{"bare", "guard"}, [2]benchOp{bare, guard})
 }
@@ -202,9 +203,9 @@ func BenchmarkProvider(b *testing.B) {
 			return err
 		}
 	}
-	g := once.Provider[int]{Prefix: "fee"}
+	g := once.Provider{Prefix: "fee"}
 	guard := func(b *testing.B, keys *benchKeys) func() error {
-		return func() error { _, _, err := g.Do(ctx, keys.next(), noop); return err }
+		return func() error { _, _, err := providerValue(ctx, g, keys.next(), noop); return err }
 	}
 	compare(b, [2]string{"bare", "guard"}, [2]benchOp{bare, guard})
 }
@@ -226,10 +227,10 @@ func BenchmarkTransaction(b *testing.B) {
 			return tx.Commit(ctx)
 		}
 	}
-	g := once.Transaction[int]{Name: "sub.Sync"}
-	noop := func(context.Context, pgx.Tx) (int, error) { return 0, nil }
+	g := once.Transaction{Name: "sub.Sync"}
+	noop := func(context.Context, pgx.Tx) error { return nil }
 	guard := func(b *testing.B, keys *benchKeys) func() error {
-		return func() error { _, _, err := g.Do(ctx, pool, keys.next(), noop); return err }
+		return func() error { _, err := g.Do(ctx, pool, keys.next(), noop); return err }
 	}
 	compare(b, [2]string{"bare", "guard"}, [2]benchOp{bare, guard})
 }
@@ -247,7 +248,7 @@ func BenchmarkStatement(b *testing.B) {
 			return pool.QueryRow(ctx, once.ReserveSQL, "ideas.Generate", k, int64(1), int64(1000), keys.n.Load()%1000, int64(1), k).Scan(&used, &got)
 		}
 	}
-	g := once.Statement[int]{Name: "ideas.Generate", Cap: 1000}
+	g := once.Statement{Name: "ideas.Generate", Cap: 1000}
 	guard := func(b *testing.B, keys *benchKeys) func() error {
 		return func() error { _, _, err := g.Reserve(ctx, pool, key(keys), 1); return err }
 	}
@@ -257,8 +258,8 @@ func BenchmarkStatement(b *testing.B) {
 func BenchmarkEpisode(b *testing.B) {
 	pool := benchPool(b)
 	ctx := context.Background()
-	noop := func(context.Context) (int, error) { return 0, nil }
-	g := once.Episode[int]{Name: "alerts.Credit"}
+	noop := func(context.Context) error { return nil }
+	g := once.Episode{Name: "alerts.Credit"}
 	fire := func(key func(*benchKeys) string) [2]benchOp {
 		bare := func(b *testing.B, keys *benchKeys) func() error {
 			return func() error {
@@ -271,13 +272,13 @@ func BenchmarkEpisode(b *testing.B) {
 			}
 		}
 		guard := func(b *testing.B, keys *benchKeys) func() error {
-			return func() error { _, _, err := g.Do(ctx, pool, key(keys), noop); return err }
+			return func() error { _, err := g.Do(ctx, pool, key(keys), noop); return err }
 		}
 		return [2]benchOp{bare, guard}
 	}
 	compare(b, [2]string{"bare", "guard"}, fire((*benchKeys).next))
 	// The duplicate path: a latch already set answers with no row, still one statement.
-	if _, _, err := g.Do(ctx, pool, "fired", noop); err != nil {
+	if _, err := g.Do(ctx, pool, "fired", noop); err != nil {
 		b.Fatal(err)
 	}
 	compare(b, [2]string{"bare-duplicate", "guard-duplicate"}, fire(func(*benchKeys) string { return "fired" }))
@@ -307,7 +308,7 @@ func BenchmarkOpen(b *testing.B) {
 	pool := benchPool(b)
 	ctx := context.Background()
 	const token = "0123456789abcdef0123456789abcdef"
-	g := once.Open[int]{Name: "research.Start"}
+	g := once.Open{Name: "research.Start"}
 	claim := func(key func(*benchKeys) string) [2]benchOp {
 		bare := func(b *testing.B, keys *benchKeys) func() error {
 			return func() error {
@@ -363,11 +364,11 @@ func BenchmarkLease(b *testing.B) {
 			return err
 		}
 	}
-	g := once.Lease[int]{Name: "ideas.Lock", TTL: 10 * time.Second}
-	noop := func(context.Context) (int, error) { return 0, nil }
+	g := once.Lease{Name: "ideas.Lock", TTL: 10 * time.Second}
+	noop := func(context.Context) error { return nil }
 	guard := func(b *testing.B, keys *benchKeys) func() error {
 		key := keys.next()
-		return func() error { _, _, err := g.Do(ctx, pool, key, noop); return err }
+		return func() error { _, err := g.Do(ctx, pool, key, noop); return err }
 	}
 	compare(b, [2]string{"bare", "guard"}, [2]benchOp{bare, guard})
 }

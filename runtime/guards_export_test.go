@@ -32,32 +32,5 @@ func SetStatementBusyShare(name string, share float64) {
 	reserveHistoryOf(name).busy.share.Store(int32(share * shareOne))
 }
 
-// SetJoinSentReads lets a Statement guard's refusals share a read of the full mark already
-// sent (the wrong rule), so that a test can show what sharing only unsent reads prevents. It
-// returns the previous setting.
-func SetJoinSentReads(on bool) bool {
-	old := joinSentReads
-	joinSentReads = on
-	return old
-}
-
-// SetJoinSentGroups lets a Statement guard's reservation join a group already sent (the
-// wrong rule), so that a test can show what joining only unsent groups prevents. It returns
-// the previous setting.
-func SetJoinSentGroups(on bool) bool {
-	old := joinSentGroups
-	joinSentGroups = on
-	return old
-}
-
-// SetKeepLeftSlots leaves the slots of a group's members that left after it was sent where
-// they are (the wrong rule), so that a test can show what giving them back prevents. It
-// returns the previous setting.
-func SetKeepLeftSlots(on bool) bool {
-	old := keepLeftSlots
-	keepLeftSlots = on
-	return old
-}
-
 // ServerRefusal is the check a guard makes of the server's parameters, over a lookup.
 var ServerRefusal = serverRefusal

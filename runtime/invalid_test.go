@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	once "github.com/oncekit/once/runtime"
+	"github.com/oncekit/once/runtime/onceops"
 )
 
 // Bad input is refused before anything is sent: each call below returns an error wrapping
@@ -25,23 +26,24 @@ func TestBadInput_IsRefusedWithAClearErrorAndWritesNothing(t *testing.T) {
 	long := strings.Repeat("k", once.MaxKeyLen+1)
 
 	ran := false
-	fn := func(context.Context) (int, error) { ran = true; return 0, nil }
-	txFn := func(context.Context, pgx.Tx) (int, error) { ran = true; return 0, nil }
+	fn := func(context.Context) error { ran = true; return nil }
+	txFn := func(context.Context, pgx.Tx) error { ran = true; return nil }
 	type call func() error
-	drop := func(_ int, _ once.Outcome, err error) error { return err }
+	drop := func(_ once.Outcome, err error) error { return err }
 	dropClaim := func(_ *once.Claim, _ once.Outcome, err error) error { return err }
 	dropHeld := func(_ *once.Held, err error) error { return err }
+	dropAcquired := func(_ *once.Held, _ once.Outcome, err error) error { return err }
 	dropReserve := func(_ int64, _ bool, err error) error { return err }
 	dropRearm := func(_ bool, err error) error { return err }
 	dropSweep := func(_ int64, err error) error { return err }
 
-	stmt := once.Statement[int]{Name: "billing.Allowance", Cap: 2}
-	ep := once.Episode[int]{Name: "alerts.Credit"}
-	open := once.Open[int]{Name: "research.Start"}
-	lease := once.Lease[int]{Name: "ideas.Lock", TTL: time.Second}
-	tx := once.Transaction[int]{Name: "sub.Sync"}
-	req := once.Request[int]{Name: "user.Load"}
-	prov := once.Provider[int]{Prefix: "charge"}
+	stmt := once.Statement{Name: "billing.Allowance", Cap: 2}
+	ep := once.Episode{Name: "alerts.Credit"}
+	open := once.Open{Name: "research.Start"}
+	lease := once.Lease{Name: "ideas.Lock", TTL: time.Second}
+	tx := once.Transaction{Name: "sub.Sync"}
+	req := once.Request{Name: "user.Load"}
+	prov := once.Provider{Prefix: "charge"}
 	scoped := once.WithRequestScope(bg)
 
 	cases := []struct {
@@ -50,13 +52,13 @@ func TestBadInput_IsRefusedWithAClearErrorAndWritesNothing(t *testing.T) {
 		call call
 	}{
 		// empty name
-		{"statement, empty name", "empty guard name", func() error { return drop((once.Statement[int]{Cap: 1}).Do(bg, pool, "k", 1, fn)) }},
-		{"episode, empty name", "empty guard name", func() error { return drop((once.Episode[int]{}).Do(bg, pool, "k", fn)) }},
-		{"open, empty name", "empty guard name", func() error { return drop((once.Open[int]{}).Do(bg, pool, "k", fn)) }},
-		{"lease, empty name", "empty guard name", func() error { return drop((once.Lease[int]{TTL: time.Second}).Do(bg, pool, "k", fn)) }},
-		{"transaction, empty name", "empty guard name", func() error { return drop((once.Transaction[int]{}).Do(bg, pool, "k", txFn)) }},
-		{"request, empty name", "empty guard name", func() error { return drop((once.Request[int]{}).Do(scoped, "k", fn)) }},
-		{"provider, empty prefix", "empty guard name", func() error { return drop((once.Provider[int]{}).Do(bg, "k", fn)) }},
+		{"statement, empty name", "empty guard name", func() error { return drop((once.Statement{Cap: 1}).Do(bg, pool, "k", 1, fn)) }},
+		{"episode, empty name", "empty guard name", func() error { return drop((once.Episode{}).Do(bg, pool, "k", fn)) }},
+		{"open, empty name", "empty guard name", func() error { return drop((once.Open{}).Do(bg, pool, "k", fn)) }},
+		{"lease, empty name", "empty guard name", func() error { return drop((once.Lease{TTL: time.Second}).Do(bg, pool, "k", fn)) }},
+		{"transaction, empty name", "empty guard name", func() error { return drop((once.Transaction{}).Do(bg, pool, "k", txFn)) }},
+		{"request, empty name", "empty guard name", func() error { return drop((once.Request{}).Do(scoped, "k", fn)) }},
+		{"provider, empty prefix", "empty guard name", func() error { return drop((once.Provider{}).Do(bg, "k", fn)) }},
 		// empty key
 		{"statement, empty key", "billing.Allowance: empty key", func() error { return drop(stmt.Do(bg, pool, "", 1, fn)) }},
 		{"episode, empty key", "empty key", func() error { return drop(ep.Do(bg, pool, "", fn)) }},
@@ -73,30 +75,29 @@ func TestBadInput_IsRefusedWithAClearErrorAndWritesNothing(t *testing.T) {
 		{"transaction, long key", "over the 512-byte limit", func() error { return drop(tx.Do(bg, pool, long, txFn)) }},
 		{"provider, long key", "over the 512-byte limit", func() error { return drop(prov.Do(bg, long, fn)) }},
 		// TTLs and windows
-		{"lease, zero TTL", "non-positive TTL 0s", func() error { return drop((once.Lease[int]{Name: "l"}).Do(bg, pool, "k", fn)) }},
-		{"lease, negative TTL", "non-positive TTL -1s", func() error { return drop((once.Lease[int]{Name: "l", TTL: -time.Second}).Do(bg, pool, "k", fn)) }},
+		{"lease, zero TTL", "non-positive TTL 0s", func() error { return drop((once.Lease{Name: "l"}).Do(bg, pool, "k", fn)) }},
+		{"lease, negative TTL", "non-positive TTL -1s", func() error { return drop((once.Lease{Name: "l", TTL: -time.Second}).Do(bg, pool, "k", fn)) }},
 		{"lease, negative wait", "negative wait", func() error {
-			return drop((once.Lease[int]{Name: "l", TTL: time.Second, Wait: -1}).Do(bg, pool, "k", fn))
+			return drop((once.Lease{Name: "l", TTL: time.Second, Wait: -1}).Do(bg, pool, "k", fn))
 		}},
 		{"lease Extend, zero TTL", "non-positive TTL", func() error {
 			return (&once.Held{Name: "l", Key: "k", Token: "t"}).Extend(bg, pool, 0)
 		}},
-		{"open, negative stale window", "negative stale window", func() error { return drop((once.Open[int]{Name: "o", Stale: -time.Minute}).Do(bg, pool, "k", fn)) }},
-		{"SweepStale, zero window", "non-positive stale window", func() error { return dropSweep(once.SweepStale(bg, pool, "o", 0)) }},
-		{"SweepStale, empty name", "empty guard name", func() error { return dropSweep(once.SweepStale(bg, pool, "", time.Minute)) }},
+		{"open, negative stale window", "negative stale window", func() error { return drop((once.Open{Name: "o", Stale: -time.Minute}).Do(bg, pool, "k", fn)) }},
+		{"SweepStale, empty name", "empty guard name", func() error { return dropSweep(onceops.SweepStale(bg, pool, "")) }},
 		{"transaction, negative lock timeout", "negative lock timeout", func() error {
-			return drop((once.Transaction[int]{Name: "t", LockTimeout: -time.Second}).Do(bg, pool, "k", txFn))
+			return drop((once.Transaction{Name: "t", LockTimeout: -time.Second}).Do(bg, pool, "k", txFn))
 		}},
 		{"transaction, NoWait with a timeout", "choose one", func() error {
-			return drop((once.Transaction[int]{Name: "t", NoWait: true, LockTimeout: time.Second}).Do(bg, pool, "k", txFn))
+			return drop((once.Transaction{Name: "t", NoWait: true, LockTimeout: time.Second}).Do(bg, pool, "k", txFn))
 		}},
-		{"provider, negative TTL", "negative TTL", func() error { return drop((once.Provider[int]{Prefix: "p", TTL: -1}).Do(bg, "k", fn)) }},
+		{"provider, negative TTL", "negative TTL", func() error { return drop((once.Provider{Prefix: "p", TTL: -1}).Do(bg, "k", fn)) }},
 		// counts
 		{"statement, negative n", "n is -1", func() error { return drop(stmt.Do(bg, pool, "k", -1, fn)) }},
 		{"statement, zero n", "n is 0", func() error { return dropReserve(stmt.Reserve(bg, pool, "k", 0)) }},
 		{"statement Refund, negative n", "n is -2", func() error { return stmt.Refund(bg, pool, "k", -2) }},
 		{"statement, negative cap", "negative cap -5", func() error {
-			return drop((once.Statement[int]{Name: "s", Cap: -5}).Do(bg, pool, "k", 1, fn))
+			return drop((once.Statement{Name: "s", Cap: -5}).Do(bg, pool, "k", 1, fn))
 		}},
 		// nil DB, plain and typed
 		{"statement, nil DB", "nil DB", func() error { return drop(stmt.Do(bg, nil, "k", 1, fn)) }},
@@ -104,9 +105,9 @@ func TestBadInput_IsRefusedWithAClearErrorAndWritesNothing(t *testing.T) {
 		{"episode Rearm, nil DB", "nil DB", func() error { return dropRearm(ep.Rearm(bg, nil, "k")) }},
 		{"open, typed nil pool", "nil DB", func() error { return drop(open.Do(bg, nilPool, "k", fn)) }},
 		{"open Claim.Finish, nil DB", "nil DB", func() error { return (&once.Claim{ID: 1, Token: "t"}).Finish(bg, nil) }},
-		{"lease, nil DB", "nil DB", func() error { return dropHeld(lease.Acquire(bg, nil, "k")) }},
+		{"lease, nil DB", "nil DB", func() error { return dropAcquired(lease.Acquire(bg, nil, "k")) }},
 		{"transaction, typed nil pool", "nil DB", func() error { return drop(tx.Do(bg, nilPool, "k", txFn)) }},
-		{"ForceRelease, nil DB", "nil DB", func() error { return once.ForceRelease(bg, nil, "l", "k") }},
+		{"ForceRelease, nil DB", "nil DB", func() error { return onceops.ForceRelease(bg, nil, "l", "k") }},
 		// a context that has already ended
 		{"statement, cancelled", "context already ended", func() error { return drop(stmt.Do(cancelled, pool, "k", 1, fn)) }},
 		{"episode, cancelled", "context already ended", func() error { return drop(ep.Do(cancelled, pool, "k", fn)) }},
@@ -126,7 +127,7 @@ func TestBadInput_IsRefusedWithAClearErrorAndWritesNothing(t *testing.T) {
 		{"provider, nil function", "nil function", func() error { return drop(prov.Do(bg, "k", nil)) }},
 		{"nil claim", "nil claim", func() error { return (*once.Claim)(nil).Finish(bg, pool) }},
 		{"nil lease", "nil lease", func() error { return (*once.Held)(nil).Release(bg, pool) }},
-		{"RestoreLease, empty token", "empty token", func() error { return dropHeld(once.RestoreLease(bg, pool, "l", "k", "")) }},
+		{"lease Restore, empty token", "empty token", func() error { return dropHeld(lease.Restore(bg, pool, "k", "")) }},
 	}
 	for _, c := range cases {
 		ran = false

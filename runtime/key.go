@@ -9,15 +9,19 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
-// MaxKeyLen is the longest key, in bytes, a guard accepts. Keys name work; a longer key is
-// almost always a payload passed by mistake (fingerprint the payload instead).
-const MaxKeyLen = 512
-
-// MaxNameLen is the longest guard name, in bytes.
-const MaxNameLen = 128
+// The limits of what names a promise.
+const (
+	// MaxKeyLen is the longest key, in bytes, a guard accepts. Keys name work; a longer key
+	// is almost always a payload passed by mistake (fingerprint the payload instead).
+	MaxKeyLen = 512
+	// MaxNameLen is the longest guard name, in bytes.
+	MaxNameLen = 128
+	// MaxProviderKeyLen is the longest key ProviderKey returns, in bytes: Stripe's limit for
+	// an Idempotency-Key, and within every other provider's we know of.
+	MaxProviderKeyLen = 255
+)
 
 // KeyPart is implemented by types that choose their own key encoding. The text must be
 // deterministic: the same value gives the same text in every process and version.
@@ -170,32 +174,4 @@ func LockID(name, key string) int64 {
 	h.Write([]byte{0})
 	h.Write([]byte(key))
 	return int64(h.Sum64())
-}
-
-// checkNameKey validates a guard's name and key before anything is written.
-func checkNameKey(name, key string) error {
-	if err := checkName(name); err != nil {
-		return err
-	}
-	switch {
-	case key == "":
-		return fmt.Errorf("%w: guard %s: empty key", ErrInvalid, name)
-	case len(key) > MaxKeyLen:
-		return fmt.Errorf("%w: guard %s: key is %d bytes, over the %d-byte limit", ErrInvalid, name, len(key), MaxKeyLen)
-	case !utf8.ValidString(key) || strings.ContainsRune(key, 0):
-		return fmt.Errorf("%w: guard %s: key is not valid UTF-8 text", ErrInvalid, name)
-	}
-	return nil
-}
-
-func checkName(name string) error {
-	switch {
-	case name == "":
-		return fmt.Errorf("%w: empty guard name", ErrInvalid)
-	case len(name) > MaxNameLen:
-		return fmt.Errorf("%w: guard name is %d bytes, over the %d-byte limit", ErrInvalid, len(name), MaxNameLen)
-	case !utf8.ValidString(name) || strings.ContainsFunc(name, func(r rune) bool { return r < ' ' || r == 0x7f }):
-		return fmt.Errorf("%w: guard name %q holds control characters or invalid UTF-8", ErrInvalid, name)
-	}
-	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/oncekit/once/runtime/internal/dbcall"
 )
 
 // Lease is the promise "one holder at a time, expiring by itself": the lock around starting
@@ -20,14 +22,14 @@ import (
 // and whose lease was taken over meanwhile, can no longer release or extend it; it should
 // also fence its own writes (store Held.Fence with them and refuse older fences) where the
 // effect allows it.
-type Lease[T any] struct {
+type Lease struct {
 	// Name identifies the guard; a lease is per Name and key.
 	Name string
 	// TTL is how long an acquired lease lasts unless extended or released. It must cover the
 	// work (or the work must Extend it), and it bounds how long a killed holder blocks others.
 	TTL time.Duration
 	// Wait is how long Acquire and Do keep trying while another holder has the lease. Zero
-	// means do not wait: a held lease returns ErrBusy at once.
+	// means do not wait: a held lease is Outcome{Status: Busy} at once.
 	Wait time.Duration
 }
 
@@ -58,17 +60,19 @@ RETURNING fence, expires_at`
 const releaseSQL = `UPDATE once.leases SET released_at = clock_timestamp(), released_by = 'holder'
 WHERE name = $1 AND key = $2 AND holder = $3 AND released_at IS NULL`
 
-// Acquire takes the lease on key for TTL. If another holder has it, it tries again until Wait
-// has passed (not at all when Wait is zero) and then returns an error wrapping ErrBusy.
-func (g Lease[T]) Acquire(ctx context.Context, db DB, key string) (*Held, error) {
+// Acquire takes the lease on key for TTL, and returns it with Outcome{Status: Ran, Fence:
+// its fence}. If another holder has it, it tries again until Wait has passed (not at all
+// when Wait is zero) and then returns a nil Held and Outcome{Status: Busy}, with a nil
+// error.
+func (g Lease) Acquire(ctx context.Context, db DB, key string) (*Held, Outcome, error) {
 	if err := checkGuardCall(ctx, db, "lease", g.Name, key); err != nil {
-		return nil, err
+		return nil, Outcome{}, err
 	}
 	switch {
 	case g.TTL <= 0:
-		return nil, invalid("lease", g.Name, "non-positive TTL %v", g.TTL)
+		return nil, Outcome{}, invalid("lease", g.Name, "non-positive TTL %v", g.TTL)
 	case g.Wait < 0:
-		return nil, invalid("lease", g.Name, "negative wait %v", g.Wait)
+		return nil, Outcome{}, invalid("lease", g.Name, "negative wait %v", g.Wait)
 	}
 	token := newToken()
 	var deadline time.Time
@@ -79,18 +83,18 @@ func (g Lease[T]) Acquire(ctx context.Context, db DB, key string) (*Held, error)
 	for {
 		h := &Held{Name: g.Name, Key: key, Token: token}
 		site, err := sendClaim(ctx, db, func(cdb DB) error {
-			return cdb.QueryRow(ctx, acquireSQL, g.Name, key, token, micros(g.TTL)).Scan(&h.Fence, &h.ExpiresAt)
+			return cdb.QueryRow(ctx, acquireSQL, g.Name, key, token, dbcall.Micros(g.TTL)).Scan(&h.Fence, &h.ExpiresAt)
 		})
 		if err == nil {
-			return h, nil
+			return h, Outcome{Status: Ran, Fence: h.Fence}, nil
 		}
 		if !errors.Is(err, pgx.ErrNoRows) {
 			err = fmt.Errorf("once: lease guard %s: acquire: %w", g.Name, err)
-			return nil, classify(resolveClaim(ctx, db, site, err, withdrawLease(g.Name, key, token)))
+			return nil, Outcome{}, classify(resolveClaim(ctx, db, site, err, withdrawLease(g.Name, key, token)))
 		}
 		left := time.Until(deadline)
 		if g.Wait == 0 || left <= 0 {
-			return nil, fmt.Errorf("once: lease guard %s: key %q held by another holder: %w", g.Name, key, ErrBusy)
+			return nil, Outcome{Status: Busy}, nil
 		}
 		// Poll with jittered, growing pauses: waiters do not retry in lockstep, and a long
 		// wait does not keep hammering the row.
@@ -100,7 +104,7 @@ func (g Lease[T]) Acquire(ctx context.Context, db DB, key string) (*Held, error)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, fmt.Errorf("once: lease guard %s: waiting for key %q: %w", g.Name, key, ctx.Err())
+			return nil, Outcome{}, fmt.Errorf("once: lease guard %s: waiting for key %q: %w", g.Name, key, ctx.Err())
 		case <-t.C:
 		}
 	}
@@ -108,32 +112,29 @@ func (g Lease[T]) Acquire(ctx context.Context, db DB, key string) (*Held, error)
 
 // Do acquires the lease on key, runs fn with the lease in its context (LeaseFrom), and
 // releases the lease when fn returns, even if it panics. A lease held by another holder
-// returns Outcome{Status: Busy} and an error wrapping ErrBusy; fn does not run. On success
-// Outcome.Fence is the lease's fence.
+// returns Outcome{Status: Busy} and a nil error; fn does not run. On success Outcome.Fence
+// is the lease's fence.
 //
 // If the lease expired while fn ran and another holder took it, the release fails and Do
-// returns fn's result with an error wrapping ErrNotOwner: fn's work overlapped another
-// holder's, and the caller should know.
-func (g Lease[T]) Do(ctx context.Context, db DB, key string, fn func(context.Context) (T, error)) (T, Outcome, error) {
-	var zero T
+// returns an error wrapping ErrNotOwner: fn's work overlapped another holder's, and the
+// caller should know.
+func (g Lease) Do(ctx context.Context, db DB, key string, fn func(context.Context) error) (Outcome, error) {
 	if fn == nil {
-		return zero, Outcome{}, invalid("lease", g.Name, "nil function")
+		return Outcome{}, invalid("lease", g.Name, "nil function")
 	}
-	h, err := g.Acquire(ctx, db, key)
-	if errors.Is(err, ErrBusy) {
-		return zero, Outcome{Status: Busy}, err
+	h, out, err := g.Acquire(ctx, db, key)
+	if err != nil || h == nil {
+		return out, err
 	}
-	if err != nil {
-		return zero, Outcome{}, err
-	}
-	out := Outcome{Status: Ran, Fence: h.Fence}
-	v, err := callSettled(context.WithValue(ctx, leaseKey, h), fn, func(sctx context.Context) { h.Release(sctx, db) })
-	sctx, cancel := settleContext(ctx)
+	_, err = callSettled(context.WithValue(ctx, leaseKey, h),
+		func(ctx context.Context) (struct{}, error) { return struct{}{}, fn(ctx) },
+		func(sctx context.Context) { h.Release(sctx, db) })
+	sctx, cancel := dbcall.SettleContext(ctx)
 	defer cancel()
 	if rerr := h.Release(sctx, db); rerr != nil {
-		return v, out, errors.Join(err, rerr)
+		return out, errors.Join(err, rerr)
 	}
-	return v, out, err
+	return out, err
 }
 
 // Release gives the lease up. It acts only while this holder's token is the lease's holder
@@ -167,7 +168,7 @@ func (h *Held) Extend(ctx context.Context, db DB, ttl time.Duration) error {
 	}
 	err := db.QueryRow(ctx, `UPDATE once.leases SET expires_at = clock_timestamp() + $4::bigint * interval '1 microsecond'
 WHERE name = $1 AND key = $2 AND holder = $3 AND released_at IS NULL AND expires_at > clock_timestamp()
-RETURNING expires_at`, h.Name, h.Key, h.Token, micros(ttl)).Scan(&h.ExpiresAt)
+RETURNING expires_at`, h.Name, h.Key, h.Token, dbcall.Micros(ttl)).Scan(&h.ExpiresAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("once: lease guard %s: key %q: lease (fence %d) expired or is no longer this holder's: %w", h.Name, h.Key, h.Fence, ErrNotOwner)
 	}
@@ -184,10 +185,11 @@ func (h *Held) check(ctx context.Context, db DB) error {
 	return checkGuardHandle(ctx, db, "lease", h.Name)
 }
 
-// RestoreLease picks up a lease this process (or a successor that kept the token) still
-// holds: after a restart that kept the token in a job's state, say. It returns ErrNotOwner if
-// the lease expired, was released or changed hands.
-func RestoreLease(ctx context.Context, db DB, name, key, token string) (*Held, error) {
+// Restore picks up a lease of the guard this process (or a successor that kept the token)
+// still holds: after a restart that kept the token in a job's state, say. It returns
+// ErrNotOwner if the lease expired, was released or changed hands.
+func (g Lease) Restore(ctx context.Context, db DB, key, token string) (*Held, error) {
+	name := g.Name
 	if err := checkGuardCall(ctx, db, "lease", name, key); err != nil {
 		return nil, err
 	}
@@ -205,20 +207,6 @@ WHERE name = $1 AND key = $2 AND holder = $3 AND released_at IS NULL AND expires
 		return nil, fmt.Errorf("once: lease guard %s: restore: %w", name, err)
 	}
 	return h, nil
-}
-
-// ForceRelease releases the key's lease whoever holds it: an operator's tool, for a holder
-// known to be gone when waiting for the TTL is not acceptable. The holder finds out at its
-// next Release or Extend (ErrNotOwner). Releasing a free lease does nothing.
-func ForceRelease(ctx context.Context, db DB, name, key string) error {
-	if err := checkGuardCall(ctx, db, "lease", name, key); err != nil {
-		return err
-	}
-	if _, err := db.Exec(ctx, `UPDATE once.leases SET released_at = clock_timestamp(), released_by = 'operator'
-WHERE name = $1 AND key = $2 AND released_at IS NULL`, name, key); err != nil {
-		return fmt.Errorf("once: lease guard %s: force release: %w", name, err)
-	}
-	return nil
 }
 
 // LeaseFrom returns the lease a Lease guard put in ctx: inside its function, the lease it

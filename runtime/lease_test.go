@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	once "github.com/oncekit/once/runtime"
+	"github.com/oncekit/once/runtime/onceops"
 )
 
 type leaseRow struct {
@@ -38,11 +39,11 @@ func leaseState(t *testing.T, db once.DB, name, key string) leaseRow {
 func TestLease_ConcurrentAcquireHasOneHolder(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, stormConns)
-	g := once.Lease[int]{Name: "ideas.Generate", TTL: 10 * time.Second}
+	g := once.Lease{Name: "ideas.Generate", TTL: 10 * time.Second}
 	var busy atomic.Int64
 	allAnswered := make(chan struct{})
 	storm(t, pool, stormSize, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
-		_, out, err := g.Do(ctx, conn, "org/1", func(ctx context.Context) (int, error) {
+		_, out, err := doValue(ctx, g, conn, "org/1", func(ctx context.Context) (int, error) {
 			// Hold the lease until every other caller has been turned away.
 			select {
 			case <-allAnswered:
@@ -50,11 +51,10 @@ func TestLease_ConcurrentAcquireHasOneHolder(t *testing.T) {
 			}
 			return 0, effect(ctx, conn, "lease", "org/1", caller)
 		})
-		if errors.Is(err, once.ErrBusy) && out.Status == once.Busy {
+		if err == nil && out.Status == once.Busy {
 			if busy.Add(1) == stormSize-1 {
 				close(allAnswered)
 			}
-			return nil
 		}
 		return err
 	})
@@ -103,13 +103,13 @@ func TestLease_ReleaseLetsTheNextHolderInWithAHigherFence(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Lease[int]{Name: "n", TTL: 10 * time.Second}
-	a, err := g.Acquire(ctx, pool, "k")
+	g := once.Lease{Name: "n", TTL: 10 * time.Second}
+	a, _, err := g.Acquire(ctx, pool, "k")
 	if err != nil || a.Fence != 1 {
 		t.Fatalf("first Acquire: %+v, %v", a, err)
 	}
-	if _, err := g.Acquire(ctx, pool, "k"); !errors.Is(err, once.ErrBusy) {
-		t.Fatalf("Acquire while held: %v, want ErrBusy", err)
+	if _, out, err := g.Acquire(ctx, pool, "k"); err != nil || out.Status != once.Busy {
+		t.Fatalf("Acquire while held: %+v, %v; want busy", out, err)
 	}
 	if err := a.Release(ctx, pool); err != nil {
 		t.Fatal(err)
@@ -117,11 +117,11 @@ func TestLease_ReleaseLetsTheNextHolderInWithAHigherFence(t *testing.T) {
 	if err := a.Release(ctx, pool); !errors.Is(err, once.ErrNotOwner) {
 		t.Fatalf("second Release: %v, want ErrNotOwner", err)
 	}
-	b, err := g.Acquire(ctx, pool, "k")
+	b, _, err := g.Acquire(ctx, pool, "k")
 	if err != nil || b.Fence != 2 || b.Token == a.Token {
 		t.Fatalf("Acquire after release: %+v, %v; want fence 2 and a new token", b, err)
 	}
-	_, out, err := g.Do(ctx, pool, "other", func(ctx context.Context) (int, error) {
+	_, out, err := doValue(ctx, g, pool, "other", func(ctx context.Context) (int, error) {
 		h, ok := once.LeaseFrom(ctx)
 		if !ok || h.Key != "other" {
 			t.Errorf("LeaseFrom: %+v, %v", h, ok)
@@ -139,14 +139,14 @@ func TestLease_ExpiredHolderTakenOverCannotReleaseOrExtend(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Lease[int]{Name: "n", TTL: 150 * time.Millisecond}
-	old, err := g.Acquire(ctx, pool, "k")
+	g := once.Lease{Name: "n", TTL: 150 * time.Millisecond}
+	old, _, err := g.Acquire(ctx, pool, "k")
 	if err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(200 * time.Millisecond)
 	g.TTL = 10 * time.Second
-	next, err := g.Acquire(ctx, pool, "k")
+	next, _, err := g.Acquire(ctx, pool, "k")
 	if err != nil || next.Fence != old.Fence+1 {
 		t.Fatalf("takeover: %+v, %v; want fence %d", next, err, old.Fence+1)
 	}
@@ -156,8 +156,8 @@ func TestLease_ExpiredHolderTakenOverCannotReleaseOrExtend(t *testing.T) {
 	if err := old.Extend(ctx, pool, time.Minute); !errors.Is(err, once.ErrNotOwner) {
 		t.Fatalf("old holder's Extend: %v, want ErrNotOwner", err)
 	}
-	if _, err := once.RestoreLease(ctx, pool, "n", "k", old.Token); !errors.Is(err, once.ErrNotOwner) {
-		t.Fatalf("old holder's RestoreLease: %v, want ErrNotOwner", err)
+	if _, err := (once.Lease{Name: "n"}).Restore(ctx, pool, "k", old.Token); !errors.Is(err, once.ErrNotOwner) {
+		t.Fatalf("old holder's Lease.Restore: %v, want ErrNotOwner", err)
 	}
 	if r := leaseState(t, pool, "n", "k"); r.holder != next.Token || r.released || r.fence != next.Fence {
 		t.Fatalf("lease %+v, want still held by the new holder", r)
@@ -172,8 +172,8 @@ func TestLease_ExtendKeepsALiveLeaseAndRefusesALapsedOne(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Lease[int]{Name: "n", TTL: 300 * time.Millisecond}
-	h, err := g.Acquire(ctx, pool, "k")
+	g := once.Lease{Name: "n", TTL: 300 * time.Millisecond}
+	h, _, err := g.Acquire(ctx, pool, "k")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,8 +189,8 @@ func TestLease_ExtendKeepsALiveLeaseAndRefusesALapsedOne(t *testing.T) {
 		t.Fatalf("stored expiry %v (%v), want the extended %v", stored, err, h.ExpiresAt)
 	}
 	time.Sleep(350 * time.Millisecond) // past the original TTL: the extension holds
-	if _, err := g.Acquire(ctx, pool, "k"); !errors.Is(err, once.ErrBusy) {
-		t.Fatalf("Acquire of an extended lease: %v, want ErrBusy", err)
+	if _, out, err := g.Acquire(ctx, pool, "k"); err != nil || out.Status != once.Busy {
+		t.Fatalf("Acquire of an extended lease: %+v, %v; want busy", out, err)
 	}
 	// The lease lapses (its holder stalled past the expiry).
 	if _, err := pool.Exec(ctx, "UPDATE once.leases SET expires_at = clock_timestamp() - interval '1 second' WHERE name = 'n' AND key = 'k'"); err != nil {
@@ -209,8 +209,8 @@ func TestLease_WaitTakesTheLeaseWhenItIsReleased(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	holder := once.Lease[int]{Name: "n", TTL: 10 * time.Second}
-	h, err := holder.Acquire(ctx, pool, "k")
+	holder := once.Lease{Name: "n", TTL: 10 * time.Second}
+	h, _, err := holder.Acquire(ctx, pool, "k")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,8 +238,8 @@ func TestLease_WaitTakesTheLeaseWhenItIsReleased(t *testing.T) {
 		}
 		released <- h.Release(ctx, pool)
 	}()
-	waiter := once.Lease[int]{Name: "n", TTL: 10 * time.Second, Wait: 20 * time.Second}
-	_, out, err := waiter.Do(ctx, conn, "k", func(context.Context) (int, error) { return 1, nil })
+	waiter := once.Lease{Name: "n", TTL: 10 * time.Second, Wait: 20 * time.Second}
+	_, out, err := doValue(ctx, waiter, conn, "k", func(context.Context) (int, error) { return 1, nil })
 	if err != nil || out.Status != once.Ran || out.Fence != 2 {
 		t.Fatalf("waiting Do: %+v, %v; want ran at fence 2", out, err)
 	}
@@ -247,12 +247,12 @@ func TestLease_WaitTakesTheLeaseWhenItIsReleased(t *testing.T) {
 		t.Fatalf("the holder's release: %v", err)
 	}
 	// A wait that runs out is busy.
-	if _, err := holder.Acquire(ctx, pool, "k"); err != nil {
+	if _, _, err := holder.Acquire(ctx, pool, "k"); err != nil {
 		t.Fatal(err)
 	}
-	short := once.Lease[int]{Name: "n", TTL: time.Second, Wait: 50 * time.Millisecond}
+	short := once.Lease{Name: "n", TTL: time.Second, Wait: 50 * time.Millisecond}
 	start := time.Now()
-	if _, out, err := short.Do(ctx, pool, "k", func(context.Context) (int, error) { return 0, nil }); !errors.Is(err, once.ErrBusy) || out.Status != once.Busy {
+	if _, out, err := doValue(ctx, short, pool, "k", func(context.Context) (int, error) { return 0, nil }); err != nil || out.Status != once.Busy {
 		t.Fatalf("wait past the holder: %v, %v; want busy", out.Status, err)
 	}
 	if waited := time.Since(start); waited < 50*time.Millisecond {
@@ -264,19 +264,19 @@ func TestLease_RestoreAndForceRelease(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Lease[int]{Name: "n", TTL: 10 * time.Second}
-	h, err := g.Acquire(ctx, pool, "k")
+	g := once.Lease{Name: "n", TTL: 10 * time.Second}
+	h, _, err := g.Acquire(ctx, pool, "k")
 	if err != nil {
 		t.Fatal(err)
 	}
-	restored, err := once.RestoreLease(ctx, pool, "n", "k", h.Token)
+	restored, err := (once.Lease{Name: "n"}).Restore(ctx, pool, "k", h.Token)
 	if err != nil || restored.Fence != h.Fence || !restored.ExpiresAt.Equal(h.ExpiresAt) {
-		t.Fatalf("RestoreLease: %+v, %v; want %+v", restored, err, h)
+		t.Fatalf("Lease.Restore: %+v, %v; want %+v", restored, err, h)
 	}
-	if _, err := once.RestoreLease(ctx, pool, "n", "k", "someone-else"); !errors.Is(err, once.ErrNotOwner) {
-		t.Fatalf("RestoreLease with a wrong token: %v, want ErrNotOwner", err)
+	if _, err := (once.Lease{Name: "n"}).Restore(ctx, pool, "k", "someone-else"); !errors.Is(err, once.ErrNotOwner) {
+		t.Fatalf("Lease.Restore with a wrong token: %v, want ErrNotOwner", err)
 	}
-	if err := once.ForceRelease(ctx, pool, "n", "k"); err != nil {
+	if err := onceops.ForceRelease(ctx, pool, "n", "k"); err != nil {
 		t.Fatal(err)
 	}
 	if r := leaseState(t, pool, "n", "k"); !r.released || r.releasedBy != "operator" {
@@ -288,7 +288,7 @@ func TestLease_RestoreAndForceRelease(t *testing.T) {
 	if err := restored.Extend(ctx, pool, time.Second); !errors.Is(err, once.ErrNotOwner) {
 		t.Fatalf("holder's Extend after ForceRelease: %v, want ErrNotOwner", err)
 	}
-	if _, err := g.Acquire(ctx, pool, "k"); err != nil {
+	if _, _, err := g.Acquire(ctx, pool, "k"); err != nil {
 		t.Fatalf("Acquire after ForceRelease: %v", err)
 	}
 }
@@ -299,9 +299,9 @@ func TestLease_DoReleasesOnErrorAndPanicAndReportsALostLease(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Lease[int]{Name: "n", TTL: 10 * time.Second}
+	g := once.Lease{Name: "n", TTL: 10 * time.Second}
 	boom := errors.New("boom")
-	if _, _, err := g.Do(ctx, pool, "k", func(context.Context) (int, error) { return 0, boom }); !errors.Is(err, boom) {
+	if _, _, err := doValue(ctx, g, pool, "k", func(context.Context) (int, error) { return 0, boom }); !errors.Is(err, boom) {
 		t.Fatalf("Do: %v, want the function's error", err)
 	}
 	if r := leaseState(t, pool, "n", "k"); !r.released {
@@ -313,13 +313,13 @@ func TestLease_DoReleasesOnErrorAndPanicAndReportsALostLease(t *testing.T) {
 				t.Error("the panic did not go on to the caller")
 			}
 		}()
-		g.Do(ctx, pool, "k", func(context.Context) (int, error) { panic("kaboom") })
+		doValue(ctx, g, pool, "k", func(context.Context) (int, error) { panic("kaboom") })
 	}()
 	if r := leaseState(t, pool, "n", "k"); !r.released {
 		t.Fatal("lease held after the function panicked")
 	}
-	_, _, err := g.Do(ctx, pool, "k", func(ctx context.Context) (int, error) {
-		return 0, once.ForceRelease(ctx, pool, "n", "k")
+	_, _, err := doValue(ctx, g, pool, "k", func(ctx context.Context) (int, error) {
+		return 0, onceops.ForceRelease(ctx, pool, "n", "k")
 	})
 	if !errors.Is(err, once.ErrNotOwner) {
 		t.Fatalf("Do whose lease was taken away: %v, want ErrNotOwner", err)

@@ -4,17 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-)
 
-// DefaultStale is the stale window of an Open guard whose Stale is zero and whose claims
-// show no life while they are open (a claim made by Claim, a Do on one connection or with
-// NoHeartbeat): an open claim that showed none for this long is taken to have lost its worker.
-const DefaultStale = 20 * time.Minute
+	"github.com/oncekit/once/runtime/internal/dbcall"
+)
 
 // maxClaimAttempts bounds the claim loop. Each extra attempt follows a claim that was closed
 // between our insert and our read (settled, or closed as stale); more than a few in a
@@ -29,8 +26,9 @@ const maxClaimAttempts = 8
 //
 // Claims live in once.open_claims, at most one open per Name and key by a partial unique
 // index. A worker that dies leaves its claim open; every claim on the key closes such a
-// claim as stale once it has shown no life for its stale window, and SweepStale does the
-// same for a whole guard, so no key stays blocked by a process that no longer exists.
+// claim as stale once it has shown no life for its stale window, and onceops.SweepStale
+// does the same for a whole guard, so no key stays blocked by a process that no
+// longer exists.
 //
 // A claim carries its own window, the Stale of the guard that made it, counted from its
 // last sign of life (its claim, or a heartbeat): whoever finds it judges it by that window,
@@ -38,7 +36,7 @@ const maxClaimAttempts = 8
 // its window is 45 s by default and a dead holder's key is claimed again within a minute;
 // a claim that outlives the call (Claim, for a job queue) keeps DefaultStale unless its
 // worker calls Claim.Heartbeat.
-type Open[T any] struct {
+type Open struct {
 	// Name identifies the guard; claims are per Name and key.
 	Name string
 	// Stale is how long a claim made by this guard may show no life (its claim, a
@@ -86,8 +84,8 @@ RETURNING id`
 // committed after the snapshot (or being inserted) is a conflict, which DO NOTHING skips
 // once its inserter has committed, and no row comes back; the caller claims again, in a
 // statement whose snapshot sees that claim.
-var claimOrReadSQL = `WITH seen AS (
-	SELECT id, ` + strings.ReplaceAll(staleSQL, "$W", "$4") + ` AS stale
+const claimOrReadSQL = `WITH seen AS (
+	SELECT id, ` + staleSQL + ` AS stale
 	FROM once.open_claims WHERE name = $1 AND key = $2 AND state = 'open'
 ), claimed AS (
 	INSERT INTO once.open_claims (name, key, token, stale_after)
@@ -102,42 +100,36 @@ SELECT id, false, stale FROM seen`
 
 // openClaimSQL answers a conflict of claimSQL: the key's open claim, and whether it is past
 // its stale window. A plain read: a duplicate takes no lock.
-var openClaimSQL = `SELECT id, ` + strings.ReplaceAll(staleSQL, "$W", "$3") + `
+const openClaimSQL = `SELECT id, ` + staleSQL + `
 FROM once.open_claims WHERE name = $1 AND key = $2 AND state = 'open'`
 
-// staleSQL is the test of an open claim past its stale window, $W being the finder's window
-// in microseconds: the claim's own window (stale_after) from its last sign of life, or, for
-// a claim of an older runtime that carries none, the finder's from its opening.
-const staleSQL = `coalesce(alive_at, opened_at) + coalesce(stale_after, $W::bigint * interval '1 microsecond') <= clock_timestamp()`
-
-// staleReasonSQL is the reason a claim closed as stale records: the window it was judged by.
-const staleReasonSQL = `'no sign of life for longer than the stale window (' || coalesce(stale_after, $W::bigint * interval '1 microsecond') || ')'`
+// staleSQL is the test of an open claim past its stale window: the claim's own window
+// (stale_after, the window of the guard that made it), from its last sign of life.
+const staleSQL = `alive_at + stale_after <= clock_timestamp()`
 
 // closeStaleSQL closes an open claim read as stale, if it is still open and still stale: of
 // several callers that read it, one closes it; the rest find it closed (waiting for the
-// first one's lock, then reading the row it left). All of them claim again.
-var closeStaleSQL = strings.ReplaceAll(`UPDATE once.open_claims SET state = 'stale', closed_at = clock_timestamp(), reason = `+staleReasonSQL+`
-WHERE id = $1 AND state = 'open' AND `+staleSQL, "$W", "$2")
-
-// sweepStaleSQL closes every open claim of a guard past its stale window.
-var sweepStaleSQL = strings.ReplaceAll(`UPDATE once.open_claims SET state = 'stale', closed_at = clock_timestamp(), reason = `+staleReasonSQL+`
-WHERE name = $1 AND state = 'open' AND `+staleSQL, "$W", "$2")
+// first one's lock, then reading the row it left). All of them claim again. Its reason is
+// onceops.SweepStale's.
+const closeStaleSQL = `UPDATE once.open_claims SET state = 'stale', closed_at = clock_timestamp(),
+	reason = 'no sign of life for longer than the stale window (' || stale_after || ')'
+WHERE id = $1 AND state = 'open' AND ` + staleSQL
 
 // openHeartbeatSQL shows an open claim's life, only for its own token while it is open.
 const openHeartbeatSQL = `UPDATE once.open_claims SET alive_at = clock_timestamp() WHERE id = $1 AND token = $2 AND state = 'open'`
 
 // Claim opens a claim on key that outlives the call: for work handed to a job queue, where
 // a worker settles it later with Finish or Fail. If another claim on the key is open (and not
-// stale), it returns a nil Claim and Outcome{Status: InFlight, ID: that claim's ID}, with a
-// nil error. A new claim returns Outcome{Status: Ran, ID: its ID}. The claim's window is
+// stale), it returns a nil Claim and Outcome{Status: InFlight, Holder: that claim's ID}, with
+// a nil error. A new claim returns Outcome{Status: Ran, Claim: its ID}. The claim's window is
 // Stale, or DefaultStale when Stale is zero: nothing shows its life unless its worker calls
 // Claim.Heartbeat.
 //
 // On a fresh key this is one statement. A claim that meets an open claim also reads its
 // handle: in the same statement while the guard keeps meeting open claims, otherwise in a
-// second one (see forever_pipeline.go for how a guard chooses). An open claim past its stale
+// second one (see claim_history.go for how a guard chooses). An open claim past its stale
 // window is closed, in a statement of its own, and the key claimed again.
-func (g Open[T]) Claim(ctx context.Context, db DB, key string) (*Claim, Outcome, error) {
+func (g Open) Claim(ctx context.Context, db DB, key string) (*Claim, Outcome, error) {
 	if err := checkGuardCall(ctx, db, "open", g.Name, key); err != nil {
 		return nil, Outcome{}, err
 	}
@@ -149,7 +141,7 @@ func (g Open[T]) Claim(ctx context.Context, db DB, key string) (*Claim, Outcome,
 }
 
 // claim opens a claim whose window is stale, judging an open claim it meets by that claim's.
-func (g Open[T]) claim(ctx context.Context, db DB, key string, stale time.Duration) (*Claim, Outcome, error) {
+func (g Open) claim(ctx context.Context, db DB, key string, stale time.Duration) (*Claim, Outcome, error) {
 	token := newToken()
 	history := historyIn(&openHistories, g.Name)
 	for attempt := range maxClaimAttempts {
@@ -157,7 +149,7 @@ func (g Open[T]) claim(ctx context.Context, db DB, key string, stale time.Durati
 		var claimed, wasStale bool
 		site, err := sendClaim(ctx, db, func(cdb DB) error {
 			var cerr error
-			id, claimed, wasStale, cerr = g.claimOrRead(ctx, cdb, key, token, stale, history.pipelined())
+			id, claimed, wasStale, cerr = g.claimOrRead(ctx, cdb, key, token, stale, history.readFirst())
 			return cerr
 		})
 		if err != nil {
@@ -169,14 +161,14 @@ func (g Open[T]) claim(ctx context.Context, db DB, key string, stale time.Durati
 		switch {
 		case claimed:
 			c := &Claim{ID: id, Name: g.Name, Key: key, Token: token}
-			return c, Outcome{Status: Ran, ID: id}, nil
+			return c, Outcome{Status: Ran, Claim: strconv.FormatInt(id, 10)}, nil
 		case id == 0:
 			continue // the open claim was settled in between, or is newer than the read: claim again
 		case !wasStale:
-			return nil, Outcome{Status: InFlight, ID: id}, nil
+			return nil, Outcome{Status: InFlight, Holder: strconv.FormatInt(id, 10)}, nil
 		}
 		// Closed as stale, by this statement or a concurrent one: claim again.
-		if _, err := db.Exec(ctx, closeStaleSQL, id, micros(stale)); err != nil {
+		if _, err := db.Exec(ctx, closeStaleSQL, id); err != nil {
 			return nil, Outcome{}, fmt.Errorf("once: open guard %s: closing stale claim %d: %w", g.Name, id, err)
 		}
 	}
@@ -187,22 +179,22 @@ func (g Open[T]) claim(ctx context.Context, db DB, key string, stale time.Durati
 // one statement when both says so, else one after the other. It returns the new claim's id
 // (claimed), or the open claim's id and whether it is stale, or id 0 when no open claim
 // was read (settled before the read, or committed after its snapshot).
-func (g Open[T]) claimOrRead(ctx context.Context, db DB, key, token string, stale time.Duration, both bool) (id int64, claimed, wasStale bool, err error) {
+func (g Open) claimOrRead(ctx context.Context, db DB, key, token string, stale time.Duration, both bool) (id int64, claimed, wasStale bool, err error) {
 	if both {
-		err = db.QueryRow(ctx, claimOrReadSQL, g.Name, key, token, micros(stale)).Scan(&id, &claimed, &wasStale)
+		err = db.QueryRow(ctx, claimOrReadSQL, g.Name, key, token, dbcall.Micros(stale)).Scan(&id, &claimed, &wasStale)
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return 0, false, false, fmt.Errorf("once: open guard %s: claim: %w", g.Name, err)
 		}
 		return id, claimed, wasStale, nil
 	}
-	err = db.QueryRow(ctx, claimSQL, g.Name, key, token, micros(stale)).Scan(&id)
+	err = db.QueryRow(ctx, claimSQL, g.Name, key, token, dbcall.Micros(stale)).Scan(&id)
 	if err == nil {
 		return id, true, false, nil
 	}
 	if !errors.Is(err, pgx.ErrNoRows) {
 		return 0, false, false, fmt.Errorf("once: open guard %s: claim: %w", g.Name, err)
 	}
-	err = db.QueryRow(ctx, openClaimSQL, g.Name, key, micros(stale)).Scan(&id, &wasStale)
+	err = db.QueryRow(ctx, openClaimSQL, g.Name, key).Scan(&id, &wasStale)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, false, false, nil
 	}
@@ -215,54 +207,53 @@ func (g Open[T]) claimOrRead(ctx context.Context, db DB, key, token string, stal
 // Do claims key and, if the claim is new, runs fn with the claim in its context (ClaimFrom),
 // then settles it: done when fn returns nil, failed (with fn's error as the reason) when it
 // returns an error or panics. If another claim on the key is open, fn does not run and Do
-// returns Outcome{Status: InFlight, ID: the open claim's ID} with a nil error.
+// returns Outcome{Status: InFlight, Holder: the open claim's ID} with a nil error.
 //
 // On a *pgxpool.Pool, a function that outlives Stale/3 shows its claim's life every Stale/3
 // (see NoHeartbeat), so a killed holder's claim is closed as stale by the next caller
 // within Stale (45 s by default) of its last sign of life, and a living one never is.
 //
 // If the claim was closed as stale while fn ran (its holder showed no life for Stale), the
-// settle finds it no longer open and Do returns fn's result with an error wrapping
-// ErrNotOwner: the work ran, but another caller may have started the same work meanwhile.
-func (g Open[T]) Do(ctx context.Context, db DB, key string, fn func(context.Context) (T, error)) (T, Outcome, error) {
-	var zero T
+// settle finds it no longer open and Do returns an error wrapping ErrNotOwner: the work
+// ran, but another caller may have started the same work meanwhile.
+func (g Open) Do(ctx context.Context, db DB, key string, fn func(context.Context) error) (Outcome, error) {
 	if fn == nil {
-		return zero, Outcome{}, invalid("open", g.Name, "nil function")
+		return Outcome{}, invalid("open", g.Name, "nil function")
 	}
 	if err := checkGuardCall(ctx, db, "open", g.Name, key); err != nil {
-		return zero, Outcome{}, err
+		return Outcome{}, err
 	}
 	_, pool := db.(*pgxpool.Pool)
 	beat := pool && !g.NoHeartbeat
 	stale, err := g.stale(beat)
 	if err != nil {
-		return zero, Outcome{}, err
+		return Outcome{}, err
 	}
 	c, out, err := g.claim(ctx, db, key, stale)
 	if err != nil || c == nil {
-		return zero, out, err
+		return out, err
 	}
 	fctx, stopHeartbeat := context.WithValue(ctx, claimKey, c), func() {}
 	if beat {
 		fctx, stopHeartbeat = heartbeatWhileRunning(fctx, stale, func(bctx context.Context) error { return c.Heartbeat(bctx, db) })
 	}
 	defer stopHeartbeat()
-	v, err := callUndoing(fctx, fn, func(sctx context.Context, ferr error) error {
+	err = callUndoing(fctx, fn, func(sctx context.Context, ferr error) error {
 		stopHeartbeat()
 		return c.Fail(sctx, db, ferr.Error())
 	})
 	stopHeartbeat()
 	if err != nil {
-		return v, out, err
+		return out, err
 	}
-	sctx, cancel := settleContext(ctx)
+	sctx, cancel := dbcall.SettleContext(ctx)
 	defer cancel()
-	return v, out, c.Finish(sctx, db)
+	return out, c.Finish(sctx, db)
 }
 
 // stale is the window of the guard's claims: Stale, or its default, DefaultHeartbeatStale
 // for claims a heartbeat keeps alive and DefaultStale for the rest.
-func (g Open[T]) stale(heartbeat bool) (time.Duration, error) {
+func (g Open) stale(heartbeat bool) (time.Duration, error) {
 	switch {
 	case g.Stale < 0:
 		return 0, invalid("open", g.Name, "negative stale window %v", g.Stale)
@@ -291,7 +282,7 @@ func (c *Claim) Finish(ctx context.Context, db DB) error {
 // Fail marks the claim failed, keeping reason for the operator. Like Finish, it acts only on
 // the claim's own open row and otherwise returns ErrNotOwner.
 func (c *Claim) Fail(ctx context.Context, db DB, reason string) error {
-	reason = reasonText(reason)
+	reason = dbcall.Reason(reason)
 	return c.settle(ctx, db, "failed", &reason)
 }
 
@@ -351,27 +342,4 @@ func (c *Claim) check(ctx context.Context, db DB) error {
 		return fmt.Errorf("%w: nil claim", ErrInvalid)
 	}
 	return checkGuardHandle(ctx, db, "open", c.Name)
-}
-
-// SweepStale closes as stale every open claim of the guard name past its stale window, and
-// returns how many it closed: a claim that carries its own window (every claim made by this
-// runtime) by that window from its last sign of life, a claim of an older runtime by stale
-// from its opening. Claims close themselves this way whenever their key is claimed again; a
-// sweep (at start-up, on a timer, from an operator) also closes those on keys nobody asks for
-// again, so that reports of open work are true.
-func SweepStale(ctx context.Context, db DB, name string, stale time.Duration) (closed int64, err error) {
-	if err := checkName(name); err != nil {
-		return 0, err
-	}
-	if err := checkGuardHandle(ctx, db, "open", name); err != nil {
-		return 0, err
-	}
-	if stale <= 0 {
-		return 0, invalid("open", name, "sweep with a non-positive stale window %v", stale)
-	}
-	tag, err := db.Exec(ctx, sweepStaleSQL, name, micros(stale))
-	if err != nil {
-		return 0, fmt.Errorf("once: open guard %s: sweep: %w", name, err)
-	}
-	return tag.RowsAffected(), nil
 }

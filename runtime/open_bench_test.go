@@ -16,7 +16,7 @@ func BenchmarkOpenDo(b *testing.B) {
 	pool := benchPool(b)
 	ctx := context.Background()
 	const token = "0123456789abcdef0123456789abcdef"
-	g := once.Open[int]{Name: "research.StartDo"}
+	g := once.Open{Name: "research.StartDo"}
 	noop := func(context.Context) (int, error) { return 0, nil }
 	bare := func(b *testing.B, keys *benchKeys) func() error {
 		return func() error {
@@ -30,7 +30,7 @@ WHERE id = $1 AND token = $2 AND state = 'open'`, id, token)
 		}
 	}
 	guard := func(b *testing.B, keys *benchKeys) func() error {
-		return func() error { _, _, err := g.Do(ctx, pool, keys.next(), noop); return err }
+		return func() error { _, _, err := doValue(ctx, g, pool, keys.next(), noop); return err }
 	}
 	compare(b, [2]string{"bare", "guard"}, [2]benchOp{bare, guard})
 }

@@ -19,13 +19,13 @@ import (
 // within a minute, since the window of a claim Do keeps alive is 45 s from its last sign of
 // life, not 20 minutes.
 func TestOpen_KilledHolderIsNoticedWithinAMinuteByDefault(t *testing.T) {
-	g := once.Open[string]{Name: "research.StartRun"}
+	g := once.Open{Name: "research.StartRun"}
 	if crashtest.IsChild(t) {
 		pool, err := pgxpool.New(context.Background(), os.Getenv(envCrashDSN))
 		if err != nil {
 			t.Fatalf("child: %v", err)
 		}
-		g.Do(context.Background(), pool, "org/1", func(ctx context.Context) (string, error) {
+		doValue(context.Background(), g, pool, "org/1", func(ctx context.Context) (string, error) {
 			if err := effect(ctx, pool, "open", "org/1", 1); err != nil {
 				t.Fatalf("child: %v", err)
 			}
@@ -43,11 +43,11 @@ func TestOpen_KilledHolderIsNoticedWithinAMinuteByDefault(t *testing.T) {
 	}
 	killed := time.Now()
 	var window string
-	if err := pool.QueryRow(ctx, "SELECT stale_after::text FROM once.open_claims WHERE id = $1", dead).Scan(&window); err != nil || window != "00:00:45" {
+	if err := pool.QueryRow(ctx, "SELECT stale_after::text FROM once.open_claims WHERE id = $1::text::bigint", dead).Scan(&window); err != nil || window != "00:00:45" {
 		t.Fatalf("the dead claim's window: %q, %v; want 45 s", window, err)
 	}
 	for {
-		_, out, err := g.Do(ctx, pool, "org/1", func(ctx context.Context) (string, error) {
+		_, out, err := doValue(ctx, g, pool, "org/1", func(ctx context.Context) (string, error) {
 			return "", effect(ctx, pool, "open", "org/1", 2)
 		})
 		waited := time.Since(killed)
@@ -55,8 +55,8 @@ func TestOpen_KilledHolderIsNoticedWithinAMinuteByDefault(t *testing.T) {
 			t.Fatal(err)
 		}
 		if out.Status == once.InFlight {
-			if out.ID != dead {
-				t.Fatalf("in flight at %d, want the dead claim %d", out.ID, dead)
+			if out.Holder != dead {
+				t.Fatalf("in flight at %s, want the dead claim %s", out.Holder, dead)
 			}
 			if waited > time.Minute {
 				t.Fatalf("still in flight %v after the holder was killed", waited)
@@ -98,10 +98,10 @@ func TestOpen_OnlyAClaimWithAHeartbeatHasTheShortDefaultWindow(t *testing.T) {
 		}
 		return w
 	}
-	inDo := func(g once.Open[int], db once.DB) func(string) (*once.Claim, error) {
+	inDo := func(g once.Open, db once.DB) func(string) (*once.Claim, error) {
 		return func(key string) (*once.Claim, error) {
 			var c *once.Claim
-			_, _, err := g.Do(ctx, db, key, func(ctx context.Context) (int, error) {
+			_, _, err := doValue(ctx, g, db, key, func(ctx context.Context) (int, error) {
 				c, _ = once.ClaimFrom(ctx)
 				return 0, nil
 			})
@@ -113,17 +113,17 @@ func TestOpen_OnlyAClaimWithAHeartbeatHasTheShortDefaultWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Release()
-	g := once.Open[int]{Name: "exports.Enqueue"}
+	g := once.Open{Name: "exports.Enqueue"}
 	for _, c := range []struct {
 		what string
 		fn   func(string) (*once.Claim, error)
 		want string
 	}{
 		{"Do on a pool", inDo(g, pool), "00:00:45"},
-		{"Do on a pool, NoHeartbeat", inDo(once.Open[int]{Name: g.Name, NoHeartbeat: true}, pool), "00:20:00"},
+		{"Do on a pool, NoHeartbeat", inDo(once.Open{Name: g.Name, NoHeartbeat: true}, pool), "00:20:00"},
 		{"Do on one connection", inDo(g, conn.Conn()), "00:20:00"},
 		{"Claim", func(key string) (*once.Claim, error) { c, _, err := g.Claim(ctx, pool, key); return c, err }, "00:20:00"},
-		{"Do on a pool, Stale set", inDo(once.Open[int]{Name: g.Name, Stale: time.Hour}, pool), "01:00:00"},
+		{"Do on a pool, Stale set", inDo(once.Open{Name: g.Name, Stale: time.Hour}, pool), "01:00:00"},
 	} {
 		if got := window(c.fn); got != c.want {
 			t.Errorf("%s: window %s, want %s", c.what, got, c.want)
@@ -144,18 +144,18 @@ func TestOpen_HeartbeatKeepsALongFunctionItsClaim(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			g := once.Open[int]{Name: "reports.Render", Stale: stale, NoHeartbeat: !heartbeat}
+			g := once.Open{Name: "reports.Render", Stale: stale, NoHeartbeat: !heartbeat}
 			key := name
 			var wg sync.WaitGroup
 			var firstErr error
 			wg.Go(func() {
-				_, _, firstErr = g.Do(ctx, pool, key, func(ctx context.Context) (int, error) {
+				_, _, firstErr = doValue(ctx, g, pool, key, func(ctx context.Context) (int, error) {
 					time.Sleep(2*stale + stale/2)
 					return 1, effect(ctx, pool, "render", key, 1)
 				})
 			})
 			time.Sleep(stale + stale/2)
-			_, out, err := g.Do(ctx, pool, key, func(ctx context.Context) (int, error) {
+			_, out, err := doValue(ctx, g, pool, key, func(ctx context.Context) (int, error) {
 				return 2, effect(ctx, pool, "render", key, 2)
 			})
 			wg.Wait()
@@ -179,10 +179,10 @@ func TestOpen_HeartbeatLosingTheClaimCancelsTheFunction(t *testing.T) {
 		t.Run(map[bool]string{true: "heartbeat", false: "negative control: no heartbeat"}[heartbeat], func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			g := once.Open[int]{Name: "reports.Render", Stale: 300 * time.Millisecond, NoHeartbeat: !heartbeat}
+			g := once.Open{Name: "reports.Render", Stale: 300 * time.Millisecond, NoHeartbeat: !heartbeat}
 			errNeverTold := errors.New("the function was never told")
 			var fnErr error
-			_, out, err := g.Do(ctx, pool, t.Name(), func(ctx context.Context) (int, error) {
+			_, out, err := doValue(ctx, g, pool, t.Name(), func(ctx context.Context) (int, error) {
 				c, _ := once.ClaimFrom(ctx)
 				if _, err := pool.Exec(ctx, `UPDATE once.open_claims SET state = 'stale', closed_at = clock_timestamp(), reason = 'closed by an operator' WHERE id = $1`, c.ID); err != nil {
 					return 0, err
@@ -208,19 +208,19 @@ func TestOpen_ShortFunctionSendsNoHeartbeat(t *testing.T) {
 	pool, trips := setupTraced(t)
 	ctx := context.Background()
 	once.SetOpenDuplicateShare("reports.Short", 0)
-	g := once.Open[int]{Name: "reports.Short"}
+	g := once.Open{Name: "reports.Short"}
 	for i := range 20 {
-		if _, _, err := g.Do(ctx, pool, fmt.Sprint("k", i), func(context.Context) (int, error) { return i, nil }); err != nil {
+		if _, _, err := doValue(ctx, g, pool, fmt.Sprint("k", i), func(context.Context) (int, error) { return i, nil }); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if _, statements := trips.take(); statements != 40 {
 		t.Fatalf("%d statements for 20 short calls, want 40 (claim and finish each)", statements)
 	}
-	long := once.Open[int]{Name: "reports.Short", Stale: 300 * time.Millisecond}
+	long := once.Open{Name: "reports.Short", Stale: 300 * time.Millisecond}
 	// It outlives the interval (100 ms) ten times, so that two beats land even when a loaded
 	// machine delays some.
-	if _, _, err := long.Do(ctx, pool, "long", func(context.Context) (int, error) { time.Sleep(time.Second); return 0, nil }); err != nil {
+	if _, _, err := doValue(ctx, long, pool, "long", func(context.Context) (int, error) { time.Sleep(time.Second); return 0, nil }); err != nil {
 		t.Fatal(err)
 	}
 	if _, statements := trips.take(); statements < 4 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,13 +14,15 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/oncekit/once/internal/pgtest"
 	once "github.com/oncekit/once/runtime"
+	"github.com/oncekit/once/runtime/onceops"
 )
 
 // backdate makes an open claim older by age, as if its worker had stalled that long:
 // faster than sleeping through a window, and not at the mercy of a loaded machine.
 func backdate(t *testing.T, db once.DB, id int64, age time.Duration) {
 	t.Helper()
-	if _, err := db.Exec(context.Background(), "UPDATE once.open_claims SET opened_at = opened_at - $2::bigint * interval '1 microsecond' WHERE id = $1", id, age.Microseconds()); err != nil {
+	if _, err := db.Exec(context.Background(), `UPDATE once.open_claims SET opened_at = opened_at - $2::bigint * interval '1 microsecond',
+	alive_at = alive_at - $2::bigint * interval '1 microsecond' WHERE id = $1`, id, age.Microseconds()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -28,11 +31,12 @@ type claimRow struct {
 	state, reason string
 }
 
-func claimState(t *testing.T, db once.DB, id int64) claimRow {
+// claimState reads the claim id (a *Claim's ID, or an Outcome's Claim or Holder).
+func claimState(t *testing.T, db once.DB, id any) claimRow {
 	t.Helper()
 	var r claimRow
 	var reason *string
-	if err := db.QueryRow(context.Background(), "SELECT state, reason FROM once.open_claims WHERE id = $1", id).Scan(&r.state, &reason); err != nil {
+	if err := db.QueryRow(context.Background(), "SELECT state, reason FROM once.open_claims WHERE id = $1::text::bigint", fmt.Sprint(id)).Scan(&r.state, &reason); err != nil {
 		t.Fatal(err)
 	}
 	if reason != nil {
@@ -50,21 +54,21 @@ func TestOpen_ConcurrentStartsRunOnceAndRedirectToTheOpenClaim(t *testing.T) {
 	for _, share := range []float64{0, 1} {
 		t.Run(fmt.Sprintf("duplicate share %v", share), func(t *testing.T) {
 			t.Parallel()
-			g := once.Open[int64]{Name: fmt.Sprintf("research.StartRun%v", share)}
+			g := once.Open{Name: fmt.Sprintf("research.StartRun%v", share)}
 			once.SetOpenDuplicateShare(g.Name, share)
 			openStorm(t, g)
 		})
 	}
 }
 
-func openStorm(t *testing.T, g once.Open[int64]) {
+func openStorm(t *testing.T, g once.Open) {
 	pool := setup(t, stormConns)
 	var redirected atomic.Int64
 	allRedirected := make(chan struct{})
 	var winner atomic.Int64
-	handles := make([]int64, stormSize)
+	handles := make([]string, stormSize)
 	storm(t, pool, stormSize, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
-		_, out, err := g.Do(ctx, conn, "org/1", func(ctx context.Context) (int64, error) {
+		_, out, err := doValue(ctx, g, conn, "org/1", func(ctx context.Context) (int64, error) {
 			c, ok := once.ClaimFrom(ctx)
 			if !ok {
 				t.Error("no claim in the function's context")
@@ -78,7 +82,7 @@ func openStorm(t *testing.T, g once.Open[int64]) {
 			}
 			return c.ID, effect(ctx, conn, "open", "org/1", caller)
 		})
-		handles[caller] = out.ID
+		handles[caller] = out.Claim + out.Holder // one of the two, by status
 		if out.Status == once.InFlight && redirected.Add(1) == stormSize-1 {
 			close(allRedirected)
 		}
@@ -90,10 +94,10 @@ func openStorm(t *testing.T, g once.Open[int64]) {
 	if got := redirected.Load(); got != stormSize-1 {
 		t.Fatalf("%d callers redirected, want %d", got, stormSize-1)
 	}
-	want := winner.Load()
+	want := strconv.FormatInt(winner.Load(), 10)
 	for i, h := range handles {
 		if h != want {
-			t.Fatalf("caller %d got handle %d, want the open claim %d", i, h, want)
+			t.Fatalf("caller %d got handle %s, want the open claim %s", i, h, want)
 		}
 	}
 	if s := claimState(t, pool, winner.Load()); s.state != "done" {
@@ -138,12 +142,12 @@ func TestOpen_AgainAfterTheWorkFinishes(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Open[int]{Name: "export.File"}
+	g := once.Open{Name: "export.File"}
 	boom := errors.New("disk full")
-	if _, out, err := g.Do(ctx, pool, "f", func(context.Context) (int, error) { return 0, boom }); !errors.Is(err, boom) || out.Status != once.Ran {
+	if _, out, err := doValue(ctx, g, pool, "f", func(context.Context) (int, error) { return 0, boom }); !errors.Is(err, boom) || out.Status != once.Ran {
 		t.Fatalf("first: %v, %v", out.Status, err)
 	}
-	if _, out, err := g.Do(ctx, pool, "f", func(context.Context) (int, error) { return 1, nil }); err != nil || out.Status != once.Ran {
+	if _, out, err := doValue(ctx, g, pool, "f", func(context.Context) (int, error) { return 1, nil }); err != nil || out.Status != once.Ran {
 		t.Fatalf("after a failure: %v, %v; want ran", out.Status, err)
 	}
 	func() {
@@ -152,7 +156,7 @@ func TestOpen_AgainAfterTheWorkFinishes(t *testing.T) {
 				t.Error("the panic did not go on to the caller")
 			}
 		}()
-		g.Do(ctx, pool, "f", func(context.Context) (int, error) { panic("kaboom") })
+		doValue(ctx, g, pool, "f", func(context.Context) (int, error) { panic("kaboom") })
 	}()
 	rows, err := pool.Query(ctx, "SELECT state, coalesce(reason, '') FROM once.open_claims WHERE name = 'export.File' ORDER BY id")
 	if err != nil {
@@ -178,9 +182,9 @@ func TestOpen_OnlyTheOwnerSettlesAndOnlyOnce(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Open[int]{Name: "jobs.Enqueue"}
+	g := once.Open{Name: "jobs.Enqueue"}
 	c, out, err := g.Claim(ctx, pool, "job/1")
-	if err != nil || out.Status != once.Ran || out.ID != c.ID {
+	if err != nil || out.Status != once.Ran || out.Claim != strconv.FormatInt(c.ID, 10) {
 		t.Fatalf("Claim: %+v, %v", out, err)
 	}
 	forged := &once.Claim{ID: c.ID, Name: c.Name, Key: c.Key, Token: "not-the-token"}
@@ -214,12 +218,12 @@ func TestOpen_StaleClaimIsClosedByTheNextClaimAndItsWorkerIsFenced(t *testing.T)
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Open[int]{Name: "research.StartRun", Stale: time.Minute}
+	g := once.Open{Name: "research.StartRun", Stale: time.Minute}
 	old, _, err := g.Claim(ctx, pool, "org/1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c, out, err := g.Claim(ctx, pool, "org/1"); err != nil || c != nil || out.Status != once.InFlight || out.ID != old.ID {
+	if c, out, err := g.Claim(ctx, pool, "org/1"); err != nil || c != nil || out.Status != once.InFlight || out.Holder != strconv.FormatInt(old.ID, 10) {
 		t.Fatalf("claim within the window: %v, %+v, %v; want in flight at %d", c, out, err, old.ID)
 	}
 	backdate(t, pool, old.ID, 2*time.Minute) // its worker stalled
@@ -251,9 +255,9 @@ func TestOpen_DoReportsAClaimClosedWhileTheFunctionRan(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Open[int]{Name: "slow", Stale: 100 * time.Millisecond, NoHeartbeat: true}
+	g := once.Open{Name: "slow", Stale: 100 * time.Millisecond, NoHeartbeat: true}
 	var replacement *once.Claim
-	v, out, err := g.Do(ctx, pool, "k", func(ctx context.Context) (int, error) {
+	v, out, err := doValue(ctx, g, pool, "k", func(ctx context.Context) (int, error) {
 		time.Sleep(150 * time.Millisecond)
 		c, _, err := g.Claim(ctx, pool, "k")
 		replacement = c
@@ -274,8 +278,8 @@ func TestSweepStale_ClosesOnlyOldOpenClaimsOfTheGuard(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Open[int]{Name: "jobs"}
-	other := once.Open[int]{Name: "other"}
+	g := once.Open{Name: "jobs"}
+	other := once.Open{Name: "other"}
 	var old []*once.Claim
 	for _, k := range []string{"a", "b"} {
 		c, _, err := g.Claim(ctx, pool, k)
@@ -298,7 +302,7 @@ func TestSweepStale_ClosesOnlyOldOpenClaimsOfTheGuard(t *testing.T) {
 	}
 	backdate(t, pool, done.ID, time.Hour)
 	young, _, _ := g.Claim(ctx, pool, "d")
-	closed, err := once.SweepStale(ctx, pool, "jobs", 30*time.Minute)
+	closed, err := onceops.SweepStale(ctx, pool, "jobs")
 	if err != nil || closed != 2 {
 		t.Fatalf("SweepStale = %d, %v; want the 2 old open claims", closed, err)
 	}
@@ -325,14 +329,14 @@ func TestOpen_ConcurrentTakeoverOfAStaleClaimRunsOnce(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, stormConns)
 	ctx := context.Background()
-	g := once.Open[int]{Name: "research.StartRun", Stale: time.Minute}
+	g := once.Open{Name: "research.StartRun", Stale: time.Minute}
 	dead, _, err := g.Claim(ctx, pool, "org/1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	backdate(t, pool, dead.ID, time.Hour) // its worker died an hour ago
 	var redirected atomic.Int64
-	handles := make([]int64, stormSize)
+	handles := make([]string, stormSize)
 	var fresh atomic.Int64
 	storm(t, pool, stormSize, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
 		c, out, err := g.Claim(ctx, conn, "org/1")
@@ -342,7 +346,7 @@ func TestOpen_ConcurrentTakeoverOfAStaleClaimRunsOnce(t *testing.T) {
 		}
 		if out.Status == once.InFlight {
 			redirected.Add(1)
-			handles[caller] = out.ID
+			handles[caller] = out.Holder
 		}
 		return err
 	})
@@ -353,10 +357,10 @@ func TestOpen_ConcurrentTakeoverOfAStaleClaimRunsOnce(t *testing.T) {
 		t.Fatalf("%d callers redirected, want %d", got, stormSize-1)
 	}
 	// A redirect to the dead claim would send the caller to work nobody is doing.
-	want := fresh.Load()
+	want := strconv.FormatInt(fresh.Load(), 10)
 	for i, h := range handles {
-		if h != 0 && h != want {
-			t.Errorf("caller %d redirected to claim %d, want the new claim %d (the dead one is %d)", i, h, want, dead.ID)
+		if h != "" && h != want {
+			t.Errorf("caller %d redirected to claim %s, want the new claim %s (the dead one is %d)", i, h, want, dead.ID)
 		}
 	}
 	if s := claimState(t, pool, dead.ID); s.state != "stale" {
@@ -387,7 +391,7 @@ func TestOpen_StaleClaimClosedByAnotherCallerMeanwhileIsClaimedAgain(t *testing.
 	prepare(t, pool)
 	// A name of its own, whose claims are not pipelined: the hook below runs before the read
 	// is sent on its own, after the insert's answer (pipelined, the two leave together).
-	g := once.Open[int]{Name: "research.StartRunUnpipelined", Stale: time.Minute}
+	g := once.Open{Name: "research.StartRunUnpipelined", Stale: time.Minute}
 	once.SetOpenDuplicateShare(g.Name, 0)
 	dead, _, err := g.Claim(ctx, pool, "org/1")
 	if err != nil {
@@ -460,7 +464,7 @@ func TestOpen_RoundTrips(t *testing.T) {
 	t.Parallel()
 	pool, tracer := setupTraced(t)
 	ctx := context.Background()
-	g := once.Open[int]{Name: "roundtrips.StartRun"}
+	g := once.Open{Name: "roundtrips.StartRun"}
 	// Warm the connection's statement cache: pgx prepares each statement on first use.
 	once.SetOpenDuplicateShare(g.Name, 1)
 	g.Claim(ctx, pool, "warm")
@@ -493,7 +497,7 @@ func TestOpen_ClaimThatReadsClosesAStaleClaim(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Open[int]{Name: "research.StartRunReads", Stale: time.Millisecond}
+	g := once.Open{Name: "research.StartRunReads", Stale: time.Millisecond}
 	once.SetOpenDuplicateShare(g.Name, 1)
 	c, out, err := g.Claim(ctx, pool, "org/1")
 	if err != nil || c == nil || out.Status != once.Ran {
@@ -531,7 +535,7 @@ func TestOpen_DuplicateReadsWithoutWaitingForASettleInFlight(t *testing.T) {
 			t.Parallel()
 			pool := setup(t, 4)
 			ctx := context.Background()
-			g := once.Open[int]{Name: fmt.Sprintf("research.StartRunSettling%v", c.share)}
+			g := once.Open{Name: fmt.Sprintf("research.StartRunSettling%v", c.share)}
 			claim, out, err := g.Claim(ctx, pool, "org/1")
 			if err != nil || claim == nil || out.Status != once.Ran {
 				t.Fatalf("claim: %v, %+v, %v", claim, out, err)
@@ -561,7 +565,7 @@ func TestOpen_DuplicateReadsWithoutWaitingForASettleInFlight(t *testing.T) {
 			dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			defer cancel()
 			_, out, err = g.Claim(dctx, pool, "org/1")
-			if err != nil || out.Status != once.InFlight || out.ID != claim.ID {
+			if err != nil || out.Status != once.InFlight || out.Holder != strconv.FormatInt(claim.ID, 10) {
 				t.Fatalf("the duplicate during the settle: %+v, %v; want InFlight at once, on claim %d", out, err, claim.ID)
 			}
 		})

@@ -6,11 +6,9 @@ import (
 	"encoding/hex"
 	"strings"
 	"time"
-)
 
-// MaxProviderKeyLen is the longest key ProviderKey returns, in bytes: Stripe's limit for an
-// Idempotency-Key, and within every other provider's we know of.
-const MaxProviderKeyLen = 255
+	"github.com/oncekit/once/runtime/internal/dbcall"
+)
 
 // ProviderKey derives the idempotency key a provider (a payment API, an email API) is given
 // for the work named by key: "prefix-key". A retry of the same work derives the same text,
@@ -61,11 +59,17 @@ func WithProviderKey(ctx context.Context, k string) context.Context {
 }
 
 // ProviderKeyFrom returns the provider idempotency key in ctx, put there by a Provider guard
-// or WithProviderKey. The effect passes it to the provider (Stripe's Idempotency-Key header,
-// an email API's idempotency option).
+// or WithProviderKey, or, inside a Forever guard's function, the operation's own
+// (Attempt.ProviderKey of the guard's name). The effect passes it to the provider (Stripe's
+// Idempotency-Key header, an email API's idempotency option).
 func ProviderKeyFrom(ctx context.Context) (string, bool) {
-	k, ok := ctx.Value(providerKeyKey).(string)
-	return k, ok && k != ""
+	switch v := ctx.Value(providerKeyKey).(type) {
+	case string:
+		return v, v != ""
+	case *Attempt: // a Forever guard's function: the key is derived when asked for
+		return v.ProviderKey(v.call.name), true
+	}
+	return "", false
 }
 
 // Provider is the promise "once at the far end": the provider itself refuses to do the same
@@ -76,7 +80,7 @@ func ProviderKeyFrom(ctx context.Context) (string, bool) {
 //
 // It runs no SQL. Do derives the key from the guard's Prefix and the work's key, and gives it
 // to the function in its context; the function must pass it to the provider.
-type Provider[T any] struct {
+type Provider struct {
 	// Prefix names the effect, and is the first part of the provider key.
 	Prefix string
 	// TTL documents how long the provider remembers a key (Stripe: at least 24 hours). A
@@ -86,23 +90,22 @@ type Provider[T any] struct {
 }
 
 // Do runs fn with ProviderKey(Prefix, key) in its context (ProviderKeyFrom) and returns
-// Outcome{Status: Ran, ProviderKey: the provider key}. Every call runs fn: the provider, not this
-// process, decides whether a request with that key is new.
-func (g Provider[T]) Do(ctx context.Context, key string, fn func(context.Context) (T, error)) (T, Outcome, error) {
-	var zero T
-	if err := checkNameKey(g.Prefix, key); err != nil {
-		return zero, Outcome{}, err
+// Outcome{Status: Ran, ProviderKey: the provider key}. Every call runs fn: the provider, not
+// this process, decides whether a request with that key is new.
+func (g Provider) Do(ctx context.Context, key string, fn func(context.Context) error) (Outcome, error) {
+	if err := dbcall.NameKey(g.Prefix, key); err != nil {
+		return Outcome{}, err
 	}
 	if err := checkGuardContext(ctx, "provider", g.Prefix); err != nil {
-		return zero, Outcome{}, err
+		return Outcome{}, err
 	}
 	switch {
 	case fn == nil:
-		return zero, Outcome{}, invalid("provider", g.Prefix, "nil function")
+		return Outcome{}, invalid("provider", g.Prefix, "nil function")
 	case g.TTL < 0:
-		return zero, Outcome{}, invalid("provider", g.Prefix, "negative TTL %v", g.TTL)
+		return Outcome{}, invalid("provider", g.Prefix, "negative TTL %v", g.TTL)
 	}
 	k := ProviderKey(g.Prefix, key)
-	v, err := fn(WithProviderKey(ctx, k))
-	return v, Outcome{Status: Ran, ProviderKey: k}, err
+	err := fn(WithProviderKey(ctx, k))
+	return Outcome{Status: Ran, ProviderKey: k}, err
 }

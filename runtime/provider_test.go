@@ -121,11 +121,11 @@ func charge(ctx context.Context, url string) (string, error) {
 func TestProvider_ConcurrentRetriesChargeOnceAtTheFarEnd(t *testing.T) {
 	t.Parallel()
 	fake := newFakeProvider(t)
-	g := once.Provider[string]{Prefix: "charge", TTL: 24 * time.Hour}
+	g := once.Provider{Prefix: "charge", TTL: 24 * time.Hour}
 	var mu sync.Mutex
 	ids := map[string]int{}
 	requestStorm(t, func(caller int) (once.Outcome, error) {
-		id, out, err := g.Do(context.Background(), "order/42", func(ctx context.Context) (string, error) {
+		id, out, err := providerValue(context.Background(), g, "order/42", func(ctx context.Context) (string, error) {
 			return charge(ctx, fake.URL)
 		})
 		mu.Lock()

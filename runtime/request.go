@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sync"
+
+	"github.com/oncekit/once/runtime/internal/dbcall"
 )
 
 // requestScope holds the calls made under one request scope.
@@ -41,14 +43,15 @@ func WithRequestScope(ctx context.Context) context.Context {
 // function twice, which is correct for what it is (loading the signed-in user for the page,
 // the layout and three handlers) and wrong for anything that spends or sends: use a longer
 // promise there.
-type Request[T any] struct {
+type Request struct {
 	// Name identifies the guard; with the key it names the shared call.
 	Name string
 }
 
 // Do runs fn once per key in the request scope of ctx. Concurrent and later callers with the
-// same key share that one call: they wait for it and get its result and its error. The
-// caller that ran fn gets Outcome{Status: Ran}; every other caller gets Duplicate.
+// same key share that one call: they wait for it and get its error. The caller that ran fn
+// gets Outcome{Status: Ran}; every other caller gets Duplicate (RequestValue shares fn's
+// value too).
 //
 // A ctx with no request scope is an error (ErrNoRequestScope), not a call without a promise:
 // a memo that silently stops deduplicating when the scope is missing is exactly the bug this
@@ -57,20 +60,48 @@ type Request[T any] struct {
 // A caller whose own ctx ends while it waits for another caller's fn returns ctx's error; fn
 // keeps running for the others. If fn panics, the panic propagates in the caller that ran it
 // and the callers sharing the call get an error.
-func (g Request[T]) Do(ctx context.Context, key string, fn func(context.Context) (T, error)) (T, Outcome, error) {
+func (g Request) Do(ctx context.Context, key string, fn func(context.Context) error) (Outcome, error) {
+	var run func(context.Context) (any, error)
+	if fn != nil {
+		run = func(ctx context.Context) (any, error) { return nil, fn(ctx) }
+	}
+	_, out, err := g.do(ctx, key, run)
+	return out, err
+}
+
+// RequestValue is Request.Do for a function that returns a value: every caller sharing the
+// call gets the value the one that ran it returned.
+func RequestValue[T any](ctx context.Context, g Request, key string, fn func(context.Context) (T, error)) (T, Outcome, error) {
 	var zero T
-	if err := checkNameKey(g.Name, key); err != nil {
-		return zero, Outcome{}, err
+	var run func(context.Context) (any, error)
+	if fn != nil {
+		run = func(ctx context.Context) (any, error) { return fn(ctx) }
+	}
+	v, out, err := g.do(ctx, key, run)
+	if v == nil {
+		return zero, out, err
+	}
+	t, ok := v.(T)
+	if !ok {
+		return zero, Outcome{}, invalid("request", g.Name, "key %q holds a %T, not a %T: two guards share one name", key, v, zero)
+	}
+	return t, out, err
+}
+
+// do runs fn once per key in ctx's request scope, or waits for the call that does.
+func (g Request) do(ctx context.Context, key string, fn func(context.Context) (any, error)) (any, Outcome, error) {
+	if err := dbcall.NameKey(g.Name, key); err != nil {
+		return nil, Outcome{}, err
 	}
 	if err := checkGuardContext(ctx, "request", g.Name); err != nil {
-		return zero, Outcome{}, err
+		return nil, Outcome{}, err
 	}
 	if fn == nil {
-		return zero, Outcome{}, invalid("request", g.Name, "nil function")
+		return nil, Outcome{}, invalid("request", g.Name, "nil function")
 	}
 	scope, ok := ctx.Value(requestScopeKey).(*requestScope)
 	if !ok {
-		return zero, Outcome{}, fmt.Errorf("%w: request guard %s (wrap the request's context with once.WithRequestScope)", ErrNoRequestScope, g.Name)
+		return nil, Outcome{}, fmt.Errorf("%w: request guard %s (wrap the request's context with once.WithRequestScope)", ErrNoRequestScope, g.Name)
 	}
 
 	k := requestKey{g.Name, key}
@@ -84,25 +115,20 @@ func (g Request[T]) Do(ctx context.Context, key string, fn func(context.Context)
 
 	if !shared {
 		g.run(ctx, call, key, fn)
-		v, _ := call.value.(T)
-		return v, Outcome{Status: Ran}, call.err
+		return call.value, Outcome{Status: Ran}, call.err
 	}
 
 	select {
 	case <-call.done:
 	case <-ctx.Done():
-		return zero, Outcome{}, fmt.Errorf("once: request guard %s: waiting for the shared call: %w", g.Name, ctx.Err())
+		return nil, Outcome{}, fmt.Errorf("once: request guard %s: waiting for the shared call: %w", g.Name, ctx.Err())
 	}
-	v, ok := call.value.(T)
-	if !ok && call.value != nil {
-		return zero, Outcome{}, invalid("request", g.Name, "key %q holds a %T, not a %T: two guards share one name", key, call.value, zero)
-	}
-	return v, Outcome{Status: Duplicate}, call.err
+	return call.value, Outcome{Status: Duplicate}, call.err
 }
 
 // run calls fn for call and publishes its result. A panic is recorded for the callers
 // sharing the call, then re-raised in this one.
-func (g Request[T]) run(ctx context.Context, call *requestCall, key string, fn func(context.Context) (T, error)) {
+func (g Request) run(ctx context.Context, call *requestCall, key string, fn func(context.Context) (any, error)) {
 	defer close(call.done)
 	returned := false
 	defer func() {

@@ -48,12 +48,12 @@ func TestRequest_ConcurrentCallersShareOneCallPerScope(t *testing.T) {
 	t.Parallel()
 	const scopes = 3
 	var calls atomic.Int64
-	g := once.Request[int]{Name: "user.Load"}
+	g := once.Request{Name: "user.Load"}
 	for s := range scopes {
 		ctx := once.WithRequestScope(context.Background())
 		var values sync.Map
 		outs := requestStorm(t, func(caller int) (once.Outcome, error) {
-			v, out, err := g.Do(ctx, "user/7", func(context.Context) (int, error) {
+			v, out, err := once.RequestValue(ctx, g, "user/7", func(context.Context) (int, error) {
 				calls.Add(1)
 				time.Sleep(10 * time.Millisecond) // still running while the others arrive
 				return 100 + s, nil
@@ -112,7 +112,7 @@ func TestRequest_DifferentKeysAndNamesRunSeparately(t *testing.T) {
 	var calls atomic.Int64
 	fn := func(context.Context) (struct{}, error) { calls.Add(1); return struct{}{}, nil }
 	for _, c := range []struct{ name, key string }{{"a", "1"}, {"a", "2"}, {"b", "1"}, {"a", "1"}} {
-		if _, _, err := (once.Request[struct{}]{Name: c.name}).Do(ctx, c.key, fn); err != nil {
+		if _, _, err := once.RequestValue(ctx, (once.Request{Name: c.name}), c.key, fn); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -126,9 +126,9 @@ func TestRequest_CallersShareTheError(t *testing.T) {
 	ctx := once.WithRequestScope(context.Background())
 	boom := errors.New("boom")
 	var calls atomic.Int64
-	g := once.Request[int]{Name: "user.Load"}
+	g := once.Request{Name: "user.Load"}
 	for i := range 3 {
-		_, out, err := g.Do(ctx, "k", func(context.Context) (int, error) { calls.Add(1); return 0, boom })
+		_, out, err := once.RequestValue(ctx, g, "k", func(context.Context) (int, error) { calls.Add(1); return 0, boom })
 		if !errors.Is(err, boom) {
 			t.Fatalf("call %d: error %v, want the shared call's error", i, err)
 		}
@@ -145,7 +145,7 @@ func TestRequest_CallersShareTheError(t *testing.T) {
 func TestRequest_NoScopeIsAnError(t *testing.T) {
 	t.Parallel()
 	called := false
-	_, _, err := (once.Request[int]{Name: "user.Load"}).Do(context.Background(), "k", func(context.Context) (int, error) {
+	_, _, err := once.RequestValue(context.Background(), (once.Request{Name: "user.Load"}), "k", func(context.Context) (int, error) {
 		called = true
 		return 1, nil
 	})
@@ -158,9 +158,9 @@ func TestRequest_ScopeIsKeptWhenAppliedTwice(t *testing.T) {
 	t.Parallel()
 	outer := once.WithRequestScope(context.Background())
 	inner := once.WithRequestScope(outer)
-	g := once.Request[int]{Name: "n"}
-	g.Do(outer, "k", func(context.Context) (int, error) { return 1, nil })
-	v, out, err := g.Do(inner, "k", func(context.Context) (int, error) { return 2, nil })
+	g := once.Request{Name: "n"}
+	once.RequestValue(outer, g, "k", func(context.Context) (int, error) { return 1, nil })
+	v, out, err := once.RequestValue(inner, g, "k", func(context.Context) (int, error) { return 2, nil })
 	if err != nil || out.Status != once.Duplicate || v != 1 {
 		t.Fatalf("got %v, %v, %v; want the outer scope's result as a duplicate", v, out.Status, err)
 	}
@@ -169,17 +169,17 @@ func TestRequest_ScopeIsKeptWhenAppliedTwice(t *testing.T) {
 func TestRequest_WaiterWithEndedContextStopsWaiting(t *testing.T) {
 	t.Parallel()
 	ctx := once.WithRequestScope(context.Background())
-	g := once.Request[int]{Name: "slow"}
+	g := once.Request{Name: "slow"}
 	running, release := make(chan struct{}), make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
-		_, _, err := g.Do(ctx, "k", func(context.Context) (int, error) { close(running); <-release; return 1, nil })
+		_, _, err := once.RequestValue(ctx, g, "k", func(context.Context) (int, error) { close(running); <-release; return 1, nil })
 		done <- err
 	}()
 	<-running
 	wctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
 	defer cancel()
-	_, _, err := g.Do(wctx, "k", func(context.Context) (int, error) { t.Error("second call ran"); return 0, nil })
+	_, _, err := once.RequestValue(wctx, g, "k", func(context.Context) (int, error) { t.Error("second call ran"); return 0, nil })
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("waiter error %v, want its own context's deadline", err)
 	}
@@ -192,16 +192,16 @@ func TestRequest_WaiterWithEndedContextStopsWaiting(t *testing.T) {
 func TestRequest_PanicReachesTheCallerAndFailsTheOthers(t *testing.T) {
 	t.Parallel()
 	ctx := once.WithRequestScope(context.Background())
-	g := once.Request[int]{Name: "panics"}
+	g := once.Request{Name: "panics"}
 	func() {
 		defer func() {
 			if r := recover(); r != "kaboom" {
 				t.Fatalf("recovered %v, want the function's panic", r)
 			}
 		}()
-		g.Do(ctx, "k", func(context.Context) (int, error) { panic("kaboom") })
+		once.RequestValue(ctx, g, "k", func(context.Context) (int, error) { panic("kaboom") })
 	}()
-	_, out, err := g.Do(ctx, "k", func(context.Context) (int, error) { return 1, nil })
+	_, out, err := once.RequestValue(ctx, g, "k", func(context.Context) (int, error) { return 1, nil })
 	if err == nil || !strings.Contains(err.Error(), "panicked") || out.Status != once.Duplicate {
 		t.Fatalf("after a panic: %v, %v; want a duplicate with an error saying it panicked", out.Status, err)
 	}
@@ -210,8 +210,8 @@ func TestRequest_PanicReachesTheCallerAndFailsTheOthers(t *testing.T) {
 func TestRequest_TwoTypesUnderOneNameAreRefused(t *testing.T) {
 	t.Parallel()
 	ctx := once.WithRequestScope(context.Background())
-	(once.Request[int]{Name: "n"}).Do(ctx, "k", func(context.Context) (int, error) { return 1, nil })
-	_, _, err := (once.Request[string]{Name: "n"}).Do(ctx, "k", func(context.Context) (string, error) { return "", nil })
+	once.RequestValue(ctx, (once.Request{Name: "n"}), "k", func(context.Context) (int, error) { return 1, nil })
+	_, _, err := once.RequestValue(ctx, (once.Request{Name: "n"}), "k", func(context.Context) (string, error) { return "", nil })
 	if !errors.Is(err, once.ErrInvalid) {
 		t.Fatalf("error %v, want ErrInvalid for a name shared by two result types", err)
 	}

@@ -56,11 +56,9 @@ type reservationGroups struct {
 	latest map[sharedReadKey]*reservationGroup
 }
 
-// reservationGroup is one group statement and its members, or a reservation made alone
-// (lone), which no caller joins.
+// reservationGroup is one group statement and its members, or a reservation made alone,
+// which is sent from the start, so that no caller joins it.
 type reservationGroup struct {
-	lone bool
-
 	// Guarded by reservationGroups.mu:
 	sent     bool            // once set, nobody joins
 	tokens   []string        // the members' tokens: those that have not left, until sent
@@ -83,14 +81,6 @@ type groupAnswer struct {
 	used     int64           // the key's units in the statement's snapshot
 	reserved map[string]bool // the members' tokens whose slots it inserted
 }
-
-// joinSentGroups lets a caller join a group already sent, whose snapshot may predate the
-// call: the wrong rule, which tests turn on to show what the right one prevents.
-var joinSentGroups = false
-
-// keepLeftSlots leaves the slots of members that left after their group was sent where they
-// are: the wrong rule, which tests turn on to show what giving them back prevents.
-var keepLeftSlots = false
 
 // reservations gathers the one-unit reservations of a Statement guard's keys on pools.
 var reservations reservationGroups
@@ -115,7 +105,7 @@ func (s *reservationGroups) reserve(ctx context.Context, k sharedReadKey, token 
 	}
 	last := s.latest[k]
 	if last == nil {
-		g := &reservationGroup{lone: true, sent: true, done: make(chan struct{})}
+		g := &reservationGroup{sent: true, done: make(chan struct{})}
 		s.latest[k] = g
 		s.mu.Unlock()
 		defer s.finishAlone(k, g) // even if alone panics: the group behind it must not wait on it
@@ -137,12 +127,8 @@ func (s *reservationGroups) finishAlone(k sharedReadKey, g *reservationGroup) {
 // and join releases it.
 func (s *reservationGroups) join(ctx context.Context, k sharedReadKey, last *reservationGroup, token string, gs groupSend) (groupAnswer, error) {
 	g := last
-	if !last.sent || (joinSentGroups && !last.lone) {
-		if last.sent {
-			last.waiting++
-		} else {
-			last.tokens = append(last.tokens, token)
-		}
+	if !last.sent {
+		last.tokens = append(last.tokens, token)
 		s.mu.Unlock()
 	} else {
 		gctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -195,7 +181,7 @@ func (s *reservationGroups) join(ctx context.Context, k sharedReadKey, last *res
 	s.mu.Unlock()
 	// Answered before this member left: it gives its slot back itself.
 	<-g.done
-	if g.err != nil || !g.ans.reserved[token] || keepLeftSlots {
+	if g.err != nil || !g.ans.reserved[token] {
 		return groupAnswer{}, leftError(ctx, g, token)
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
@@ -252,7 +238,7 @@ func (s *reservationGroups) run(k sharedReadKey, g *reservationGroup, last *rese
 	}
 	s.mu.Unlock()
 	var leftErr error
-	if len(gone) > 0 && !keepLeftSlots {
+	if len(gone) > 0 {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(g.ctx), cleanupTimeout)
 		if gerr := gs.giveBack(cctx, gone); gerr != nil {
 			leftErr = fmt.Errorf("%w: giving back the slots of members that left: %w", errClaimLeft, gerr)

@@ -17,7 +17,7 @@ import (
 func behindAnswered(k sharedReadKey) *reservationGroups {
 	done := make(chan struct{})
 	close(done)
-	return &reservationGroups{latest: map[sharedReadKey]*reservationGroup{k: {lone: true, sent: true, done: done}}}
+	return &reservationGroups{latest: map[sharedReadKey]*reservationGroup{k: {sent: true, done: done}}}
 }
 
 // A member whose context ends as its group's answer comes back, an answer that says the

@@ -34,13 +34,13 @@ func TestStatement_StormOnAPoolReservesInGroups(t *testing.T) {
 		}
 	}}, 8)
 	const capacity, callers, attempts = 60, 16, 25
-	g := once.Statement[int]{Name: "group.Generate", Cap: capacity}
+	g := once.Statement{Name: "group.Generate", Cap: capacity}
 	once.SetStatementBusyShare(g.Name, 1)
 	var kept, refused atomic.Int64
 	together(t, callers, func(ctx context.Context, c int) error {
 		for i := range attempts {
 			fail := (c+i)%4 == 0
-			_, out, err := g.Do(ctx, pool, "org/1", 1, func(context.Context) (int, error) {
+			_, out, err := stmtValue(ctx, g, pool, "org/1", 1, func(context.Context) (int, error) {
 				if fail {
 					return 0, errors.New("the work failed")
 				}
@@ -112,83 +112,74 @@ type heldGroup struct{}
 // A reservation joins only a group not yet sent. The key's one unit is held; a reservation
 // made alone is held up before it is sent, so that the next one goes in a group, which is
 // refused and whose answer is held up; the unit is given back; a reservation begun after the
-// give-back must get it. The negative control lets it join the group already sent, whose
-// snapshot predates the give-back: it is refused a unit that was free before it began.
+// give-back must get it. The negative control is that group's own answer, which a
+// reservation joining the group already sent would get: its snapshot predates the give-back,
+// and it refuses the unit that was free before the second reservation began.
 func TestStatement_AReservationJoinsOnlyAGroupNotYetSent(t *testing.T) {
 	t.Parallel()
-	if ok := reserveBehindASentGroup(t, "group.Fresh"); !ok {
+	second, sentGroup := reserveBehindASentGroup(t, "group.Fresh")
+	if !second {
 		t.Error("a reservation begun after the give-back was refused the unit given back")
 	}
-}
-
-func TestStatement_NegativeControl_JoiningASentGroupRefusesAFreedUnit(t *testing.T) {
-	// Not parallel: it turns the wrong rule on for the whole process.
-	defer once.SetJoinSentGroups(once.SetJoinSentGroups(true))
-	if ok := reserveBehindASentGroup(t, "group.FreshWrong"); ok {
-		t.Error("joining a sent group still reserved the freed unit: the test cannot see the race it guards against")
+	if sentGroup {
+		t.Error("negative control: the group sent before the give-back reserved the unit: the test cannot see the race it guards against")
 	}
 }
 
 // reserveBehindASentGroup runs the rounds of the test above and reports whether the second
-// reservation was made.
-func reserveBehindASentGroup(t *testing.T, name string) bool {
+// reservation was made, and whether the group sent before the give-back made its member's.
+func reserveBehindASentGroup(t *testing.T, name string) (second, sentGroup bool) {
 	t.Helper()
 	hold := &holdFirstGroup{loneSent: make(chan struct{}), answered: make(chan struct{}), release: make(chan struct{})}
 	pool := setupTracer(t, hold, 4)
 	ctx := context.Background()
-	g := once.Statement[int]{Name: name, Cap: 1}
+	g := once.Statement{Name: name, Cap: 1}
 	once.SetStatementRefusalShare(g.Name, 0)
 	once.SetStatementBusyShare(g.Name, 0) // the first slot's plain insert
 	if _, ok, err := g.Reserve(ctx, pool, "org/1", 1); err != nil || !ok {
 		t.Fatalf("filling the key: %v, %v", ok, err)
 	}
 	once.SetStatementBusyShare(g.Name, 1) // the reservation, not the first slot's insert
-	refused := func() chan error {
-		c := make(chan error, 1)
-		go func() {
-			_, ok, err := g.Reserve(ctx, pool, "org/1", 1)
-			if err == nil && ok {
-				err = errors.New("reserved a unit of a full key")
-			}
-			c <- err
-		}()
-		return c
-	}
-	alone := refused()
-	<-hold.loneSent
-	first := refused()
-	<-hold.answered
-	if err := g.Refund(ctx, pool, "org/1", 1); err != nil {
-		t.Fatal(err)
-	}
 	type result struct {
 		ok  bool
 		err error
 	}
-	second := make(chan result, 1)
-	go func() {
-		_, ok, err := g.Reserve(ctx, pool, "org/1", 1)
-		second <- result{ok, err}
-	}()
+	call := func() chan result {
+		c := make(chan result, 1)
+		go func() {
+			_, ok, err := g.Reserve(ctx, pool, "org/1", 1)
+			c <- result{ok, err}
+		}()
+		return c
+	}
+	alone := call()
+	<-hold.loneSent
+	first := call()
+	<-hold.answered
+	if err := g.Refund(ctx, pool, "org/1", 1); err != nil {
+		t.Fatal(err)
+	}
+	later := call()
 	var r result
 	select {
-	case r = <-second:
+	case r = <-later:
 		close(hold.release)
 	case <-time.After(2 * time.Second):
 		close(hold.release) // the second joined the held group: it hears once the group does
-		r = <-second
+		r = <-later
 	}
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
-	for _, c := range []chan error{alone, first} {
-		// Once the second has the unit, both are refused. (Under the wrong rule, the one
-		// made alone, sent last, may get it.)
-		if err := <-c; err != nil && r.ok {
-			t.Fatal(err)
-		}
+	f := <-first
+	if f.err != nil {
+		t.Fatal(f.err)
 	}
-	return r.ok
+	// Once the second has the unit, the one made alone, sent last, is refused.
+	if a := <-alone; a.err != nil || (a.ok && r.ok) {
+		t.Fatalf("the reservation made alone: %v, %v; want it refused once the second has the unit", a.ok, a.err)
+	}
+	return r.ok, f.ok
 }
 
 // Members whose contexts end while their groups wait on a transaction inserting every slot
@@ -196,32 +187,44 @@ func reserveBehindASentGroup(t *testing.T, name string) bool {
 // reserves alone and waits; the second forms a group behind it alone, which waits too; the
 // three after it gather in a third group, which waits as well. The first two callers and one
 // of the three give up: the second's group, which nobody waits for any more, is cancelled
-// (it stops waiting on the lock), and the third's statement goes on. Once the transaction rolls back, the third group inserts
-// a slot for each of its members, and the one that left is given back. The negative control
-// keeps the slots of members that left: the key then holds a unit nobody knows of.
+// (it stops waiting on the lock), and the third's statement goes on. Once the transaction
+// rolls back, the third group inserts a slot for each of its members, and the one that left
+// is given back. The negative control breaks the database so that a give-back deletes
+// nothing (a trigger drops every delete of a slot), as a runtime that kept the slots of
+// members that left would: the key then holds a unit nobody knows of.
 func TestStatement_MembersThatLeaveTheirGroupKeepNothing(t *testing.T) {
 	t.Parallel()
-	if used, stayed := leaveGroups(t, "group.Leave"); used != stayed {
+	if used, stayed := leaveGroups(t, "group.Leave", false); used != stayed {
 		t.Errorf("%d units held for %d callers that stayed and were served", used, stayed)
 	}
 }
 
 func TestStatement_NegativeControl_KeepingTheSlotsOfMembersThatLeft(t *testing.T) {
-	// Not parallel: it turns the wrong rule on for the whole process.
-	defer once.SetKeepLeftSlots(once.SetKeepLeftSlots(true))
-	if used, stayed := leaveGroups(t, "group.LeaveWrong"); used == stayed {
-		t.Errorf("keeping the slots of members that left held %d units for %d callers served: the test cannot see what it guards against", used, stayed)
+	t.Parallel()
+	if used, stayed := leaveGroups(t, "group.LeaveWrong", true); used == stayed {
+		t.Errorf("with give-backs dropped, %d units held for %d callers served: the test cannot see what it guards against", used, stayed)
 	}
 }
 
+// keepSlots makes every delete of a slot of pool's database delete nothing: a give-back is
+// dropped, as a runtime that kept slots it should give back would leave them.
+func keepSlots(t *testing.T, pool *pgxpool.Pool) {
+	t.Helper()
+	exec(t, pool, `CREATE FUNCTION keep_slot() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$`)
+	exec(t, pool, `CREATE TRIGGER keep_slot BEFORE DELETE ON once.counter_slots FOR EACH ROW EXECUTE FUNCTION keep_slot()`)
+}
+
 // leaveGroups runs the test above and returns the units held at the end and the reservations
-// made.
-func leaveGroups(t *testing.T, name string) (used, made int64) {
+// made. With keep, give-backs are dropped (keepSlots).
+func leaveGroups(t *testing.T, name string, keep bool) (used, made int64) {
 	t.Helper()
 	pool := setup(t, 6)
+	if keep {
+		keepSlots(t, pool)
+	}
 	ctx := context.Background()
 	const capacity = 3
-	g := once.Statement[int]{Name: name, Cap: capacity}
+	g := once.Statement{Name: name, Cap: capacity}
 	once.SetStatementRefusalShare(g.Name, 0)
 	once.SetStatementBusyShare(g.Name, 1)
 	blocker := insertingFreeSlots(t, pool, g.Name, "org/1", capacity)
@@ -294,7 +297,7 @@ WHERE NOT EXISTS (SELECT FROM once.counter_slots WHERE name = $1 AND key = $2 AN
 func TestStatement_CancelledStormOnAPoolHoldsOnlyWhatCallersWereTold(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 8)
-	g := once.Statement[int]{Name: "group.Cancelled", Cap: 1000}
+	g := once.Statement{Name: "group.Cancelled", Cap: 1000}
 	told, cut, used := cancelledGroupStorm(t, pool, g, "org/1")
 	if used != told {
 		t.Errorf("%d units held for %d reservations their callers were told of", used, told)
@@ -304,14 +307,15 @@ func TestStatement_CancelledStormOnAPoolHoldsOnlyWhatCallersWereTold(t *testing.
 	}
 }
 
-// The negative control: the same storm keeping the slots of members that left holds units
-// nobody was told of. Whether a caller leaves a group already sent is a matter of timing:
-// storm again, on a fresh key, until one does. Not parallel: it turns the wrong rule on for
-// the whole process.
+// The negative control: the same storm on a database that drops every give-back (keepSlots),
+// as a runtime keeping the slots of members that left would, holds units nobody was told of.
+// Whether a caller leaves a group already sent is a matter of timing: storm again, on a
+// fresh key, until one does.
 func TestStatement_NegativeControl_CancelledStormKeepingTheSlotsOfMembersThatLeft(t *testing.T) {
-	defer once.SetKeepLeftSlots(once.SetKeepLeftSlots(true))
+	t.Parallel()
 	pool := setup(t, 8)
-	g := once.Statement[int]{Name: "group.CancelledWrong", Cap: 1000}
+	keepSlots(t, pool)
+	g := once.Statement{Name: "group.CancelledWrong", Cap: 1000}
 	for round := range 5 {
 		told, _, used := cancelledGroupStorm(t, pool, g, fmt.Sprintf("org/%d", round))
 		if used > told {
@@ -323,7 +327,7 @@ func TestStatement_NegativeControl_CancelledStormKeepingTheSlotsOfMembersThatLef
 
 // cancelledGroupStorm runs the storm of the test above on key and returns the reservations
 // their callers were told of, the calls cut off and the units held at the end.
-func cancelledGroupStorm(t *testing.T, pool *pgxpool.Pool, g once.Statement[int], key string) (told, cut, used int64) {
+func cancelledGroupStorm(t *testing.T, pool *pgxpool.Pool, g once.Statement, key string) (told, cut, used int64) {
 	t.Helper()
 	ctx := context.Background()
 	const callers, attempts = 16, 30
@@ -379,7 +383,7 @@ func TestStatement_AGroupRefusesOnlyAKeyThatWasFull(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 8)
 	ctx := context.Background()
-	g := once.Statement[int]{Name: "group.TrueRefusal", Cap: 2}
+	g := once.Statement{Name: "group.TrueRefusal", Cap: 2}
 	once.SetStatementRefusalShare(g.Name, 0)
 	once.SetStatementBusyShare(g.Name, 0)
 	if _, ok, err := g.Reserve(ctx, pool, "org/1", 1); err != nil || !ok {

@@ -11,16 +11,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// ErrRetryable: the call failed for a reason that passes by itself (a serialization failure,
-// a deadlock, a lost connection, a server shutting down) and left no claim behind, so the
-// same call may be made again. An error matching it still matches the database error it
-// came from (errors.As with *pgconn.PgError).
-//
-// It is never set for the caller's own context ending (test context.Canceled and
-// context.DeadlineExceeded for that), nor for an outcome the function recorded (Terminal,
-// Uncertain).
-var ErrRetryable = errors.New("once: retryable")
-
 // Transient SQLSTATEs: the statement or transaction failed as a whole, for a reason a new
 // attempt does not meet again (or meets only by bad luck), and nothing of it was kept.
 var transientCodes = map[string]bool{

@@ -38,7 +38,7 @@ func lastSeat(b *barrier, firstRuns *atomic.Int32, runs *atomic.Int32, caller in
 
 // bookTwice books the last seat for two customers at once with g and returns their errors
 // and how many times the function ran in all.
-func bookTwice(t *testing.T, g once.Transaction[bool]) ([2]error, int32) {
+func bookTwice(t *testing.T, g once.Transaction) ([2]error, int32) {
 	pool := setup(t, 4)
 	b := newBarrier(2)
 	var firstRuns, runs atomic.Int32
@@ -48,7 +48,7 @@ func bookTwice(t *testing.T, g once.Transaction[bool]) ([2]error, int32) {
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			_, _, errs[i] = g.Do(ctx, pool, customer, lastSeat(b, &firstRuns, &runs, i))
+			_, _, errs[i] = txValue(ctx, g, pool, customer, lastSeat(b, &firstRuns, &runs, i))
 		})
 	}
 	wg.Wait()
@@ -62,7 +62,7 @@ func bookTwice(t *testing.T, g once.Transaction[bool]) ([2]error, int32) {
 // the server's error.
 func TestTransaction_SerializationFailureIsRetryable(t *testing.T) {
 	t.Parallel()
-	errs, _ := bookTwice(t, once.Transaction[bool]{Name: "seats.Book", IsoLevel: pgx.Serializable})
+	errs, _ := bookTwice(t, once.Transaction{Name: "seats.Book", IsoLevel: pgx.Serializable})
 	failed := 0
 	for _, err := range errs {
 		if err == nil {
@@ -83,7 +83,7 @@ func TestTransaction_SerializationFailureIsRetryable(t *testing.T) {
 // calls succeed, one seat is booked.
 func TestTransaction_RetriesRunTheRefusedDecisionAgain(t *testing.T) {
 	t.Parallel()
-	errs, runs := bookTwice(t, once.Transaction[bool]{Name: "seats.Book", IsoLevel: pgx.Serializable, Retries: 3})
+	errs, runs := bookTwice(t, once.Transaction{Name: "seats.Book", IsoLevel: pgx.Serializable, Retries: 3})
 	if errs[0] != nil || errs[1] != nil {
 		t.Fatalf("errors %v, want both bookings to succeed after the retry", errs)
 	}
@@ -98,19 +98,19 @@ func TestForever_AdminShutdownDuringTheClaimIsRetryable(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Forever[int]{Name: "billing.Charge"}
+	g := once.Forever{Name: "billing.Charge"}
 	// An uncommitted insert of the key makes the guard's claim wait for it.
 	blocker, err := pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer blocker.Rollback(ctx)
-	if _, err := blocker.Exec(ctx, once.ForeverClaimSQL, "billing.Charge", "", "order/1", "blocker", nil, once.NewProviderRef()); err != nil {
+	if _, err := blocker.Exec(ctx, once.ForeverClaimSQL, "billing.Charge", "", "order/1", once.NewOperationID(), "blocker", nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, _, err := g.Do(ctx, pool, "order/1", func(context.Context) (int, error) { return 1, nil })
+		_, _, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: "order/1"}, func(context.Context) (int, error) { return 1, nil })
 		done <- err
 	}()
 	var terminated bool
@@ -128,7 +128,7 @@ WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO once.operations%'`).S
 		t.Fatalf("err = %v; want ErrRetryable wrapping SQLSTATE 57P01", err)
 	}
 	blocker.Rollback(ctx)
-	if _, out, err := g.Do(ctx, pool, "order/1", func(context.Context) (int, error) { return 1, nil }); err != nil || out.Status != once.Ran {
+	if _, out, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: "order/1"}, func(context.Context) (int, error) { return 1, nil }); err != nil || out.Status != once.Ran {
 		t.Fatalf("the retry: %+v, %v; want it to run", out, err)
 	}
 }
@@ -138,19 +138,19 @@ func TestForever_TransientFunctionErrorIsRetryableAndReleased(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Forever[int]{Name: "billing.Charge"}
-	_, out, err := g.Do(ctx, pool, "order/1", func(ctx context.Context) (int, error) {
+	g := once.Forever{Name: "billing.Charge"}
+	_, out, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: "order/1"}, func(ctx context.Context) (int, error) {
 		_, err := pool.Exec(ctx, `DO $$ BEGIN RAISE EXCEPTION 'deadlock' USING ERRCODE = '40P01'; END $$`)
 		return 0, err
 	})
 	if !errors.Is(err, once.ErrRetryable) {
 		t.Fatalf("err = %v; want ErrRetryable", err)
 	}
-	if r := operationState(t, pool, out.ID); r.state != "released" {
+	if r := operationState(t, pool, out.Claim); r.state != "released" {
 		t.Fatalf("operation %+v, want released", r)
 	}
 	// A terminal failure is recorded, whatever its cause: never retryable.
-	_, _, err = g.Do(ctx, pool, "order/2", func(ctx context.Context) (int, error) {
+	_, _, err = once.ForeverValue(ctx, pool, g, once.Ref{Key: "order/2"}, func(ctx context.Context) (int, error) {
 		_, err := pool.Exec(ctx, `DO $$ BEGIN RAISE EXCEPTION 'deadlock' USING ERRCODE = '40P01'; END $$`)
 		return 0, once.Terminal(err)
 	})

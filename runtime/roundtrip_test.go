@@ -19,10 +19,10 @@ func TestRoundTrips_CommonPathsAreOneStatement(t *testing.T) {
 	pool, counter := setupCounted(t)
 	ctx := context.Background()
 	noop := func(context.Context) (int, error) { return 0, nil }
-	stmt := once.Statement[int]{Name: "s", Cap: 2}
-	ep := once.Episode[int]{Name: "e"}
-	open := once.Open[int]{Name: "o"}
-	lease := once.Lease[int]{Name: "l", TTL: time.Minute}
+	stmt := once.Statement{Name: "s", Cap: 2}
+	ep := once.Episode{Name: "e"}
+	open := once.Open{Name: "o"}
+	lease := once.Lease{Name: "l", TTL: time.Minute}
 	// A guard's history of answers lives as long as the process: start from none, so that a
 	// run of -count=N counts what the first did.
 	once.SetStatementRefusalShare(stmt.Name, 0)
@@ -44,11 +44,11 @@ func TestRoundTrips_CommonPathsAreOneStatement(t *testing.T) {
 		run  func() error
 	}{
 		{"request Do", 0, func() error {
-			_, out, err := (once.Request[int]{Name: "r"}).Do(once.WithRequestScope(ctx), "k", noop)
+			_, out, err := once.RequestValue(once.WithRequestScope(ctx), (once.Request{Name: "r"}), "k", noop)
 			return is(once.Ran, out, err)
 		}},
 		{"provider Do", 0, func() error {
-			_, out, err := (once.Provider[int]{Prefix: "p"}).Do(ctx, "k", noop)
+			_, out, err := providerValue(ctx, (once.Provider{Prefix: "p"}), "k", noop)
 			return is(once.Ran, out, err)
 		}},
 		{"statement Reserve, new counter", 1, func() error {
@@ -63,22 +63,22 @@ func TestRoundTrips_CommonPathsAreOneStatement(t *testing.T) {
 		// whose reservations meet such counters, one statement.
 		{"statement Do, existing counter", 1, func() error {
 			once.SetStatementBusyShare(stmt.Name, 1)
-			_, out, err := stmt.Do(ctx, pool, "k", 1, noop)
+			_, out, err := stmtValue(ctx, stmt, pool, "k", 1, noop)
 			return is(once.Ran, out, err)
 		}},
 		{"statement Do, refused (the count comes back with the refusal)", 1, func() error {
 			once.SetStatementBusyShare(stmt.Name, 1)
-			_, out, err := stmt.Do(ctx, pool, "k", 1, noop)
+			_, out, err := stmtValue(ctx, stmt, pool, "k", 1, noop)
 			return is(once.Refused, out, err)
 		}},
-		{"episode Do, fires", 1, func() error { _, out, err := ep.Do(ctx, pool, "k", noop); return is(once.Ran, out, err) }},
-		{"episode Do, duplicate", 1, func() error { _, out, err := ep.Do(ctx, pool, "k", noop); return is(once.Duplicate, out, err) }},
+		{"episode Do, fires", 1, func() error { _, out, err := doValue(ctx, ep, pool, "k", noop); return is(once.Ran, out, err) }},
+		{"episode Do, duplicate", 1, func() error { _, out, err := doValue(ctx, ep, pool, "k", noop); return is(once.Duplicate, out, err) }},
 		{"episode Do, fires after a rearm", 1, func() error {
 			if rearmed, err := ep.Rearm(ctx, pool, "k"); err != nil || !rearmed {
 				return fmt.Errorf("rearm: %v, %v", rearmed, err)
 			}
 			counter.reset()
-			_, out, err := ep.Do(ctx, pool, "k", noop)
+			_, out, err := doValue(ctx, ep, pool, "k", noop)
 			return is(once.Ran, out, err)
 		}},
 		{"open Claim, fresh key", 1, func() error {
@@ -89,16 +89,16 @@ func TestRoundTrips_CommonPathsAreOneStatement(t *testing.T) {
 		}},
 		{"open Claim, in flight (reads the handle)", 2, func() error { _, out, err := open.Claim(ctx, pool, "k"); return is(once.InFlight, out, err) }},
 		{"open Claim.Finish", 1, func() error { return claim.Finish(ctx, pool) }},
-		{"open Do, claim and finish", 2, func() error { _, out, err := open.Do(ctx, pool, "k", noop); return is(once.Ran, out, err) }},
-		{"lease Acquire, new lease", 1, func() error { _, err := lease.Acquire(ctx, pool, "new"); return err }},
-		{"lease Do, acquire and release", 2, func() error { _, out, err := lease.Do(ctx, pool, "k", noop); return is(once.Ran, out, err) }},
-		{"lease Do, takes a released lease", 2, func() error { _, out, err := lease.Do(ctx, pool, "k", noop); return is(once.Ran, out, err) }},
+		{"open Do, claim and finish", 2, func() error { _, out, err := doValue(ctx, open, pool, "k", noop); return is(once.Ran, out, err) }},
+		{"lease Acquire, new lease", 1, func() error { _, _, err := lease.Acquire(ctx, pool, "new"); return err }},
+		{"lease Do, acquire and release", 2, func() error { _, out, err := doValue(ctx, lease, pool, "k", noop); return is(once.Ran, out, err) }},
+		{"lease Do, takes a released lease", 2, func() error { _, out, err := doValue(ctx, lease, pool, "k", noop); return is(once.Ran, out, err) }},
 		{"transaction Do: BEGIN, lock, COMMIT", 3, func() error {
-			_, out, err := (once.Transaction[int]{Name: "t"}).Do(ctx, pool, "k", func(context.Context, pgx.Tx) (int, error) { return 0, nil })
+			_, out, err := txValue(ctx, (once.Transaction{Name: "t"}), pool, "k", func(context.Context, pgx.Tx) (int, error) { return 0, nil })
 			return is(once.Ran, out, err)
 		}},
 		{"transaction Do with a lock timeout", 3, func() error {
-			_, out, err := (once.Transaction[int]{Name: "t", LockTimeout: time.Second}).Do(ctx, pool, "k", func(context.Context, pgx.Tx) (int, error) { return 0, nil })
+			_, out, err := txValue(ctx, (once.Transaction{Name: "t", LockTimeout: time.Second}), pool, "k", func(context.Context, pgx.Tx) (int, error) { return 0, nil })
 			return is(once.Ran, out, err)
 		}},
 	}

@@ -48,10 +48,6 @@ type sharedRead[R any] struct {
 	err     error
 }
 
-// joinSentReads lets a caller join a read already sent, whose snapshot may predate the
-// call: the wrong rule, which tests turn on to show what the right one prevents.
-var joinSentReads = false
-
 // errReadAbandoned is the answer of a read whose sender's context ended before it was
 // sent: its callers send reads of their own.
 var errReadAbandoned = errors.New("shared read abandoned")
@@ -71,7 +67,7 @@ func (s *sharedReads[R]) read(ctx context.Context, k sharedReadKey, send func(co
 		s.latest = make(map[sharedReadKey]*sharedRead[R])
 	}
 	last := s.latest[k]
-	if last != nil && (!last.sent || joinSentReads) {
+	if last != nil && !last.sent {
 		last.joiners++
 		s.mu.Unlock()
 		select {

@@ -3,7 +3,6 @@ package once_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -21,7 +20,7 @@ func TestStatement_StormOnAPoolSharesTheRefusalsReads(t *testing.T) {
 	var reads atomic.Int64
 	pool := setupTracer(t, onStatement{once.FullSQL, func([]any) { reads.Add(1) }}, 8)
 	const capacity, callers, attempts = 10, 16, 60
-	g := once.Statement[int]{Name: "shared.Generate", Cap: capacity}
+	g := once.Statement{Name: "shared.Generate", Cap: capacity}
 	var reserved, refused atomic.Int64
 	together(t, callers, func(ctx context.Context, _ int) error {
 		for range attempts {
@@ -52,34 +51,85 @@ func TestStatement_StormOnAPoolSharesTheRefusalsReads(t *testing.T) {
 // is seen by it, while other callers' reads of the key, begun before the give-back, are still
 // on their way. Four callers asking for two units each keep reads of the full key on their
 // way (a key of cap 3 with one unit free still refuses them); each round gives one unit back,
-// then asks for one unit, which must be reserved. The negative control lets the call join a
-// read already sent, whose snapshot can predate the give-back: some rounds are then refused a
-// unit that was free before they began.
+// then asks for one unit, which must be reserved. The negative control runs the same rounds
+// through a sharer of the test's own that joins a read already sent (the guard's statement,
+// sent bare), whose snapshot can predate the give-back: some rounds are then refused a unit
+// that was free before they began.
 func TestStatement_ARefusalSharesOnlyReadsSentAfterItsCall(t *testing.T) {
 	t.Parallel()
-	stale := staleRefusals(t, false)
+	stale := staleRefusals(t, "shared.Fresh", false, func(g once.Statement) reserveFunc { return g.Reserve })
 	if stale != 0 {
 		t.Errorf("%d rounds refused a unit given back before the call began", stale)
 	}
 }
 
 func TestStatement_NegativeControl_JoiningASentReadRefusesAFreedUnit(t *testing.T) {
-	// Not parallel: it turns the wrong rule on for the whole process.
-	old := once.SetJoinSentReads(true)
-	defer once.SetJoinSentReads(old)
-	if stale := staleRefusals(t, true); stale == 0 {
+	t.Parallel()
+	joining := func(g once.Statement) reserveFunc {
+		var reads sentReads
+		return func(ctx context.Context, db once.DB, key string, n int64) (int64, bool, error) {
+			full, err := reads.full(ctx, db, g.Name, key, g.Cap)
+			if err != nil || full {
+				return g.Cap, false, err
+			}
+			return g.Reserve(ctx, db, key, n)
+		}
+	}
+	if stale := staleRefusals(t, "shared.FreshWrong", true, joining); stale == 0 {
 		t.Fatal("joining reads already sent refused no freed unit: the test cannot see the race it guards against")
 	}
 }
 
-// staleRefusals runs the rounds of the test above and returns how many were refused. With
-// untilStale it stops at the first.
-func staleRefusals(t *testing.T, untilStale bool) int {
+// reserveFunc is Statement.Reserve, or a stand-in for it.
+type reserveFunc func(ctx context.Context, db once.DB, key string, n int64) (used int64, ok bool, err error)
+
+// sentReads is the rule the runtime does not follow, written in the test: a caller joins the
+// read of the key's full mark on its way, whenever it was sent.
+type sentReads struct {
+	mu  sync.Mutex
+	cur *sentRead
+}
+
+type sentRead struct {
+	done chan struct{}
+	full bool
+	err  error
+}
+
+// full answers whether the key is marked full, from the read on its way if there is one.
+func (s *sentReads) full(ctx context.Context, db once.DB, name, key string, capacity int64) (bool, error) {
+	s.mu.Lock()
+	if r := s.cur; r != nil {
+		s.mu.Unlock()
+		<-r.done
+		return r.full, r.err
+	}
+	r := &sentRead{done: make(chan struct{})}
+	s.cur = r
+	s.mu.Unlock()
+	var markCap int64
+	err := db.QueryRow(ctx, once.FullSQL, name, key, capacity).Scan(&markCap)
+	r.full = err == nil
+	if !errors.Is(err, pgx.ErrNoRows) {
+		r.err = err
+	}
+	s.mu.Lock()
+	s.cur = nil
+	s.mu.Unlock()
+	close(r.done)
+	return r.full, r.err
+}
+
+// staleRefusals runs the rounds of the test above, each reservation through the reserve
+// made for the guard, and returns how many were refused. With untilStale it stops at the
+// first.
+func staleRefusals(t *testing.T, name string, untilStale bool, reserveOf func(once.Statement) reserveFunc) int {
 	t.Helper()
 	ctx := context.Background()
 	pool := setup(t, 6)
 	const capacity, rounds = 3, 300
-	g := once.Statement[int]{Name: fmt.Sprintf("shared.Fresh.%v", untilStale), Cap: capacity}
+	g := once.Statement{Name: name, Cap: capacity}
+	reserve := reserveOf(g)
 	if _, ok, err := g.Reserve(ctx, pool, "org/1", capacity); err != nil || !ok {
 		t.Fatalf("filling the key: %v, %v", ok, err)
 	}
@@ -97,7 +147,7 @@ func staleRefusals(t *testing.T, untilStale bool) int {
 				default:
 				}
 				once.SetStatementRefusalShare(g.Name, 1)
-				if _, ok, err := g.Reserve(ctx, pool, "org/1", 2); err != nil || ok {
+				if _, ok, err := reserve(ctx, pool, "org/1", 2); err != nil || ok {
 					t.Errorf("a reservation of 2 of a key holding at least 2 of 3: %v, %v", ok, err)
 					return
 				}
@@ -111,7 +161,7 @@ func staleRefusals(t *testing.T, untilStale bool) int {
 			t.Fatal(err)
 		}
 		once.SetStatementRefusalShare(g.Name, 1)
-		used, ok, err := g.Reserve(ctx, pool, "org/1", 1)
+		used, ok, err := reserve(ctx, pool, "org/1", 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -165,7 +215,7 @@ func TestStatement_AHungReadOfTheMarkHoldsUpTheNextCallerOnlyForAWhile(t *testin
 	hold := &holdFirstMarkRead{started: make(chan struct{}), release: make(chan struct{})}
 	pool := setupTracer(t, hold, 4)
 	defer close(hold.release)
-	g := once.Statement[int]{Name: "shared.Hung", Cap: 1}
+	g := once.Statement{Name: "shared.Hung", Cap: 1}
 	once.SetStatementRefusalShare(g.Name, 1)
 	go g.Reserve(context.Background(), pool, "org/1", 1)
 	<-hold.started
@@ -182,7 +232,7 @@ func TestStatement_ATransientFailureOfTheSharedReadIsRetryable(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Statement[int]{Name: "shared.Transient", Cap: 1}
+	g := once.Statement{Name: "shared.Transient", Cap: 1}
 	once.SetStatementRefusalShare(g.Name, 1)
 	locker, err := pool.Begin(ctx)
 	if err != nil {

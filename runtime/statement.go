@@ -23,9 +23,8 @@ import (
 // same free slot. A key found full is marked so in once.counter_full, and the refusals after
 // it read the mark instead of counting (see reserveSQL for why the mark stays true).
 //
-// Its tables are once.counter_slots and once.counter_full (and, before schema step 3,
-// once.counters).
-type Statement[T any] struct {
+// Its tables are once.counter_slots and once.counter_full.
+type Statement struct {
 	// Name identifies the guard; a counter is per Name and key.
 	Name string
 	// Cap is the most units a key may have reserved at once. Zero refuses every
@@ -67,11 +66,11 @@ type Statement[T any] struct {
 // A refusal that counted every slot below the cap held marks the key full, for the refusals
 // after it; the only write a refusal makes, once per key and cap. Slots are never taken
 // from a key but by a delete (or, by hand, an update), and every one bumps the row's epoch
-// and clears its cap in the deleting transaction (schema step 5's triggers; a TRUNCATE of
-// the slots clears every cap), so the mark is made only if nothing was deleted since the
-// snapshot, checked under the row's lock: a key with no row in the snapshot is marked by an
-// insert that DO NOTHING gives up if a give-back made the row meanwhile; a key whose row
-// the snapshot saw is marked by an update whose WHERE wants the epoch it saw, which
+// and clears its cap in the deleting transaction (the triggers on once.counter_slots; a
+// TRUNCATE of the slots clears every cap), so the mark is made only if nothing was deleted
+// since the snapshot, checked under the row's lock: a key with no row in the snapshot is
+// marked by an insert that DO NOTHING gives up if a give-back made the row meanwhile; a key
+// whose row the snapshot saw is marked by an update whose WHERE wants the epoch it saw, which
 // PostgreSQL checks again on the newest row version once a concurrent give-back has
 // committed (the lock is the give-back's until its transaction ends, so a marking refusal
 // waits for a give-back of the key still in flight). A give-back committed after the mark
@@ -208,7 +207,7 @@ SELECT $1::text, $2::text, $3::bigint, $4::text
 WHERE NOT EXISTS (SELECT FROM once.counter_slots WHERE name = $1::text AND key = $2::text)
 ON CONFLICT (name, key, slot) DO NOTHING`
 
-// Every delete of slots also writes the key's row of once.counter_full (schema step 5's
+// Every delete of slots also writes the key's row of once.counter_full (the schema's
 // trigger), which stays locked until the deleting transaction ends: two transactions that
 // each give back units of two keys, in opposite orders, can deadlock (SQLSTATE 40P01); and
 // a key whose units were ever given back keeps its row, an epoch, for good.
@@ -260,7 +259,7 @@ const maxReserveAttempts = 1000
 //
 // If ctx ends while the reservation is on its way, the reservation is looked for and given
 // back (see Do), so a caller that never learned of it does not keep its units.
-func (g Statement[T]) Reserve(ctx context.Context, db DB, key string, n int64) (used int64, ok bool, err error) {
+func (g Statement) Reserve(ctx context.Context, db DB, key string, n int64) (used int64, ok bool, err error) {
 	if err := g.check(ctx, db, key, n); err != nil {
 		return 0, false, err
 	}
@@ -268,14 +267,14 @@ func (g Statement[T]) Reserve(ctx context.Context, db DB, key string, n int64) (
 }
 
 // reserve reserves n units under token, giving them back if the answer is lost.
-func (g Statement[T]) reserve(ctx context.Context, db DB, key string, n int64, token string) (used int64, ok bool, err error) {
+func (g Statement) reserve(ctx context.Context, db DB, key string, n int64, token string) (used int64, ok bool, err error) {
 	history := reserveHistoryOf(g.Name)
 	markRead := false
 	// On a pool, callers of the key in this process share reads and statements (a
 	// transaction or a connection serves one caller).
 	pool, onPool := db.(*pgxpool.Pool)
 	shared := sharedReadKey{pool, g.Name, key, g.Cap}
-	if onPool && history.refused.pipelined() {
+	if onPool && history.refused.readFirst() {
 		// A storm past the cap: the refusal is the mark's read, shared with the guard's
 		// other callers of the key that arrive with this one (see sharedReads).
 		mark, err := fullReads.read(ctx, shared, func(ctx context.Context) (fullMark, error) {
@@ -327,7 +326,7 @@ func (g Statement[T]) reserve(ctx context.Context, db DB, key string, n int64, t
 
 // reserveAlone sends the reservation's attempts on a connection of db, and gives the
 // reservation back if its answer is lost.
-func (g Statement[T]) reserveAlone(ctx context.Context, db DB, key string, n int64, token string, history *reserveHistory, markRead bool) (used int64, ok bool, err error) {
+func (g Statement) reserveAlone(ctx context.Context, db DB, key string, n int64, token string, history *reserveHistory, markRead bool) (used int64, ok bool, err error) {
 	site, err := sendClaim(ctx, db, func(cdb DB) error {
 		var err error
 		used, ok, err = g.attempts(ctx, cdb, key, n, token, history, markRead)
@@ -340,7 +339,7 @@ func (g Statement[T]) reserveAlone(ctx context.Context, db DB, key string, n int
 }
 
 // reserveErr says which guard's reservation of n units err ended.
-func (g Statement[T]) reserveErr(n int64, err error) error {
+func (g Statement) reserveErr(n int64, err error) error {
 	return fmt.Errorf("once: statement guard %s: reserve %d: %w", g.Name, n, err)
 }
 
@@ -348,10 +347,10 @@ func (g Statement[T]) reserveErr(n int64, err error) error {
 // answer in the guard's history: first fullSQL, while most of the guard's reservations are
 // refused (unless markRead: the caller read the mark already and found the key not full),
 // or firstSQL for one unit, while most of its keys hold none.
-func (g Statement[T]) attempts(ctx context.Context, db DB, key string, n int64, token string, history *reserveHistory, markRead bool) (used int64, ok bool, err error) {
+func (g Statement) attempts(ctx context.Context, db DB, key string, n int64, token string, history *reserveHistory, markRead bool) (used int64, ok bool, err error) {
 	switch {
 	case markRead:
-	case history.refused.pipelined():
+	case history.refused.readFirst():
 		mark, err := readFull(ctx, db, g.Name, key, g.Cap)
 		if err != nil {
 			return 0, false, err
@@ -360,7 +359,7 @@ func (g Statement[T]) attempts(ctx context.Context, db DB, key string, n int64, 
 			history.record(true, true)
 			return mark.cap, false, nil
 		}
-	case n == 1 && g.Cap >= 1 && !history.busy.pipelined():
+	case n == 1 && g.Cap >= 1 && !history.busy.readFirst():
 		first, _ := slotWalk(g.Cap)
 		tag, err := db.Exec(ctx, firstSQL, g.Name, key, first, token)
 		if err != nil {
@@ -421,7 +420,7 @@ func gcd(a, b int64) int64 {
 
 // groupSend sends the statement of a group of key's one-unit reservations on pool, and
 // gives back the slots of members that left it.
-func (g Statement[T]) groupSend(pool *pgxpool.Pool, key string) groupSend {
+func (g Statement) groupSend(pool *pgxpool.Pool, key string) groupSend {
 	return groupSend{
 		send: func(ctx context.Context, tokens []string) (groupAnswer, error) {
 			first, stride := slotWalk(g.Cap)
@@ -448,14 +447,14 @@ func (g Statement[T]) groupSend(pool *pgxpool.Pool, key string) groupSend {
 
 // giveBack deletes the slots of key reserved under tokens (see giveBackSQL) and returns how
 // many it deleted.
-func (g Statement[T]) giveBack(ctx context.Context, db DB, key string, tokens ...string) (int64, error) {
+func (g Statement) giveBack(ctx context.Context, db DB, key string, tokens ...string) (int64, error) {
 	tag, err := db.Exec(ctx, giveBackSQL, g.Name, key, tokens)
 	return tag.RowsAffected(), err
 }
 
 // withdrawUnseen gives back the reservations made under tokens, whose answers their callers
 // did not see.
-func (g Statement[T]) withdrawUnseen(key string, tokens ...string) withdrawal {
+func (g Statement) withdrawUnseen(key string, tokens ...string) withdrawal {
 	return func(ctx context.Context, db DB) (bool, error) {
 		n, err := g.giveBack(ctx, db, key, tokens...)
 		if err != nil {
@@ -468,7 +467,7 @@ func (g Statement[T]) withdrawUnseen(key string, tokens ...string) withdrawal {
 // Refund gives back n units reserved earlier, for work that was not delivered: an allowance
 // counts only what the customer received. Refunding more than the counter holds is refused
 // with ErrInvalid and changes nothing.
-func (g Statement[T]) Refund(ctx context.Context, db DB, key string, n int64) error {
+func (g Statement) Refund(ctx context.Context, db DB, key string, n int64) error {
 	if err := g.check(ctx, db, key, n); err != nil {
 		return err
 	}
@@ -484,8 +483,8 @@ func (g Statement[T]) Refund(ctx context.Context, db DB, key string, n int64) er
 
 // Do reserves n units for key and, if they were reserved, runs fn. If fn returns an error the
 // units are refunded (the work was not delivered) and fn's error is returned. When the cap
-// would be exceeded, fn does not run and Do returns Outcome{Status: Refused, Count: current}
-// with a nil error: a full allowance is an answer, not a failure.
+// would be exceeded, fn does not run and Do returns Outcome{Status: Refused, Count: the
+// units used} with a nil error: a full allowance is an answer, not a failure.
 //
 // The refund runs even when ctx was cancelled during fn, so a cancelled request does not
 // keep its units; a panicking fn is refunded too. It gives back this call's own units (by
@@ -499,33 +498,32 @@ func (g Statement[T]) Refund(ctx context.Context, db DB, key string, n int64) er
 // still wait for that answer, Do waits for it a second at most, and the group gives the
 // unit back when the answer comes. Where that clean-up cannot reach the database, the units
 // stay held until refunded.
-func (g Statement[T]) Do(ctx context.Context, db DB, key string, n int64, fn func(context.Context) (T, error)) (T, Outcome, error) {
-	var zero T
+func (g Statement) Do(ctx context.Context, db DB, key string, n int64, fn func(context.Context) error) (Outcome, error) {
 	if fn == nil {
-		return zero, Outcome{}, invalid("statement", g.Name, "nil function")
+		return Outcome{}, invalid("statement", g.Name, "nil function")
 	}
 	if err := g.check(ctx, db, key, n); err != nil {
-		return zero, Outcome{}, err
+		return Outcome{}, err
 	}
 	token := newToken()
 	used, ok, err := g.reserve(ctx, db, key, n, token)
 	if err != nil {
-		return zero, Outcome{}, err
+		return Outcome{}, err
 	}
 	if !ok {
-		return zero, Outcome{Status: Refused, Count: used}, nil
+		return Outcome{Status: Refused, Count: used}, nil
 	}
 	out := Outcome{Status: Ran, Count: used}
-	v, err := callUndoing(ctx, fn, func(sctx context.Context, _ error) error {
+	err = callUndoing(ctx, fn, func(sctx context.Context, _ error) error {
 		if _, err := g.giveBack(sctx, db, key, token); err != nil {
 			return fmt.Errorf("once: statement guard %s: refund %d: %w", g.Name, n, err)
 		}
 		return nil
 	})
-	return v, out, err
+	return out, err
 }
 
-func (g Statement[T]) check(ctx context.Context, db DB, key string, n int64) error {
+func (g Statement) check(ctx context.Context, db DB, key string, n int64) error {
 	if err := checkGuardCall(ctx, db, "statement", g.Name, key); err != nil {
 		return err
 	}

@@ -32,10 +32,10 @@ func TestStatement_ConcurrentReservationsNeverPassTheCap(t *testing.T) {
 		{"org/2", 10, 3}, // 3 reservations of 3 fit in 10; a fourth would make 12
 		{"org/3", 2, 1},  // an allowance of two a month
 	} {
-		g := once.Statement[int]{Name: "ideas.Generate", Cap: c.cap}
+		g := once.Statement{Name: "ideas.Generate", Cap: c.cap}
 		var refused atomic.Int64
 		storm(t, pool, stormSize, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
-			_, out, err := g.Do(ctx, conn, c.key, c.n, func(ctx context.Context) (int, error) {
+			_, out, err := stmtValue(ctx, g, conn, c.key, c.n, func(ctx context.Context) (int, error) {
 				return caller, effect(ctx, conn, "statement", c.key, caller)
 			})
 			if out.Status == once.Refused {
@@ -66,13 +66,13 @@ func TestStatement_NegativeControl_ReadThenAddPassesTheCap(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, stormConns)
 	const capacity = 10
-	if _, err := pool.Exec(context.Background(), "INSERT INTO once.counters (name, key, used, cap) VALUES ('ideas.Generate', 'org/1', 0, $1)", capacity); err != nil {
+	if _, err := pool.Exec(context.Background(), "INSERT INTO counters (name, key, used, cap) VALUES ('ideas.Generate', 'org/1', 0, $1)", capacity); err != nil {
 		t.Fatal(err)
 	}
 	b := newBarrier(stormSize)
 	storm(t, pool, stormSize, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
 		var used int64
-		if err := conn.QueryRow(ctx, "SELECT used FROM once.counters WHERE name = 'ideas.Generate' AND key = 'org/1'").Scan(&used); err != nil {
+		if err := conn.QueryRow(ctx, "SELECT used FROM counters WHERE name = 'ideas.Generate' AND key = 'org/1'").Scan(&used); err != nil {
 			return err
 		}
 		if err := b.wait(ctx); err != nil {
@@ -81,7 +81,7 @@ func TestStatement_NegativeControl_ReadThenAddPassesTheCap(t *testing.T) {
 		if used+1 > capacity {
 			return nil
 		}
-		if _, err := conn.Exec(ctx, "UPDATE once.counters SET used = used + 1 WHERE name = 'ideas.Generate' AND key = 'org/1'"); err != nil {
+		if _, err := conn.Exec(ctx, "UPDATE counters SET used = used + 1 WHERE name = 'ideas.Generate' AND key = 'org/1'"); err != nil {
 			return err
 		}
 		return effect(ctx, conn, "statement", "org/1", caller)
@@ -97,7 +97,7 @@ func TestStatement_FirstReservationOverTheCapIsRefused(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Statement[int]{Name: "export.Rows", Cap: 3}
+	g := once.Statement{Name: "export.Rows", Cap: 3}
 	used, ok, err := g.Reserve(ctx, pool, "file/1", 5)
 	if err != nil || ok || used != 0 {
 		t.Fatalf("Reserve(5) under cap 3 = %d, %v, %v; want refused at 0", used, ok, err)
@@ -111,7 +111,7 @@ func TestStatement_FirstReservationOverTheCapIsRefused(t *testing.T) {
 	if used, ok, err := g.Reserve(ctx, pool, "file/1", 1); err != nil || ok || used != 3 {
 		t.Fatalf("Reserve(1) at the cap = %d, %v, %v; want refused at 3", used, ok, err)
 	}
-	zero := once.Statement[int]{Name: "export.Disabled", Cap: 0}
+	zero := once.Statement{Name: "export.Disabled", Cap: 0}
 	if _, ok, err := zero.Reserve(ctx, pool, "file/1", 1); err != nil || ok {
 		t.Fatalf("cap 0 reserved: %v, %v", ok, err)
 	}
@@ -122,10 +122,10 @@ func TestStatement_FailedWorkIsRefunded(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Statement[int]{Name: "ideas.Generate", Cap: 2}
+	g := once.Statement{Name: "ideas.Generate", Cap: 2}
 	boom := errors.New("model unavailable")
 	for range 3 {
-		_, out, err := g.Do(ctx, pool, "org/1", 1, func(context.Context) (int, error) { return 0, boom })
+		_, out, err := stmtValue(ctx, g, pool, "org/1", 1, func(context.Context) (int, error) { return 0, boom })
 		if !errors.Is(err, boom) || out.Status != once.Ran {
 			t.Fatalf("got %v, %v; want the function's error", out.Status, err)
 		}
@@ -139,17 +139,17 @@ func TestStatement_FailedWorkIsRefunded(t *testing.T) {
 				t.Error("the panic did not go on to the caller")
 			}
 		}()
-		g.Do(ctx, pool, "org/1", 1, func(context.Context) (int, error) { panic("kaboom") })
+		stmtValue(ctx, g, pool, "org/1", 1, func(context.Context) (int, error) { panic("kaboom") })
 	}()
 	if used := counterUsed(t, pool, g.Name, "org/1"); used != 0 {
 		t.Fatalf("%d units still used after a panicking run, want 0", used)
 	}
 	for i := range 2 {
-		if _, out, err := g.Do(ctx, pool, "org/1", 1, func(context.Context) (int, error) { return 1, nil }); err != nil || out.Status != once.Ran || out.Count != int64(i+1) {
+		if _, out, err := stmtValue(ctx, g, pool, "org/1", 1, func(context.Context) (int, error) { return 1, nil }); err != nil || out.Status != once.Ran || out.Count != int64(i+1) {
 			t.Fatalf("run %d: %+v, %v; want ran with count %d", i+1, out, err, i+1)
 		}
 	}
-	_, out, err := g.Do(ctx, pool, "org/1", 1, func(context.Context) (int, error) { t.Error("ran past the cap"); return 0, nil })
+	_, out, err := stmtValue(ctx, g, pool, "org/1", 1, func(context.Context) (int, error) { t.Error("ran past the cap"); return 0, nil })
 	if err != nil || out.Status != once.Refused || out.Count != 2 {
 		t.Fatalf("third delivered run: %+v, %v; want refused at count 2", out, err)
 	}
@@ -159,7 +159,7 @@ func TestStatement_RefundBeyondWhatWasReservedChangesNothing(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Statement[int]{Name: "n", Cap: 10}
+	g := once.Statement{Name: "n", Cap: 10}
 	if _, _, err := g.Reserve(ctx, pool, "k", 2); err != nil {
 		t.Fatal(err)
 	}
@@ -184,12 +184,12 @@ func TestStatement_RefundsRacingWithRefusalsKeepTheCap(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, stormConns)
 	const capacity = 5
-	g := once.Statement[int]{Name: "ideas.Generate", Cap: capacity}
+	g := once.Statement{Name: "ideas.Generate", Cap: capacity}
 	var running, most, succeeded, refused, refunded atomic.Int64
 	storm(t, pool, stormSize, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
 		failFirst := caller%2 == 0
 		for succeeded.Load() < capacity {
-			_, out, err := g.Do(ctx, conn, "org/1", 1, func(ctx context.Context) (int, error) {
+			_, out, err := stmtValue(ctx, g, conn, "org/1", 1, func(ctx context.Context) (int, error) {
 				now := running.Add(1)
 				defer running.Add(-1)
 				for m := most.Load(); now > m && !most.CompareAndSwap(m, now); m = most.Load() {
@@ -248,14 +248,14 @@ func TestStatement_NegativeControl_ReadAloneDecidingPassesTheCapUnderRefunds(t *
 	pool := setup(t, stormConns)
 	const capacity = 5
 	ctx := context.Background()
-	if _, err := pool.Exec(ctx, "INSERT INTO once.counters (name, key, used, cap) VALUES ('ideas.Generate', 'org/1', 0, $1)", capacity); err != nil {
+	if _, err := pool.Exec(ctx, "INSERT INTO counters (name, key, used, cap) VALUES ('ideas.Generate', 'org/1', 0, $1)", capacity); err != nil {
 		t.Fatal(err)
 	}
 	var held atomic.Int64
 	read, wrote := newBarrier(stormSize), newBarrier(stormSize)
 	storm(t, pool, stormSize, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
 		var used int64
-		if err := conn.QueryRow(ctx, "SELECT used FROM once.counters WHERE name = 'ideas.Generate' AND key = 'org/1'").Scan(&used); err != nil {
+		if err := conn.QueryRow(ctx, "SELECT used FROM counters WHERE name = 'ideas.Generate' AND key = 'org/1'").Scan(&used); err != nil {
 			return err
 		}
 		if err := read.wait(ctx); err != nil {
@@ -263,7 +263,7 @@ func TestStatement_NegativeControl_ReadAloneDecidingPassesTheCapUnderRefunds(t *
 		}
 		room := used+1 <= capacity
 		if room {
-			if _, err := conn.Exec(ctx, "UPDATE once.counters SET used = used + 1 WHERE name = 'ideas.Generate' AND key = 'org/1'"); err != nil {
+			if _, err := conn.Exec(ctx, "UPDATE counters SET used = used + 1 WHERE name = 'ideas.Generate' AND key = 'org/1'"); err != nil {
 				return err
 			}
 			held.Add(1)
@@ -274,7 +274,7 @@ func TestStatement_NegativeControl_ReadAloneDecidingPassesTheCapUnderRefunds(t *
 		if !room {
 			return nil
 		}
-		_, err := conn.Exec(ctx, "UPDATE once.counters SET used = used - 1 WHERE name = 'ideas.Generate' AND key = 'org/1'")
+		_, err := conn.Exec(ctx, "UPDATE counters SET used = used - 1 WHERE name = 'ideas.Generate' AND key = 'org/1'")
 		return err
 	})
 	if n := held.Load(); n <= capacity {
@@ -290,11 +290,11 @@ func TestStatement_RefusalTakesNoLock(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Statement[int]{Name: "ideas.Generate", Cap: 2}
+	g := once.Statement{Name: "ideas.Generate", Cap: 2}
 	if _, ok, err := g.Reserve(ctx, pool, "org/1", 2); err != nil || !ok {
 		t.Fatalf("filling the counter: %v, %v", ok, err)
 	}
-	if _, err := pool.Exec(ctx, "INSERT INTO once.counters (name, key, used, cap) VALUES ('ideas.Generate', 'org/1', 2, 2)"); err != nil {
+	if _, err := pool.Exec(ctx, "INSERT INTO counters (name, key, used, cap) VALUES ('ideas.Generate', 'org/1', 2, 2)"); err != nil {
 		t.Fatal(err)
 	}
 	tx, err := pool.Begin(ctx)
@@ -302,7 +302,7 @@ func TestStatement_RefusalTakesNoLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx)
-	for _, table := range []string{"once.counter_slots", "once.counters"} {
+	for _, table := range []string{"once.counter_slots", "counters"} {
 		if _, err := tx.Exec(ctx, "SELECT * FROM "+table+" WHERE name = 'ideas.Generate' AND key = 'org/1' FOR UPDATE"); err != nil {
 			t.Fatal(err)
 		}
@@ -323,7 +323,7 @@ func TestStatement_RefusalTakesNoLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Exec(ctx, "RESET lock_timeout")
-	_, err = conn.Exec(ctx, `INSERT INTO once.counters AS c (name, key, used, cap) VALUES ('ideas.Generate', 'org/1', 1, 2)
+	_, err = conn.Exec(ctx, `INSERT INTO counters AS c (name, key, used, cap) VALUES ('ideas.Generate', 'org/1', 1, 2)
 ON CONFLICT (name, key) DO UPDATE SET used = c.used + EXCLUDED.used WHERE c.used + EXCLUDED.used <= EXCLUDED.cap`)
 	if pgErrCode(err) != "55P03" {
 		t.Fatalf("the conditional upsert alone on the locked full counter: %v; want it to wait for the lock (55P03 after lock_timeout)", err)
@@ -339,7 +339,7 @@ func TestStatement_ReservationsDoNotQueue(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	g := once.Statement[int]{Name: "ideas.Generate", Cap: 1_000_000}
+	g := once.Statement{Name: "ideas.Generate", Cap: 1_000_000}
 	tx, err := pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -348,7 +348,7 @@ func TestStatement_ReservationsDoNotQueue(t *testing.T) {
 	if _, ok, err := g.Reserve(ctx, tx, "org/1", 1); err != nil || !ok {
 		t.Fatalf("the reservation in the open transaction: %v, %v", ok, err)
 	}
-	if _, err := tx.Exec(ctx, "INSERT INTO once.counters (name, key, used, cap) VALUES ('ideas.Generate', 'org/1', 1, 1000000)"); err != nil {
+	if _, err := tx.Exec(ctx, "INSERT INTO counters (name, key, used, cap) VALUES ('ideas.Generate', 'org/1', 1, 1000000)"); err != nil {
 		t.Fatal(err)
 	}
 	conn, err := pool.Acquire(ctx)
@@ -363,7 +363,7 @@ func TestStatement_ReservationsDoNotQueue(t *testing.T) {
 	if used, ok, err := g.Reserve(ctx, conn, "org/1", 1); err != nil || !ok || used != 1 {
 		t.Fatalf("a reservation beside an uncommitted one = %d, %v, %v; want made at once, 1 used in its snapshot", used, ok, err)
 	}
-	_, err = conn.Exec(ctx, `INSERT INTO once.counters AS c (name, key, used, cap) VALUES ('ideas.Generate', 'org/1', 1, 1000000)
+	_, err = conn.Exec(ctx, `INSERT INTO counters AS c (name, key, used, cap) VALUES ('ideas.Generate', 'org/1', 1, 1000000)
 ON CONFLICT (name, key) DO UPDATE SET used = c.used + EXCLUDED.used WHERE c.used + EXCLUDED.used <= EXCLUDED.cap`)
 	if pgErrCode(err) != "55P03" {
 		t.Fatalf("the conditional upsert beside an uncommitted one: %v; want it to wait for the other's commit (55P03 after lock_timeout)", err)
@@ -382,7 +382,7 @@ func TestStatement_ConcurrentRefundsGiveBackEachUnitOnce(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, stormConns)
 	ctx := context.Background()
-	g := once.Statement[int]{Name: "ideas.Generate", Cap: 10}
+	g := once.Statement{Name: "ideas.Generate", Cap: 10}
 	if _, ok, err := g.Reserve(ctx, pool, "org/1", 5); err != nil || !ok {
 		t.Fatalf("reserving 5: %v, %v", ok, err)
 	}
@@ -414,7 +414,7 @@ func TestStatement_HugeCapReservesWithoutEnumeratingIt(t *testing.T) {
 	pool := setup(t, 4)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	g := once.Statement[int]{Name: "bytes.Egress", Cap: math.MaxInt64}
+	g := once.Statement{Name: "bytes.Egress", Cap: math.MaxInt64}
 	for i := range 3 {
 		used, ok, err := g.Reserve(ctx, pool, "acct/1", 1000)
 		if err != nil || !ok || used != int64(i+1)*1000 {
@@ -446,7 +446,7 @@ func TestStatement_NegativeControl_SlotsNumberedPastTheCapPassIt(t *testing.T) {
 		if used+1 > capacity {
 			return nil
 		}
-		_, err := conn.Exec(ctx, `INSERT INTO once.counter_slots (name, key, slot) VALUES ('ideas.Generate', 'org/1', $1)
+		_, err := conn.Exec(ctx, `INSERT INTO once.counter_slots (name, key, slot, token) VALUES ('ideas.Generate', 'org/1', $1, 'bare')
 ON CONFLICT (name, key, slot) DO NOTHING`, int64(caller)+capacity*1000)
 		return err
 	})

@@ -7,13 +7,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-)
 
-// ErrConflict is what the function of a table= guard returns when its INSERT .. ON CONFLICT
-// .. RETURNING returned no row: another row holds the promise. Table.Do answers it with
-// Outcome{Status: OnConflict} and no error; it never reaches the guard's caller. Return it
-// with InsertConflict, or with Conflict to name the row that holds the promise.
-var ErrConflict = errors.New("once: the insert's conflict clause let no row through")
+	"github.com/oncekit/once/runtime/internal/dbcall"
+)
 
 // ConflictError is ErrConflict naming the row that holds the promise (errors.Is(err,
 // ErrConflict) holds for it).
@@ -57,7 +53,7 @@ func InsertConflict(err error) error {
 // check: a row back means this call holds the promise; no row means another call already
 // does, which the function reports by returning ErrConflict (see InsertConflict and
 // Conflict).
-type Table[T any] struct {
+type Table struct {
 	// Name identifies the guard in errors.
 	Name string
 	// OnConflict is the status of a call whose insert returned no row: Duplicate for a
@@ -82,32 +78,31 @@ type Table[T any] struct {
 //
 // When db is itself a pgx.Tx, Begin makes a savepoint: the row lasts only if the caller's
 // transaction commits.
-func (g Table[T]) Do(ctx context.Context, db DB, fn func(context.Context, pgx.Tx) (T, error)) (T, Outcome, error) {
-	var zero T
-	if err := checkName(g.Name); err != nil {
-		return zero, Outcome{}, err
+func (g Table) Do(ctx context.Context, db DB, fn func(context.Context, pgx.Tx) error) (Outcome, error) {
+	if err := dbcall.Name(g.Name); err != nil {
+		return Outcome{}, err
 	}
 	if err := checkGuardHandle(ctx, db, "table", g.Name); err != nil {
-		return zero, Outcome{}, err
+		return Outcome{}, err
 	}
 	if fn == nil {
-		return zero, Outcome{}, invalid("table", g.Name, "nil function")
+		return Outcome{}, invalid("table", g.Name, "nil function")
 	}
 	switch g.OnConflict {
 	case Duplicate, InFlight, Refused:
 	default:
-		return zero, Outcome{}, invalid("table", g.Name, "OnConflict is %v: use Duplicate, InFlight or Refused", g.OnConflict)
+		return Outcome{}, invalid("table", g.Name, "OnConflict is %v: use Duplicate, InFlight or Refused", g.OnConflict)
 	}
 	tx, err := db.Begin(ctx)
 	if err != nil {
-		return zero, Outcome{}, fmt.Errorf("once: table guard %s: begin: %w", g.Name, err)
+		return Outcome{}, fmt.Errorf("once: table guard %s: begin: %w", g.Name, err)
 	}
 	defer func() {
-		rctx, cancel := settleContext(ctx)
+		rctx, cancel := dbcall.SettleContext(ctx)
 		defer cancel()
 		tx.Rollback(rctx) // after a commit, a no-op
 	}()
-	v, err := fn(ctx, tx)
+	err = fn(ctx, tx)
 	var refused Outcome
 	switch {
 	case errors.Is(err, ErrConflict):
@@ -121,20 +116,20 @@ func (g Table[T]) Do(ctx context.Context, db DB, fn func(context.Context, pgx.Tx
 	}
 	if refused.Status != 0 {
 		if rerr := tx.Rollback(ctx); rerr != nil {
-			return zero, Outcome{}, fmt.Errorf("once: table guard %s: rollback: %w", g.Name, rerr)
+			return Outcome{}, fmt.Errorf("once: table guard %s: rollback: %w", g.Name, rerr)
 		}
-		return zero, refused, nil
+		return refused, nil
 	}
 	if errors.Is(err, pgx.ErrNoRows) {
-		return zero, Outcome{}, fmt.Errorf("once: table guard %s: %w (if the INSERT .. ON CONFLICT returned no row, return once.InsertConflict(err) from it: any other no-row is an error)", g.Name, err)
+		return Outcome{}, fmt.Errorf("once: table guard %s: %w (if the INSERT .. ON CONFLICT returned no row, return once.InsertConflict(err) from it: any other no-row is an error)", g.Name, err)
 	}
 	if err != nil {
-		return zero, Outcome{}, err
+		return Outcome{}, err
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return zero, Outcome{}, fmt.Errorf("once: table guard %s: commit: %w", g.Name, err)
+		return Outcome{}, fmt.Errorf("once: table guard %s: commit: %w", g.Name, err)
 	}
-	return v, Outcome{Status: Ran}, nil
+	return Outcome{Status: Ran}, nil
 }
 
 // checkViolation is PostgreSQL's SQLSTATE for a row that fails a CHECK constraint.
@@ -142,7 +137,7 @@ const checkViolation = "23514"
 
 // overCap reports whether err is the violation of the guard's CapCheck: an insert of more
 // units than the cap.
-func (g Table[T]) overCap(err error) bool {
+func (g Table) overCap(err error) bool {
 	var pe *pgconn.PgError
 	return g.CapCheck != "" && errors.As(err, &pe) && pe.Code == checkViolation && pe.ConstraintName == g.CapCheck
 }

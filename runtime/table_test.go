@@ -75,10 +75,10 @@ func chargeOrder(order string, caller int) func(context.Context, pgx.Tx) (int64,
 func TestTable_Forever_ConcurrentInsertsRunOnce(t *testing.T) {
 	t.Parallel()
 	pool := setupTables(t, stormConns, true)
-	g := once.Table[int64]{Name: "billing.Charge", OnConflict: once.Duplicate}
+	g := once.Table{Name: "billing.Charge", OnConflict: once.Duplicate}
 	var ran, dup atomic.Int64
 	storm(t, pool, stormSize, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
-		id, out, err := g.Do(ctx, conn, chargeOrder("order-1", caller))
+		id, out, err := tableValue(ctx, g, conn, chargeOrder("order-1", caller))
 		switch {
 		case err != nil:
 		case out.Status == once.Ran && id > 0:
@@ -112,12 +112,12 @@ func TestTable_WithoutTheIndexEveryCallerInserts(t *testing.T) {
 		"quota":   `INSERT INTO quota (provider, day, used) VALUES ('serp', '2025-01-01', 1 + 0 * $1::int)`,
 		"alerts":  `INSERT INTO alerts (source, notified_at) VALUES ('db', clock_timestamp() + 0 * $1::int * interval '1 second')`,
 	}
-	g := once.Table[struct{}]{Name: "control", OnConflict: once.Duplicate}
+	g := once.Table{Name: "control", OnConflict: once.Duplicate}
 	for table, insert := range inserts {
 		storm(t, pool, stormSize, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
 			// Without the index there is nothing to conflict with, and an ON CONFLICT naming
 			// its columns would fail (42P10): the insert is plain.
-			_, _, err := g.Do(ctx, conn, func(ctx context.Context, tx pgx.Tx) (struct{}, error) {
+			_, _, err := tableValue(ctx, g, conn, func(ctx context.Context, tx pgx.Tx) (struct{}, error) {
 				err := tx.QueryRow(ctx, insert+` RETURNING 1`, caller).Scan(new(int))
 				return struct{}{}, once.InsertConflict(err)
 			})
@@ -134,9 +134,9 @@ func TestTable_WithoutTheIndexEveryCallerInserts(t *testing.T) {
 func TestTable_ASelectFindingNothingIsAnErrorNotADuplicate(t *testing.T) {
 	t.Parallel()
 	pool := setupTables(t, 4, true)
-	g := once.Table[int64]{Name: "billing.Charge", OnConflict: once.Duplicate}
+	g := once.Table{Name: "billing.Charge", OnConflict: once.Duplicate}
 	ctx := context.Background()
-	id, out, err := g.Do(ctx, pool, func(ctx context.Context, tx pgx.Tx) (int64, error) {
+	id, out, err := tableValue(ctx, g, pool, func(ctx context.Context, tx pgx.Tx) (int64, error) {
 		if _, err := chargeOrder("order-1", 1)(ctx, tx); err != nil {
 			return 0, err
 		}
@@ -163,10 +163,10 @@ func TestTable_ASelectFindingNothingIsAnErrorNotADuplicate(t *testing.T) {
 func TestTable_FunctionErrorRollsBackSuccessCommits(t *testing.T) {
 	t.Parallel()
 	pool := setupTables(t, 4, true)
-	g := once.Table[int64]{Name: "billing.Charge", OnConflict: once.Duplicate}
+	g := once.Table{Name: "billing.Charge", OnConflict: once.Duplicate}
 	ctx := context.Background()
 	boom := errors.New("card declined")
-	_, out, err := g.Do(ctx, pool, func(ctx context.Context, tx pgx.Tx) (int64, error) {
+	_, out, err := tableValue(ctx, g, pool, func(ctx context.Context, tx pgx.Tx) (int64, error) {
 		if _, err := chargeOrder("order-1", 1)(ctx, tx); err != nil {
 			return 0, err
 		}
@@ -178,7 +178,7 @@ func TestTable_FunctionErrorRollsBackSuccessCommits(t *testing.T) {
 	if n := count(t, pool, "SELECT count(*) FROM charges"); n != 0 {
 		t.Fatalf("%d charges after a failed call, want 0", n)
 	}
-	id, out, err := g.Do(ctx, pool, chargeOrder("order-1", 2))
+	id, out, err := tableValue(ctx, g, pool, chargeOrder("order-1", 2))
 	if err != nil || out.Status != once.Ran || id == 0 {
 		t.Fatalf("retry: id %d, outcome %+v, err %v", id, out, err)
 	}
@@ -207,11 +207,11 @@ func startRun(org int64) func(context.Context, pgx.Tx) (int64, error) {
 func TestTable_Open_DuplicatesGetTheOpenRowsHandle(t *testing.T) {
 	t.Parallel()
 	pool := setupTables(t, stormConns, true)
-	g := once.Table[int64]{Name: "ideas.StartRun", OnConflict: once.InFlight}
+	g := once.Table{Name: "ideas.StartRun", OnConflict: once.InFlight}
 	var winner atomic.Int64
 	handles := make([]string, stormSize)
 	storm(t, pool, stormSize, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
-		id, out, err := g.Do(ctx, conn, startRun(7))
+		id, out, err := tableValue(ctx, g, conn, startRun(7))
 		switch {
 		case err != nil:
 		case out.Status == once.Ran:
@@ -245,7 +245,7 @@ func TestTable_Open_DuplicatesGetTheOpenRowsHandle(t *testing.T) {
 	if _, err := pool.Exec(context.Background(), "UPDATE runs SET status = 'done'"); err != nil {
 		t.Fatal(err)
 	}
-	id, out, err := g.Do(context.Background(), pool, startRun(7))
+	id, out, err := tableValue(context.Background(), g, pool, startRun(7))
 	if err != nil || out.Status != once.Ran || strconv.FormatInt(id, 10) == want {
 		t.Errorf("after the run finished: id %d, outcome %+v, err %v: want a new run", id, out, err)
 	}
@@ -256,10 +256,10 @@ func TestTable_Open_DuplicatesGetTheOpenRowsHandle(t *testing.T) {
 func TestTable_Statement_CapHoldsUnderAStorm(t *testing.T) {
 	t.Parallel()
 	pool := setupTables(t, stormConns, true)
-	g := once.Table[int32]{Name: "sources.Fetch", OnConflict: once.Refused}
+	g := once.Table{Name: "sources.Fetch", OnConflict: once.Refused}
 	var ran, refused atomic.Int64
 	storm(t, pool, stormSize, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
-		_, out, err := g.Do(ctx, conn, useQuota(1, caller))
+		_, out, err := tableValue(ctx, g, conn, useQuota(1, caller))
 		switch out.Status {
 		case once.Ran:
 			ran.Add(1)
@@ -300,8 +300,8 @@ func TestTable_Statement_FirstInsertOverTheCapIsRefused(t *testing.T) {
 	t.Parallel()
 	pool := setupTables(t, 4, true)
 	ctx := context.Background()
-	g := once.Table[int32]{Name: "sources.Fetch", OnConflict: once.Refused, CapCheck: quotaGuard.CapName()}
-	used, out, err := g.Do(ctx, pool, useQuota(4, 1))
+	g := once.Table{Name: "sources.Fetch", OnConflict: once.Refused, CapCheck: quotaGuard.CapName()}
+	used, out, err := tableValue(ctx, g, pool, useQuota(4, 1))
 	if err != nil || out.Status != once.Refused || used != 0 {
 		t.Fatalf("first insert of 4 units against a cap of 3: used %d, outcome %+v, err %v: want refused", used, out, err)
 	}
@@ -311,7 +311,7 @@ func TestTable_Statement_FirstInsertOverTheCapIsRefused(t *testing.T) {
 	if n := effects(t, pool, "fetch", "serp"); n != 0 {
 		t.Fatalf("%d effects lasted from the refused call, want 0", n)
 	}
-	if used, out, err := g.Do(ctx, pool, useQuota(3, 2)); err != nil || out.Status != once.Ran || used != 3 {
+	if used, out, err := tableValue(ctx, g, pool, useQuota(3, 2)); err != nil || out.Status != once.Ran || used != 3 {
 		t.Fatalf("first insert of the whole cap: used %d, outcome %+v, err %v: want ran, 3", used, out, err)
 	}
 
@@ -325,7 +325,7 @@ func TestTable_Statement_FirstInsertOverTheCapIsRefused(t *testing.T) {
 	if _, err := tx.Exec(ctx, "DELETE FROM quota"); err != nil {
 		t.Fatal(err)
 	}
-	if _, out, err := g.Do(ctx, tx, useQuota(5, 3)); err != nil || out.Status != once.Refused {
+	if _, out, err := tableValue(ctx, g, tx, useQuota(5, 3)); err != nil || out.Status != once.Refused {
 		t.Fatalf("in a transaction: outcome %+v, err %v: want refused", out, err)
 	}
 	if n := count(t, tx, "SELECT count(*) FROM quota"); n != 0 {
@@ -336,15 +336,15 @@ func TestTable_Statement_FirstInsertOverTheCapIsRefused(t *testing.T) {
 	}
 
 	// Without CapCheck, the guard cannot tell the violation from any error.
-	bare := once.Table[int32]{Name: "sources.Fetch", OnConflict: once.Refused}
-	if _, out, err := bare.Do(ctx, pool, useQuota(4, 4)); err == nil || out.Status != 0 {
+	bare := once.Table{Name: "sources.Fetch", OnConflict: once.Refused}
+	if _, out, err := tableValue(ctx, bare, pool, useQuota(4, 4)); err == nil || out.Status != 0 {
 		t.Errorf("without CapCheck: outcome %+v, err %v: want the check's violation as an error", out, err)
 	}
 	// Without the constraint, the conflict clause alone lets the first insert pass the cap.
 	if _, err := pool.Exec(ctx, "DELETE FROM quota; ALTER TABLE quota DROP CONSTRAINT "+quotaGuard.CapName()); err != nil {
 		t.Fatal(err)
 	}
-	if _, out, err := g.Do(ctx, pool, useQuota(4, 5)); err != nil || out.Status != once.Ran {
+	if _, out, err := tableValue(ctx, g, pool, useQuota(4, 5)); err != nil || out.Status != once.Ran {
 		t.Fatalf("without the constraint: outcome %+v, err %v", out, err)
 	}
 	if n := count(t, pool, "SELECT sum(used) FROM quota"); n != 4 {
@@ -357,7 +357,7 @@ func TestTable_Statement_FirstInsertOverTheCapIsRefused(t *testing.T) {
 func TestTable_Episode_FiresOnceUntilRearmed(t *testing.T) {
 	t.Parallel()
 	pool := setupTables(t, stormConns, true)
-	g := once.Table[struct{}]{Name: "alerts.Notify", OnConflict: once.Duplicate}
+	g := once.Table{Name: "alerts.Notify", OnConflict: once.Duplicate}
 	notify := func(caller int) func(context.Context, pgx.Tx) (struct{}, error) {
 		return func(ctx context.Context, tx pgx.Tx) (struct{}, error) {
 			if err := effect(ctx, tx, "notify", "db", caller); err != nil {
@@ -369,7 +369,7 @@ func TestTable_Episode_FiresOnceUntilRearmed(t *testing.T) {
 	}
 	var ran atomic.Int64
 	storm(t, pool, stormSize, func(ctx context.Context, caller int, conn *pgxpool.Conn) error {
-		_, out, err := g.Do(ctx, conn, notify(caller))
+		_, out, err := tableValue(ctx, g, conn, notify(caller))
 		if out.Status == once.Ran {
 			ran.Add(1)
 		}
@@ -381,10 +381,10 @@ func TestTable_Episode_FiresOnceUntilRearmed(t *testing.T) {
 	if _, err := pool.Exec(context.Background(), "UPDATE alerts SET notified_at = NULL WHERE source = 'db'"); err != nil {
 		t.Fatal(err)
 	}
-	if _, out, err := g.Do(context.Background(), pool, notify(100)); err != nil || out.Status != once.Ran {
+	if _, out, err := tableValue(context.Background(), g, pool, notify(100)); err != nil || out.Status != once.Ran {
 		t.Fatalf("after rearming: outcome %+v, err %v", out, err)
 	}
-	if _, out, err := g.Do(context.Background(), pool, notify(101)); err != nil || out.Status != once.Duplicate {
+	if _, out, err := tableValue(context.Background(), g, pool, notify(101)); err != nil || out.Status != once.Duplicate {
 		t.Fatalf("fired again: outcome %+v, err %v", out, err)
 	}
 	if n := effects(t, pool, "notify", "db"); n != 2 {
@@ -397,16 +397,16 @@ func TestTable_Episode_FiresOnceUntilRearmed(t *testing.T) {
 func TestTable_InTheCallersTransactionTheRowLastsOnlyIfItCommits(t *testing.T) {
 	t.Parallel()
 	pool := setupTables(t, 4, true)
-	g := once.Table[int64]{Name: "billing.Charge", OnConflict: once.Duplicate}
+	g := once.Table{Name: "billing.Charge", OnConflict: once.Duplicate}
 	ctx := context.Background()
 	tx, err := pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, out, err := g.Do(ctx, tx, chargeOrder("order-1", 1)); err != nil || out.Status != once.Ran {
+	if _, out, err := tableValue(ctx, g, tx, chargeOrder("order-1", 1)); err != nil || out.Status != once.Ran {
 		t.Fatalf("outcome %+v, err %v", out, err)
 	}
-	if _, out, err := g.Do(ctx, tx, chargeOrder("order-1", 2)); err != nil || out.Status != once.Duplicate {
+	if _, out, err := tableValue(ctx, g, tx, chargeOrder("order-1", 2)); err != nil || out.Status != once.Duplicate {
 		t.Fatalf("second call in the transaction: outcome %+v, err %v", out, err)
 	}
 	if err := tx.Rollback(ctx); err != nil {
@@ -415,7 +415,7 @@ func TestTable_InTheCallersTransactionTheRowLastsOnlyIfItCommits(t *testing.T) {
 	if n := count(t, pool, "SELECT count(*) FROM charges"); n != 0 {
 		t.Errorf("%d charges after the caller rolled back, want 0", n)
 	}
-	if _, out, err := g.Do(ctx, pool, chargeOrder("order-1", 3)); err != nil || out.Status != once.Ran {
+	if _, out, err := tableValue(ctx, g, pool, chargeOrder("order-1", 3)); err != nil || out.Status != once.Ran {
 		t.Errorf("after the rollback: outcome %+v, err %v", out, err)
 	}
 }
@@ -424,21 +424,21 @@ func TestTable_InvalidGuardsWriteNothing(t *testing.T) {
 	t.Parallel()
 	pool := setupTables(t, 4, true)
 	ctx := context.Background()
-	for name, g := range map[string]once.Table[int64]{
+	for name, g := range map[string]once.Table{
 		"no name":        {OnConflict: once.Duplicate},
 		"no status":      {Name: "billing.Charge"},
 		"status busy":    {Name: "billing.Charge", OnConflict: once.Busy},
 		"status not set": {Name: "billing.Charge", OnConflict: 0},
 	} {
-		if _, _, err := g.Do(ctx, pool, chargeOrder("order-1", 1)); !errors.Is(err, once.ErrInvalid) {
+		if _, _, err := tableValue(ctx, g, pool, chargeOrder("order-1", 1)); !errors.Is(err, once.ErrInvalid) {
 			t.Errorf("%s: err %v, want ErrInvalid", name, err)
 		}
 	}
-	g := once.Table[int64]{Name: "billing.Charge", OnConflict: once.Duplicate}
-	if _, _, err := g.Do(ctx, pool, nil); !errors.Is(err, once.ErrInvalid) {
+	g := once.Table{Name: "billing.Charge", OnConflict: once.Duplicate}
+	if _, err := g.Do(ctx, pool, nil); !errors.Is(err, once.ErrInvalid) {
 		t.Errorf("nil function: err %v, want ErrInvalid", err)
 	}
-	if _, _, err := g.Do(ctx, nil, chargeOrder("order-1", 1)); !errors.Is(err, once.ErrInvalid) {
+	if _, _, err := tableValue(ctx, g, nil, chargeOrder("order-1", 1)); !errors.Is(err, once.ErrInvalid) {
 		t.Errorf("nil DB: err %v, want ErrInvalid", err)
 	}
 	if n := count(t, pool, "SELECT count(*) FROM charges"); n != 0 {

@@ -17,11 +17,10 @@ func newToken() string {
 	return hex.EncodeToString(b[:])
 }
 
-// newProviderRef returns a fresh provider reference (once.operations.provider_ref): a random
-// version 4 UUID in PostgreSQL's text form, as gen_random_uuid() draws one. The claim sends it
-// rather than leaving the column's default to draw it, which spares the server the draw and
-// the claim its RETURNING of it.
-func newProviderRef() string {
+// newOperationID returns a fresh operation id (once.operations.id): a random version 4 UUID
+// in PostgreSQL's text form, as gen_random_uuid() draws one. The claim sends it rather than
+// leaving the server to draw it, which spares the server the draw and the claim a RETURNING.
+func newOperationID() string {
 	var b [16]byte
 	rand.Read(b[:])         // never returns an error (crypto/rand panics if the OS source fails)
 	b[6] = b[6]&0x0f | 0x40 // version 4

@@ -10,6 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/oncekit/once/runtime/internal/dbcall"
 )
 
 // Transaction is the promise "once per decision made from a read": the function reads, decides
@@ -22,14 +24,14 @@ import (
 // computed from several rows, a subscription's current state). It is the wrong tool for
 // plain uniqueness: a storm on one key queues up behind the lock one transaction at a time,
 // where a unique claim (Open, Statement, Episode) answers every duplicate at once.
-type Transaction[T any] struct {
+type Transaction struct {
 	// Name is the lock's namespace: keys of different guards never share a lock.
 	Name string
 	// NoWait makes a held lock an answer rather than a wait: Do returns Outcome{Status: Busy}
-	// and ErrBusy at once (pg_try_advisory_xact_lock).
+	// and a nil error at once (pg_try_advisory_xact_lock).
 	NoWait bool
 	// LockTimeout bounds the wait for the lock; past it Do returns Outcome{Status: Busy} and
-	// ErrLockTimeout. Zero waits until ctx ends. It applies to taking the lock only: the
+	// a nil error. Zero waits until ctx ends. It applies to taking the lock only: the
 	// function's own statements run under the session's setting.
 	LockTimeout time.Duration
 	// IsoLevel is the transaction's isolation level; empty means the database's default (READ
@@ -51,44 +53,44 @@ type Transaction[T any] struct {
 // commits; if fn returns an error (or panics) the transaction is rolled back and fn's error
 // returned as it is. The lock is released by the commit or rollback. Outcome.LockID is the
 // lock's number, LockID(Name, key), in decimal (pg_locks shows it as classid and objid, its
-// high and low 32 bits).
+// high and low 32 bits). A lock held by another transaction, with NoWait or past
+// LockTimeout, is Outcome{Status: Busy} and a nil error: fn did not run.
 //
 // When db is itself a pgx.Tx, Begin makes a savepoint, and the lock is the outer
 // transaction's: it is held until the outer transaction commits or rolls back, not until
 // Do returns, so keep such a transaction short. If fn fails, the savepoint is rolled back
 // and the lock taken inside it goes with it.
-func (g Transaction[T]) Do(ctx context.Context, db DB, key string, fn func(context.Context, pgx.Tx) (T, error)) (T, Outcome, error) {
-	var zero T
+func (g Transaction) Do(ctx context.Context, db DB, key string, fn func(context.Context, pgx.Tx) error) (Outcome, error) {
 	if err := checkGuardCall(ctx, db, "transaction", g.Name, key); err != nil {
-		return zero, Outcome{}, err
+		return Outcome{}, err
 	}
 	switch {
 	case fn == nil:
-		return zero, Outcome{}, invalid("transaction", g.Name, "nil function")
+		return Outcome{}, invalid("transaction", g.Name, "nil function")
 	case g.LockTimeout < 0:
-		return zero, Outcome{}, invalid("transaction", g.Name, "negative lock timeout %v", g.LockTimeout)
+		return Outcome{}, invalid("transaction", g.Name, "negative lock timeout %v", g.LockTimeout)
 	case g.NoWait && g.LockTimeout > 0:
-		return zero, Outcome{}, invalid("transaction", g.Name, "NoWait and LockTimeout both set: choose one")
+		return Outcome{}, invalid("transaction", g.Name, "NoWait and LockTimeout both set: choose one")
 	}
 	lockID := LockID(g.Name, key)
 	_, inTx := db.(pgx.Tx)
 	switch {
 	case g.Retries < 0:
-		return zero, Outcome{}, invalid("transaction", g.Name, "negative Retries %d", g.Retries)
+		return Outcome{}, invalid("transaction", g.Name, "negative Retries %d", g.Retries)
 	case g.IsoLevel != "" && inTx:
-		return zero, Outcome{}, invalid("transaction", g.Name, "IsoLevel %s cannot be set inside the caller's transaction", g.IsoLevel)
+		return Outcome{}, invalid("transaction", g.Name, "IsoLevel %s cannot be set inside the caller's transaction", g.IsoLevel)
 	}
 	pause := 10 * time.Millisecond
 	for run := 0; ; run++ {
-		v, out, err := g.run(ctx, db, lockID, fn)
+		out, err := g.run(ctx, db, lockID, fn)
 		if err == nil || run >= g.Retries || inTx || !errors.Is(err, ErrRetryable) {
-			return v, out, err
+			return out, err
 		}
 		t := time.NewTimer(pause/2 + rand.N(pause/2))
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return v, out, err
+			return out, err
 		case <-t.C:
 		}
 		pause *= 2
@@ -97,8 +99,7 @@ func (g Transaction[T]) Do(ctx context.Context, db DB, key string, fn func(conte
 
 // run is one run of Do: begin, lock, fn, commit. Its error is ErrRetryable when the
 // transaction failed for a transient reason and did not commit.
-func (g Transaction[T]) run(ctx context.Context, db DB, lockID int64, fn func(context.Context, pgx.Tx) (T, error)) (T, Outcome, error) {
-	var zero T
+func (g Transaction) run(ctx context.Context, db DB, lockID int64, fn func(context.Context, pgx.Tx) error) (Outcome, error) {
 	out := Outcome{LockID: lockID}
 	var tx pgx.Tx
 	var err error
@@ -108,12 +109,12 @@ func (g Transaction[T]) run(ctx context.Context, db DB, lockID int64, fn func(co
 		tx, err = db.Begin(ctx)
 	}
 	if err != nil {
-		return zero, Outcome{}, classify(fmt.Errorf("once: transaction guard %s: begin: %w", g.Name, err))
+		return Outcome{}, classify(fmt.Errorf("once: transaction guard %s: begin: %w", g.Name, err))
 	}
 	committed := false
 	defer func() {
 		if !committed {
-			rctx, cancel := settleContext(ctx)
+			rctx, cancel := dbcall.SettleContext(ctx)
 			defer cancel()
 			tx.Rollback(rctx)
 		}
@@ -121,26 +122,26 @@ func (g Transaction[T]) run(ctx context.Context, db DB, lockID int64, fn func(co
 
 	if c := tx.Conn(); c != nil {
 		if err := checkServer("transaction", g.Name, c.PgConn()); err != nil {
-			return zero, Outcome{}, err
+			return Outcome{}, err
 		}
 	}
-	if err := g.lock(ctx, tx, lockID); err != nil {
-		if errors.Is(err, ErrBusy) || errors.Is(err, ErrLockTimeout) {
-			out.Status = Busy
-			return zero, out, err
-		}
-		return zero, Outcome{}, classify(err)
+	got, err := g.lock(ctx, tx, lockID)
+	if err != nil {
+		return Outcome{}, classify(err)
+	}
+	if !got {
+		out.Status = Busy
+		return out, nil
 	}
 	out.Status = Ran
-	v, err := fn(ctx, tx)
-	if err != nil {
-		return v, out, classify(err) // rolled back: a transient failure may be run again
+	if err := fn(ctx, tx); err != nil {
+		return out, classify(err) // rolled back: a transient failure may be run again
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return v, out, classifyAnswered(fmt.Errorf("once: transaction guard %s: commit: %w", g.Name, err))
+		return out, classifyAnswered(fmt.Errorf("once: transaction guard %s: commit: %w", g.Name, err))
 	}
 	committed = true
-	return v, out, nil
+	return out, nil
 }
 
 // txBeginner is the part of a pool or connection that begins a transaction with options.
@@ -159,32 +160,32 @@ set AS MATERIALIZED (SELECT set_config('lock_timeout', $2, true) FROM old),
 locked AS MATERIALIZED (SELECT pg_advisory_xact_lock($1) FROM set)
 SELECT set_config('lock_timeout', old.timeout, true) FROM locked, old`
 
-func (g Transaction[T]) lock(ctx context.Context, tx pgx.Tx, lockID int64) error {
+// lock takes the key's lock in tx, and reports whether it got it: false when another
+// transaction holds it and the guard does not wait (NoWait), or did not get it within its
+// LockTimeout.
+func (g Transaction) lock(ctx context.Context, tx pgx.Tx, lockID int64) (bool, error) {
 	switch {
 	case g.NoWait:
 		var got bool
 		if err := tx.QueryRow(ctx, "SELECT pg_try_advisory_xact_lock($1)", lockID).Scan(&got); err != nil {
-			return fmt.Errorf("once: transaction guard %s: try lock: %w", g.Name, err)
+			return false, fmt.Errorf("once: transaction guard %s: try lock: %w", g.Name, err)
 		}
-		if !got {
-			return fmt.Errorf("once: transaction guard %s: lock %d held by another transaction: %w", g.Name, lockID, ErrBusy)
-		}
-		return nil
+		return got, nil
 	case g.LockTimeout > 0:
 		ms := (g.LockTimeout + time.Millisecond - 1) / time.Millisecond // lock_timeout's unit; round up so 1µs is not "no timeout"
 		var restored string
 		err := tx.QueryRow(ctx, lockTimeoutSQL, lockID, strconv.FormatInt(int64(ms), 10)+"ms").Scan(&restored)
 		if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == "55P03" {
-			return fmt.Errorf("once: transaction guard %s: lock %d not had within %v: %w", g.Name, lockID, g.LockTimeout, ErrLockTimeout)
+			return false, nil // lock_not_available: held for all of LockTimeout
 		}
 		if err != nil {
-			return fmt.Errorf("once: transaction guard %s: lock: %w", g.Name, err)
+			return false, fmt.Errorf("once: transaction guard %s: lock: %w", g.Name, err)
 		}
-		return nil
+		return true, nil
 	default:
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", lockID); err != nil {
-			return fmt.Errorf("once: transaction guard %s: lock: %w", g.Name, err)
+			return false, fmt.Errorf("once: transaction guard %s: lock: %w", g.Name, err)
 		}
-		return nil
+		return true, nil
 	}
 }

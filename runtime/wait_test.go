@@ -23,7 +23,7 @@ type pollLog struct {
 }
 
 func (l *pollLog) note(sql string) {
-	if sql == once.ForeverClaimSQL {
+	if sql == once.ForeverClaimSQL || sql == once.ForeverReadFirstSQL {
 		l.mu.Lock()
 		l.polls = append(l.polls, time.Now())
 		l.mu.Unlock()
@@ -58,21 +58,21 @@ func minPause(n int) time.Duration {
 }
 
 // 100 duplicates of a forever key arrive while its first caller runs (for 300 ms): with
-// Wait, each waits for the outcome instead of getting ErrInFlight, and all 100 get the
+// Wait, each waits for the outcome instead of being answered in flight, and all 100 get the
 // recorded result. One effect; no waiter polls faster than the documented backoff. The
-// control, without Wait, gets ErrInFlight at once.
+// control, without Wait, is answered in flight at once.
 func TestForever_WaitingDuplicatesGetTheRecordedResult(t *testing.T) {
 	t.Parallel()
 	const waiters = 100
 	pool := setup(t, 20)
 	ctx := context.Background()
-	g := once.Forever[string]{Name: "reports.Render", Wait: 10 * time.Second}
+	g := once.Forever{Name: "reports.Render", Wait: 10 * time.Second}
 	started := make(chan struct{})
 	var runs atomic.Int32
 	settled := make(chan time.Time, 1)
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		v, out, err := g.Do(ctx, pool, "q3", func(ctx context.Context) (string, error) {
+		v, out, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: "q3"}, func(ctx context.Context) (string, error) {
 			runs.Add(1)
 			close(started)
 			time.Sleep(300 * time.Millisecond)
@@ -84,10 +84,10 @@ func TestForever_WaitingDuplicatesGetTheRecordedResult(t *testing.T) {
 		}
 	})
 	<-started
-	if _, out, err := (once.Forever[string]{Name: "reports.Render"}).Do(ctx, pool, "q3", func(context.Context) (string, error) {
+	if _, out, err := once.ForeverValue(ctx, pool, (once.Forever{Name: "reports.Render"}), once.Ref{Key: "q3"}, func(context.Context) (string, error) {
 		return "", errors.New("ran")
-	}); !errors.Is(err, once.ErrInFlight) {
-		t.Fatalf("control without Wait: %+v, %v; want ErrInFlight", out, err)
+	}); err != nil || out.Status != once.InFlight {
+		t.Fatalf("control without Wait: %+v, %v; want in flight", out, err)
 	}
 	logs := make([]*pollLog, waiters)
 	results := make([]string, waiters)
@@ -95,7 +95,7 @@ func TestForever_WaitingDuplicatesGetTheRecordedResult(t *testing.T) {
 	for i := range waiters {
 		logs[i] = &pollLog{Pool: pool}
 		wg.Go(func() {
-			v, out, err := g.Do(ctx, logs[i], "q3", func(context.Context) (string, error) {
+			v, out, err := once.ForeverValue(ctx, logs[i], g, once.Ref{Key: "q3"}, func(context.Context) (string, error) {
 				runs.Add(1)
 				return "again", nil
 			})

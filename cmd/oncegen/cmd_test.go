@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/oncekit/once/internal/pgtest"
-	once "github.com/oncekit/once/runtime"
+	"github.com/oncekit/once/runtime/onceschema"
 )
 
 const appSrc = `package app
@@ -73,8 +73,8 @@ func TestCheck_MissingStaleAndOrphanedFilesExitOneWithADiff(t *testing.T) {
 	os.WriteFile(gen, []byte(strings.Replace(string(src), `{Name: "app.Welcome"}`, `{Name: "app.Hello"}`, 1)), 0o644)
 	code, stdout, _ = oncegen(t, mod, "-check")
 	if code != 1 || !strings.Contains(stdout, "--- a/app/once_gen.go\n+++ b/app/once_gen.go\n") ||
-		!strings.Contains(stdout, `-	return once.ForeverFunc{Name: "app.Hello"}.Do(ctx, db, once.MustKey(u.ID), fn)`) ||
-		!strings.Contains(stdout, `+	return once.ForeverFunc{Name: "app.Welcome"}.Do(ctx, db, once.MustKey(u.ID), fn)`) {
+		!strings.Contains(stdout, `-	return once.Forever{Name: "app.Hello"}.Do(ctx, db, once.Ref{Key: once.MustKey(u.ID)}, fn)`) ||
+		!strings.Contains(stdout, `+	return once.Forever{Name: "app.Welcome"}.Do(ctx, db, once.Ref{Key: once.MustKey(u.ID)}, fn)`) {
 		t.Fatalf("-check on an edited file: exit %d\n%s", code, stdout)
 	}
 
@@ -215,7 +215,7 @@ func Charge(ctx context.Context, tx pgx.Tx, order string) error { return nil }
 		!strings.Contains(string(down), "DROP INDEX CONCURRENTLY IF EXISTS public.charges_order_id_once_forever;") {
 		t.Errorf("the new migration:\n%s\n%s", up, down)
 	}
-	if got, want := len(filesWith(t, migs, ".up.sql")), once.LatestSchemaStep()+2; got != want {
+	if got, want := len(filesWith(t, migs, ".up.sql")), onceschema.LatestStep()+2; got != want {
 		t.Errorf("%d up migrations, want %d: only the difference is new", got, want)
 	}
 
@@ -314,7 +314,7 @@ func TestVerify_PassesThenNamesWhatIsMissingOrInvalid(t *testing.T) {
 	db := pgtest.NewDatabase(t)
 	code, stdout, stderr := oncegen(t, mod, "verify", "-db", db.URL)
 	if code != 1 || !strings.Contains(stderr, "missing, INVALID or different") ||
-		!strings.Contains(stdout, "once's tables are at schema step 0 (this runtime's latest: "+strconv.Itoa(once.LatestSchemaStep())+")") {
+		!strings.Contains(stdout, "once's tables are at schema step 0 (this runtime's latest: "+strconv.Itoa(onceschema.LatestStep())+")") {
 		t.Fatalf("verify on an empty database: exit %d: %s%s", code, stdout, stderr)
 	}
 	if out, err := psql(db.URL, filepath.Join(mod, "schema.sql")); err != nil {
@@ -326,7 +326,7 @@ func TestVerify_PassesThenNamesWhatIsMissingOrInvalid(t *testing.T) {
 		}
 	}
 	code, stdout, stderr = oncegen(t, mod, "verify", db.URL, "./...")
-	if code != 0 || !strings.Contains(stdout, "schema step "+strconv.Itoa(once.LatestSchemaStep())+" ") {
+	if code != 0 || !strings.Contains(stdout, "schema step "+strconv.Itoa(onceschema.LatestStep())+" ") {
 		t.Fatalf("verify after the migrations: exit %d\n%s%s", code, stdout, stderr)
 	}
 
@@ -518,7 +518,7 @@ func TestMigrations_ChangedKeyBuildsTheNewIndexBeforeDroppingTheOld(t *testing.T
 // writes into a fresh directory, with each of exts in turn per step (in the order ls sorts).
 func stepFiles(exts ...string) []string {
 	var out []string
-	for _, st := range once.SchemaSteps() {
+	for _, st := range onceschema.Steps() {
 		for _, ext := range exts {
 			out = append(out, fmt.Sprintf("%04d_once_schema_%04d_%s%s", st.Number, st.Number, st.Name, ext))
 		}
@@ -528,7 +528,7 @@ func stepFiles(exts ...string) []string {
 
 // appFile names the i-th migration of the application's own, numbered after the steps.
 func appFile(i int, rest string) string {
-	return fmt.Sprintf("%04d_%s", once.LatestSchemaStep()+i, rest)
+	return fmt.Sprintf("%04d_%s", onceschema.LatestStep()+i, rest)
 }
 
 // -check without -migrations checks, besides the wrappers, the migrations each //go:generate
@@ -554,7 +554,7 @@ func TestCheck_ReadsTheMigrationsOfGoGenerateLines(t *testing.T) {
 
 	// The runtime has a step the snapshot lacks: take the newest step out of the snapshot and
 	// its files away, as they were before the runtime grew it.
-	last := once.SchemaSteps()[once.LatestSchemaStep()-1]
+	last := onceschema.Steps()[onceschema.LatestStep()-1]
 	snapPath := filepath.Join(migs, "oncegen.snapshot.json")
 	snap, err := os.ReadFile(snapPath)
 	if err != nil {

@@ -179,3 +179,64 @@ func runStorm(t *testing.T, bin, url string, args ...string) map[string]stormRes
 	t.Logf("storm %v: %s", args, out)
 	return res
 }
+
+// oncegen verify and once.Verify (run by the generated program, from the requirements its
+// generated code registered) read the same database alike: both pass on the migrations
+// oncegen wrote, and both name the same objects once some are dropped, the runtime's own
+// among them.
+func TestVerify_AgreesWithOnceVerify(t *testing.T) {
+	t.Parallel()
+	mod, storm := buildStorm(t)
+	db := setupDatabase(t, mod)
+	if ups := filesWith(t, filepath.Join(mod, "migrations"), ".up.sql"); len(filesNamed(ups, "_once_schema_")) != 1 {
+		t.Fatalf("oncegen wrote %d runtime schema files for a new database, want 1: %v", len(filesNamed(ups, "_once_schema_")), names(ups))
+	}
+	compare := func(stage string, want ...string) {
+		t.Helper()
+		code, stdout, stderr := oncegen(t, mod, "verify", "-db", db.URL, "./...")
+		var fromOncegen []string
+		for _, l := range strings.SplitAfter(stdout, "\n") {
+			if l != "" && !strings.HasPrefix(l, "oncegen verify: ") {
+				fromOncegen = append(fromOncegen, l)
+			}
+		}
+		out, err := exec.Command(storm, "-db", db.URL, "-verify").CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: once.Verify: %v\n%s", stage, err, out)
+		}
+		fromRuntime := strings.SplitAfter(string(out), "\n")
+		if fromRuntime[len(fromRuntime)-1] == "" {
+			fromRuntime = fromRuntime[:len(fromRuntime)-1]
+		}
+		if (code == 0) != (len(want) == 0) {
+			t.Errorf("%s: oncegen verify exit %d\n%s%s", stage, code, stdout, stderr)
+		}
+		for _, w := range want {
+			if !strings.Contains(stdout, w) {
+				t.Errorf("%s: oncegen verify does not name %q\n%s", stage, w, stdout)
+			}
+		}
+		if strings.Join(fromOncegen, "") != strings.Join(fromRuntime, "") {
+			t.Errorf("%s: oncegen verify and once.Verify disagree\noncegen verify:\n%s\nonce.Verify:\n%s", stage, strings.Join(fromOncegen, ""), out)
+		}
+	}
+	compare("after the migrations")
+	for _, drop := range []string{"DROP INDEX jobs_dedupe_key_once_open", "DROP INDEX once.operations_uncertain", "DROP TABLE once.audit"} {
+		if out, err := psqlCommand(db.URL, drop); err != nil {
+			t.Fatalf("%s: %v\n%s", drop, err, out)
+		}
+	}
+	compare("after dropping an index of the app's, one of the runtime's and a runtime table",
+		"missing: index jobs_dedupe_key_once_open on public.jobs", "missing: index operations_uncertain on once.operations", "missing: table once.audit")
+}
+
+// filesNamed is those of paths whose base name holds part.
+func filesNamed(paths []string, part string) []string {
+	var out []string
+	for _, p := range paths {
+		if strings.Contains(filepath.Base(p), part) {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -70,7 +70,7 @@
 //
 // verify connects to DSN (by default $ONCE_DATABASE_URL) and lists each constraint the
 // loaded packages rely on that the database lacks, holds INVALID or holds in another form,
-// and exits 1 if there is any. It makes the runtime's check (once.VerifyRequirements), the
+// and exits 1 if there is any. It makes the runtime's check (onceschema.VerifyRequirements), the
 // one a program makes at start-up with once.Verify over what its generated files
 // registered, so the command and the program agree.
 //

@@ -16,7 +16,7 @@ import (
 	"golang.org/x/tools/go/packages"
 
 	"github.com/oncekit/once/generator"
-	once "github.com/oncekit/once/runtime"
+	"github.com/oncekit/once/runtime/onceschema"
 )
 
 // Exit codes (see the package doc).
@@ -375,13 +375,13 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "oncegen verify: %v\n", err)
 		return exitEnv
 	}
-	// The step is read as once.Verify and once.Migrate read it.
-	step, err := once.AppliedSchemaStep(ctx, conn)
+	// The step is read as once.Verify and onceschema.Migrate read it.
+	step, err := onceschema.AppliedStep(ctx, conn)
 	if err != nil {
 		fmt.Fprintf(stderr, "oncegen verify: %v\n", err)
 		return exitEnv
 	}
-	fmt.Fprintf(stdout, "oncegen verify: once's tables are at schema step %d (this runtime's latest: %d)\n", step, once.LatestSchemaStep())
+	fmt.Fprintf(stdout, "oncegen verify: once's tables are at schema step %d (this runtime's latest: %d)\n", step, onceschema.LatestStep())
 	for _, p := range problems {
 		fmt.Fprintln(stdout, p)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	once "github.com/oncekit/once/runtime"
+	"github.com/oncekit/once/runtime/onceschema"
 )
 
 // Compile-time guards: each breaks the build when the function it names no longer
@@ -25,42 +26,48 @@ var (
 // The objects of the database this package's table= guards rely on, registered for
 // once.Verify to find, valid and in this form, when the program starts.
 func init() {
-	once.Require(
-		once.Requirement{Kind: once.IndexObject, Table: "public.jobs", Name: "jobs_run_id_once_forever", Def: "CREATE UNIQUE INDEX jobs_run_id_once_forever ON public.jobs USING btree (run_id)", Guards: []string{"ideas.enqueueRun"}},
-		once.Requirement{Kind: once.IndexObject, Table: "public.runs", Name: "runs_org_id_once_open", Def: "CREATE UNIQUE INDEX runs_org_id_once_open ON public.runs USING btree (org_id) WHERE (status = ANY (ARRAY['queued'::text, 'researching'::text, 'ideating'::text]))", Guards: []string{"ideas.insertRun"}},
+	onceschema.Require(
+		onceschema.Requirement{Kind: onceschema.IndexObject, Table: "public.jobs", Name: "jobs_run_id_once_forever", Def: "CREATE UNIQUE INDEX jobs_run_id_once_forever ON public.jobs USING btree (run_id)", Guards: []string{"ideas.enqueueRun"}},
+		onceschema.Requirement{Kind: onceschema.IndexObject, Table: "public.runs", Name: "runs_org_id_once_open", Def: "CREATE UNIQUE INDEX runs_org_id_once_open ON public.runs USING btree (org_id) WHERE (status = ANY (ARRAY['queued'::text, 'researching'::text, 'ideating'::text]))", Guards: []string{"ideas.insertRun"}},
 	)
 }
 
 // RefineOnce calls Refine under a forever promise (once for ever), guard "ideas.App.Refine",
 // keyed by idea, revision. A duplicate call does not run Refine: it gets the outcome, and result,
-// the first call recorded.
+// the first call recorded; one that finds the first still running answers in flight.
 func (a *App) RefineOnce(ctx context.Context, db once.DB, idea int64, revision int, note string) (Idea, once.Outcome, error) {
 	fn := func(ctx context.Context) (Idea, error) { return a.Refine(ctx, idea, revision, note) }
-	return once.Forever[Idea]{Name: "ideas.App.Refine"}.DoRef(ctx, db, once.Ref{Key: once.MustKey(idea, revision), Input: note}, fn)
+	return once.ForeverValue(ctx, db, once.Forever{Name: "ideas.App.Refine"}, once.Ref{Key: once.MustKey(idea, revision), Input: note}, fn)
 }
 
 // ResearchOnce calls Research under a provider promise (once at the provider, by its idempotency
 // key), guard "ideas.Model.Research", keyed by run.ID. Research's context carries the provider's
 // idempotency key (once.ProviderKeyFrom), "research" and the key, the same for every retry.
 func (m *Model) ResearchOnce(ctx context.Context, run Run) (Findings, once.Outcome, error) {
-	fn := func(ctx context.Context) (Findings, error) { return m.Research(ctx, run) }
-	return once.Provider[Findings]{Prefix: "research", TTL: 24 * time.Hour}.Do(ctx, once.MustKey(run.ID), fn)
+	var result Findings
+	fn := func(ctx context.Context) (err error) { result, err = m.Research(ctx, run); return err }
+	out, err := once.Provider{Prefix: "research", TTL: 24 * time.Hour}.Do(ctx, once.MustKey(run.ID), fn)
+	return result, out, err
 }
 
 // IdeateOnce calls Ideate under a provider promise (once at the provider, by its idempotency
 // key), guard "ideas.Model.Ideate", keyed by run.ID. Ideate's context carries the provider's
 // idempotency key (once.ProviderKeyFrom), "ideate" and the key, the same for every retry.
 func (m *Model) IdeateOnce(ctx context.Context, run Run, f Findings) ([]string, once.Outcome, error) {
-	fn := func(ctx context.Context) ([]string, error) { return m.Ideate(ctx, run, f) }
-	return once.Provider[[]string]{Prefix: "ideate", TTL: 24 * time.Hour}.Do(ctx, once.MustKey(run.ID), fn)
+	var result []string
+	fn := func(ctx context.Context) (err error) { result, err = m.Ideate(ctx, run, f); return err }
+	out, err := once.Provider{Prefix: "ideate", TTL: 24 * time.Hour}.Do(ctx, once.MustKey(run.ID), fn)
+	return result, out, err
 }
 
 // StartGenerationOnce calls StartGeneration under a lease promise (one holder at a time, expiring
 // by itself), guard "ideas.generate", keyed by org. One holder at a time per key, for up to 10s;
 // a call that finds the lease held is busy.
 func (a *App) StartGenerationOnce(ctx context.Context, db once.DB, org int64) (Start, once.Outcome, error) {
-	fn := func(ctx context.Context) (Start, error) { return a.StartGeneration(ctx, org) }
-	return once.Lease[Start]{Name: "ideas.generate", TTL: 10 * time.Second}.Do(ctx, db, once.MustKey(org), fn)
+	var result Start
+	fn := func(ctx context.Context) (err error) { result, err = a.StartGeneration(ctx, org); return err }
+	out, err := once.Lease{Name: "ideas.generate", TTL: 10 * time.Second}.Do(ctx, db, once.MustKey(org), fn)
+	return result, out, err
 }
 
 // insertRunConflict is the ON CONFLICT clause insertRun's INSERT into runs must use: it matches
@@ -73,8 +80,10 @@ const insertRunConflict = "ON CONFLICT (org_id) WHERE status IN ('queued', 'rese
 // once.InsertConflict), it rolls the transaction back and reports the work in flight (with the
 // handle once.Conflict names), without error.
 func insertRunOnce(ctx context.Context, db once.DB, org int64) (int64, once.Outcome, error) {
-	fn := func(ctx context.Context, tx pgx.Tx) (int64, error) { return insertRun(ctx, tx, org) }
-	return once.Table[int64]{Name: "ideas.insertRun", OnConflict: once.InFlight}.Do(ctx, db, fn)
+	var result int64
+	fn := func(ctx context.Context, tx pgx.Tx) (err error) { result, err = insertRun(ctx, tx, org); return err }
+	out, err := once.Table{Name: "ideas.insertRun", OnConflict: once.InFlight}.Do(ctx, db, fn)
+	return result, out, err
 }
 
 // enqueueRunConflict is the ON CONFLICT clause enqueueRun's INSERT into jobs must use: it matches
@@ -87,13 +96,15 @@ const enqueueRunConflict = "ON CONFLICT (run_id) DO NOTHING"
 // once.InsertConflict), it rolls the transaction back and reports a duplicate, without error.
 func enqueueRunOnce(ctx context.Context, db once.DB, run int64) (once.Outcome, error) {
 	fn := func(ctx context.Context, tx pgx.Tx) error { return enqueueRun(ctx, tx, run) }
-	return once.TableFunc{Name: "ideas.enqueueRun", OnConflict: once.Duplicate}.Do(ctx, db, fn)
+	return once.Table{Name: "ideas.enqueueRun", OnConflict: once.Duplicate}.Do(ctx, db, fn)
 }
 
 // researchTodayOnce calls researchToday under a statement promise (once per unit of a counter's
 // cap), guard "ideas.research-daily", keyed by run.OrgID, run.Day. Each call reserves its units
 // against the cap first and runs researchToday only if they fit; past the cap it is refused.
 func (w *Worker) researchTodayOnce(ctx context.Context, db once.DB, run Run) (Findings, once.Outcome, error) {
-	fn := func(ctx context.Context) (Findings, error) { return w.researchToday(ctx, run) }
-	return once.Statement[Findings]{Name: "ideas.research-daily", Cap: int64(DailyResearchCap)}.Do(ctx, db, once.MustKey(run.OrgID, run.Day), 1, fn)
+	var result Findings
+	fn := func(ctx context.Context) (err error) { result, err = w.researchToday(ctx, run); return err }
+	out, err := once.Statement{Name: "ideas.research-daily", Cap: int64(DailyResearchCap)}.Do(ctx, db, once.MustKey(run.OrgID, run.Day), 1, fn)
+	return result, out, err
 }

@@ -107,10 +107,10 @@ func TestGenerate_LockHeldFromOutsideStartsNothing(t *testing.T) {
 	e := setup(t)
 	ctx := context.Background()
 
-	lease := once.Lease[struct{}]{Name: "ideas.generate", TTL: 10 * time.Second}
-	held, err := lease.Acquire(ctx, e.db, once.MustKey(int64(org)))
-	if err != nil {
-		t.Fatal(err)
+	lease := once.Lease{Name: "ideas.generate", TTL: 10 * time.Second}
+	held, out, err := lease.Acquire(ctx, e.db, once.MustKey(int64(org)))
+	if err != nil || !out.Ran() {
+		t.Fatalf("acquire the lock from outside: %v, %v", out.Status, err)
 	}
 	if status, loc := e.post("/orgs/1/runs", nil); status != http.StatusSeeOther || loc != "/orgs/1?notice=starting" {
 		t.Fatalf("press while the lock is held: %d %q, want 303 to the landing page", status, loc)

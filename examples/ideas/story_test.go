@@ -112,9 +112,9 @@ func TestStory(t *testing.T) {
 	// 3. The lock held from outside (another instance is starting a run right now). The
 	// naive twin has no lock to hold.
 	a = setup(t)
-	heldLease, err := once.Lease[struct{}]{Name: "ideas.generate", TTL: 10 * time.Second}.Acquire(context.Background(), a.db, once.MustKey(int64(org)))
-	if err != nil {
-		t.Fatal(err)
+	heldLease, out, err := once.Lease{Name: "ideas.generate", TTL: 10 * time.Second}.Acquire(context.Background(), a.db, once.MustKey(int64(org)))
+	if err != nil || !out.Ran() {
+		t.Fatalf("acquire the lock from outside: %v, %v", out.Status, err)
 	}
 	_, loc := a.press()
 	tab.Scene("a press while another instance holds the lock")

@@ -74,7 +74,7 @@ func TestMigrations_DownAndUpAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, err := e.db.Exec(ctx, `INSERT INTO once.ledger (operation_id, operation, scope, kind, unit, quantity) VALUES (1, 'outreach.Send', '', 'usage', 'email', 1)`); err != nil {
+	if _, err := e.db.Exec(ctx, `INSERT INTO once.ledger (operation_id, operation, scope, key, kind, unit, quantity) VALUES (gen_random_uuid(), 'outreach.Send', '', 'k', 'usage', 'email', 1)`); err != nil {
 		t.Fatal(err)
 	}
 	for i := len(ms) - 1; i >= 0; i-- {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	once "github.com/oncekit/once/runtime"
+	"github.com/oncekit/once/runtime/onceschema"
 )
 
 // Compile-time guards: each breaks the build when the function it names no longer
@@ -34,17 +35,17 @@ var (
 // The objects of the database this package's table= guards rely on, registered for
 // once.Verify to find, valid and in this form, when the program starts.
 func init() {
-	once.Require(
-		once.Requirement{Kind: once.ColumnObject, Table: "public.provider_days", Name: "requests_used", Def: "bigint", Guards: []string{"outreach.UseSource"}},
-		once.Requirement{Kind: once.ColumnObject, Table: "public.provider_state", Name: "block_notified_at", Def: "timestamp with time zone", Guards: []string{"outreach.App.FireBlockedAlert"}},
-		once.Requirement{Kind: once.CheckObject, Table: "public.provider_days", Name: "provider_days_requests_used_once_cap", Def: "CHECK ((requests_used <= 50))", Guards: []string{"outreach.UseSource"}},
-		once.Requirement{Kind: once.CheckObject, Table: "public.provider_days", Name: "provider_days_requests_used_once_check", Def: "CHECK ((requests_used >= 0))", Guards: []string{"outreach.UseSource"}},
-		once.Requirement{Kind: once.IndexObject, Table: "public.inbound_emails", Name: "inbound_emails_provider_message_id_once_forever", Def: "CREATE UNIQUE INDEX inbound_emails_provider_message_id_once_forever ON public.inbound_emails USING btree (provider_message_id)", Guards: []string{"outreach.RecordInbound"}},
-		once.Requirement{Kind: once.IndexObject, Table: "public.jobs", Name: "jobs_dedupe_key_once_open", Def: "CREATE UNIQUE INDEX jobs_dedupe_key_once_open ON public.jobs USING btree (dedupe_key) WHERE (status = ANY (ARRAY['pending'::text, 'running'::text]))", Guards: []string{"outreach.EnqueueJob"}},
-		once.Requirement{Kind: once.IndexObject, Table: "public.outreach_threads", Name: "outreach_threads_campaign_id_creator_id_once_forever", Def: "CREATE UNIQUE INDEX outreach_threads_campaign_id_creator_id_once_forever ON public.outreach_threads USING btree (campaign_id, creator_id)", Guards: []string{"outreach.InsertThread"}},
-		once.Requirement{Kind: once.IndexObject, Table: "public.provider_days", Name: "provider_days_provider_day_once_statement", Def: "CREATE UNIQUE INDEX provider_days_provider_day_once_statement ON public.provider_days USING btree (provider, day)", Guards: []string{"outreach.UseSource"}},
-		once.Requirement{Kind: once.IndexObject, Table: "public.provider_state", Name: "provider_state_provider_once_episode", Def: "CREATE UNIQUE INDEX provider_state_provider_once_episode ON public.provider_state USING btree (provider)", Guards: []string{"outreach.App.FireBlockedAlert"}},
-		once.Requirement{Kind: once.IndexObject, Table: "public.suppressions", Name: "suppressions_address_hash_once_forever", Def: "CREATE UNIQUE INDEX suppressions_address_hash_once_forever ON public.suppressions USING btree (address_hash)", Guards: []string{"outreach.Suppress"}},
+	onceschema.Require(
+		onceschema.Requirement{Kind: onceschema.ColumnObject, Table: "public.provider_days", Name: "requests_used", Def: "bigint", Guards: []string{"outreach.UseSource"}},
+		onceschema.Requirement{Kind: onceschema.ColumnObject, Table: "public.provider_state", Name: "block_notified_at", Def: "timestamp with time zone", Guards: []string{"outreach.App.FireBlockedAlert"}},
+		onceschema.Requirement{Kind: onceschema.CheckObject, Table: "public.provider_days", Name: "provider_days_requests_used_once_cap", Def: "CHECK ((requests_used <= 50))", Guards: []string{"outreach.UseSource"}},
+		onceschema.Requirement{Kind: onceschema.CheckObject, Table: "public.provider_days", Name: "provider_days_requests_used_once_check", Def: "CHECK ((requests_used >= 0))", Guards: []string{"outreach.UseSource"}},
+		onceschema.Requirement{Kind: onceschema.IndexObject, Table: "public.inbound_emails", Name: "inbound_emails_provider_message_id_once_forever", Def: "CREATE UNIQUE INDEX inbound_emails_provider_message_id_once_forever ON public.inbound_emails USING btree (provider_message_id)", Guards: []string{"outreach.RecordInbound"}},
+		onceschema.Requirement{Kind: onceschema.IndexObject, Table: "public.jobs", Name: "jobs_dedupe_key_once_open", Def: "CREATE UNIQUE INDEX jobs_dedupe_key_once_open ON public.jobs USING btree (dedupe_key) WHERE (status = ANY (ARRAY['pending'::text, 'running'::text]))", Guards: []string{"outreach.EnqueueJob"}},
+		onceschema.Requirement{Kind: onceschema.IndexObject, Table: "public.outreach_threads", Name: "outreach_threads_campaign_id_creator_id_once_forever", Def: "CREATE UNIQUE INDEX outreach_threads_campaign_id_creator_id_once_forever ON public.outreach_threads USING btree (campaign_id, creator_id)", Guards: []string{"outreach.InsertThread"}},
+		onceschema.Requirement{Kind: onceschema.IndexObject, Table: "public.provider_days", Name: "provider_days_provider_day_once_statement", Def: "CREATE UNIQUE INDEX provider_days_provider_day_once_statement ON public.provider_days USING btree (provider, day)", Guards: []string{"outreach.UseSource"}},
+		onceschema.Requirement{Kind: onceschema.IndexObject, Table: "public.provider_state", Name: "provider_state_provider_once_episode", Def: "CREATE UNIQUE INDEX provider_state_provider_once_episode ON public.provider_state USING btree (provider)", Guards: []string{"outreach.App.FireBlockedAlert"}},
+		onceschema.Requirement{Kind: onceschema.IndexObject, Table: "public.suppressions", Name: "suppressions_address_hash_once_forever", Def: "CREATE UNIQUE INDEX suppressions_address_hash_once_forever ON public.suppressions USING btree (address_hash)", Guards: []string{"outreach.Suppress"}},
 	)
 }
 
@@ -53,8 +54,13 @@ func init() {
 // SyncCustomer runs in a transaction holding a 64-bit advisory lock on the key, so calls with one
 // key take turns.
 func (a *App) SyncCustomerOnce(ctx context.Context, db once.DB, customerID string) (Subscription, once.Outcome, error) {
-	fn := func(ctx context.Context, tx pgx.Tx) (Subscription, error) { return a.SyncCustomer(ctx, tx, customerID) }
-	return once.Transaction[Subscription]{Name: "outreach.billing-customer"}.Do(ctx, db, once.MustKey(customerID), fn)
+	var result Subscription
+	fn := func(ctx context.Context, tx pgx.Tx) (err error) {
+		result, err = a.SyncCustomer(ctx, tx, customerID)
+		return err
+	}
+	out, err := once.Transaction{Name: "outreach.billing-customer"}.Do(ctx, db, once.MustKey(customerID), fn)
+	return result, out, err
 }
 
 // RequestPlanChangeOnce calls RequestPlanChange under a provider promise (once at the provider,
@@ -62,24 +68,29 @@ func (a *App) SyncCustomerOnce(ctx context.Context, db once.DB, customerID strin
 // sub.UpdatedAt. RequestPlanChange's context carries the provider's idempotency key
 // (once.ProviderKeyFrom), "plan-change" and the key, the same for every retry.
 func (a *App) RequestPlanChangeOnce(ctx context.Context, sub Subscription, plan string) (string, once.Outcome, error) {
-	fn := func(ctx context.Context) (string, error) { return a.RequestPlanChange(ctx, sub, plan) }
-	return once.Provider[string]{Prefix: "plan-change", TTL: 24 * time.Hour}.Do(ctx, once.MustKey(sub.UserID, sub.UpdatedAt), fn)
+	var result string
+	fn := func(ctx context.Context) (err error) { result, err = a.RequestPlanChange(ctx, sub, plan); return err }
+	out, err := once.Provider{Prefix: "plan-change", TTL: 24 * time.Hour}.Do(ctx, once.MustKey(sub.UserID, sub.UpdatedAt), fn)
+	return result, out, err
 }
 
 // SendDigestsOnce calls SendDigests under a lease promise (one holder at a time, expiring by
 // itself), guard "outreach.App.SendDigests", keyed by day. One holder at a time per key, for up
 // to 1m; a call that finds the lease held is busy.
 func (a *App) SendDigestsOnce(ctx context.Context, db once.DB, day Day) (int, once.Outcome, error) {
-	fn := func(ctx context.Context) (int, error) { return a.SendDigests(ctx, day) }
-	return once.Lease[int]{Name: "outreach.App.SendDigests", TTL: time.Minute}.Do(ctx, db, once.MustKey(day), fn)
+	var result int
+	fn := func(ctx context.Context) (err error) { result, err = a.SendDigests(ctx, day); return err }
+	out, err := once.Lease{Name: "outreach.App.SendDigests", TTL: time.Minute}.Do(ctx, db, once.MustKey(day), fn)
+	return result, out, err
 }
 
 // SendDigestOnce calls SendDigest under a forever promise (once for ever), guard
 // "outreach.App.SendDigest", keyed by d.UserID, d.Day. A duplicate call does not run SendDigest:
-// it gets the outcome, and result, the first call recorded.
+// it gets the outcome, and result, the first call recorded; one that finds the first still
+// running answers in flight.
 func (a *App) SendDigestOnce(ctx context.Context, db once.DB, d Digest) (once.Outcome, error) {
 	fn := func(ctx context.Context) error { return a.SendDigest(ctx, d) }
-	return once.ForeverFunc{Name: "outreach.App.SendDigest", Retain: 720 * time.Hour, RepeatSafe: true}.Do(ctx, db, once.MustKey(d.UserID, d.Day), fn)
+	return once.Forever{Name: "outreach.App.SendDigest", Retain: 720 * time.Hour, RepeatSafe: true}.Do(ctx, db, once.Ref{Key: once.MustKey(d.UserID, d.Day)}, fn)
 }
 
 // SendOutreachOnce calls SendOutreach under a provider promise (once at the provider, by its
@@ -87,8 +98,10 @@ func (a *App) SendDigestOnce(ctx context.Context, db once.DB, d Digest) (once.Ou
 // context carries the provider's idempotency key (once.ProviderKeyFrom), "outreach" and the key,
 // the same for every retry.
 func (a *App) SendOutreachOnce(ctx context.Context, m OutreachMessage) (string, once.Outcome, error) {
-	fn := func(ctx context.Context) (string, error) { return a.SendOutreach(ctx, m) }
-	return once.Provider[string]{Prefix: "outreach", TTL: 24 * time.Hour}.Do(ctx, once.MustKey(m.ThreadID), fn)
+	var result string
+	fn := func(ctx context.Context) (err error) { result, err = a.SendOutreach(ctx, m); return err }
+	out, err := once.Provider{Prefix: "outreach", TTL: 24 * time.Hour}.Do(ctx, once.MustKey(m.ThreadID), fn)
+	return result, out, err
 }
 
 // NotifyReplyOnce calls NotifyReply under a provider promise (once at the provider, by its
@@ -97,7 +110,7 @@ func (a *App) SendOutreachOnce(ctx context.Context, m OutreachMessage) (string, 
 // for every retry.
 func (a *App) NotifyReplyOnce(ctx context.Context, n ReplyNotice) (once.Outcome, error) {
 	fn := func(ctx context.Context) error { return a.NotifyReply(ctx, n) }
-	return once.ProviderFunc{Prefix: "answer", TTL: 24 * time.Hour}.Do(ctx, once.MustKey(n.InboundID), fn)
+	return once.Provider{Prefix: "answer", TTL: 24 * time.Hour}.Do(ctx, once.MustKey(n.InboundID), fn)
 }
 
 // RecordInboundConflict is the ON CONFLICT clause RecordInbound's INSERT into inbound_emails must
@@ -111,8 +124,10 @@ const RecordInboundConflict = "ON CONFLICT (provider_message_id) DO NOTHING"
 // RecordInboundConflict returned no row: see once.InsertConflict), it rolls the transaction back
 // and reports a duplicate, without error.
 func RecordInboundOnce(ctx context.Context, db once.DB, in Inbound) (int64, once.Outcome, error) {
-	fn := func(ctx context.Context, tx pgx.Tx) (int64, error) { return RecordInbound(ctx, tx, in) }
-	return once.Table[int64]{Name: "outreach.RecordInbound", OnConflict: once.Duplicate}.Do(ctx, db, fn)
+	var result int64
+	fn := func(ctx context.Context, tx pgx.Tx) (err error) { result, err = RecordInbound(ctx, tx, in); return err }
+	out, err := once.Table{Name: "outreach.RecordInbound", OnConflict: once.Duplicate}.Do(ctx, db, fn)
+	return result, out, err
 }
 
 // EnqueueJobConflict is the ON CONFLICT clause EnqueueJob's INSERT into jobs must use: it matches
@@ -125,8 +140,10 @@ const EnqueueJobConflict = "ON CONFLICT (dedupe_key) WHERE status IN ('pending',
 // returned no row: see once.InsertConflict), it rolls the transaction back and reports the work
 // in flight (with the handle once.Conflict names), without error.
 func EnqueueJobOnce(ctx context.Context, db once.DB, job Job) (int64, once.Outcome, error) {
-	fn := func(ctx context.Context, tx pgx.Tx) (int64, error) { return EnqueueJob(ctx, tx, job) }
-	return once.Table[int64]{Name: "outreach.EnqueueJob", OnConflict: once.InFlight}.Do(ctx, db, fn)
+	var result int64
+	fn := func(ctx context.Context, tx pgx.Tx) (err error) { result, err = EnqueueJob(ctx, tx, job); return err }
+	out, err := once.Table{Name: "outreach.EnqueueJob", OnConflict: once.InFlight}.Do(ctx, db, fn)
+	return result, out, err
 }
 
 // UseSourceConflict is the ON CONFLICT clause UseSource's INSERT into provider_days must use: it
@@ -142,8 +159,13 @@ const UseSourceConflict = "ON CONFLICT (provider, day) DO UPDATE SET requests_us
 // one of more than the cap violates the check provider_days_requests_used_once_cap, which is
 // reported as a refusal too, with nothing written.
 func UseSourceOnce(ctx context.Context, db once.DB, provider string, day Day) (int64, once.Outcome, error) {
-	fn := func(ctx context.Context, tx pgx.Tx) (int64, error) { return UseSource(ctx, tx, provider, day) }
-	return once.Table[int64]{Name: "outreach.UseSource", OnConflict: once.Refused, CapCheck: "provider_days_requests_used_once_cap"}.Do(ctx, db, fn)
+	var result int64
+	fn := func(ctx context.Context, tx pgx.Tx) (err error) {
+		result, err = UseSource(ctx, tx, provider, day)
+		return err
+	}
+	out, err := once.Table{Name: "outreach.UseSource", OnConflict: once.Refused, CapCheck: "provider_days_requests_used_once_cap"}.Do(ctx, db, fn)
+	return result, out, err
 }
 
 // SearchPlacesOnce calls SearchPlaces under a provider promise (once at the provider, by its
@@ -151,8 +173,10 @@ func UseSourceOnce(ctx context.Context, db once.DB, provider string, day Day) (i
 // carries the provider's idempotency key (once.ProviderKeyFrom), "place-import" and the key, the
 // same for every retry.
 func (a *App) SearchPlacesOnce(ctx context.Context, jobID int64, city string) (string, once.Outcome, error) {
-	fn := func(ctx context.Context) (string, error) { return a.SearchPlaces(ctx, jobID, city) }
-	return once.Provider[string]{Prefix: "place-import", TTL: 2 * time.Hour}.Do(ctx, once.MustKey(jobID), fn)
+	var result string
+	fn := func(ctx context.Context) (err error) { result, err = a.SearchPlaces(ctx, jobID, city); return err }
+	out, err := once.Provider{Prefix: "place-import", TTL: 2 * time.Hour}.Do(ctx, once.MustKey(jobID), fn)
+	return result, out, err
 }
 
 // FireBlockedAlertConflict is the ON CONFLICT clause FireBlockedAlert's INSERT into
@@ -168,7 +192,7 @@ const FireBlockedAlertConflict = "ON CONFLICT (provider) DO UPDATE SET block_not
 // without error.
 func (a *App) FireBlockedAlertOnce(ctx context.Context, db once.DB, provider string, cause string) (once.Outcome, error) {
 	fn := func(ctx context.Context, tx pgx.Tx) error { return a.FireBlockedAlert(ctx, tx, provider, cause) }
-	return once.TableFunc{Name: "outreach.App.FireBlockedAlert", OnConflict: once.Duplicate}.Do(ctx, db, fn)
+	return once.Table{Name: "outreach.App.FireBlockedAlert", OnConflict: once.Duplicate}.Do(ctx, db, fn)
 }
 
 // SuppressConflict is the ON CONFLICT clause Suppress's INSERT into suppressions must use: it
@@ -182,17 +206,20 @@ const SuppressConflict = "ON CONFLICT (address_hash) DO NOTHING"
 // once.InsertConflict), it rolls the transaction back and reports a duplicate, without error.
 func SuppressOnce(ctx context.Context, db once.DB, addressHash string, at time.Time) (once.Outcome, error) {
 	fn := func(ctx context.Context, tx pgx.Tx) error { return Suppress(ctx, tx, addressHash, at) }
-	return once.TableFunc{Name: "outreach.Suppress", OnConflict: once.Duplicate}.Do(ctx, db, fn)
+	return once.Table{Name: "outreach.Suppress", OnConflict: once.Duplicate}.Do(ctx, db, fn)
 }
 
 // StartThreadOnce calls StartThread under a transaction promise (once per transaction: one holder
 // of the decision at a time), guard "outreach.allowance", keyed by user.ID. StartThread runs in a
 // transaction holding a 64-bit advisory lock on the key, so calls with one key take turns.
 func (a *App) StartThreadOnce(ctx context.Context, db once.DB, user User, campaignID int64, creatorID int64) (Thread, once.Outcome, error) {
-	fn := func(ctx context.Context, tx pgx.Tx) (Thread, error) {
-		return a.StartThread(ctx, tx, user, campaignID, creatorID)
+	var result Thread
+	fn := func(ctx context.Context, tx pgx.Tx) (err error) {
+		result, err = a.StartThread(ctx, tx, user, campaignID, creatorID)
+		return err
 	}
-	return once.Transaction[Thread]{Name: "outreach.allowance"}.Do(ctx, db, once.MustKey(user.ID), fn)
+	out, err := once.Transaction{Name: "outreach.allowance"}.Do(ctx, db, once.MustKey(user.ID), fn)
+	return result, out, err
 }
 
 // InsertThreadConflict is the ON CONFLICT clause InsertThread's INSERT into outreach_threads must
@@ -206,8 +233,10 @@ const InsertThreadConflict = "ON CONFLICT (campaign_id, creator_id) DO NOTHING"
 // InsertThreadConflict returned no row: see once.InsertConflict), it rolls the transaction back
 // and reports a duplicate, without error.
 func InsertThreadOnce(ctx context.Context, db once.DB, t NewThread) (int64, once.Outcome, error) {
-	fn := func(ctx context.Context, tx pgx.Tx) (int64, error) { return InsertThread(ctx, tx, t) }
-	return once.Table[int64]{Name: "outreach.InsertThread", OnConflict: once.Duplicate}.Do(ctx, db, fn)
+	var result int64
+	fn := func(ctx context.Context, tx pgx.Tx) (err error) { result, err = InsertThread(ctx, tx, t); return err }
+	out, err := once.Table{Name: "outreach.InsertThread", OnConflict: once.Duplicate}.Do(ctx, db, fn)
+	return result, out, err
 }
 
 // NotifyLimitReachedOnce calls NotifyLimitReached under an episode promise (once per episode,
@@ -216,13 +245,13 @@ func InsertThreadOnce(ctx context.Context, db once.DB, t NewThread) (int64, once
 // are duplicates.
 func (a *App) NotifyLimitReachedOnce(ctx context.Context, db once.DB, user User) (once.Outcome, error) {
 	fn := func(ctx context.Context) error { return a.NotifyLimitReached(ctx, user) }
-	return once.EpisodeFunc{Name: "outreach.App.NotifyLimitReached"}.Do(ctx, db, once.MustKey(user.ID), fn)
+	return once.Episode{Name: "outreach.App.NotifyLimitReached"}.Do(ctx, db, once.MustKey(user.ID), fn)
 }
 
 // RearmNotifyLimitReached rearms the episode of NotifyLimitReached for a key: the next call of
 // NotifyLimitReachedOnce fires again. It reports whether the latch was set.
 func (a *App) RearmNotifyLimitReached(ctx context.Context, db once.DB, user User) (bool, error) {
-	return once.EpisodeFunc{Name: "outreach.App.NotifyLimitReached"}.Rearm(ctx, db, once.MustKey(user.ID))
+	return once.Episode{Name: "outreach.App.NotifyLimitReached"}.Rearm(ctx, db, once.MustKey(user.ID))
 }
 
 // CurrentUserOnce calls CurrentUser under a request promise (once per request), guard
@@ -230,5 +259,5 @@ func (a *App) RearmNotifyLimitReached(ctx context.Context, db once.DB, user User
 // second call with the same key gets the first call's result without running CurrentUser.
 func (a *App) CurrentUserOnce(ctx context.Context, token string) (User, once.Outcome, error) {
 	fn := func(ctx context.Context) (User, error) { return a.CurrentUser(ctx, token) }
-	return once.Request[User]{Name: "outreach.App.CurrentUser"}.Do(ctx, once.MustKey(token), fn)
+	return once.RequestValue(ctx, once.Request{Name: "outreach.App.CurrentUser"}, once.MustKey(token), fn)
 }

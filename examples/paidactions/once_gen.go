@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	once "github.com/oncekit/once/runtime"
+	"github.com/oncekit/once/runtime/onceschema"
 )
 
 // Compile-time guards: each breaks the build when the function it names no longer
@@ -23,10 +24,10 @@ var (
 // The objects of the database this package's table= guards rely on, registered for
 // once.Verify to find, valid and in this form, when the program starts.
 func init() {
-	once.Require(
-		once.Requirement{Kind: once.IndexObject, Table: "public.candidates", Name: "candidates_transaction_id_once_forever", Def: "CREATE UNIQUE INDEX candidates_transaction_id_once_forever ON public.candidates USING btree (transaction_id)", Guards: []string{"paidactions.AttachResult"}},
-		once.Requirement{Kind: once.IndexObject, Table: "public.cost_ledger", Name: "cost_ledger_transaction_id_once_forever", Def: "CREATE UNIQUE INDEX cost_ledger_transaction_id_once_forever ON public.cost_ledger USING btree (transaction_id)", Guards: []string{"paidactions.RecordSpend"}},
-		once.Requirement{Kind: once.IndexObject, Table: "public.paid_actions", Name: "paid_actions_account_id_action_key_once_forever", Def: "CREATE UNIQUE INDEX paid_actions_account_id_action_key_once_forever ON public.paid_actions USING btree (account_id, action_key)", Guards: []string{"paidactions.ClaimAction"}},
+	onceschema.Require(
+		onceschema.Requirement{Kind: onceschema.IndexObject, Table: "public.candidates", Name: "candidates_transaction_id_once_forever", Def: "CREATE UNIQUE INDEX candidates_transaction_id_once_forever ON public.candidates USING btree (transaction_id)", Guards: []string{"paidactions.AttachResult"}},
+		onceschema.Requirement{Kind: onceschema.IndexObject, Table: "public.cost_ledger", Name: "cost_ledger_transaction_id_once_forever", Def: "CREATE UNIQUE INDEX cost_ledger_transaction_id_once_forever ON public.cost_ledger USING btree (transaction_id)", Guards: []string{"paidactions.RecordSpend"}},
+		onceschema.Requirement{Kind: onceschema.IndexObject, Table: "public.paid_actions", Name: "paid_actions_account_id_action_key_once_forever", Def: "CREATE UNIQUE INDEX paid_actions_account_id_action_key_once_forever ON public.paid_actions USING btree (account_id, action_key)", Guards: []string{"paidactions.ClaimAction"}},
 	)
 }
 
@@ -41,8 +42,13 @@ const ClaimActionConflict = "ON CONFLICT (account_id, action_key) DO NOTHING"
 // ClaimActionConflict returned no row: see once.InsertConflict), it rolls the transaction back
 // and reports a duplicate, without error.
 func ClaimActionOnce(ctx context.Context, db once.DB, account string, key string, a PaidAction) (string, once.Outcome, error) {
-	fn := func(ctx context.Context, tx pgx.Tx) (string, error) { return ClaimAction(ctx, tx, account, key, a) }
-	return once.Table[string]{Name: "paidactions.ClaimAction", OnConflict: once.Duplicate}.Do(ctx, db, fn)
+	var result string
+	fn := func(ctx context.Context, tx pgx.Tx) (err error) {
+		result, err = ClaimAction(ctx, tx, account, key, a)
+		return err
+	}
+	out, err := once.Table{Name: "paidactions.ClaimAction", OnConflict: once.Duplicate}.Do(ctx, db, fn)
+	return result, out, err
 }
 
 // RecordSpendConflict is the ON CONFLICT clause RecordSpend's INSERT into cost_ledger must use:
@@ -57,7 +63,7 @@ const RecordSpendConflict = "ON CONFLICT (transaction_id) DO NOTHING"
 // and reports a duplicate, without error.
 func RecordSpendOnce(ctx context.Context, db once.DB, s Spend) (once.Outcome, error) {
 	fn := func(ctx context.Context, tx pgx.Tx) error { return RecordSpend(ctx, tx, s) }
-	return once.TableFunc{Name: "paidactions.RecordSpend", OnConflict: once.Duplicate}.Do(ctx, db, fn)
+	return once.Table{Name: "paidactions.RecordSpend", OnConflict: once.Duplicate}.Do(ctx, db, fn)
 }
 
 // AttachResultConflict is the ON CONFLICT clause AttachResult's INSERT into candidates must use:
@@ -71,8 +77,13 @@ const AttachResultConflict = "ON CONFLICT (transaction_id) DO NOTHING"
 // AttachResultConflict returned no row: see once.InsertConflict), it rolls the transaction back
 // and reports a duplicate, without error.
 func AttachResultOnce(ctx context.Context, db once.DB, t Transaction, providerJobID string) (int64, once.Outcome, error) {
-	fn := func(ctx context.Context, tx pgx.Tx) (int64, error) { return AttachResult(ctx, tx, t, providerJobID) }
-	return once.Table[int64]{Name: "paidactions.AttachResult", OnConflict: once.Duplicate}.Do(ctx, db, fn)
+	var result int64
+	fn := func(ctx context.Context, tx pgx.Tx) (err error) {
+		result, err = AttachResult(ctx, tx, t, providerJobID)
+		return err
+	}
+	out, err := once.Table{Name: "paidactions.AttachResult", OnConflict: once.Duplicate}.Do(ctx, db, fn)
+	return result, out, err
 }
 
 // DispatchOnce calls Dispatch under a provider promise (once at the provider, by its idempotency
@@ -80,8 +91,10 @@ func AttachResultOnce(ctx context.Context, db once.DB, t Transaction, providerJo
 // carries the provider's idempotency key (once.ProviderKeyFrom), "paidaction" and the key, the
 // same for every retry.
 func (c *Client) DispatchOnce(ctx context.Context, req DispatchRequest) (DispatchResult, once.Outcome, error) {
-	fn := func(ctx context.Context) (DispatchResult, error) { return c.Dispatch(ctx, req) }
-	return once.Provider[DispatchResult]{Prefix: "paidaction", TTL: 24 * time.Hour}.Do(ctx, once.MustKey(req.TransactionID), fn)
+	var result DispatchResult
+	fn := func(ctx context.Context) (err error) { result, err = c.Dispatch(ctx, req); return err }
+	out, err := once.Provider{Prefix: "paidaction", TTL: 24 * time.Hour}.Do(ctx, once.MustKey(req.TransactionID), fn)
+	return result, out, err
 }
 
 // SaveRenderInputsOnce calls SaveRenderInputs under a transaction promise (once per transaction:
@@ -89,6 +102,11 @@ func (c *Client) DispatchOnce(ctx context.Context, req DispatchRequest) (Dispatc
 // SaveRenderInputs runs in a transaction holding a 64-bit advisory lock on the key, so calls with
 // one key take turns.
 func SaveRenderInputsOnce(ctx context.Context, db once.DB, jobID int64, in RenderInputs) (int, once.Outcome, error) {
-	fn := func(ctx context.Context, tx pgx.Tx) (int, error) { return SaveRenderInputs(ctx, tx, jobID, in) }
-	return once.Transaction[int]{Name: "paidactions.SaveRenderInputs", LockTimeout: 5 * time.Second}.Do(ctx, db, once.MustKey(jobID), fn)
+	var result int
+	fn := func(ctx context.Context, tx pgx.Tx) (err error) {
+		result, err = SaveRenderInputs(ctx, tx, jobID, in)
+		return err
+	}
+	out, err := once.Transaction{Name: "paidactions.SaveRenderInputs", LockTimeout: 5 * time.Second}.Do(ctx, db, once.MustKey(jobID), fn)
+	return result, out, err
 }

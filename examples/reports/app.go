@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	once "github.com/oncekit/once/runtime"
 	"github.com/oncekit/once/runtime/oncehttp"
+	"github.com/oncekit/once/runtime/onceops"
 )
 
 // Config is what the app needs.
@@ -32,7 +33,7 @@ type App struct {
 	db          *pgxpool.Pool
 	model, mail *Provider
 	front       func(http.Handler) http.Handler
-	drain       once.Drain
+	drain       onceops.Drain
 }
 
 // New returns the app cfg describes.
@@ -59,8 +60,8 @@ func New(cfg Config) (*App, error) {
 		return nil, fmt.Errorf("reports: %w", err)
 	}
 	app.front = front
-	app.drain = once.Drain{
-		Deliver: map[string]func(context.Context, once.FollowUp) error{ActionEmailOwner: app.deliverEmail},
+	app.drain = onceops.Drain{
+		Deliver: map[string]func(context.Context, onceops.FollowUp) error{ActionEmailOwner: app.deliverEmail},
 		Backoff: cfg.EmailBackoff,
 	}
 	return app, nil
@@ -104,7 +105,7 @@ func (app *App) Run(ctx context.Context, every time.Duration) error {
 			return err
 		}
 		if time.Since(reaped) > time.Hour {
-			if _, err := once.ReapExpired(ctx, app.db, 0); err != nil && ctx.Err() == nil {
+			if _, err := onceops.ReapExpired(ctx, app.db, 0); err != nil && ctx.Err() == nil {
 				return fmt.Errorf("reaping expired operations: %w", err)
 			}
 			reaped = time.Now()

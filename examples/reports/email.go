@@ -5,14 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 
-	once "github.com/oncekit/once/runtime"
+	"github.com/oncekit/once/runtime/onceops"
 )
 
 // deliverEmail sends the email-owner follow-up. The drain retries it alone when it fails,
 // so a failing email service delays the email and never makes the report again; the
 // follow-up's provider key is the same on every delivery, so a delivery whose answer was
 // lost is not sent twice by a provider that honours keys.
-func (app *App) deliverEmail(ctx context.Context, f once.FollowUp) error {
+func (app *App) deliverEmail(ctx context.Context, f onceops.FollowUp) error {
 	var m ownerEmail
 	if err := json.Unmarshal(f.Payload, &m); err != nil {
 		return fmt.Errorf("follow-up %d: its payload: %w", f.ID, err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	once "github.com/oncekit/once/runtime"
+	"github.com/oncekit/once/runtime/onceops"
 )
 
 // generateGuard is GenerateReport's guard name (name= in its directive): the ledger's
@@ -40,7 +41,7 @@ func (app *App) enqueue(ctx context.Context, job Job) (int64, error) {
 	}
 	err = app.db.QueryRow(ctx, `SELECT id FROM report_jobs WHERE operation_id = $1`, job.Operation).Scan(&id)
 	if err != nil {
-		return 0, fmt.Errorf("reading the job of operation %d: %w", job.Operation, err)
+		return 0, fmt.Errorf("reading the job of operation %s: %w", job.Operation, err)
 	}
 	return id, nil
 }
@@ -59,7 +60,7 @@ type WorkResult struct {
 	// Busy counts jobs another worker was carrying out.
 	Busy int
 	// Emails is what the pass's delivery of follow-ups did.
-	Emails once.DrainResult
+	Emails onceops.DrainResult
 }
 
 // Work is one pass of the worker: it carries out every queued job, then delivers the due
@@ -127,20 +128,27 @@ FROM report_jobs WHERE state = 'queued' ORDER BY id LIMIT 100`)
 // retrying) stays queued. It returns the state, or "busy" when another worker has the job.
 func (app *App) runJob(ctx context.Context, job Job) (string, error) {
 	receipt, out, err := app.GenerateReportOnce(ctx, app.db, job)
-	if errors.Is(err, once.ErrInFlight) {
+	if err == nil && out.Status == once.InFlight {
 		return "busy", nil
 	}
-	opID := out.ID
+	// The operation this call ran, or the one whose outcome it was given.
+	opID := out.Claim
+	if opID == "" {
+		opID = out.Holder
+	}
 	state, why := "done", ""
 	if err != nil {
 		why = err.Error()
-		if opID == 0 {
+		if opID == "" {
 			// No operation was reached (the database failed, say): the job stays queued.
-			return "queued", app.setJob(ctx, job.ID, "queued", 0, 0, why)
+			return "queued", app.setJob(ctx, job.ID, "queued", "", 0, why)
 		}
-		if err := app.db.QueryRow(ctx, `SELECT state FROM once.operations WHERE id = $1`, opID).Scan(&state); err != nil {
-			return "", fmt.Errorf("job %d: reading operation %d: %w", job.ID, opID, err)
+		scope := once.MustKey(job.Account) // as GenerateReportOnce keys its operations
+		op, err := onceops.Lookup(ctx, app.db, generateGuard, scope, once.MustKey(job.ID))
+		if err != nil {
+			return "", fmt.Errorf("job %d: reading operation %s: %w", job.ID, opID, err)
 		}
+		state = op.State
 		if state == "released" || state == "open" {
 			state = "queued"
 		}
@@ -148,8 +156,8 @@ func (app *App) runJob(ctx context.Context, job Job) (string, error) {
 	return state, app.setJob(ctx, job.ID, state, opID, receipt.Report, why)
 }
 
-func (app *App) setJob(ctx context.Context, id int64, state string, generation, report int64, why string) error {
-	_, err := app.db.Exec(ctx, `UPDATE report_jobs SET state = $2, generation_id = coalesce(nullif($3::bigint, 0), generation_id),
+func (app *App) setJob(ctx context.Context, id int64, state string, generation string, report int64, why string) error {
+	_, err := app.db.Exec(ctx, `UPDATE report_jobs SET state = $2, generation_id = coalesce(nullif($3, '')::uuid, generation_id),
 	report_id = nullif($4::bigint, 0), error = nullif($5, '') WHERE id = $1`, id, state, generation, report, why)
 	if err != nil {
 		return fmt.Errorf("job %d: recording %s: %w", id, state, err)
@@ -159,24 +167,24 @@ func (app *App) setJob(ctx context.Context, id int64, state string, generation, 
 
 // Uncertain lists the jobs whose model call may or may not have happened, for an operator
 // to reconcile with the provider: the operations once keeps uncertain until resolved.
-func (app *App) Uncertain(ctx context.Context) ([]once.OperationRecord, error) {
-	return once.ListUncertain(ctx, app.db, generateGuard, 0)
+func (app *App) Uncertain(ctx context.Context) ([]onceops.Operation, error) {
+	return onceops.ListUncertain(ctx, app.db, generateGuard, 0)
 }
 
 // RetryUncertain is the operator's decision that an uncertain job's model call is to be made
 // again (the provider shows no such call, or a second one is an accepted cost): the
 // operation is released and the job queued for the next pass.
 func (app *App) RetryUncertain(ctx context.Context, jobID int64) error {
-	var generation int64
-	err := app.db.QueryRow(ctx, `SELECT coalesce(generation_id, 0) FROM report_jobs WHERE id = $1 AND state = 'uncertain'`, jobID).Scan(&generation)
+	var generation string
+	err := app.db.QueryRow(ctx, `SELECT coalesce(generation_id::text, '') FROM report_jobs WHERE id = $1 AND state = 'uncertain'`, jobID).Scan(&generation)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("job %d is not uncertain", jobID)
 	}
 	if err != nil {
 		return fmt.Errorf("job %d: %w", jobID, err)
 	}
-	if err := once.ResolveRetry(ctx, app.db, generation); err != nil {
+	if err := onceops.ResolveRetry(ctx, app.db, generation); err != nil {
 		return fmt.Errorf("job %d: %w", jobID, err)
 	}
-	return app.setJob(ctx, jobID, "queued", 0, 0, "")
+	return app.setJob(ctx, jobID, "queued", "", 0, "")
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	once "github.com/oncekit/once/runtime"
+	"github.com/oncekit/once/runtime/onceschema"
 )
 
 // Compile-time guards: each breaks the build when the function it names no longer
@@ -22,9 +23,9 @@ var (
 // The objects of the database this package's table= guards rely on, registered for
 // once.Verify to find, valid and in this form, when the program starts.
 func init() {
-	once.Require(
-		once.Requirement{Kind: once.IndexObject, Table: "public.report_jobs", Name: "report_jobs_operation_id_once_forever", Def: "CREATE UNIQUE INDEX report_jobs_operation_id_once_forever ON public.report_jobs USING btree (operation_id)", Guards: []string{"reports.insertJob"}},
-		once.Requirement{Kind: once.IndexObject, Table: "public.reports", Name: "reports_job_id_once_forever", Def: "CREATE UNIQUE INDEX reports_job_id_once_forever ON public.reports USING btree (job_id)", Guards: []string{"reports.insertReport"}},
+	onceschema.Require(
+		onceschema.Requirement{Kind: onceschema.IndexObject, Table: "public.report_jobs", Name: "report_jobs_operation_id_once_forever", Def: "CREATE UNIQUE INDEX report_jobs_operation_id_once_forever ON public.report_jobs USING btree (operation_id)", Guards: []string{"reports.insertJob"}},
+		onceschema.Requirement{Kind: onceschema.IndexObject, Table: "public.reports", Name: "reports_job_id_once_forever", Def: "CREATE UNIQUE INDEX reports_job_id_once_forever ON public.reports USING btree (job_id)", Guards: []string{"reports.insertReport"}},
 	)
 }
 
@@ -33,7 +34,7 @@ func init() {
 // a second call with the same key gets the first call's result without running lookupAccount.
 func (app *App) lookupAccountOnce(ctx context.Context, token string) (Account, once.Outcome, error) {
 	fn := func(ctx context.Context) (Account, error) { return app.lookupAccount(ctx, token) }
-	return once.Request[Account]{Name: "reports.App.lookupAccount"}.Do(ctx, once.MustKey(token), fn)
+	return once.RequestValue(ctx, once.Request{Name: "reports.App.lookupAccount"}, once.MustKey(token), fn)
 }
 
 // insertJobConflict is the ON CONFLICT clause insertJob's INSERT into report_jobs must use: it
@@ -47,16 +48,19 @@ const insertJobConflict = "ON CONFLICT (operation_id) DO NOTHING"
 // no row: see once.InsertConflict), it rolls the transaction back and reports a duplicate,
 // without error.
 func insertJobOnce(ctx context.Context, db once.DB, job Job) (int64, once.Outcome, error) {
-	fn := func(ctx context.Context, tx pgx.Tx) (int64, error) { return insertJob(ctx, tx, job) }
-	return once.Table[int64]{Name: "reports.insertJob", OnConflict: once.Duplicate}.Do(ctx, db, fn)
+	var result int64
+	fn := func(ctx context.Context, tx pgx.Tx) (err error) { result, err = insertJob(ctx, tx, job); return err }
+	out, err := once.Table{Name: "reports.insertJob", OnConflict: once.Duplicate}.Do(ctx, db, fn)
+	return result, out, err
 }
 
 // GenerateReportOnce calls GenerateReport under a forever promise (once for ever), guard
 // "reports.generate", keyed by job.ID. A duplicate call does not run GenerateReport: it gets the
-// outcome, and result, the first call recorded.
+// outcome, and result, the first call recorded; one that finds the first still running answers in
+// flight.
 func (app *App) GenerateReportOnce(ctx context.Context, db once.DB, job Job) (Receipt, once.Outcome, error) {
 	fn := func(ctx context.Context) (Receipt, error) { return app.GenerateReport(ctx, job) }
-	return once.Forever[Receipt]{Name: "reports.generate", Retain: 720 * time.Hour, RepeatSafe: true}.DoRef(ctx, db, once.Ref{Scope: once.MustKey(job.Account), Key: once.MustKey(job.ID)}, fn)
+	return once.ForeverValue(ctx, db, once.Forever{Name: "reports.generate", Retain: 720 * time.Hour, RepeatSafe: true}, once.Ref{Scope: once.MustKey(job.Account), Key: once.MustKey(job.ID)}, fn)
 }
 
 // insertReportConflict is the ON CONFLICT clause insertReport's INSERT into reports must use: it
@@ -69,6 +73,8 @@ const insertReportConflict = "ON CONFLICT (job_id) DO NOTHING"
 // returned no row: see once.InsertConflict), it rolls the transaction back and reports a
 // duplicate, without error.
 func insertReportOnce(ctx context.Context, db once.DB, r Report) (int64, once.Outcome, error) {
-	fn := func(ctx context.Context, tx pgx.Tx) (int64, error) { return insertReport(ctx, tx, r) }
-	return once.Table[int64]{Name: "reports.insertReport", OnConflict: once.Duplicate}.Do(ctx, db, fn)
+	var result int64
+	fn := func(ctx context.Context, tx pgx.Tx) (err error) { result, err = insertReport(ctx, tx, r); return err }
+	out, err := once.Table{Name: "reports.insertReport", OnConflict: once.Duplicate}.Do(ctx, db, fn)
+	return result, out, err
 }

@@ -27,8 +27,9 @@ type Job struct {
 	Account string
 	// Submission is the submission to report on.
 	Submission int64
-	// Operation is the front door's operation (once.operations) that recorded the job.
-	Operation int64
+	// Operation is the id of the front door's operation (once.operations) that recorded the
+	// job.
+	Operation string
 	// Reference is the client's operation reference (its Idempotency-Key).
 	Reference string
 	// Input is what the report must be.

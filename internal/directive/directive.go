@@ -79,6 +79,9 @@ type Directive struct {
 	Fingerprint []Expr
 	// RepeatSafe is forever's repeat=safe: the effect may run again after an uncertain end.
 	RepeatSafe bool
+	// ForeverWait is forever's wait=, how long a call that finds its key in flight waits for
+	// the holder's recorded result (0: it answers in flight at once).
+	ForeverWait time.Duration
 	// NullsNotDistinct is forever's nulls=notdistinct, in its table= form: the index treats
 	// NULL keys as equal.
 	NullsNotDistinct bool

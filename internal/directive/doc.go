@@ -29,7 +29,7 @@
 //	episode      key
 //	open         key, stale=DURATION (default: the runtime's, 45s from the last heartbeat)
 //	forever      key, retain=DURATION, stale=DURATION, scope=EXPR, fingerprint=EXPR,...,
-//	             repeat=safe
+//	             repeat=safe, wait=DURATION (how long a duplicate waits for the recorded result)
 //	provider     key, prefix=TEXT (default: the guard name), ttl=DURATION (the provider's window)
 //	lease        key, ttl=DURATION (required), wait=DURATION (how long to wait for the holder)
 //
@@ -76,9 +76,10 @@
 //  1. internal/directive/spec.go: its constant and its row (an argument with a meaning no
 //     kind has yet also gets its field on Directive).
 //  2. runtime/<kind>.go: its guard, the type the row's Guard names, with a Do method (and
-//     Rearm where the row's Rearm says so). TestSpec_EveryKindHasARowAndItsRuntimeGuard
+//     Rearm where the row's Rearm says so; a kind that replays a recorded value also has
+//     the generic function <Guard>Value). TestSpec_EveryKindHasARowAndItsRuntimeGuard
 //     fails until the row and the guard exist.
-//  3. the runtime's schema: its tables, in a new schema step.
+//  3. the runtime's schema: its tables, in a new schema step (runtime/onceschema/schema).
 //  4. testdata/generate/kinds/kinds.go: a function with its directive; go test ./generator
 //     -update writes the golden wrapper beside it.
 //  5. its row in the kinds' table of the directive grammar (today "Kinds and their

@@ -246,7 +246,7 @@ func TestParseFile_Errors(t *testing.T) {
 		{"no kind", "//once:" + fn,
 			`a.go:5:1: //once: needs a kind right after the colon: one of request, transaction, lease, open, episode, statement, provider, forever`},
 		{"unknown argument", "//once:forever key=u.ID retian=24h" + fn,
-			`a.go:5:25: //once:forever: unknown argument retian=: did you mean retain=? (arguments: columns, fingerprint, key, name, nulls, repeat, retain, scope, stale, table)`},
+			`a.go:5:25: //once:forever: unknown argument retian=: did you mean retain=? (arguments: columns, fingerprint, key, name, nulls, repeat, retain, scope, stale, table, wait)`},
 		{"argument of another kind", "//once:request key=u.ID ttl=1s" + fn,
 			`a.go:5:25: //once:request takes no ttl= argument (lease, provider does; arguments of request: key, name)`},
 		{"repeated argument", "//once:forever key=u.ID key=u.Email" + fn,
@@ -268,7 +268,7 @@ func TestParseFile_Errors(t *testing.T) {
 		{"bad enum", "//once:forever key=u.ID repeat=always" + fn,
 			`a.go:5:32: //once:forever: repeat=always: the only value is repeat=safe`},
 		{"not arg=value", "//once:forever u.ID" + fn,
-			`a.go:5:16: //once:forever: "u.ID" is not an arg=value argument (arguments: columns, fingerprint, key, name, nulls, repeat, retain, scope, stale, table)`},
+			`a.go:5:16: //once:forever: "u.ID" is not an arg=value argument (arguments: columns, fingerprint, key, name, nulls, repeat, retain, scope, stale, table, wait)`},
 		{"bad key expression", "//once:forever key=u.ID,u..x" + fn,
 			`a.go:5:27: //once:forever: key=: "u..x" is not a Go expression: expected selector or type assertion, found '.'`},
 		{"unbalanced key", "//once:forever key=f(u" + fn,
@@ -280,7 +280,7 @@ func TestParseFile_Errors(t *testing.T) {
 		{"two directives", "//once:forever key=u.ID\n//once:request key=u.ID" + fn,
 			`a.go:6:1: a second //once: directive on F (//once:forever is at line 5): a function keeps one promise; remove one`},
 		{"two directives, first invalid", "//once:forever key=u.ID ttl=1s\n//once:request key=u.ID" + fn,
-			`a.go:5:25: //once:forever takes no ttl= argument (lease, provider does; arguments of forever: columns, fingerprint, key, name, nulls, repeat, retain, scope, stale, table)
+			`a.go:5:25: //once:forever takes no ttl= argument (lease, provider does; arguments of forever: columns, fingerprint, key, name, nulls, repeat, retain, scope, stale, table, wait)
 a.go:6:1: a second //once: directive on F (another is at line 5): a function keeps one promise; remove one`},
 		{"on a type", "//once:forever key=u.ID\ntype T struct{}\n",
 			`a.go:5:1: //once:forever is on a type declaration, not a function: put it in the doc comment of the function whose effect it guards`},

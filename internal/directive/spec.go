@@ -417,12 +417,18 @@ var specs = []*Spec{
 				set: func(d *Directive, v value) { d.Fingerprint = v.exprs }},
 			"repeat": {typ: enum, only: "safe", example: "repeat=safe",
 				set: func(d *Directive, v value) { d.RepeatSafe = v.yes }},
+			"wait": {typ: duration, example: "wait=5s",
+				set: func(d *Directive, v value) { d.ForeverWait = v.dur }},
 		}),
 		Fields: func(d *Directive) []Field {
-			return []Field{{"Name", d.Name}, {"Retain", d.Retain}, {"Stale", d.Stale}, {"RepeatSafe", d.RepeatSafe}}
+			return []Field{{"Name", d.Name}, {"Retain", d.Retain}, {"Stale", d.Stale}, {"RepeatSafe", d.RepeatSafe}, {"Wait", d.ForeverWait}}
 		},
 		Doc: func(d *Directive) string {
-			return "A duplicate call does not run " + d.Func.Name.Name + ": it gets the outcome, and result, the first call recorded."
+			s := "A duplicate call does not run " + d.Func.Name.Name + ": it gets the outcome, and result, the first call recorded"
+			if d.ForeverWait > 0 {
+				return s + "; one that finds the first still running waits up to " + shortDuration(d.ForeverWait) + " for it, then answers in flight."
+			}
+			return s + "; one that finds the first still running answers in flight."
 		},
 		Mechanism: func(d *Directive) string {
 			s := "unique claim in once.operations, outcome recorded"
@@ -453,6 +459,13 @@ var specs = []*Spec{
 			},
 		},
 	},
+}
+
+// KeyedByRef reports that the kind's runtime guard takes a once.Ref (scope, key and input)
+// where the others take a key: the kind whose key= form takes scope= (forever).
+func (s *Spec) KeyedByRef() bool {
+	_, ok := s.key.args["scope"]
+	return ok
 }
 
 // tableArgs is the table= form's arguments; nil for a kind without one.

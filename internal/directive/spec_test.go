@@ -91,6 +91,13 @@ func tableProblems(declared []Kind, specOf func(Kind) *Spec, runtime *types.Pack
 			methods = append(methods, "Rearm")
 		}
 		guard(k, s.Guard, methods...)
+		if s.Replays {
+			// A kind that replays a recorded value returns it through a generic function
+			// named after its guard.
+			if f, ok := runtime.Scope().Lookup(s.Guard + "Value").(*types.Func); !ok || f.Signature().TypeParams().Len() == 0 {
+				bad(k, "package once has no generic function %sValue, which returns the value a duplicate replays", s.Guard)
+			}
+		}
 		if s.NotRun != "" {
 			if c, ok := runtime.Scope().Lookup(s.NotRun).(*types.Const); !ok || c.Type().String() != runtimePath+".Status" {
 				bad(k, "package once has no Status %s, which the row says a call that does not run gets", s.NotRun)
@@ -120,8 +127,8 @@ func TestSpec_EveryKindHasARowAndItsRuntimeGuard(t *testing.T) {
 	}
 }
 
-// The check above fails on a kind without a row, a guard the runtime does not have, and a
-// type that is no guard.
+// The check above fails on a kind without a row, a guard the runtime does not have, a type
+// that is no guard, and a replaying kind whose guard has no value function.
 func TestSpec_CheckFindsAMissingRowAndAMissingGuard(t *testing.T) {
 	t.Parallel()
 	self, runtime := loadTypes(t)
@@ -137,6 +144,10 @@ func TestSpec_CheckFindsAMissingRowAndAMissingGuard(t *testing.T) {
 			notAGuard := *s
 			notAGuard.Guard = "Outcome"
 			return &notAGuard
+		case Request:
+			valueless := *s
+			valueless.Guard = "Open"
+			return &valueless
 		case Episode:
 			stale := *s
 			stale.NotRun = "Fired"
@@ -150,6 +161,7 @@ func TestSpec_CheckFindsAMissingRowAndAMissingGuard(t *testing.T) {
 		"kind forever: package once has no type Forevermore",
 		"kind open: once.Outcome has no Do method",
 		"kind episode: package once has no Status Fired",
+		"kind request: package once has no generic function OpenValue",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("problems do not say %q:\n%s", want, got)

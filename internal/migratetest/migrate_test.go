@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -23,7 +22,6 @@ import (
 	"github.com/pressly/goose/v3"
 
 	"github.com/oncekit/once/internal/pgtest"
-	once "github.com/oncekit/once/runtime"
 )
 
 // oncegen is the command under test, built from this checkout.
@@ -356,16 +354,17 @@ INSERT INTO customer_notification_preferences_history SELECT i, 'email', date '2
 var appTables = []string{"jobs", "billing.charges", "alerts", "quota", "customer_notification_preferences_history"}
 
 // onceRows puts a row in every once.* table.
-const onceRows = `INSERT INTO once.counters (name, key, used, cap) VALUES ('app.Quota', 'k', 3, 10);
-INSERT INTO once.latches (name, key, fired_at, firings) VALUES ('app.Alert', 'r', now(), 1);
-INSERT INTO once.open_claims (name, key, token) VALUES ('app.Run', 'k', 't');
+const onceRows = `INSERT INTO once.latches (name, key, fired_at, firings, token) VALUES ('app.Alert', 'r', now(), 1, 't');
+INSERT INTO once.counter_slots (name, key, slot, token) VALUES ('app.Quota', 'k', 0, 't');
+INSERT INTO once.open_claims (name, key, token, stale_after) VALUES ('app.Run', 'k', 't', interval '1 minute');
 INSERT INTO once.leases (name, key, holder, fence, acquired_at, expires_at) VALUES ('app.Tick', 'k', 'h', 1, now(), now() + interval '1 minute');
-INSERT INTO once.operations (id, name, key, token, state, settled_at) OVERRIDING SYSTEM VALUE VALUES (42, 'app.Charge', 'k', 't', 'done', now());
-INSERT INTO once.operations (name, key, token, state, error, settled_at) VALUES ('app.Charge', 'declined', 't', 'failed', 'card declined', now());
-INSERT INTO once.operations (name, key, token) VALUES ('app.Charge', 'held', 't');
-INSERT INTO once.checkpoints (operation_id, step, attempt) VALUES (42, 'charged', 1);
-INSERT INTO once.ledger (operation_id, operation, scope, kind, unit, quantity) VALUES (42, 'app.Charge', '', 'cost', 'usd_cents', 250);
-INSERT INTO once.followups (operation_id, operation, scope, action, provider_key) VALUES (42, 'app.Charge', '', 'receipt', 'pk');`
+INSERT INTO once.operations (name, scope, key, id, token, state, settled_at) VALUES ('app.Charge', '', 'k', '00000000-0000-4000-8000-00000000002a', 't', 'done', now());
+INSERT INTO once.operations (name, scope, key, id, token, state, error, settled_at) VALUES ('app.Charge', '', 'declined', gen_random_uuid(), 't', 'failed', 'card declined', now());
+INSERT INTO once.operations (name, scope, key, id, token) VALUES ('app.Charge', '', 'held', gen_random_uuid(), 't');
+INSERT INTO once.checkpoints (operation_id, step, attempt) VALUES ('00000000-0000-4000-8000-00000000002a', 'charged', 1);
+INSERT INTO once.ledger (operation_id, operation, scope, key, kind, unit, quantity) VALUES ('00000000-0000-4000-8000-00000000002a', 'app.Charge', '', 'k', 'cost', 'usd_cents', 250);
+INSERT INTO once.followups (operation_id, operation, scope, key, action, provider_key) VALUES ('00000000-0000-4000-8000-00000000002a', 'app.Charge', '', 'k', 'receipt', 'pk');
+INSERT INTO once.audit (actor, action, target, reason) VALUES ('ops', 'resolve', 'app.Charge', 'reconciled by hand');`
 
 // populatedState is what must not change: a checksum of each app table over the columns it
 // had before oncegen's migrations, each table's relfilenode (a rewrite gives it a new one),
@@ -388,18 +387,19 @@ func readState(t *testing.T, conn *pgx.Conn, cols map[string]string) populatedSt
 		st.sums[tbl], st.files[tbl] = sum, file
 	}
 	var exists bool
-	if err := conn.QueryRow(ctx, "SELECT to_regclass('once.followups') IS NOT NULL").Scan(&exists); err != nil || !exists {
+	if err := conn.QueryRow(ctx, "SELECT to_regclass('once.audit') IS NOT NULL").Scan(&exists); err != nil || !exists {
 		return st
 	}
-	err := conn.QueryRow(ctx, `SELECT string_agg(n::text, ' ') FROM (SELECT (SELECT count(*) FROM once.counters) UNION ALL SELECT (SELECT count(*) FROM once.latches)
+	err := conn.QueryRow(ctx, `SELECT string_agg(n::text, ' ') FROM (SELECT (SELECT count(*) FROM once.counter_slots) UNION ALL SELECT (SELECT count(*) FROM once.latches)
 UNION ALL SELECT (SELECT count(*) FROM once.open_claims) UNION ALL SELECT (SELECT count(*) FROM once.leases)
 UNION ALL SELECT (SELECT count(*) FROM once.operations) UNION ALL SELECT (SELECT count(*) FROM once.checkpoints)
-UNION ALL SELECT (SELECT count(*) FROM once.ledger) UNION ALL SELECT (SELECT count(*) FROM once.followups)) c(n)`).Scan(&st.once)
+UNION ALL SELECT (SELECT count(*) FROM once.ledger) UNION ALL SELECT (SELECT count(*) FROM once.followups)
+UNION ALL SELECT (SELECT count(*) FROM once.audit)) c(n)`).Scan(&st.once)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var states string
-	if err := conn.QueryRow(ctx, "SELECT coalesce(string_agg(key || '=' || state, ',' ORDER BY id), '') FROM once.operations").Scan(&states); err != nil {
+	if err := conn.QueryRow(ctx, "SELECT coalesce(string_agg(key || '=' || state, ',' ORDER BY key), '') FROM once.operations").Scan(&states); err != nil {
 		t.Fatal(err)
 	}
 	st.once += " " + states
@@ -573,219 +573,5 @@ ALTER TABLE quota ADD COLUMN IF NOT EXISTS used bigint NOT NULL DEFAULT 0;`
 	var latched int
 	if err := conn.QueryRow(ctx, "SELECT count(*) FROM alerts WHERE fired_at IS NOT NULL").Scan(&latched); err != nil || latched != 500 {
 		t.Errorf("the old latch form latched %d rows (%v), want all 500", latched, err)
-	}
-}
-
-// stepVersion is the version of the file in dir that applies the runtime's schema step n.
-func stepVersion(t *testing.T, dir string, n int) int64 {
-	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(dir, fmt.Sprintf("*_once_schema_%04d_*", n)))
-	if len(files) == 0 {
-		t.Fatalf("no file of runtime step %d in %s", n, dir)
-	}
-	v, err := strconv.ParseInt(strings.SplitN(filepath.Base(files[0]), "_", 2)[0], 10, 64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
-// movedOperations are operations in every state, written before runtime step 6 moves state
-// to the row's end, and what they must read after it.
-const (
-	movedOperations = `INSERT INTO once.operations (name, key, token, state, result, error, settled_at, uncertain_since) VALUES
-('app.Charge', 'open', 't', 'open', NULL, NULL, NULL, NULL),
-('app.Charge', 'done', 't', 'done', '{"id": 1}', NULL, now(), NULL),
-('app.Charge', 'failed', 't', 'failed', NULL, 'declined', now(), NULL),
-('app.Charge', 'released', 't', 'released', NULL, NULL, now(), NULL),
-('app.Charge', 'uncertain', 't', 'uncertain', NULL, NULL, now(), now())`
-	movedStates = "open=open,done=done,failed=failed,released=released,uncertain=uncertain"
-)
-
-// Each tool applies runtime steps 6 to 10 to a database whose once.operations already holds
-// rows in every state: each keeps its state, state ends the row, nothing of the move stays
-// behind, and verify passes.
-func TestPopulated_StateMovesWithRowsUnderEachTool(t *testing.T) {
-	t.Parallel()
-	for _, format := range []string{"goose", "migrate", "sql"} {
-		t.Run(format, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			dir := writeMigrations(t, format)
-			db := newDatabase(t)
-			conn := connect(t, db.URL)
-			before := stepVersion(t, dir, 5)
-			upTo := applier(t, format, dir, db)
-			upTo(before)
-			if _, err := conn.Exec(ctx, movedOperations); err != nil {
-				t.Fatal(err)
-			}
-			upTo(-1) // every file
-			var states, last string
-			var leftovers int
-			err := conn.QueryRow(ctx, `SELECT
-	(SELECT string_agg(key || '=' || state, ',' ORDER BY id) FROM once.operations),
-	(SELECT attname FROM pg_attribute WHERE attrelid = 'once.operations'::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum DESC LIMIT 1),
-	(SELECT count(*) FROM pg_attribute WHERE attrelid = 'once.operations'::regclass AND attname = 'state_last' AND NOT attisdropped)
-	+ (SELECT count(*) FROM pg_trigger WHERE tgrelid = 'once.operations'::regclass AND NOT tgisinternal)
-	+ (SELECT count(*) FROM pg_constraint WHERE conrelid = 'once.operations'::regclass AND NOT convalidated)`).Scan(&states, &last, &leftovers)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if states != movedStates || last != "state" || leftovers != 0 {
-				t.Errorf("after the move: states %s, last column %s, %d copies, triggers or checks not validated left; want %s, state, 0", states, last, leftovers, movedStates)
-			}
-			if code, out := run(t, append([]string{"verify", "-db", db.URL}, second...)...); code != 0 {
-				t.Fatalf("verify after the move: exit %d\n%s", code, out)
-			}
-		})
-	}
-}
-
-// applier returns a function that applies format's files in dir to db with the tool of the
-// format (goose, golang-migrate, psql) up to version v, or every file for -1.
-func applier(t *testing.T, format, dir string, db *pgtest.Database) func(v int64) {
-	t.Helper()
-	ctx := context.Background()
-	var upTo func(v int64)
-	switch format {
-	case "goose":
-		sqldb := stdlib.OpenDB(*mustConfig(t, db.URL))
-		t.Cleanup(func() { sqldb.Close() })
-		p, err := goose.NewProvider(goose.DialectPostgres, sqldb, os.DirFS(dir))
-		if err != nil {
-			t.Fatal(err)
-		}
-		upTo = func(v int64) {
-			var err error
-			if v < 0 {
-				_, err = p.Up(ctx)
-			} else {
-				_, err = p.UpTo(ctx, v)
-			}
-			if err != nil {
-				t.Fatalf("goose up to %d: %v", v, err)
-			}
-		}
-	case "migrate":
-		m, err := gomigrate.New("file://"+dir, "pgx5://"+strings.TrimPrefix(db.URL, "postgres://"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { m.Close() })
-		upTo = func(v int64) {
-			var err error
-			if v < 0 {
-				err = m.Up()
-			} else {
-				err = m.Migrate(uint(v))
-			}
-			if err != nil {
-				t.Fatalf("migrate to %d: %v", v, err)
-			}
-		}
-	case "sql":
-		ups, _ := filepath.Glob(filepath.Join(dir, "*.up.sql"))
-		sort.Strings(ups)
-		done := 0
-		upTo = func(v int64) {
-			for ; done < len(ups); done++ {
-				n, _ := strconv.ParseInt(strings.SplitN(filepath.Base(ups[done]), "_", 2)[0], 10, 64)
-				if v >= 0 && n > v {
-					return
-				}
-				psql(t, db.URL, ups[done])
-			}
-		}
-	}
-	return upTo
-}
-
-// releasedStep11 turns dir's migrations into what oncegen wrote before step 11 was mended: the step's file and the snapshot hold its superseded text.
-func releasedStep11(t *testing.T, dir string) {
-	t.Helper()
-	step := once.SchemaSteps()[10]
-	text := func(up string) string { return strings.TrimRight(up, "\n") + "\n\n" + step.RecordSQL() }
-	cur, old := text(step.Up), text(step.Superseded[0])
-	files, _ := filepath.Glob(filepath.Join(dir, "*_once_schema_0011_operations_estimate*.sql"))
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if strings.Contains(string(b), cur) {
-			if err := os.WriteFile(f, []byte(strings.Replace(string(b), cur, old, 1)), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			snap, err := os.ReadFile(filepath.Join(dir, "oncegen.snapshot.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			quote := func(s string) string { q, _ := json.Marshal(s); return string(q) }
-			if !strings.Contains(string(snap), quote(cur)) {
-				t.Fatalf("the snapshot does not hold step 11's text")
-			}
-			err = os.WriteFile(filepath.Join(dir, "oncegen.snapshot.json"), []byte(strings.Replace(string(snap), quote(cur), quote(old), 1)), 0o644)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return
-		}
-	}
-	t.Fatalf("no file of step 11 in %s holds its text", dir)
-}
-
-// An application whose own table refers to once.operations by a foreign key, made before
-// runtime step 11, with migrations the release before step 11 was mended wrote: oncegen
-// -check reports the step's file due, oncegen mends it, and (a new database migrated from
-// empty, in every tool) each tool applies every file, step 11 leaves the empty tables as
-// they are (PostgreSQL refuses to truncate a table another table refers to), the
-// application's rows are kept, and verify passes. (That the released text fails there is
-// the negative control of the runtime's TestOperationsEstimate_LeavesTheTablesWhere….)
-func TestEmpty_AnApplicationsForeignKeyToOperationsUnderEachTool(t *testing.T) {
-	t.Parallel()
-	for _, format := range []string{"goose", "migrate", "sql"} {
-		t.Run(format, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			dir := writeMigrations(t, format)
-			releasedStep11(t, dir)
-			if code, out := run(t, append([]string{"-check", "-migrations", dir, "-format", format}, second...)...); code != 1 || !strings.Contains(out, "once_schema_0011_operations_estimate") {
-				t.Fatalf("-check on the released step 11: exit %d, want 1 naming its file\n%s", code, out)
-			}
-			if code, out := run(t, append([]string{"-migrations", dir, "-format", format}, second...)...); code != 0 {
-				t.Fatalf("oncegen mending step 11: exit %d\n%s", code, out)
-			}
-			if code, out := run(t, append([]string{"-check", "-migrations", dir, "-format", format}, second...)...); code != 0 {
-				t.Fatalf("-check after the mend: exit %d\n%s", code, out)
-			}
-			db := newDatabase(t)
-			conn := connect(t, db.URL)
-			upTo := applier(t, format, dir, db)
-			upTo(stepVersion(t, dir, 10))
-			if _, err := conn.Exec(ctx, `CREATE TABLE app_charges (id int PRIMARY KEY, operation_id bigint NULL REFERENCES once.operations (id));
-INSERT INTO app_charges VALUES (1, NULL)`); err != nil {
-				t.Fatal(err)
-			}
-			var file0 uint32
-			if err := conn.QueryRow(ctx, `SELECT relfilenode FROM pg_class WHERE oid = 'once.operations'::regclass`).Scan(&file0); err != nil {
-				t.Fatal(err)
-			}
-			upTo(-1) // every file, step 11 with them
-			var step int
-			var file1 uint32
-			var charges int
-			err := conn.QueryRow(ctx, `SELECT (SELECT max(step) FROM once.schema_steps),
-	(SELECT relfilenode FROM pg_class WHERE oid = 'once.operations'::regclass), (SELECT count(*) FROM app_charges)`).Scan(&step, &file1, &charges)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if step < 11 || file1 != file0 || charges != 1 {
-				t.Errorf("after every file: step %d, once.operations' file %d (before %d), %d application rows; want step 11 or later, the same file, 1 row", step, file1, file0, charges)
-			}
-			if code, out := run(t, append([]string{"verify", "-db", db.URL}, second...)...); code != 0 {
-				t.Fatalf("verify: exit %d\n%s", code, out)
-			}
-		})
 	}
 }

@@ -13,7 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	once "github.com/oncekit/once/runtime"
+	"github.com/oncekit/once/runtime/onceschema"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
 )
@@ -93,7 +93,7 @@ func run(ctx context.Context, adminURL string, cfg Config, scenarios []*scenario
 		return nil, fmt.Errorf("connecting: %w", err)
 	}
 	defer admin.Close()
-	if err := once.Migrate(ctx, admin); err != nil {
+	if err := onceschema.Migrate(ctx, admin); err != nil {
 		return nil, err
 	}
 	migrator, err := rivermigrate.New(riverpgxv5.New(admin), nil)

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -20,8 +22,11 @@ import (
 )
 
 // floorTableSQL is the bare floor's table, a key and nothing else, and the same table for
-// the floor's insert made twice in a call.
-const floorTableSQL = `CREATE TABLE floor (key text PRIMARY KEY); CREATE TABLE floor_pair (key text PRIMARY KEY)`
+// the floor's insert made twice in a call; and the counter row the Statement guard's twin
+// keeps per key, as code without the guard would.
+const floorTableSQL = `CREATE TABLE floor (key text PRIMARY KEY); CREATE TABLE floor_pair (key text PRIMARY KEY);
+CREATE TABLE twin_counters (name text NOT NULL, key text NOT NULL, used bigint NOT NULL CHECK (used >= 0),
+	cap bigint NOT NULL CHECK (cap >= 0), updated_at timestamptz NOT NULL DEFAULT clock_timestamp(), PRIMARY KEY (name, key))`
 
 // The bare twins: the statement each guard wraps, written by hand the plain way, on rows of
 // their own (the twin.* names). Statement's and Episode's are the conditional upserts alone,
@@ -32,28 +37,27 @@ const (
 	// twice: the bound of any call of two statements, each its own commit.
 	floorPairSQL = `INSERT INTO floor_pair (key) VALUES ($1) ON CONFLICT DO NOTHING`
 
-	statementTwinSQL = `INSERT INTO once.counters AS c (name, key, used, cap)
+	statementTwinSQL = `INSERT INTO twin_counters AS c (name, key, used, cap)
 SELECT 'twin.statement', $1::text, 1, $2::bigint
 ON CONFLICT (name, key) DO UPDATE SET used = c.used + EXCLUDED.used, cap = EXCLUDED.cap, updated_at = clock_timestamp()
 WHERE c.used + EXCLUDED.used <= EXCLUDED.cap
 RETURNING used`
 
-	episodeTwinSQL = `INSERT INTO once.latches AS l (name, key, fired_at, firings)
-VALUES ('twin.episode', $1, clock_timestamp(), 1)
+	episodeTwinSQL = `INSERT INTO once.latches AS l (name, key, fired_at, firings, token)
+VALUES ('twin.episode', $1, clock_timestamp(), 1, $2)
 ON CONFLICT (name, key) DO UPDATE SET fired_at = clock_timestamp(), firings = l.firings + 1
 WHERE l.fired_at IS NULL
 RETURNING firings`
 
-	openTwinSQL = `INSERT INTO once.open_claims (name, key, token) VALUES ('twin.open', $1, $2)
+	openTwinSQL = `INSERT INTO once.open_claims (name, key, token, stale_after) VALUES ('twin.open', $1, $2, interval '20 minutes')
 ON CONFLICT (name, key) WHERE state = 'open' DO NOTHING
 RETURNING id`
 
-	foreverTwinClaimSQL = `INSERT INTO once.operations (name, scope, key, token) VALUES ('twin.forever', '', $1, $2)
-ON CONFLICT (name, scope, key) DO NOTHING
-RETURNING id`
-	foreverTwinSettleSQL = `UPDATE once.operations SET state = 'done', result = '1', settled_at = clock_timestamp(), alive_at = clock_timestamp()
-WHERE id = $1 AND token = $2 AND state = 'open'`
-	foreverTwinReadSQL = `SELECT state, result FROM once.operations WHERE name = 'twin.forever' AND scope = '' AND key = $1`
+	foreverTwinClaimSQL = `INSERT INTO once.operations (name, scope, key, id, token) VALUES ('twin.forever', '', $1, $2, $3)
+ON CONFLICT (name, scope, key) DO NOTHING`
+	foreverTwinSettleSQL = `UPDATE once.operations SET state = 'done', result = '1', settled_at = clock_timestamp()
+WHERE name = 'twin.forever' AND scope = '' AND key = $1 AND token = $2 AND state = 'open'`
+	foreverTwinReadSQL = `SELECT state::text, result FROM once.operations WHERE name = 'twin.forever' AND scope = '' AND key = $1`
 )
 
 // scenario is one thing measured: a guard, its bare twin, the floor, or River.
@@ -154,7 +158,8 @@ func both(errs ...func() error) error {
 func newScenarios(cfg Config) []*scenario {
 	var ss []*scenario
 	add := func(s *scenario) { ss = append(ss, s) }
-	noop := func(context.Context) (int, error) { return 1, nil }
+	noop := func(context.Context) error { return nil }
+	one := func(context.Context) (int, error) { return 1, nil }
 	token := "0123456789abcdef0123456789abcdef"
 
 	// (a): the bare floor.
@@ -174,7 +179,7 @@ func newScenarios(cfg Config) []*scenario {
 
 	// Statement: fresh keys reserve 1 of the cap; a storm fills the cap and is refused after.
 	stmt := &scenario{name: "Statement.Reserve (storm: cap " + fmt.Sprint(cfg.Cap) + ")", kind: "statement"}
-	sg := once.Statement[int]{Name: "bench.statement", Cap: cfg.Cap}
+	sg := once.Statement{Name: "bench.statement", Cap: cfg.Cap}
 	stmt.call = func(ctx context.Context, key string) (bool, error) {
 		_, ok, err := sg.Reserve(ctx, stmt.pool, key, 1)
 		return ok, err
@@ -192,8 +197,8 @@ func newScenarios(cfg Config) []*scenario {
 		name := map[bool]string{false: sg.Name, true: "twin.statement"}[s.twin]
 		// The guard holds a key's units as slot rows (once.counter_slots); its twin counts
 		// them in one counter row.
-		freshSQL := `SELECT count(*) FROM once.counters WHERE name = $1 AND key LIKE 'f-%' AND used = 1`
-		usedSQL := `SELECT coalesce(sum(used), 0) FROM once.counters WHERE name = $1 AND key = $2`
+		freshSQL := `SELECT count(*) FROM twin_counters WHERE name = $1 AND key LIKE 'f-%' AND used = 1`
+		usedSQL := `SELECT coalesce(sum(used), 0) FROM twin_counters WHERE name = $1 AND key = $2`
 		if !s.twin {
 			freshSQL = `SELECT count(*) FROM (SELECT key FROM once.counter_slots WHERE name = $1 AND key LIKE 'f-%' GROUP BY key HAVING count(*) = 1) AS k`
 			usedSQL = `SELECT count(*) FROM once.counter_slots WHERE name = $1 AND key = $2`
@@ -212,15 +217,15 @@ func newScenarios(cfg Config) []*scenario {
 
 	// Episode: a fresh key fires; a storm fires once.
 	ep := &scenario{name: "Episode.Do", kind: "episode"}
-	eg := once.Episode[int]{Name: "bench.episode"}
+	eg := once.Episode{Name: "bench.episode"}
 	ep.call = func(ctx context.Context, key string) (bool, error) {
-		_, out, err := eg.Do(ctx, ep.pool, key, noop)
+		out, err := eg.Do(ctx, ep.pool, key, noop)
 		return out.Status == once.Ran, err
 	}
 	epTwin := &scenario{name: "twin: conditional upsert", kind: "episode", twin: true}
 	epTwin.call = func(ctx context.Context, key string) (bool, error) {
 		var firing int64
-		err := epTwin.pool.QueryRow(ctx, episodeTwinSQL, key).Scan(&firing)
+		err := epTwin.pool.QueryRow(ctx, episodeTwinSQL, key, token).Scan(&firing)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return false, nil
 		}
@@ -242,7 +247,7 @@ func newScenarios(cfg Config) []*scenario {
 
 	// Open: a fresh key is claimed; a storm makes one claim and redirects the rest to it.
 	open := &scenario{name: "Open.Claim", kind: "open"}
-	og := once.Open[int]{Name: "bench.open"}
+	og := once.Open{Name: "bench.open"}
 	var winners sync.Map // storm key -> winning claim's handle
 	open.call = func(ctx context.Context, key string) (bool, error) {
 		c, out, err := og.Claim(ctx, open.pool, key)
@@ -250,12 +255,12 @@ func newScenarios(cfg Config) []*scenario {
 			return false, err
 		}
 		if c == nil {
-			if w, ok := winners.Load(key); ok && w != out.ID {
-				return false, fmt.Errorf("redirected to claim %d, want %d", out.ID, w)
+			if w, ok := winners.Load(key); ok && w != out.Holder {
+				return false, fmt.Errorf("redirected to claim %s, want %s", out.Holder, w)
 			}
 			return false, nil
 		}
-		winners.Store(key, out.ID)
+		winners.Store(key, out.Claim)
 		return true, nil
 	}
 	openTwin := &scenario{name: "twin: partial-unique claim", kind: "open", twin: true}
@@ -281,40 +286,34 @@ func newScenarios(cfg Config) []*scenario {
 		add(s)
 	}
 
-	// Forever, Operation, oncehttp: claim, run, settle; a duplicate gets the record.
-	inFlight := func(err error) error {
-		if errors.Is(err, once.ErrInFlight) {
-			return nil // a duplicate that came while the first call ran: answered, not an error
-		}
-		return err
-	}
+	// Forever (for ever, and scoped and retained a day as a front door's operation),
+	// oncehttp: claim, run, settle; a duplicate gets the record, and one that came while the
+	// first call ran is answered in flight (no error).
 	forever := &scenario{name: "Forever.Do (claim + settle)", kind: "forever", lifecycle: true}
-	fg := once.Forever[int]{Name: "bench.forever"}
+	fg := once.Forever{Name: "bench.forever"}
 	forever.call = func(ctx context.Context, key string) (bool, error) {
-		_, out, err := fg.Do(ctx, forever.pool, key, noop)
-		return out.Status == once.Ran, inFlight(err)
+		_, out, err := once.ForeverValue(ctx, forever.pool, fg, once.Ref{Key: key}, one)
+		return out.Status == once.Ran, err
 	}
 	foreverTwin := &scenario{name: "twin: INSERT claim + UPDATE settle", kind: "forever", twin: true, lifecycle: true}
 	foreverTwin.call = func(ctx context.Context, key string) (bool, error) {
-		var id int64
-		err := foreverTwin.pool.QueryRow(ctx, foreverTwinClaimSQL, key, token).Scan(&id)
-		if errors.Is(err, pgx.ErrNoRows) {
+		tag, err := foreverTwin.pool.Exec(ctx, foreverTwinClaimSQL, key, newUUID(), token)
+		if err != nil {
+			return false, err
+		}
+		if tag.RowsAffected() == 0 {
 			var state string
 			var result []byte
 			return false, foreverTwin.pool.QueryRow(ctx, foreverTwinReadSQL, key).Scan(&state, &result)
 		}
-		if err != nil {
-			return false, err
-		}
-		_, err = foreverTwin.pool.Exec(ctx, foreverTwinSettleSQL, id, token)
+		_, err = foreverTwin.pool.Exec(ctx, foreverTwinSettleSQL, key, token)
 		return true, err
 	}
-	op := &scenario{name: "Operation.Do", kind: "operation", lifecycle: true}
-	og2 := once.Operation[int]{Name: "bench.operation"}
+	op := &scenario{name: "Forever.Do scoped, kept a day (an operation)", kind: "operation", lifecycle: true}
+	og2 := once.Forever{Name: "bench.operation", Retain: 24 * time.Hour}
 	op.call = func(ctx context.Context, key string) (bool, error) {
-		_, out, err := og2.Do(ctx, op.pool, once.OperationRef{Account: "acct", Reference: key},
-			func(context.Context, *once.Attempt) (int, error) { return 1, nil })
-		return out.Status == once.Ran, inFlight(err)
+		_, out, err := once.ForeverValue(ctx, op.pool, og2, once.Ref{Scope: once.MustKey("acct"), Key: once.MustKey(key)}, one)
+		return out.Status == once.Ran, err
 	}
 	web := &scenario{name: "oncehttp over a handler that writes nothing", kind: "oncehttp", lifecycle: true}
 	var mw http.Handler
@@ -479,6 +478,17 @@ func newScenarios(cfg Config) []*scenario {
 		add(s)
 	}
 	return ss
+}
+
+// newUUID draws a version 4 UUID in PostgreSQL's text form, as a Forever guard draws its
+// operation's id.
+func newUUID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
 // quiet drops River's log: a benchmark prints its table.

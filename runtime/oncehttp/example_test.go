@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	once "github.com/oncekit/once/runtime"
 	"github.com/oncekit/once/runtime/oncehttp"
+	"github.com/oncekit/once/runtime/onceschema"
 )
 
 // Wiring the middleware in front of a paid endpoint. The account comes from the
@@ -21,7 +22,7 @@ func ExampleNew() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := once.Migrate(ctx, pool); err != nil {
+	if err := onceschema.Migrate(ctx, pool); err != nil {
 		log.Fatal(err)
 	}
 	idempotent, err := oncehttp.New(oncehttp.Config{

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/oncekit/once/internal/pgtest"
-	once "github.com/oncekit/once/runtime"
 	"github.com/oncekit/once/runtime/oncehttp"
+	"github.com/oncekit/once/runtime/onceschema"
 )
 
 // Clients that hang up while their request's claim is in flight leave no key at 409: 300
@@ -27,7 +27,7 @@ func TestMiddleware_ClientsThatHangUpLeaveNoKeyInFlight(t *testing.T) {
 	const calls, workers = 300, 8
 	pool := pgtest.NewDatabase(t).Pool(t, 12)
 	ctx := context.Background()
-	if err := once.Migrate(ctx, pool); err != nil {
+	if err := onceschema.Migrate(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
 	runs := make([]atomic.Int32, calls+workers*10)

@@ -2,12 +2,14 @@
 // door of a paid product, where a second click, a second tab, a reconnecting phone or an
 // integration's retry must not make the work happen twice.
 //
-// Each request that carries a key is an operation of once's runtime (once.Operation, over
-// once.operations), its reference the key, scoped to the account the application's Account
-// function authenticates, never to anything in the request body. It is stored as every
-// Operation is (see once.Operation), so a status endpoint can find it with Operation.Lookup
-// and the ledger entries its handler records carry the same scope as any other guard's for
-// that account. The handler runs at most once per account and key:
+// Each request that carries a key is an operation of once's runtime (a once.Forever guard,
+// over once.operations), its key the Idempotency-Key, scoped to the account the
+// application's Account function authenticates, never to anything in the request body. It is
+// stored as once.Forever says a front door's reference is, Ref{Scope: once.MustKey(account),
+// Key: once.MustKey(key)}, so a status endpoint can find it with onceops.Lookup, a generated
+// wrapper with scope=account key=reference meets the same row, and the ledger entries its
+// handler records carry the same scope as any other guard's for that account. The handler
+// runs at most once per account and key:
 //
 //   - the first request runs the handler; its response (status, chosen headers, body) is
 //     recorded and sent;
@@ -41,7 +43,7 @@
 //   - a handler that cannot know whether its effect happened (a provider took the request
 //     and the connection failed) calls once.AttemptFrom(r.Context()).Uncertain(err): the
 //     operation is recorded uncertain and later requests get 409 until an operator resolves
-//     it (once.ListUncertain).
+//     it (onceops.ListUncertain).
 //
 // A response not recorded must mean nothing was done: the handler answers 4xx before its
 // first effect. A key whose earlier attempt may have done work (a released key's retry, or
@@ -86,6 +88,9 @@ import (
 const (
 	// DefaultName is the operation name of a Config without one.
 	DefaultName = "http"
+	// DefaultRetain is how long a key is remembered when Config.Retain is zero: a day, the
+	// window in which clients retry (Stripe keeps its keys as long).
+	DefaultRetain = 24 * time.Hour
 	// DefaultMaxBody is the largest request body read when Config.MaxBody is zero.
 	DefaultMaxBody = 1 << 20
 	// DefaultMaxResponse is the largest response body recorded when Config.MaxResponse is
@@ -109,7 +114,7 @@ var DefaultUnrecorded = []int{
 
 // Config configures the middleware. DB and Account are required.
 type Config struct {
-	// DB holds once's tables (see once.Migrate).
+	// DB holds once's tables (see onceschema.Migrate).
 	DB once.DB
 	// Account returns the authenticated account (user, workspace, API key owner) the
 	// request acts for. Keys are scoped to it: the same key from two accounts is two
@@ -125,7 +130,7 @@ type Config struct {
 	Required bool
 	// Methods are the methods handled; nil means POST, PUT, PATCH and DELETE.
 	Methods []string
-	// Retain is how long a key is remembered; zero means once.DefaultOperationRetain (a day).
+	// Retain is how long a key is remembered; zero means DefaultRetain (a day).
 	Retain time.Duration
 	// Stale is how long a request's key may show no life before it is taken to be held by
 	// a dead process; zero means once.Forever's default (45 s on a *pgxpool.Pool, whose
@@ -205,7 +210,7 @@ func New(cfg Config) (func(http.Handler) http.Handler, error) {
 		m.cfg.Name = DefaultName
 	}
 	if m.cfg.Retain == 0 {
-		m.cfg.Retain = once.DefaultOperationRetain
+		m.cfg.Retain = DefaultRetain
 	}
 	if m.cfg.MaxBody == 0 {
 		m.cfg.MaxBody = DefaultMaxBody
@@ -227,7 +232,7 @@ func New(cfg Config) (func(http.Handler) http.Handler, error) {
 	for _, h := range headers {
 		m.replay[http.CanonicalHeaderKey(h)] = true
 	}
-	m.op = once.Operation[recorded]{
+	m.op = once.Forever{
 		Name:        m.cfg.Name,
 		Retain:      m.cfg.Retain,
 		Stale:       m.cfg.Stale,
@@ -252,7 +257,7 @@ type middleware struct {
 	methods    map[string]bool
 	replay     map[string]bool
 	unrecorded map[int]bool
-	op         once.Operation[recorded]
+	op         once.Forever
 }
 
 type handler struct {
@@ -293,7 +298,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		err = m.cfg.ValidateKey(key)
 	}
 	if err == nil && len(once.MustKey(key)) > once.MaxKeyLen {
-		// Stored encoded (see once.Operation), where '/' and '%' take three bytes each.
+		// Stored encoded (see once.Forever), where '/' and '%' take three bytes each.
 		err = fmt.Errorf("the Idempotency-Key holds too many '/' and '%%' characters (each is stored as three bytes, and the limit is %d)", once.MaxKeyLen)
 	}
 	if err != nil {
@@ -319,10 +324,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("the body is over the %d-byte limit", m.cfg.MaxBody))
 		return
 	}
-	ref := once.OperationRef{Account: account, Reference: key, Input: requestInput(r, body)}
+	ref := once.Ref{Scope: once.MustKey(account), Key: once.MustKey(key), Input: requestInput(r, body)}
 
 	var rec *recorder
-	resp, out, err := m.op.Do(r.Context(), m.cfg.DB, ref, func(ctx context.Context, _ *once.Attempt) (recorded, error) {
+	resp, out, err := once.ForeverValue(r.Context(), m.cfg.DB, m.op, ref, func(ctx context.Context) (recorded, error) {
 		rec = newRecorder()
 		req := r.WithContext(context.WithValue(ctx, recorderKey{}, rec))
 		req.Body = io.NopCloser(bytes.NewReader(body))
@@ -337,12 +342,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			m.logError(r, key, account, "oncehttp: the response was sent, but its outcome was not recorded", err)
 		}
 		rec.send(w)
-	case err == nil:
-		writeReplay(w, resp)
-	case errors.Is(err, once.ErrInFlight):
+	case err == nil && out.Status == once.InFlight:
 		w.Header().Set("Retry-After", "1")
 		writeProblem(w, http.StatusConflict, ProblemInFlight, "Request in progress",
 			"a request with this Idempotency-Key is being processed; retry it later")
+	case err == nil:
+		writeReplay(w, resp)
 	case errors.Is(err, once.ErrMismatch):
 		writeProblem(w, http.StatusUnprocessableEntity, ProblemMismatch, "Idempotency-Key reused",
 			"this Idempotency-Key was used with a different request; use a new key for new work")

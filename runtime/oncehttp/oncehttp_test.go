@@ -22,6 +22,8 @@ import (
 	"github.com/oncekit/once/internal/pgtest"
 	once "github.com/oncekit/once/runtime"
 	"github.com/oncekit/once/runtime/oncehttp"
+	"github.com/oncekit/once/runtime/onceops"
+	"github.com/oncekit/once/runtime/onceschema"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
@@ -130,13 +132,13 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 	t.Helper()
 	pool := pgtest.NewDatabase(t).Pool(t, 24)
 	ctx := context.Background()
-	if err := once.Migrate(ctx, pool); err != nil {
+	if err := onceschema.Migrate(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := pool.Exec(ctx, `CREATE TABLE reports (
 		id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
 		account text NOT NULL,
-		operation_id bigint NOT NULL UNIQUE,
+		operation_id uuid NOT NULL UNIQUE,
 		model_call text NOT NULL)`); err != nil {
 		t.Fatal(err)
 	}
@@ -373,7 +375,7 @@ func TestMiddleware_SameReferenceFromAnotherAccountIsIndependent(t *testing.T) {
 	if again := f.post(t, "acct-b", `"ref-1"`, q3); again.report(t) != rb {
 		t.Fatalf("acct-b's replay is %q, want its own report", again.body)
 	}
-	if _, err := once.LookupOperation(context.Background(), f.pool, "reports.generate", "acct-c", "ref-1"); !errors.Is(err, once.ErrNoOperation) {
+	if _, err := onceops.Lookup(context.Background(), f.pool, "reports.generate", "acct-c", "ref-1"); !errors.Is(err, onceops.ErrNoOperation) {
 		t.Fatalf("acct-c looking up ref-1: %v, want ErrNoOperation", err)
 	}
 	var owners int
@@ -407,7 +409,7 @@ func TestMiddleware_InterruptAfterTheProviderAccepted(t *testing.T) {
 		if got := f.counts(t); got != (counts{1, 1, 1}) {
 			t.Fatalf("%+v, want 1 of each", got)
 		}
-		rec, err := once.LookupOperation(context.Background(), f.pool, "reports.generate", "acct-a", "ref-1")
+		rec, err := onceops.Lookup(context.Background(), f.pool, "reports.generate", "acct-a", "ref-1")
 		if err != nil || rec.State != "done" || rec.Attempts != 2 {
 			t.Fatalf("operation %+v, %v; want done after 2 attempts", rec, err)
 		}
@@ -423,7 +425,7 @@ func TestMiddleware_InterruptAfterTheProviderAccepted(t *testing.T) {
 		if r.status != http.StatusConflict || r.problemType(t) != oncehttp.ProblemUncertain {
 			t.Fatalf("retry: %d %s, want 409 uncertain", r.status, r.body)
 		}
-		list, err := once.ListUncertain(context.Background(), f.pool, "reports.generate", 0)
+		list, err := onceops.ListUncertain(context.Background(), f.pool, "reports.generate", 0)
 		if err != nil || len(list) != 1 || list[0].Scope != "acct-a" || list[0].Key != "ref-1" {
 			t.Fatalf("ListUncertain = %+v, %v; want acct-a's ref-1", list, err)
 		}
@@ -474,8 +476,8 @@ func TestMiddleware_FollowUpFailureRetriedEmailsOnce(t *testing.T) {
 		t.Fatalf("%d %s", r.status, r.body)
 	}
 	ctx := context.Background()
-	drain := once.Drain{Backoff: time.Millisecond, Deliver: map[string]func(context.Context, once.FollowUp) error{
-		"email-owner": func(ctx context.Context, fu once.FollowUp) error {
+	drain := onceops.Drain{Backoff: time.Millisecond, Deliver: map[string]func(context.Context, onceops.FollowUp) error{
+		"email-owner": func(ctx context.Context, fu onceops.FollowUp) error {
 			r, err := mail.Post(ctx, "/v1/emails", fu.ProviderKey, fu.Payload)
 			if err == nil && r.Status != http.StatusOK {
 				err = errors.New("mail answered " + strconv.Itoa(r.Status))
@@ -634,7 +636,7 @@ func TestMiddleware_DontRecordLeavesTheKeyUnused(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.New(t)
 	ctx := context.Background()
-	if err := once.Migrate(ctx, pool); err != nil {
+	if err := onceschema.Migrate(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
 	for _, dontRecord := range []bool{true, false} {
@@ -689,12 +691,12 @@ func TestMiddleware_DontRecordLeavesTheKeyUnused(t *testing.T) {
 	}
 }
 
-// The middleware stores its operations as once.Operation does, and as a wrapper oncegen
-// writes for "//once:forever scope=account key=reference" passes them to DoRef: account and
-// key encoded by once.MustKey. So for an account holding '/' and '%' (which the encoding
-// escapes) all three meet on one row, and the ledger's scope is the encoded account. The
-// negative control is the raw strings, as the middleware once stored them: another row.
-func TestMiddleware_ScopeAgreesWithOperationsAndGeneratedGuards(t *testing.T) {
+// The middleware stores its operations as a wrapper oncegen writes for "//once:forever
+// scope=account key=reference" passes them: account and key encoded by once.MustKey. So for
+// an account holding '/' and '%' (which the encoding escapes) the two meet on one row,
+// onceops.Lookup finds it by the encoded pair, and the ledger's scope is the encoded
+// account. The negative control is the raw strings: another row.
+func TestMiddleware_ScopeAgreesWithGeneratedGuards(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, fixtureOptions{})
 	ctx := context.Background()
@@ -705,21 +707,20 @@ func TestMiddleware_ScopeAgreesWithOperationsAndGeneratedGuards(t *testing.T) {
 	}
 	ran := false
 	fn := func(context.Context) (json.RawMessage, error) { ran = true; return nil, nil }
-	generated := once.Forever[json.RawMessage]{Name: "reports.generate"}
-	rec, out, err := generated.DoRef(ctx, f.pool, once.Ref{Scope: once.MustKey(account), Key: once.MustKey(key)}, fn)
+	generated := once.Forever{Name: "reports.generate"}
+	rec, out, err := once.ForeverValue(ctx, f.pool, generated, once.Ref{Scope: once.MustKey(account), Key: once.MustKey(key)}, fn)
 	if err != nil || ran || out.Status != once.Duplicate || !strings.Contains(string(rec), `"status":201`) {
-		t.Fatalf("generated-style DoRef: %s %+v %v (ran: %v), want the middleware's recorded response", rec, out, err, ran)
+		t.Fatalf("generated-style call: %s %+v %v (ran: %v), want the middleware's recorded response", rec, out, err, ran)
 	}
-	op := once.Operation[json.RawMessage]{Name: "reports.generate"}
-	looked, err := op.Lookup(ctx, f.pool, account, key)
-	if err != nil || looked.State != "done" || looked.ID != out.ID {
-		t.Fatalf("Operation.Lookup: %+v %v, want operation %d", looked, err, out.ID)
+	looked, err := onceops.Lookup(ctx, f.pool, generated.Name, once.MustKey(account), once.MustKey(key))
+	if err != nil || looked.State != "done" || looked.ID != out.Holder {
+		t.Fatalf("onceops.Lookup: %+v %v, want operation %s", looked, err, out.Holder)
 	}
 	var scope string
 	if err := f.pool.QueryRow(ctx, `SELECT scope FROM once.ledger`).Scan(&scope); err != nil || scope != once.MustKey(account) {
 		t.Fatalf("ledger scope %q (%v), want %q", scope, err, once.MustKey(account))
 	}
-	if _, out, err := generated.DoRef(ctx, f.pool, once.Ref{Scope: account, Key: key}, fn); err != nil || !ran || out.Status != once.Ran {
+	if _, out, err := once.ForeverValue(ctx, f.pool, generated, once.Ref{Scope: account, Key: key}, fn); err != nil || !ran || out.Status != once.Ran {
 		t.Fatalf("raw strings: %+v %v (ran: %v), want another operation", out, err, ran)
 	}
 }
@@ -740,7 +741,7 @@ func TestNew_RefusesANameTheRuntimeRefuses(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewDatabase(t).Pool(t, 4)
 	ctx := context.Background()
-	if err := once.Migrate(ctx, pool); err != nil {
+	if err := onceschema.Migrate(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
@@ -758,10 +759,10 @@ func TestNew_RefusesANameTheRuntimeRefuses(t *testing.T) {
 		{"orders\xff", false},
 		{strings.Repeat("n", once.MaxNameLen+1), false},
 	} {
-		_, _, opErr := once.Operation[int]{Name: c.name}.Do(ctx, pool, once.OperationRef{Account: "acct-a", Reference: "probe"},
-			func(context.Context, *once.Attempt) (int, error) { return 1, nil })
+		_, opErr := once.Forever{Name: c.name}.Do(ctx, pool, once.Ref{Scope: "acct-a", Key: "probe"},
+			func(context.Context) error { return nil })
 		if (opErr == nil) != c.ok {
-			t.Fatalf("name %q: the runtime's operation says %v; the test's expectation is wrong", c.name, opErr)
+			t.Fatalf("name %q: the runtime's guard says %v; the test's expectation is wrong", c.name, opErr)
 		}
 		mw, err := oncehttp.New(oncehttp.Config{DB: pool, Account: bearer, Name: c.name})
 		if !c.ok {
@@ -843,7 +844,7 @@ func (b *failingBody) Read(p []byte) (int, error) {
 func TestMiddleware_UnreadableBodyIs400(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewDatabase(t).Pool(t, 2)
-	if err := once.Migrate(context.Background(), pool); err != nil {
+	if err := onceschema.Migrate(context.Background(), pool); err != nil {
 		t.Fatal(err)
 	}
 	mw, err := oncehttp.New(oncehttp.Config{DB: pool, Account: bearer})

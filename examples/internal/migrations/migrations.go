@@ -33,6 +33,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	once "github.com/oncekit/once/runtime"
+	"github.com/oncekit/once/runtime/onceschema"
 )
 
 // Migration is one migration: its up and down files.
@@ -90,7 +91,7 @@ func Files(dir fs.FS) ([]Migration, error) {
 
 // Apply brings db up to date with the migrations in dir: each one not yet recorded in table
 // is applied, in order, and recorded there. Then it applies the runtime's own schema
-// (once.Migrate, which changes nothing where a migration already made it), so a runtime
+// (onceschema.Migrate, which changes nothing where a migration already made it), so a runtime
 // newer than the migrations finds its tables.
 func Apply(ctx context.Context, db *pgxpool.Pool, table string, dir fs.FS) error {
 	if !tableRE.MatchString(table) {
@@ -136,7 +137,7 @@ func Apply(ctx context.Context, db *pgxpool.Pool, table string, dir fs.FS) error
 			return fmt.Errorf("migrating: %s: %w", m.Version, err)
 		}
 	}
-	if err := once.Migrate(ctx, conn); err != nil {
+	if err := onceschema.Migrate(ctx, conn); err != nil {
 		return fmt.Errorf("migrating: the runtime's schema: %w", err)
 	}
 	return nil

@@ -70,13 +70,13 @@ func (a *App) handleStartThread(w http.ResponseWriter, r *http.Request) {
 	if errors.Is(err, errLimitReached) {
 		// A memo "so the email goes out once": it lasts one request, and every refused
 		// request is a new one.
-		once.Request[struct{}]{Name: "naive.limit"}.Do(r.Context(), strconv.FormatInt(u.id, 10), func(ctx context.Context) (struct{}, error) { // ONCE006: a memo that lasts one request
+		once.Request{Name: "naive.limit"}.Do(r.Context(), strconv.FormatInt(u.id, 10), func(ctx context.Context) error { // ONCE006: a memo that lasts one request
 			body, _ := json.Marshal(map[string]string{"to": u.email, "subject": "You have opened all of this month's conversations", "tag": "limit"})
 			resp, err := http.Post(a.cfg.MailURL+"/v1/emails", "application/json", bytes.NewReader(body))
 			if err == nil {
 				resp.Body.Close()
 			}
-			return struct{}{}, err
+			return err
 		})
 		http.Error(w, err.Error(), http.StatusPaymentRequired)
 		return

@@ -7,8 +7,9 @@ SET LOCAL statement_timeout = '1min';
 
 DELETE FROM once.schema_steps WHERE step = 1;
 
--- once's tables are kept, with their rows: once.operations, once.ledger and once.followups
--- hold what was promised, billed and owed, and the latches, counters, claims and leases hold
--- promises still in force; no later up could give them back. Only the record of this step is
--- taken back. To drop the tables with their data, generate the migration with
--- -down-drops-once-tables (or drop the schema once by hand).
+-- once's tables are kept, with their rows: once.operations, once.ledger, once.followups and
+-- once.audit hold what was promised, billed, owed and done by hand, and the latches, slots,
+-- claims and leases hold promises still in force; no later up could give them back. Only the
+-- record of this step is taken back, and an up applied again adopts the tables as they are.
+-- To drop the tables with their data, generate the migration with -down-drops-once-tables
+-- (or drop the schema once by hand).

@@ -23,7 +23,7 @@ CREATE TABLE report_jobs (
 	id            bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
 	account_id    text        NOT NULL REFERENCES accounts (id),
 	submission_id bigint      NOT NULL REFERENCES submissions (id),
-	operation_id  bigint      NOT NULL,
+	operation_id  uuid        NOT NULL,
 	reference     text        NOT NULL,
 	input         jsonb       NOT NULL,
 	-- replaces is the report a deliberate Regenerate asked to replace.
@@ -32,7 +32,7 @@ CREATE TABLE report_jobs (
 	-- worker's queue: queued until it is done, failed or uncertain.
 	state         text        NOT NULL DEFAULT 'queued' CHECK (state IN ('queued', 'done', 'failed', 'uncertain')),
 	-- generation_id is the reports.generate operation (once.operations) carrying it out.
-	generation_id bigint      NULL,
+	generation_id uuid        NULL,
 	report_id     bigint      NULL,
 	error         text        NULL,
 	created_at    timestamptz NOT NULL DEFAULT clock_timestamp()

@@ -5,7 +5,8 @@
 //
 // Like an application, it first proves with once.Verify that the database holds what the
 // guards rely on, and refuses to run otherwise (not with -direct, which relies on nothing).
-// With -first N it makes one call of UseQuotaOnce taking N units of a fresh key's quota,
+// With -verify it prints what once.Verify found, one problem a line, and exits. With -first
+// N it makes one call of UseQuotaOnce taking N units of a fresh key's quota,
 // and prints its outcome and the units the key holds after it.
 package main
 
@@ -27,6 +28,7 @@ import (
 
 	"example.com/e2e/app"
 	once "github.com/oncekit/once/runtime"
+	"github.com/oncekit/once/runtime/onceschema"
 )
 
 const callers = 16
@@ -45,6 +47,7 @@ type Result struct {
 func main() {
 	dsn := flag.String("db", "", "database URL")
 	direct := flag.Bool("direct", false, "call the functions without their guards")
+	verify := flag.Bool("verify", false, "print once.Verify's problems, one a line, and exit")
 	first := flag.Int64("first", 0, "make one call taking this many units of a fresh key's quota, and print its outcome")
 	flag.Parse()
 	ctx := context.Background()
@@ -59,6 +62,10 @@ func main() {
 	}
 	defer pool.Close()
 	app.Pool = pool
+	if *verify {
+		printProblems(once.Verify(ctx, pool))
+		return
+	}
 	if !*direct {
 		if err := once.Verify(ctx, pool); err != nil {
 			fail(err)
@@ -240,10 +247,11 @@ func main() {
 				if out.Status == once.Ran {
 					res.Ran++
 				}
-				if out.Status == once.InFlight && (out.ID != 0 || out.Holder != "") {
+				if out.Status == once.InFlight && out.Holder != "" {
 					res.Redirected++
 				}
-				if err != nil && !errors.Is(err, once.ErrBusy) && !errors.Is(err, once.ErrInFlight) {
+				// A call that did not run answers with its Outcome and a nil error.
+				if err != nil {
 					res.Errors++
 					if res.FirstError == "" {
 						res.FirstError = err.Error()
@@ -317,4 +325,18 @@ func inTx(ctx context.Context, pool *pgxpool.Pool, fn func(context.Context, pgx.
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "storm:", err)
 	os.Exit(1)
+}
+
+// printProblems prints the problems a *onceschema.Error lists, one a line, as oncegen verify
+// prints its own; any other error fails.
+func printProblems(err error) {
+	var schema *onceschema.Error
+	if err != nil && !errors.As(err, &schema) {
+		fail(err)
+	}
+	if schema != nil {
+		for _, p := range schema.Problems {
+			fmt.Println(p)
+		}
+	}
 }

@@ -73,7 +73,7 @@ func (b *Billing) Charge(ctx context.Context, order Order) (Receipt, error) { re
 
 // Welcome sends the welcome mail.
 //
-//once:forever key=u.ID
+//once:forever key=u.ID wait=3s
 func (b Billing) Welcome(ctx context.Context, m Mailer, u User) error { return nil }
 
 // SendReply emails an answer with the provider's idempotency key.

@@ -38,7 +38,7 @@ var (
 // key gets the first call's result without running Summary.
 func SummaryOnce(ctx context.Context, u User) (string, once.Outcome, error) {
 	fn := func(ctx context.Context) (string, error) { return Summary(ctx, u) }
-	return once.Request[string]{Name: "kinds.Summary"}.Do(ctx, once.MustKey(u.ID), fn)
+	return once.RequestValue(ctx, once.Request{Name: "kinds.Summary"}, once.MustKey(u.ID), fn)
 }
 
 // ApproveOnce calls Approve under a transaction promise (once per transaction: one holder of the
@@ -47,15 +47,20 @@ func SummaryOnce(ctx context.Context, u User) (string, once.Outcome, error) {
 // held returns at once, busy.
 func ApproveOnce(ctx context.Context, db once.DB, org string, amount int64) (once.Outcome, error) {
 	fn := func(ctx context.Context, tx pgx.Tx) error { return Approve(ctx, tx, org, amount) }
-	return once.TransactionFunc{Name: "kinds.Approve", NoWait: true, LockTimeout: 2 * timepkg.Second}.Do(ctx, db, once.MustKey(org), fn)
+	return once.Transaction{Name: "kinds.Approve", NoWait: true, LockTimeout: 2 * timepkg.Second}.Do(ctx, db, once.MustKey(org), fn)
 }
 
 // GenerateOnce calls Generate under a statement promise (once per unit of a counter's cap), guard
 // "ideas:daily", keyed by org, day. Each call reserves its units against the cap first and runs
 // Generate only if they fit; past the cap it is refused.
 func GenerateOnce(ctx context.Context, db once.DB, org string, day Day, limit int, ideas ...string) ([]string, once.Outcome, error) {
-	fn := func(ctx context.Context) ([]string, error) { return Generate(ctx, org, day, limit, ideas...) }
-	return once.Statement[[]string]{Name: "ideas:daily", Cap: int64(limit)}.Do(ctx, db, once.MustKey(org, day), int64(len(ideas)), fn)
+	var result []string
+	fn := func(ctx context.Context) (err error) {
+		result, err = Generate(ctx, org, day, limit, ideas...)
+		return err
+	}
+	out, err := once.Statement{Name: "ideas:daily", Cap: int64(limit)}.Do(ctx, db, once.MustKey(org, day), int64(len(ideas)), fn)
+	return result, out, err
 }
 
 // AlertOnce calls Alert under an episode promise (once per episode, until rearmed), guard
@@ -63,13 +68,13 @@ func GenerateOnce(ctx context.Context, db once.DB, org string, day Day, limit in
 // rearms it, further calls are duplicates.
 func AlertOnce(ctx context.Context, db once.DB, m Mailer, source string) (once.Outcome, error) {
 	fn := func(ctx context.Context) error { return Alert(ctx, m, source) }
-	return once.EpisodeFunc{Name: "kinds.Alert"}.Do(ctx, db, once.MustKey(source), fn)
+	return once.Episode{Name: "kinds.Alert"}.Do(ctx, db, once.MustKey(source), fn)
 }
 
 // RearmAlert rearms the episode of Alert for a key: the next call of AlertOnce fires again. It
 // reports whether the latch was set.
 func RearmAlert(ctx context.Context, db once.DB, source string) (bool, error) {
-	return once.EpisodeFunc{Name: "kinds.Alert"}.Rearm(ctx, db, once.MustKey(source))
+	return once.Episode{Name: "kinds.Alert"}.Rearm(ctx, db, once.MustKey(source))
 }
 
 // StartRunOnce calls StartRun under an open promise (once while the work is open), guard
@@ -77,24 +82,27 @@ func RearmAlert(ctx context.Context, db once.DB, source string) (bool, error) {
 // with the open claim's handle; once it ends, the key can run again. An open claim that showed no
 // life for 45m is closed as stale.
 func StartRunOnce(ctx context.Context, db once.DB, org int64) (int64, once.Outcome, error) {
-	fn := func(ctx context.Context) (int64, error) { return StartRun(ctx, org) }
-	return once.Open[int64]{Name: "kinds.StartRun", Stale: 45 * timepkg.Minute}.Do(ctx, db, once.MustKey(org), fn)
+	var result int64
+	fn := func(ctx context.Context) (err error) { result, err = StartRun(ctx, org); return err }
+	out, err := once.Open{Name: "kinds.StartRun", Stale: 45 * timepkg.Minute}.Do(ctx, db, once.MustKey(org), fn)
+	return result, out, err
 }
 
 // ChargeOnce calls Charge under a forever promise (once for ever), guard "kinds.Billing.Charge",
 // keyed by order.ID. A duplicate call does not run Charge: it gets the outcome, and result, the
-// first call recorded.
+// first call recorded; one that finds the first still running answers in flight.
 func (b *Billing) ChargeOnce(ctx context.Context, db once.DB, order Order) (Receipt, once.Outcome, error) {
 	fn := func(ctx context.Context) (Receipt, error) { return b.Charge(ctx, order) }
-	return once.Forever[Receipt]{Name: "kinds.Billing.Charge", Retain: 720 * timepkg.Hour, RepeatSafe: true}.DoRef(ctx, db, once.Ref{Scope: once.MustKey(b.tenant), Key: once.MustKey(order.ID), Input: []any{order.Amount, order.Currency}}, fn)
+	return once.ForeverValue(ctx, db, once.Forever{Name: "kinds.Billing.Charge", Retain: 720 * timepkg.Hour, RepeatSafe: true}, once.Ref{Scope: once.MustKey(b.tenant), Key: once.MustKey(order.ID), Input: []any{order.Amount, order.Currency}}, fn)
 }
 
 // WelcomeOnce calls Welcome under a forever promise (once for ever), guard
 // "kinds.Billing.Welcome", keyed by u.ID. A duplicate call does not run Welcome: it gets the
-// outcome, and result, the first call recorded.
+// outcome, and result, the first call recorded; one that finds the first still running waits up
+// to 3s for it, then answers in flight.
 func (b Billing) WelcomeOnce(ctx context.Context, db once.DB, m Mailer, u User) (once.Outcome, error) {
 	fn := func(ctx context.Context) error { return b.Welcome(ctx, m, u) }
-	return once.ForeverFunc{Name: "kinds.Billing.Welcome"}.Do(ctx, db, once.MustKey(u.ID), fn)
+	return once.Forever{Name: "kinds.Billing.Welcome", Wait: 3 * timepkg.Second}.Do(ctx, db, once.Ref{Key: once.MustKey(u.ID)}, fn)
 }
 
 // SendReplyOnce calls SendReply under a provider promise (once at the provider, by its
@@ -103,7 +111,7 @@ func (b Billing) WelcomeOnce(ctx context.Context, db once.DB, m Mailer, u User) 
 // retry.
 func SendReplyOnce(ctx context.Context, m Mailer, reply int64) (once.Outcome, error) {
 	fn := func(ctx context.Context) error { return SendReply(ctx, m, reply) }
-	return once.ProviderFunc{Prefix: "answer", TTL: 24 * timepkg.Hour}.Do(ctx, once.MustKey(reply), fn)
+	return once.Provider{Prefix: "answer", TTL: 24 * timepkg.Hour}.Do(ctx, once.MustKey(reply), fn)
 }
 
 // ReconcileOnce calls Reconcile under a lease promise (one holder at a time, expiring by itself),
@@ -111,7 +119,7 @@ func SendReplyOnce(ctx context.Context, m Mailer, reply int64) (once.Outcome, er
 // that finds the lease held is busy.
 func ReconcileOnce(ctx context.Context, db2 once.DB, db *Billing, key string, at timepkg.Time, p4 int) (once.Outcome, error) {
 	fn := func(ctx context.Context) error { return Reconcile(ctx, db, key, at, p4) }
-	return once.LeaseFunc{Name: "kinds.Reconcile", TTL: 10 * timepkg.Second, Wait: 500 * timepkg.Millisecond}.Do(ctx, db2, once.MustKey(key, at), fn)
+	return once.Lease{Name: "kinds.Reconcile", TTL: 10 * timepkg.Second, Wait: 500 * timepkg.Millisecond}.Do(ctx, db2, once.MustKey(key, at), fn)
 }
 
 // RemindOnce calls Remind under an open promise (once while the work is open), guard
@@ -124,12 +132,12 @@ func RemindOnce(ctx context.Context, db once.DB, fmt *string, time timepkg.Time)
 		return once.Outcome{}, fmtpkg.Errorf("guard kinds.Remind: %w", err)
 	}
 	fn := func(ctx context.Context) error { return Remind(ctx, fmt, time) }
-	return once.OpenFunc{Name: "kinds.Remind", Stale: 5 * timepkg.Minute}.Do(ctx, db, key, fn)
+	return once.Open{Name: "kinds.Remind", Stale: 5 * timepkg.Minute}.Do(ctx, db, key, fn)
 }
 
 // SubscribeOnce calls Subscribe under a forever promise (once for ever), guard "kinds.Subscribe",
 // keyed by email. A duplicate call does not run Subscribe: it gets the outcome, and result, the
-// first call recorded.
+// first call recorded; one that finds the first still running answers in flight.
 func SubscribeOnce(ctx context.Context, db once.DB, email Email, tenant *int64) (bool, once.Outcome, error) {
 	key, err := once.Key(email)
 	if err != nil {
@@ -142,29 +150,30 @@ func SubscribeOnce(ctx context.Context, db once.DB, email Email, tenant *int64) 
 		return zero, once.Outcome{}, fmtpkg.Errorf("guard kinds.Subscribe: %w", err)
 	}
 	fn := func(ctx context.Context) (bool, error) { return Subscribe(ctx, email, tenant) }
-	return once.Forever[bool]{Name: "kinds.Subscribe"}.DoRef(ctx, db, once.Ref{Scope: scope, Key: key}, fn)
+	return once.ForeverValue(ctx, db, once.Forever{Name: "kinds.Subscribe"}, once.Ref{Scope: scope, Key: key}, fn)
 }
 
 // ImportOnce calls Import under a forever promise (once for ever), guard "kinds.Import", keyed by
 // row.ID. A duplicate call does not run Import: it gets the outcome, and result, the first call
-// recorded.
+// recorded; one that finds the first still running answers in flight.
 func ImportOnce(ctx context.Context, db once.DB, row struct {
 	ID   int64  `json:"id" db:"id"`
 	Note string `xml:"note,attr"`
 }) (once.Outcome, error) {
 	fn := func(ctx context.Context) error { return Import(ctx, row) }
-	return once.ForeverFunc{Name: "kinds.Import"}.Do(ctx, db, once.MustKey(row.ID), fn)
+	return once.Forever{Name: "kinds.Import"}.Do(ctx, db, once.Ref{Key: once.MustKey(row.ID)}, fn)
 }
 
 // keyOnce calls key under a forever promise (once for ever), guard "kinds.key", keyed by email. A
-// duplicate call does not run key: it gets the outcome, and result, the first call recorded.
+// duplicate call does not run key: it gets the outcome, and result, the first call recorded; one
+// that finds the first still running answers in flight.
 func keyOnce(ctx context.Context, db once.DB, email Email) (once.Outcome, error) {
 	key2, err := once.Key(email)
 	if err != nil {
 		return once.Outcome{}, fmtpkg.Errorf("guard kinds.key: %w", err)
 	}
 	fn := func(ctx context.Context) error { return key(ctx, email) }
-	return once.ForeverFunc{Name: "kinds.key"}.Do(ctx, db, key2, fn)
+	return once.Forever{Name: "kinds.key"}.Do(ctx, db, once.Ref{Key: key2}, fn)
 }
 
 // sendTriggeredAlertOnce calls sendTriggeredAlert under an episode promise (once per episode,
@@ -173,11 +182,11 @@ func keyOnce(ctx context.Context, db once.DB, email Email) (once.Outcome, error)
 // duplicates.
 func sendTriggeredAlertOnce(ctx context.Context, db once.DB, m Mailer, rule string) (once.Outcome, error) {
 	fn := func(ctx context.Context) error { return sendTriggeredAlert(ctx, m, rule) }
-	return once.EpisodeFunc{Name: "kinds.sendTriggeredAlert"}.Do(ctx, db, once.MustKey(rule), fn)
+	return once.Episode{Name: "kinds.sendTriggeredAlert"}.Do(ctx, db, once.MustKey(rule), fn)
 }
 
 // rearmSendTriggeredAlert rearms the episode of sendTriggeredAlert for a key: the next call of
 // sendTriggeredAlertOnce fires again. It reports whether the latch was set.
 func rearmSendTriggeredAlert(ctx context.Context, db once.DB, rule string) (bool, error) {
-	return once.EpisodeFunc{Name: "kinds.sendTriggeredAlert"}.Rearm(ctx, db, once.MustKey(rule))
+	return once.Episode{Name: "kinds.sendTriggeredAlert"}.Rearm(ctx, db, once.MustKey(rule))
 }

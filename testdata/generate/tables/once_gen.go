@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	once "github.com/oncekit/once/runtime"
+	"github.com/oncekit/once/runtime/onceschema"
 )
 
 // Compile-time guards: each breaks the build when the function it names no longer
@@ -22,16 +23,16 @@ var (
 // The objects of the database this package's table= guards rely on, registered for
 // once.Verify to find, valid and in this form, when the program starts.
 func init() {
-	once.Require(
-		once.Requirement{Kind: once.ColumnObject, Table: "public.alerts", Name: "fired_at", Def: "timestamp with time zone", Guards: []string{"tables.FireAlert"}},
-		once.Requirement{Kind: once.ColumnObject, Table: "public.quota", Name: "used", Def: "bigint", Guards: []string{"tables.UseQuota"}},
-		once.Requirement{Kind: once.CheckObject, Table: "public.quota", Name: "quota_used_once_cap", Def: "CHECK ((used <= 100))", Guards: []string{"tables.UseQuota"}},
-		once.Requirement{Kind: once.CheckObject, Table: "public.quota", Name: "quota_used_once_check", Def: "CHECK ((used >= 0))", Guards: []string{"tables.UseQuota"}},
-		once.Requirement{Kind: once.IndexObject, Table: "billing.charges", Name: "charges_org_id_day_once_forever", Def: "CREATE UNIQUE INDEX charges_org_id_day_once_forever ON billing.charges USING btree (org_id, day) NULLS NOT DISTINCT", Guards: []string{"tables.charge"}},
-		once.Requirement{Kind: once.IndexObject, Table: "public.alerts", Name: "alerts_rule_id_once_episode", Def: "CREATE UNIQUE INDEX alerts_rule_id_once_episode ON public.alerts USING btree (rule_id)", Guards: []string{"tables.FireAlert"}},
-		once.Requirement{Kind: once.IndexObject, Table: "public.customer_notification_preferences_history", Name: "customer_notification_preferences_history_organisation_385f3cbc", Def: "CREATE UNIQUE INDEX customer_notification_preferences_history_organisation_385f3cbc ON public.customer_notification_preferences_history USING btree (organisation_identifier, notification_channel_name)", Guards: []string{"tables.RecordPreference"}},
-		once.Requirement{Kind: once.IndexObject, Table: "public.jobs", Name: "jobs_dedupe_key_once_open", Def: "CREATE UNIQUE INDEX jobs_dedupe_key_once_open ON public.jobs USING btree (dedupe_key) WHERE (status = ANY (ARRAY['pending'::text, 'running'::text]))", Guards: []string{"tables.EnqueueJob"}},
-		once.Requirement{Kind: once.IndexObject, Table: "public.quota", Name: "quota_org_id_day_once_statement", Def: "CREATE UNIQUE INDEX quota_org_id_day_once_statement ON public.quota USING btree (org_id, day)", Guards: []string{"tables.UseQuota"}},
+	onceschema.Require(
+		onceschema.Requirement{Kind: onceschema.ColumnObject, Table: "public.alerts", Name: "fired_at", Def: "timestamp with time zone", Guards: []string{"tables.FireAlert"}},
+		onceschema.Requirement{Kind: onceschema.ColumnObject, Table: "public.quota", Name: "used", Def: "bigint", Guards: []string{"tables.UseQuota"}},
+		onceschema.Requirement{Kind: onceschema.CheckObject, Table: "public.quota", Name: "quota_used_once_cap", Def: "CHECK ((used <= 100))", Guards: []string{"tables.UseQuota"}},
+		onceschema.Requirement{Kind: onceschema.CheckObject, Table: "public.quota", Name: "quota_used_once_check", Def: "CHECK ((used >= 0))", Guards: []string{"tables.UseQuota"}},
+		onceschema.Requirement{Kind: onceschema.IndexObject, Table: "billing.charges", Name: "charges_org_id_day_once_forever", Def: "CREATE UNIQUE INDEX charges_org_id_day_once_forever ON billing.charges USING btree (org_id, day) NULLS NOT DISTINCT", Guards: []string{"tables.charge"}},
+		onceschema.Requirement{Kind: onceschema.IndexObject, Table: "public.alerts", Name: "alerts_rule_id_once_episode", Def: "CREATE UNIQUE INDEX alerts_rule_id_once_episode ON public.alerts USING btree (rule_id)", Guards: []string{"tables.FireAlert"}},
+		onceschema.Requirement{Kind: onceschema.IndexObject, Table: "public.customer_notification_preferences_history", Name: "customer_notification_preferences_history_organisation_385f3cbc", Def: "CREATE UNIQUE INDEX customer_notification_preferences_history_organisation_385f3cbc ON public.customer_notification_preferences_history USING btree (organisation_identifier, notification_channel_name)", Guards: []string{"tables.RecordPreference"}},
+		onceschema.Requirement{Kind: onceschema.IndexObject, Table: "public.jobs", Name: "jobs_dedupe_key_once_open", Def: "CREATE UNIQUE INDEX jobs_dedupe_key_once_open ON public.jobs USING btree (dedupe_key) WHERE (status = ANY (ARRAY['pending'::text, 'running'::text]))", Guards: []string{"tables.EnqueueJob"}},
+		onceschema.Requirement{Kind: onceschema.IndexObject, Table: "public.quota", Name: "quota_org_id_day_once_statement", Def: "CREATE UNIQUE INDEX quota_org_id_day_once_statement ON public.quota USING btree (org_id, day)", Guards: []string{"tables.UseQuota"}},
 	)
 }
 
@@ -45,8 +46,10 @@ const EnqueueJobConflict = "ON CONFLICT (dedupe_key) WHERE status IN ('pending',
 // returned no row: see once.InsertConflict), it rolls the transaction back and reports the work
 // in flight (with the handle once.Conflict names), without error.
 func EnqueueJobOnce(ctx context.Context, db once.DB, job Job) (int64, once.Outcome, error) {
-	fn := func(ctx context.Context, tx pgx.Tx) (int64, error) { return EnqueueJob(ctx, tx, job) }
-	return once.Table[int64]{Name: "tables.EnqueueJob", OnConflict: once.InFlight}.Do(ctx, db, fn)
+	var result int64
+	fn := func(ctx context.Context, tx pgx.Tx) (err error) { result, err = EnqueueJob(ctx, tx, job); return err }
+	out, err := once.Table{Name: "tables.EnqueueJob", OnConflict: once.InFlight}.Do(ctx, db, fn)
+	return result, out, err
 }
 
 // RecordChargeConflict is the ON CONFLICT clause RecordCharge's INSERT into billing.charges must
@@ -61,7 +64,7 @@ const RecordChargeConflict = "ON CONFLICT (org_id, day) DO NOTHING"
 // duplicate, without error.
 func RecordChargeOnce(ctx context.Context, db once.DB, org int64, day string) (once.Outcome, error) {
 	fn := func(ctx context.Context, tx pgx.Tx) error { return RecordCharge(ctx, tx, org, day) }
-	return once.TableFunc{Name: "tables.charge", OnConflict: once.Duplicate}.Do(ctx, db, fn)
+	return once.Table{Name: "tables.charge", OnConflict: once.Duplicate}.Do(ctx, db, fn)
 }
 
 // FireAlertConflict is the ON CONFLICT clause FireAlert's INSERT into alerts must use: it matches
@@ -75,7 +78,7 @@ const FireAlertConflict = "ON CONFLICT (rule_id) DO UPDATE SET fired_at = clock_
 // without error.
 func FireAlertOnce(ctx context.Context, db once.DB, rule string) (once.Outcome, error) {
 	fn := func(ctx context.Context, tx pgx.Tx) error { return FireAlert(ctx, tx, rule) }
-	return once.TableFunc{Name: "tables.FireAlert", OnConflict: once.Duplicate}.Do(ctx, db, fn)
+	return once.Table{Name: "tables.FireAlert", OnConflict: once.Duplicate}.Do(ctx, db, fn)
 }
 
 // UseQuotaConflict is the ON CONFLICT clause UseQuota's INSERT into quota must use: it matches
@@ -90,8 +93,13 @@ const UseQuotaConflict = "ON CONFLICT (org_id, day) DO UPDATE SET used = quota.u
 // violates the check quota_used_once_cap, which is reported as a refusal too, with nothing
 // written.
 func UseQuotaOnce(ctx context.Context, db once.DB, org int64, day string, n int64) (int64, once.Outcome, error) {
-	fn := func(ctx context.Context, tx pgx.Tx) (int64, error) { return UseQuota(ctx, tx, org, day, n) }
-	return once.Table[int64]{Name: "tables.UseQuota", OnConflict: once.Refused, CapCheck: "quota_used_once_cap"}.Do(ctx, db, fn)
+	var result int64
+	fn := func(ctx context.Context, tx pgx.Tx) (err error) {
+		result, err = UseQuota(ctx, tx, org, day, n)
+		return err
+	}
+	out, err := once.Table{Name: "tables.UseQuota", OnConflict: once.Refused, CapCheck: "quota_used_once_cap"}.Do(ctx, db, fn)
+	return result, out, err
 }
 
 // RecordPreferenceConflict is the ON CONFLICT clause RecordPreference's INSERT into
@@ -108,5 +116,5 @@ const RecordPreferenceConflict = "ON CONFLICT (organisation_identifier, notifica
 // without error.
 func RecordPreferenceOnce(ctx context.Context, db once.DB, org int64, channel string) (once.Outcome, error) {
 	fn := func(ctx context.Context, tx pgx.Tx) error { return RecordPreference(ctx, tx, org, channel) }
-	return once.TableFunc{Name: "tables.RecordPreference", OnConflict: once.Duplicate}.Do(ctx, db, fn)
+	return once.Table{Name: "tables.RecordPreference", OnConflict: once.Duplicate}.Do(ctx, db, fn)
 }

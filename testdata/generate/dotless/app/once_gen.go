@@ -21,11 +21,11 @@ var (
 // it, further calls are duplicates.
 func PageOnce(ctx context.Context, db once.DB, client *http.Client, id x.AlertID) (once.Outcome, error) {
 	fn := func(ctx context.Context) error { return Page(ctx, client, id) }
-	return once.EpisodeFunc{Name: "app.Page"}.Do(ctx, db, once.MustKey(id), fn)
+	return once.Episode{Name: "app.Page"}.Do(ctx, db, once.MustKey(id), fn)
 }
 
 // RearmPage rearms the episode of Page for a key: the next call of PageOnce fires again. It
 // reports whether the latch was set.
 func RearmPage(ctx context.Context, db once.DB, id x.AlertID) (bool, error) {
-	return once.EpisodeFunc{Name: "app.Page"}.Rearm(ctx, db, once.MustKey(id))
+	return once.Episode{Name: "app.Page"}.Rearm(ctx, db, once.MustKey(id))
 }

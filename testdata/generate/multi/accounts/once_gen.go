@@ -17,10 +17,10 @@ var (
 
 // OpenOnce calls Open under a forever promise (once for ever), guard "accounts.Open", keyed by
 // acct.ID. A duplicate call does not run Open: it gets the outcome, and result, the first call
-// recorded.
+// recorded; one that finds the first still running answers in flight.
 func OpenOnce(ctx context.Context, db once.DB, acct Account) (Account, once.Outcome, error) {
 	fn := func(ctx context.Context) (Account, error) { return Open(ctx, acct) }
-	return once.Forever[Account]{Name: "accounts.Open"}.Do(ctx, db, once.MustKey(acct.ID), fn)
+	return once.ForeverValue(ctx, db, once.Forever{Name: "accounts.Open"}, once.Ref{Key: once.MustKey(acct.ID)}, fn)
 }
 
 // InviteOnce calls Invite under an open promise (once while the work is open), guard
@@ -30,5 +30,5 @@ func OpenOnce(ctx context.Context, db once.DB, acct Account) (Account, once.Outc
 // stale.
 func InviteOnce(ctx context.Context, db once.DB, acct *Account) (once.Outcome, error) {
 	fn := func(ctx context.Context) error { return Invite(ctx, acct) }
-	return once.OpenFunc{Name: "accounts.Invite"}.Do(ctx, db, once.MustKey(acct.Owner), fn)
+	return once.Open{Name: "accounts.Invite"}.Do(ctx, db, once.MustKey(acct.Owner), fn)
 }

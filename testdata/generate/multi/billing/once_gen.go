@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	once "github.com/oncekit/once/runtime"
+	"github.com/oncekit/once/runtime/onceschema"
 	"github.com/oncekit/once/testdata/generate/multi/accounts"
 )
 
@@ -21,17 +22,17 @@ var (
 // The objects of the database this package's table= guards rely on, registered for
 // once.Verify to find, valid and in this form, when the program starts.
 func init() {
-	once.Require(
-		once.Requirement{Kind: once.IndexObject, Table: "public.refunds", Name: "refunds_charge_id_once_forever", Def: "CREATE UNIQUE INDEX refunds_charge_id_once_forever ON public.refunds USING btree (charge_id)", Guards: []string{"billing.recordRefund"}},
+	onceschema.Require(
+		onceschema.Requirement{Kind: onceschema.IndexObject, Table: "public.refunds", Name: "refunds_charge_id_once_forever", Def: "CREATE UNIQUE INDEX refunds_charge_id_once_forever ON public.refunds USING btree (charge_id)", Guards: []string{"billing.recordRefund"}},
 	)
 }
 
 // InvoiceOnce calls Invoice under a forever promise (once for ever), guard "billing.Invoice",
 // keyed by a.ID, month. A duplicate call does not run Invoice: it gets the outcome, and result,
-// the first call recorded.
+// the first call recorded; one that finds the first still running answers in flight.
 func InvoiceOnce(ctx context.Context, db once.DB, a accounts.Account, month int, batch pgx.Batch) (map[string][]accounts.ID, once.Outcome, error) {
 	fn := func(ctx context.Context) (map[string][]accounts.ID, error) { return Invoice(ctx, a, month, batch) }
-	return once.Forever[map[string][]accounts.ID]{Name: "billing.Invoice"}.Do(ctx, db, once.MustKey(a.ID, month), fn)
+	return once.ForeverValue(ctx, db, once.Forever{Name: "billing.Invoice"}, once.Ref{Key: once.MustKey(a.ID, month)}, fn)
 }
 
 // NotifyOnce calls Notify under a provider promise (once at the provider, by its idempotency
@@ -39,7 +40,7 @@ func InvoiceOnce(ctx context.Context, db once.DB, a accounts.Account, month int,
 // idempotency key (once.ProviderKeyFrom), "notify" and the key, the same for every retry.
 func NotifyOnce(ctx context.Context, a *accounts.Account, extra ...string) (once.Outcome, error) {
 	fn := func(ctx context.Context) error { return Notify(ctx, a, extra...) }
-	return once.ProviderFunc{Prefix: "notify"}.Do(ctx, once.MustKey(a.Owner), fn)
+	return once.Provider{Prefix: "notify"}.Do(ctx, once.MustKey(a.Owner), fn)
 }
 
 // recordRefundConflict is the ON CONFLICT clause recordRefund's INSERT into refunds must use: it
@@ -54,5 +55,5 @@ const recordRefundConflict = "ON CONFLICT (charge_id) DO NOTHING"
 // duplicate, without error.
 func recordRefundOnce(ctx context.Context, db once.DB, charge string) (once.Outcome, error) {
 	fn := func(ctx context.Context, tx pgx.Tx) error { return recordRefund(ctx, tx, charge) }
-	return once.TableFunc{Name: "billing.recordRefund", OnConflict: once.Duplicate}.Do(ctx, db, fn)
+	return once.Table{Name: "billing.recordRefund", OnConflict: once.Duplicate}.Do(ctx, db, fn)
 }

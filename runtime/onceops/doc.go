@@ -1,0 +1,15 @@
+// Package onceops holds the tools an operator (or a scheduled job, or the operator console)
+// uses on the rows once's guards keep: what needs a person's decision, and the upkeep a
+// deployment runs beside its guards.
+//
+//	once.operations   Lookup an operation by its key; ListUncertain, then ResolveDone,
+//	                  ResolveFailed or ResolveRetry (RecordLedger for what it consumed);
+//	                  ReapExpired deletes the outcomes past their retention.
+//	once.followups    Drain.Run delivers them; ListDeadFollowUps, then ReviveFollowUp.
+//	once.open_claims  SweepStale closes the claims whose holders stopped showing life.
+//	once.leases       ForceRelease frees a lease whose holder is known to be gone.
+//
+// A deployment runs Drain.Run continuously (or every few seconds), and ReapExpired and
+// SweepStale from a scheduled job. Each function checks its arguments as the guards do
+// (errors wrap once.ErrInvalid) and changes only the rows it names.
+package onceops

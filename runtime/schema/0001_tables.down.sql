@@ -1,5 +1,0 @@
--- once's tables are kept, with their rows: once.operations, once.ledger and once.followups
--- hold what was promised, billed and owed, and the latches, counters, claims and leases hold
--- promises still in force; no later up could give them back. Only the record of this step is
--- taken back. To drop the tables with their data, generate the migration with
--- -down-drops-once-tables (or drop the schema once by hand).

@@ -1,2 +1,0 @@
--- Nothing to take back: the copies this step wrote equal state, and the down of step 6
--- drops the column that holds them.

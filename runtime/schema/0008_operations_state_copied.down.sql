@@ -1,1 +1,0 @@
--- Nothing to take back: validating a check changes no row.

@@ -1,3 +1,0 @@
--- Nothing to take back: state keeps its name, its rows, its default and its checks, at the
--- row's end, which every runtime reads by name. The copy and its trigger do not come back;
--- steps 6 to 9 applied again leave state where it is.

@@ -1,2 +1,0 @@
--- Nothing to take back: the up changes no row and no definition, only what the planner
--- believes of an empty table.
