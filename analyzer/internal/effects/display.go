@@ -5,7 +5,7 @@ import (
 	"go/types"
 	"strings"
 
-	"github.com/oncekit/once/analyzer/catalog"
+	catalog "github.com/oncekit/once/analyzer/internal/effects/oldcatalog"
 )
 
 // Qualifier prints a package by its name, as Go code refers to it.

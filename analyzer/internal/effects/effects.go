@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/tools/go/analysis"
 
-	"github.com/oncekit/once/analyzer/catalog"
+	catalog "github.com/oncekit/once/analyzer/internal/effects/oldcatalog"
 	"github.com/oncekit/once/analyzer/internal/ignore"
 	"github.com/oncekit/once/analyzer/internal/sqltext"
 	"github.com/oncekit/once/internal/directive"

@@ -10,7 +10,7 @@ import (
 	"golang.org/x/tools/go/analysis"
 	"golang.org/x/tools/go/types/typeutil"
 
-	"github.com/oncekit/once/analyzer/catalog"
+	catalog "github.com/oncekit/once/analyzer/internal/effects/oldcatalog"
 )
 
 // keyCarried reports whether call carries an idempotency key the way its catalogue entry

@@ -6,7 +6,7 @@ import (
 	"go/types"
 	"strings"
 
-	"github.com/oncekit/once/analyzer/catalog"
+	catalog "github.com/oncekit/once/analyzer/internal/effects/oldcatalog"
 )
 
 // sendsGiven reports whether each effect fn makes sends only what fn is given: an email

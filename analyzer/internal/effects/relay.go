@@ -7,7 +7,7 @@ import (
 	"golang.org/x/tools/go/ast/astutil"
 	"golang.org/x/tools/go/types/typeutil"
 
-	"github.com/oncekit/once/analyzer/catalog"
+	catalog "github.com/oncekit/once/analyzer/internal/effects/oldcatalog"
 	"github.com/oncekit/once/analyzer/internal/sqltext"
 )
 

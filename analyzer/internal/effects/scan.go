@@ -11,7 +11,7 @@ import (
 	"golang.org/x/tools/go/analysis"
 	"golang.org/x/tools/go/types/typeutil"
 
-	"github.com/oncekit/once/analyzer/catalog"
+	catalog "github.com/oncekit/once/analyzer/internal/effects/oldcatalog"
 	"github.com/oncekit/once/analyzer/internal/sqltext"
 	"github.com/oncekit/once/internal/directive"
 )
