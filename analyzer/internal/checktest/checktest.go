@@ -18,6 +18,17 @@ import (
 // there on the patterns.
 func Run(t *testing.T, dir string, a *analysis.Analyzer, patterns ...string) []*analysistest.Result {
 	t.Helper()
+	return analysistest.Run(t, gopath(t, dir), a, patterns...)
+}
+
+// Fix is Run that also checks the suggested fixes against the .golden files.
+func Fix(t *testing.T, dir string, a *analysis.Analyzer, patterns ...string) []*analysistest.Result {
+	t.Helper()
+	return analysistest.RunWithSuggestedFixes(t, gopath(t, dir), a, patterns...)
+}
+
+func gopath(t *testing.T, dir string) string {
+	t.Helper()
 	_, self, _, _ := runtime.Caller(0)
 	stubs := filepath.Join(filepath.Dir(self), "..", "..", "testdata", "src")
 	gopath := t.TempDir()
@@ -26,7 +37,7 @@ func Run(t *testing.T, dir string, a *analysis.Analyzer, patterns ...string) []*
 			t.Fatal(err)
 		}
 	}
-	return analysistest.Run(t, gopath, a, patterns...)
+	return gopath
 }
 
 func copyTree(from, to string) error {

@@ -187,7 +187,7 @@ func std(pass *analysis.Pass) bool {
 		return true
 	}
 	goroot := filepath.Join(build.Default.GOROOT, "src") + string(filepath.Separator)
-	return strings.HasPrefix(pass.Fset.File(pass.Files[0].Pos()).Name(), goroot)
+	return strings.HasPrefix(pass.Fset.Position(pass.Files[0].Pos()).Filename, goroot)
 }
 
 // isUser reports whether the package is the analysed code (the main module, a workspace
@@ -251,10 +251,16 @@ func (a *analyzer) needed() bool {
 			break
 		}
 	}
+	if a.verdictShaped() {
+		return true
+	}
 	for _, obj := range a.pass.TypesInfo.Uses {
 		fn, ok := obj.(*types.Func)
 		if !ok || fn.Pkg() == nil || fn.Pkg() == a.pass.Pkg {
 			continue
+		}
+		if _, ok := setOps[catalog.Normalize(FuncName(fn))]; ok {
+			return true
 		}
 		if a.cat.Names(fn.Pkg().Path()) || fn.Pkg().Path() == RuntimePath || a.packageFact(fn.Pkg()) != nil {
 			return true
@@ -264,6 +270,48 @@ func (a *analyzer) needed() bool {
 		}
 	}
 	return false
+}
+
+// verdictShaped reports a function answering one bool that both indexes a map and
+// assigns to one: the shape of a dedupe set's verdict, which importers need as a fact.
+func (a *analyzer) verdictShaped() bool {
+	for _, f := range a.pass.Files {
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Body == nil || fd.Type.Results == nil || len(fd.Type.Results.List) != 1 {
+				continue
+			}
+			if t := a.pass.TypesInfo.TypeOf(fd.Type.Results.List[0].Type); t == nil || !types.Identical(t, types.Typ[types.Bool]) {
+				continue
+			}
+			reads, writes := false, false
+			ast.Inspect(fd.Body, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.AssignStmt:
+					for _, l := range n.Lhs {
+						if ix, ok := l.(*ast.IndexExpr); ok && isMap(a.pass.TypesInfo.TypeOf(ix.X)) {
+							writes = true
+						}
+					}
+				case *ast.IndexExpr:
+					reads = reads || isMap(a.pass.TypesInfo.TypeOf(n.X))
+				}
+				return true
+			})
+			if reads && writes {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func isMap(t types.Type) bool {
+	if t == nil {
+		return false
+	}
+	_, ok := t.Underlying().(*types.Map)
+	return ok
 }
 
 func recvType(fn *types.Func) types.Type {
@@ -312,7 +360,7 @@ func (a *analyzer) importClosure() []*types.Package {
 }
 
 func (a *analyzer) isTest(pos token.Pos) bool {
-	return strings.HasSuffix(a.pass.Fset.File(pos).Name(), "_test.go")
+	return strings.HasSuffix(a.pass.Fset.Position(pos).Filename, "_test.go")
 }
 
 // parseNotes reads the //oncelint:read and //oncelint:repeat declarations of a file.

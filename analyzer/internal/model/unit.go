@@ -160,7 +160,7 @@ func (a *analyzer) promise(u *unit, d *directive.Directive) {
 		key.params |= a.exprParams(u, k.Text)
 	}
 	if !HoldsPaidEffect(d.Kind) && len(u.effs) > 0 {
-		a.res.Requests = append(a.res.Requests, &RequestFinding{Pos: d.Slash, Guard: "//once:" + string(d.Kind) + " promise on " + Display(u.obj), Effect: u.effs[0].Effect})
+		a.res.Requests = append(a.res.Requests, &RequestFinding{Pos: d.Func.Name.Pos(), Guard: "the //once:" + string(d.Kind) + " promise on " + Display(u.obj), Effect: u.effs[0].Effect})
 		for _, e := range u.effs {
 			e.Reported = true // ONCE006's finding: one per mistake
 		}
