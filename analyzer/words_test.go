@@ -221,8 +221,8 @@ func rename(t *testing.T, root string, pkgs []string) (string, []string) {
 }
 
 var (
-	exprArgRE   = regexp.MustCompile(`\b(key|scope|fingerprint|cap|n)=[^ \n]+`)
-	wordRE      = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
+	exprArgRE = regexp.MustCompile(`\b(key|scope|fingerprint|cap|n)=[^ \n]+`)
+	wordRE    = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
 )
 
 func isCase(path string, pkgs []string) bool {
