@@ -240,7 +240,9 @@ func (c *Catalog) add(name string, data []byte) error {
 		if !ok {
 			return "", bad(list, i, full, "not a full function name like pkg/path.Func or (*pkg/path.Type).Method")
 		}
-		c.pkgs[Normalize(pkg)] = true
+		if list != "unstable" {
+			c.pkgs[Normalize(pkg)] = true
+		}
 		return full, nil
 	}
 	for i := range f.Effects {
@@ -507,8 +509,9 @@ func (c *Catalog) Embedded(typeName string) *Root { r, _ := get(c.embeds, typeNa
 // Registrar returns the root entry of a parameter type after which a service is registered.
 func (c *Catalog) Registrar(typeName string) *Root { r, _ := get(c.registrars, typeName); return r }
 
-// Names reports whether an entry names a function of the package, so an analyzer can skip
-// packages that use none.
+// Names reports whether an entry other than an unstable source names a function of the
+// package, so an analyzer can skip packages that use none (the clock alone makes no
+// effect and no key).
 func (c *Catalog) Names(pkgPath string) bool { return c.pkgs[Normalize(pkgPath)] }
 
 // KeyHeaders returns the lower-case names of the headers that carry catalogued keys.

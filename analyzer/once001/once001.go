@@ -61,6 +61,9 @@ func diagnostic(f *model.Finding) analysis.Diagnostic {
 	for _, r := range f.Repeats {
 		d.Related = append(d.Related, analysis.RelatedInformation{Pos: r.Pos, Message: "runs it again: " + r.What})
 	}
+	if f.MadePos.IsValid() {
+		d.Related = append(d.Related, analysis.RelatedInformation{Pos: f.MadePos, Message: "the effect is made here, with what the call gives"})
+	}
 	for _, u := range f.Unrelated {
 		d.Related = append(d.Related, analysis.RelatedInformation{Pos: f.Pos, Message: u + " does not cover it: its key is unrelated to what the effect sends"})
 	}

@@ -3,8 +3,8 @@ package once001_test
 import (
 	"testing"
 
-	"github.com/oncekit/once/analyzer/internal/checktest"
 	"github.com/oncekit/once/analyzer/once001"
+	"github.com/oncekit/once/internal/checktest"
 )
 
 func TestOnce001(t *testing.T) {

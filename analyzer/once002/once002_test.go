@@ -3,8 +3,8 @@ package once002_test
 import (
 	"testing"
 
-	"github.com/oncekit/once/analyzer/internal/checktest"
 	"github.com/oncekit/once/analyzer/once002"
+	"github.com/oncekit/once/internal/checktest"
 )
 
 func TestOnce002(t *testing.T) {

@@ -3,8 +3,8 @@ package once003_test
 import (
 	"testing"
 
-	"github.com/oncekit/once/analyzer/internal/checktest"
 	"github.com/oncekit/once/analyzer/once003"
+	"github.com/oncekit/once/internal/checktest"
 )
 
 func TestOnce003(t *testing.T) {

@@ -3,8 +3,8 @@ package once004_test
 import (
 	"testing"
 
-	"github.com/oncekit/once/analyzer/internal/checktest"
 	"github.com/oncekit/once/analyzer/once004"
+	"github.com/oncekit/once/internal/checktest"
 )
 
 // Direct calls of a declared method, here and from another package (through its fact),

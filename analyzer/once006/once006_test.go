@@ -3,8 +3,8 @@ package once006_test
 import (
 	"testing"
 
-	"github.com/oncekit/once/analyzer/internal/checktest"
 	"github.com/oncekit/once/analyzer/once006"
+	"github.com/oncekit/once/internal/checktest"
 )
 
 func TestOnce006(t *testing.T) {

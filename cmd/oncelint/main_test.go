@@ -88,16 +88,18 @@ func copyTestdata(t *testing.T) string {
 
 func count(out, s string) int { return strings.Count(out, s) }
 
-// The effect two packages down (smtp.SendMail in mailer.Send), reached from two handlers
-// of package main, is reported once, where it is made, with both handlers as the places
-// that run it again; so is the call of the repository's own gateway module, which the
-// project's catalogue (oncelint.json) classifies.
+// The effect two packages down (smtp.SendMail in mailer.Send, whose content notify.Shipped
+// and the handlers give) is reported at each handler's call, the place that decides what
+// is sent, with the place it is made as the related one; so is the call of the
+// repository's own gateway module, which the project's catalogue (oncelint.json)
+// classifies.
 const (
-	mailFinding    = "mailer/mailer.go:11:9: call of smtp.SendMail sends the email with no //once: promise, on a path that runs it again: a repeat sends the email again; declare a promise on (*mailer.Mailer).Send (ONCE001)"
+	mailFinding    = "server/main.go:19:12: call of notify.Shipped sends the email with no //once: promise, on a path that runs it again: a repeat sends the email again; declare a promise on main.shipped (ONCE001)"
+	mailFinding2   = "server/main.go:25:12: call of (*mailer.Mailer).Send sends the email with no //once: promise"
 	gatewayFinding = "server/main.go:28:2: call of (*gateway.Client).Publish publishes the message with no //once: promise"
 )
 
-var handlerRelated = regexp.MustCompile(`server/main\.go:(18|24):\d+: \truns it again: an HTTP handler`)
+var handlerRelated = regexp.MustCompile(`(server/main\.go:(18|24):\d+: \truns it again: an HTTP handler|mailer/mailer\.go:11:9: \tthe effect is made here)`)
 
 func TestStandalone_EffectReachedFromHandlersIsReportedOnceWhereItIsMade(t *testing.T) {
 	t.Parallel()
@@ -105,11 +107,11 @@ func TestStandalone_EffectReachedFromHandlersIsReportedOnceWhereItIsMade(t *test
 	if code != 3 {
 		t.Errorf("exit code %d, want 3 (findings)\n%s", code, out)
 	}
-	if count(out, mailFinding) != 1 || count(out, gatewayFinding) != 1 {
+	if count(out, mailFinding) != 1 || count(out, mailFinding2) != 1 || count(out, gatewayFinding) != 1 {
 		t.Errorf("want the mail and gateway findings once each:\n%s", out)
 	}
-	if n := len(handlerRelated.FindAllString(out, -1)); n < 2 {
-		t.Errorf("the mail finding names %d handlers as what runs it again, want both:\n%s", n, out)
+	if n := len(handlerRelated.FindAllString(out, -1)); n != 5 {
+		t.Errorf("the findings name %d related places, want each handler and, for both mail findings, the SMTP call:\n%s", n, out)
 	}
 	// The reminders are sent once by a plain call: no repeat path, no finding by default.
 	if strings.Contains(out, "reminders/") {
@@ -123,7 +125,7 @@ func TestVet_SameFindings(t *testing.T) {
 	if code != 1 {
 		t.Errorf("exit code %d, want 1 (findings)\n%s", code, out)
 	}
-	if !strings.Contains(out, mailFinding) || !strings.Contains(out, gatewayFinding) {
+	if !strings.Contains(out, mailFinding) || !strings.Contains(out, mailFinding2) || !strings.Contains(out, gatewayFinding) {
 		t.Errorf("go vet lacks the findings:\n%s", out)
 	}
 	if strings.Contains(out, "oncelint-coverage") || strings.Contains(out, "effects seen") {
@@ -156,7 +158,7 @@ func TestSummary_SaysWhatItSaw(t *testing.T) {
 		t.Errorf("exit %d; want the summary of a package with no effect:\n%s", code, out)
 	}
 	out, _ = run(t, "app", nil, oncelint, "./...")
-	if !strings.Contains(out, "oncelint: 4 effects seen in 5 packages") || !strings.Contains(out, "email 1") {
+	if !strings.Contains(out, "oncelint: 7 effects seen in 5 packages") || !strings.Contains(out, "email 4") {
 		t.Errorf("want the app's summary:\n%s", out)
 	}
 }
@@ -191,13 +193,13 @@ func TestJSON_BothDrivers(t *testing.T) {
 	}
 	found := false
 	for _, d := range got.Diagnostics["example.com/app/server"]["once001"] {
-		found = found || d.Category == "ONCE001" && strings.HasSuffix(d.Posn, "mailer/mailer.go:11:9")
+		found = found || d.Category == "ONCE001" && strings.HasSuffix(d.Posn, "server/main.go:19:12")
 	}
-	if !found || got.Summary.Packages != 5 || got.Summary.Findings != 2 {
+	if !found || got.Summary.Packages != 5 || got.Summary.Findings != 3 {
 		t.Errorf("-json: finding %v, summary %+v:\n%s", found, got.Summary, out)
 	}
 	out, _ = run(t, "app", nil, "go", "vet", "-vettool="+oncelint, "-json", "./...")
-	if !strings.Contains(out, `"posn": "`) || !strings.Contains(out, "mailer/mailer.go:11:9") {
+	if !strings.Contains(out, `"posn": "`) || !strings.Contains(out, "server/main.go:19:12") {
 		t.Errorf("go vet -json lacks the finding:\n%s", out)
 	}
 }
@@ -208,23 +210,22 @@ func TestBaseline_RoundTrip(t *testing.T) {
 	t.Parallel()
 	app := copyTestdata(t)
 	out, code := run(t, app, nil, oncelint, "-baseline=oncelint.baseline", "-write-baseline", "./...")
-	if code != 0 || !strings.Contains(out, "2 findings recorded in oncelint.baseline") {
+	if code != 0 || !strings.Contains(out, "3 findings recorded in oncelint.baseline") {
 		t.Fatalf("writing the baseline: exit %d\n%s", code, out)
 	}
-	mailer := filepath.Join(app, "mailer", "mailer.go")
-	src, err := os.ReadFile(mailer)
+	server := filepath.Join(app, "server", "main.go")
+	src, err := os.ReadFile(server)
 	if err != nil {
 		t.Fatal(err)
 	}
-	moved := strings.Replace(string(src), "package mailer\n", "package mailer\n\n// Lines inserted above the finding.\n\n", 1)
-	if err := os.WriteFile(mailer, []byte(moved), 0o644); err != nil {
+	moved := strings.Replace(string(src), "package main\n", "package main\n\n// Lines inserted above the findings.\n\n", 1)
+	if err := os.WriteFile(server, []byte(moved), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out, code = run(t, app, nil, oncelint, "-baseline=oncelint.baseline", "./...")
-	if code != 0 || strings.Contains(out, "(ONCE001)") || !strings.Contains(out, "(2 more in the baseline)") {
+	if code != 0 || strings.Contains(out, "(ONCE001)") || !strings.Contains(out, "(3 more in the baseline)") {
 		t.Errorf("with the baseline, after lines moved: exit %d, want 0 and no finding:\n%s", code, out)
 	}
-	server := filepath.Join(app, "server", "main.go")
 	src, err = os.ReadFile(server)
 	if err != nil {
 		t.Fatal(err)
@@ -234,7 +235,7 @@ func TestBaseline_RoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, code = run(t, app, nil, oncelint, "-baseline=oncelint.baseline", "./...")
-	if code != 3 || count(out, "(ONCE001)") != 1 || !strings.Contains(out, "server/main.go:32:2: call of (*gateway.Client).Publish") {
+	if code != 3 || count(out, "(ONCE001)") != 1 || !strings.Contains(out, "server/main.go:35:2: call of (*gateway.Client).Publish") {
 		t.Errorf("with the baseline and a new effect: exit %d, want 3 and the new finding alone:\n%s", code, out)
 	}
 }

@@ -197,7 +197,7 @@ func TestSARIF_FingerprintsAndCoverage(t *testing.T) {
 			t.Errorf("result without its fingerprint: %v", r.PartialFingerprints)
 		}
 	}
-	if c := log.Runs[0].Properties["oncelint/coverage"]; c.Packages != 5 || c.Effects != 4 || c.Findings != 2 {
+	if c := log.Runs[0].Properties["oncelint/coverage"]; c.Packages != 5 || c.Effects != 7 || c.Findings != 3 {
 		t.Errorf("run properties: coverage %+v", c)
 	}
 }

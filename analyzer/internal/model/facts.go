@@ -96,6 +96,8 @@ type Effect struct {
 	// facts: its caller in the analysed code makes the site.
 	Site string
 	Func string
+	// Made is where the effect itself is made when Site is a call giving its content.
+	Made string
 	// Via names what is called at the site; What completes "a retry ... again"; Class is
 	// the catalogue's class.
 	Via   string

@@ -92,6 +92,9 @@ type Finding struct {
 	// Unrelated names the promises the effect passes whose key is unrelated to its own.
 	Unrelated []string
 	ImplPos   []token.Pos
+	// MadePos is where the effect is made, when the finding sits at a call giving its
+	// content.
+	MadePos token.Pos
 }
 
 // Bypass is a direct call of a function declared with a //once: directive, which skips
@@ -222,6 +225,7 @@ type analyzer struct {
 	starts    map[token.Pos]token.Pos
 	found     map[string]*Finding
 	guards    []*guardCtx
+	fieldURLs map[*types.Var]*Send
 }
 
 // packageFact returns the package fact of p, or nil.
@@ -263,6 +267,11 @@ func (a *analyzer) needed() bool {
 			return true
 		}
 		if a.cat.Names(fn.Pkg().Path()) || fn.Pkg().Path() == RuntimePath || a.packageFact(fn.Pkg()) != nil {
+			return true
+		}
+		// The analysed code's helpers that return the clock or randomness carry it to
+		// the keys of other packages.
+		if a.user && a.cat.Unstable(FuncName(fn), fn.Pkg().Path()) != "" {
 			return true
 		}
 		if impls && types.IsInterface(recvType(fn)) {

@@ -178,7 +178,7 @@ func (a *analyzer) judge(e *eff, strictTop bool) {
 	// One finding per effect, however many roots of the package reach it.
 	f := a.found[e.Site]
 	if f == nil {
-		f = &Finding{Effect: e.Effect, Strict: e.Repeat == "", ImplPos: e.implPos, Pos: a.position(e.pos, e.Site)}
+		f = &Finding{Effect: e.Effect, Strict: e.Repeat == "", ImplPos: e.implPos, Pos: a.position(e.pos, e.Site), MadePos: a.synthesize(e.Made)}
 		a.found[e.Site] = f
 		a.res.Findings = append(a.res.Findings, f)
 	}

@@ -67,9 +67,9 @@ func (a *analyzer) resolveSend(u *unit, f *ssa.Function, call ssa.CallInstructio
 		return
 	}
 	if e := a.cat.EndpointEffect(s.URL, s.Lead); e != nil {
-		ef := &eff{Effect: Effect{Site: a.posString(call.Pos()), Func: Display(u.obj), Via: via + " to " + e.URL + e.Path, What: e.Effect, Class: e.Class}, pos: call.Pos()}
+		ef := &eff{Effect: Effect{Site: a.posString(call.Pos()), Func: Display(u.obj), Via: via + " to " + endpoint(e), What: e.Effect, Class: e.Class}, pos: call.Pos()}
 		if !a.user {
-			ef.Site, ef.Func, ef.Via = "", "", e.URL+e.Path
+			ef.Site, ef.Func, ef.Via = "", "", endpoint(e)
 		}
 		a.site(ef)
 		names := make([]string, 0, 4)
@@ -172,24 +172,172 @@ func (a *analyzer) urlParts(u *unit, v ssa.Value, s *Send, depth int) bool {
 			return lead
 		}
 	case *ssa.Parameter, *ssa.UnOp:
-		if i := paramIndex(u, x); i > 0 && s.URLParam == 0 {
-			s.URLParam = i
+		if i := paramIndex(u, x); i > 0 {
+			if s.URLParam == 0 {
+				s.URLParam = i
+			}
+		} else if un, ok := x.(*ssa.UnOp); ok {
+			if fa, ok := un.X.(*ssa.FieldAddr); ok {
+				return a.fieldURL(u, fa, s)
+			}
 		}
 	case *ssa.Call:
-		if fn, _ := calleeFunc(x.Common()); fn != nil && FuncName(fn) == "fmt.Sprintf" && len(x.Common().Args) > 0 {
+		if fn, _ := calleeFunc(x.Common()); fn != nil && FuncName(fn) == "fmt.Sprintf" && len(x.Common().Args) > 1 {
 			format, ok := constString(x.Common().Args[0])
 			if !ok {
 				return false
 			}
-			for _, p := range strings.Split(format, "%") {
-				if p != "" {
-					s.URL = append(s.URL, strings.TrimLeft(p, "sdvq+#0123456789."))
+			// The verbs given constants are filled in; each other verb splits a part.
+			args := variadic(x.Common().Args[1])
+			var parts []string
+			cur := ""
+			lead := true
+			for i, piece := range strings.Split(format, "%") {
+				if i > 0 {
+					verb := strings.TrimLeft(piece, "+#0123456789.")
+					if verb != "" {
+						piece = verb[1:]
+					}
+					if i-1 < len(args) {
+						if c, ok := constString(args[i-1]); ok {
+							cur += c
+							cur += piece
+							continue
+						}
+					}
+					if i == 1 && cur == "" {
+						lead = false
+					}
+					if cur != "" {
+						parts = append(parts, cur)
+					}
+					cur = ""
 				}
+				cur += piece
 			}
-			return !strings.HasPrefix(format, "%")
+			if cur != "" {
+				parts = append(parts, cur)
+			}
+			s.URL = append(s.URL, parts...)
+			return lead
 		}
 	}
 	return false
+}
+
+// variadic returns the values given in a variadic call's slice, in order, seen through
+// their conversion to interfaces.
+func variadic(v ssa.Value) []ssa.Value {
+	sl, ok := v.(*ssa.Slice)
+	if !ok {
+		return nil
+	}
+	var out []ssa.Value
+	if refs := sl.X.Referrers(); refs != nil {
+		for _, r := range *refs {
+			if ia, ok := r.(*ssa.IndexAddr); ok {
+				if i, ok := constInt(ia.Index); ok {
+					for _, st := range storesTo(ia) {
+						for int(i) >= len(out) {
+							out = append(out, nil)
+						}
+						v := st.Val
+						if mi, ok := v.(*ssa.MakeInterface); ok {
+							v = mi.X
+						}
+						out[i] = v
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// fieldURL fills in a URL read from a struct field with what the package stores there:
+// a client built with its endpoint (&Provider{APIPath: base + "/Messages.json"}). It
+// reports whether every store starts with the same constant.
+func (a *analyzer) fieldURL(u *unit, fa *ssa.FieldAddr, s *Send) bool {
+	field := fa.X.Type().Underlying().(*types.Pointer).Elem().Underlying().(*types.Struct).Field(fa.Field)
+	if a.fieldURLs == nil {
+		a.fieldURLs = map[*types.Var]*Send{}
+	}
+	got, ok := a.fieldURLs[field]
+	if !ok {
+		a.fieldURLs[field] = nil // a cycle reads nothing
+		got = &Send{}
+		first := true
+		for fn := range ssautilAll(a.pkg) {
+			for _, b := range fn.Blocks {
+				for _, ins := range b.Instrs {
+					st, ok := ins.(*ssa.Store)
+					if !ok {
+						continue
+					}
+					sfa, ok := st.Addr.(*ssa.FieldAddr)
+					if !ok || sfa.X.Type().Underlying().(*types.Pointer).Elem().Underlying().(*types.Struct).Field(sfa.Field) != field {
+						continue
+					}
+					one := &Send{}
+					owner := a.units[rootFunc(fn)]
+					if owner == nil {
+						continue
+					}
+					lead := a.urlParts(owner, st.Val, one, 0)
+					if first {
+						got.URL, got.Lead = one.URL, lead && len(one.URL) > 0
+						first = false
+					} else if !lead || len(one.URL) == 0 || len(got.URL) == 0 || one.URL[0] != got.URL[0] {
+						got.Lead = false
+					}
+				}
+			}
+		}
+		a.fieldURLs[field] = got
+	}
+	if got == nil {
+		return false
+	}
+	s.URL = append(s.URL, got.URL...)
+	return got.Lead
+}
+
+// ssautilAll yields every function of the package with a body, literals included.
+func ssautilAll(pkg *ssa.Package) map[*ssa.Function]bool {
+	out := map[*ssa.Function]bool{}
+	var add func(f *ssa.Function)
+	add = func(f *ssa.Function) {
+		if f == nil || out[f] {
+			return
+		}
+		out[f] = true
+		for _, anon := range f.AnonFuncs {
+			add(anon)
+		}
+	}
+	for _, m := range pkg.Members {
+		switch m := m.(type) {
+		case *ssa.Function:
+			add(m)
+		case *ssa.Type:
+			ms := pkg.Prog.MethodSets.MethodSet(types.NewPointer(m.Type()))
+			for i := 0; i < ms.Len(); i++ {
+				if f := pkg.Prog.MethodValue(ms.At(i)); f != nil && f.Pkg == pkg {
+					add(f)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// rootFunc returns the declared function a function or literal belongs to.
+func rootFunc(f *ssa.Function) *types.Func {
+	for f.Parent() != nil {
+		f = f.Parent()
+	}
+	obj, _ := f.Object().(*types.Func)
+	return obj
 }
 
 // requestOf finds how the request v was built: its method and URL.
@@ -248,4 +396,12 @@ func (a *analyzer) methodSet(u *unit, call *ssa.Call, s *Send) {
 			}
 		}
 	}
+}
+
+// endpoint writes a catalogue endpoint for messages.
+func endpoint(e *catalog.Effect) string {
+	if e.URL != "" && e.Path != "" {
+		return e.URL + "…" + e.Path
+	}
+	return e.URL + e.Path
 }

@@ -471,8 +471,14 @@ func (a *analyzer) mapEffect(u *unit, call ssa.CallInstruction, fn *types.Func, 
 			ne.KeyParam = 0
 		}
 	}
-	if ce.Site == "" {
-		ne.Site, ne.pos, ne.Func, ne.Via = a.posString(call.Pos()), call.Pos(), Display(u.obj), Display(fn)
+	if ce.Site == "" || a.user && fn.Pkg() != a.pass.Pkg && givesContent(fn, ce.Params) {
+		// A dependency's effect is made at the analysed code's call; so is one of
+		// another package's function whose content the call gives (a service that
+		// sends what it is handed): the call decides what is sent.
+		if ce.Site != "" && ce.Made == "" {
+			ne.Made = ce.Site
+		}
+		ne.Site, ne.pos, ne.Func, ne.Via, ne.Ignored, ne.Chain = a.posString(call.Pos()), call.Pos(), Display(u.obj), Display(fn), ce.Ignored, nil
 		a.site(ne)
 	} else {
 		ne.Chain = append([]string{Display(fn)}, ce.Chain...)
@@ -481,6 +487,17 @@ func (a *analyzer) mapEffect(u *unit, call ssa.CallInstruction, fn *types.Func, 
 		}
 	}
 	return ne
+}
+
+// givesContent reports whether parameters other than the receiver flow into an
+// effect's content.
+func givesContent(fn *types.Func, params []int) bool {
+	for _, p := range params {
+		if p > 0 || fn.Signature().Recv() == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // keyedSite counts an effect whose provider key the caller gives.
