@@ -48,7 +48,7 @@ func New(cfg Config) []*analysis.Analyzer {
 		once002.For(facts),
 		once003.New(facts),
 		once004.New(facts),
-		once005.NewWithSchema(facts, cfg.Schemas),
+		once005.New(once005.Config{Schemas: cfg.Schemas}),
 		once006.New(facts),
 	}
 }

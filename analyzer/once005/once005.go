@@ -8,17 +8,17 @@ import (
 	"go/constant"
 	"go/types"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 
 	"golang.org/x/tools/go/analysis"
-	"golang.org/x/tools/go/types/typeutil"
+	"golang.org/x/tools/go/ssa"
 
-	"github.com/oncekit/once/analyzer/internal/effects"
 	"github.com/oncekit/once/analyzer/internal/ignore"
 	"github.com/oncekit/once/analyzer/internal/passdoc"
-	"github.com/oncekit/once/analyzer/internal/schema"
-	"github.com/oncekit/once/analyzer/internal/sqltext"
+	"github.com/oncekit/once/analyzer/internal/sqlfacts"
+	"github.com/oncekit/once/internal/directive"
 )
 
 //go:embed doc.go
@@ -27,31 +27,43 @@ var doc string
 // Code is the stable code of this check's findings.
 const Code = "ONCE005"
 
-// Analyzer reports check-then-insert races, with the built-in catalogue.
-var Analyzer = New(effects.Analyzer)
+// Config configures the check.
+type Config struct {
+	// Schemas names files or directories holding unique constraints, besides those found
+	// under the module root; relative names resolve from the module root.
+	Schemas []string
+}
 
-// New returns the analyzer reading promises from facts.
-func New(facts *analysis.Analyzer) *analysis.Analyzer { return NewWithSchema(facts, nil) }
+// Analyzer reports check-then-insert races, reading the schema found under the module
+// root.
+var Analyzer = New(Config{})
 
-// NewWithSchema returns the analyzer reading promises from facts, and unique constraints
-// from the module's schema files and the files or directories named (relative to the
-// module root). Its -schema flag names more.
-func NewWithSchema(facts *analysis.Analyzer, schemas []string) *analysis.Analyzer {
-	sf := &listFlag{names: append([]string(nil), schemas...)}
+// New returns the check configured by cfg. Its -schema flag names more schema files.
+func New(cfg Config) *analysis.Analyzer {
+	sf := &listFlag{names: append([]string(nil), cfg.Schemas...)}
 	a := &analysis.Analyzer{
-		Name:      "once005",
-		Doc:       passdoc.Extract(doc, "once005"),
-		URL:       "https://pkg.go.dev/github.com/oncekit/once/analyzer/once005",
-		Requires:  []*analysis.Analyzer{facts, freshAnalyzer},
-		Run:       func(pass *analysis.Pass) (any, error) { return run(pass, facts, sf.get()) },
-		FactTypes: []analysis.Fact{new(ModelsFact)},
+		Name:     "once005",
+		Doc:      passdoc.Extract(doc, "once005"),
+		URL:      "https://pkg.go.dev/github.com/oncekit/once/analyzer/once005",
+		Requires: []*analysis.Analyzer{factsAnalyzer},
+		Run:      func(pass *analysis.Pass) (any, error) { return check(pass, sf.get()) },
 	}
 	a.Flags.Var(sf, "schema", "schema `file`s or directories holding unique constraints (comma-separated or repeated), relative to the module root")
 	return a
 }
 
-// SchemaFlag returns the -schema flag of an analyzer made by NewWithSchema, so a command
-// can offer it under a shorter name.
+// factsAnalyzer reads the SQL each function of a package sends and exports it as facts
+// for the packages importing it. The check judges what it read.
+var factsAnalyzer = &analysis.Analyzer{
+	Name:       "once005facts",
+	Doc:        "read the SQL each function sends, for ONCE005",
+	Run:        readPackage,
+	ResultType: reflect.TypeFor[*reader](),
+	FactTypes:  []analysis.Fact{new(FuncFact), new(PackageFact), new(PredicateFact)},
+}
+
+// SchemaFlag returns the -schema flag of an analyzer New made, so a command can offer
+// it at its top level, or nil for another analyzer.
 func SchemaFlag(a *analysis.Analyzer) flag.Value {
 	if f := a.Flags.Lookup("schema"); f != nil && a.Name == "once005" {
 		return f.Value
@@ -59,287 +71,206 @@ func SchemaFlag(a *analysis.Analyzer) flag.Value {
 	return nil
 }
 
-func run(pass *analysis.Pass, facts *analysis.Analyzer, schemas []string) (any, error) {
-	own := models(pass)
-	if len(own) > 0 {
-		pass.ExportPackageFact(&ModelsFact{Models: own})
+// dbPaths are the import paths whose packages send SQL, or build it.
+var dbPaths = []string{"database/sql", "github.com/jmoiron/sqlx", "github.com/jackc/pgx", "gorm.io/gorm", "xorm.io/xorm",
+	"github.com/go-xorm/xorm", "github.com/xorm-io/xorm", "github.com/uptrace/bun", "github.com/oncekit/once/runtime", "entgo.io/ent"}
+
+func readPackage(pass *analysis.Pass) (any, error) {
+	r := &reader{pass: pass, funcs: map[*ssa.Function]*fnInfo{}, directives: map[*ast.FuncDecl]*directive.Directive{}}
+	r.collect()
+	if r.relevant() {
+		r.exportPredicates()
+		if r.anySQL() {
+			r.build()
+		}
 	}
-	fresh := pass.ResultOf[freshAnalyzer].(*freshIndex)
-	res := pass.ResultOf[facts].(*effects.Result)
-	rep := ignore.NewReporter(pass, res.Ignores, Code)
-	defer rep.Finish()
-	if res.Fast {
-		return nil, nil
+	if r.relevant() || len(r.own.Tables) > 0 || len(r.own.Uniques) > 0 {
+		pass.ExportPackageFact(&r.own) // its importers may send SQL through it
 	}
-	c := &checker{pass: pass, rep: rep, res: res, schemas: schemas, fresh: fresh}
+	return r, nil
+}
+
+// check reports the package's check-then-insert races.
+func check(pass *analysis.Pass, schemas []string) (any, error) {
+	r := pass.ResultOf[factsAnalyzer].(*reader)
+	r.rep = ignore.NewReporter(pass, ignore.Parse(pass.Fset, pass.Files), Code)
+	defer r.rep.Finish()
+	r.schemas, r.check = schemas, pass
 	if len(schemas) > 0 {
-		c.loadSchema() // a name that does not exist is an error wherever it is given
+		r.uniques() // a name that does not exist is an error wherever it is given
 	}
-	for _, fn := range res.Funcs {
-		if fn.Test || fn.Generated || fn.Covered || fn.Serializable || len(fn.SQL) == 0 {
-			continue
+	for _, fi := range r.order {
+		if fi.judged && !fi.covered && !fi.serial {
+			r.judge(fi)
 		}
-		if c.models == nil {
-			c.models = indexModels(pass, own)
-		}
-		c.check(fn)
 	}
-	if c.schemaErr != nil {
-		return nil, fmt.Errorf("once005: %w", c.schemaErr)
-	}
-	return nil, nil
+	return nil, r.schemaErr
 }
 
-// checker holds what the checks of one package share: the models of the package and its
-// dependencies, and the module's schema, read when a finding first depends on it.
-type checker struct {
-	pass    *analysis.Pass
-	rep     *ignore.Reporter
-	res     *effects.Result
-	models  modelIndex
-	schemas []string
-	fresh   *freshIndex // the functions that make new values
-	byDecl  map[*ast.FuncDecl]*effects.Func
-
-	schema    *schema.Schema
-	schemaErr error
-	loaded    bool
-}
-
-// unique reports whether the schema files or the model's tags declare a unique
-// constraint on table among the columns keys.
-func (c *checker) unique(table string, keys []string, models ...string) bool {
-	for _, m := range models {
-		if m != "" && c.models.tagCovers(m, keys) {
+// relevant reports whether the package may send SQL: it imports a database library, or a
+// package whose facts say it sends some.
+func (r *reader) relevant() bool {
+	for _, imp := range r.pass.Pkg.Imports() {
+		var f PackageFact
+		if r.pass.ImportPackageFact(imp, &f) {
 			return true
 		}
-	}
-	c.loadSchema()
-	_, ok := c.schema.Covers(table, keys)
-	return ok
-}
-
-// loadSchema reads the module's schema once per package (and, through the schema
-// package's cache, once per run).
-func (c *checker) loadSchema() {
-	if c.loaded {
-		return
-	}
-	c.loaded = true
-	if len(c.pass.Files) > 0 {
-		dir := filepath.Dir(c.pass.Fset.File(c.pass.Files[0].Pos()).Name())
-		c.schema, c.schemaErr = schema.ForPackage(dir, c.schemas)
-	}
-}
-
-// check reports the inserts of fn that a read of the same table decides with nothing to
-// serialise the two: plain inserts, and upserts that add to the row with no condition.
-func (c *checker) check(fn *effects.Func) {
-	pass, rep, res := c.pass, c.rep, c.res
-	ops := make([]effects.SQLOp, len(fn.SQL))
-	for i, op := range fn.SQL {
-		op.Stmt = c.models.resolve(op.Stmt)
-		ops[i] = op
-	}
-	for i, ins := range ops {
-		st := ins.Stmt
-		if ins.Guarded || st.Kind != sqltext.Insert || res.Declared(st.Table) {
-			continue
-		}
-		upsert := st.Upsert && st.Accumulates && !st.UpdateWhere
-		if st.OnConflict && !upsert {
-			continue
-		}
-		if !upsert && (handlesUniqueViolation(pass.TypesInfo, res, fn.Decl.Body) || insertHandles(pass.TypesInfo, res, ins)) {
-			continue // a unique index stands behind the insert: the loser gets 23505
-		}
-		if st.FindOrCreate {
-			if !lockedBefore(ops[:i], st.Table) && !c.unique(st.Table, st.Keys, st.Model) && !c.lockedByCallers(fn, st.Table) {
-				rep.Report(findOrCreateDiagnostic(&ops[i]))
+		for _, p := range dbPaths {
+			if imp.Path() == p || strings.HasPrefix(imp.Path(), p+"/") {
+				return true
 			}
+		}
+	}
+	return false
+}
+
+// collect reads what the package declares: its directives (a table= directive puts a
+// unique index on its columns), the tables its models' TableName methods name, and the
+// unique constraints in the DDL of its string constants (executed at start-up).
+func (r *reader) collect() {
+	r.own.Tables = map[string]string{}
+	for _, f := range r.pass.Files {
+		test := strings.HasSuffix(r.pass.Fset.File(f.Pos()).Name(), "_test.go")
+		ds, _ := directive.ParseFile(r.pass.Fset, f)
+		for _, d := range ds {
+			r.directives[d.Func] = d
+			if d.HasTable() && !test {
+				r.own.Uniques = append(r.own.Uniques, sqlfacts.Unique{Table: d.Table, Columns: d.Columns, Where: "//once:" + string(d.Kind) + " on " + d.FuncName()})
+			}
+		}
+		if test {
 			continue
 		}
-		var read *effects.SQLOp
-		locked := false
-		for j := range ops[:i] {
-			prev := &ops[j]
-			if prev.Call == ins.Call || prev.Guarded {
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.FuncDecl:
+				if n.Name.Name == "TableName" && n.Recv != nil && n.Body != nil && len(n.Body.List) == 1 {
+					if ret, ok := n.Body.List[0].(*ast.ReturnStmt); ok && len(ret.Results) == 1 {
+						if s, ok := r.constString(ret.Results[0]); ok {
+							if t := named(r.pass.TypesInfo.TypeOf(n.Recv.List[0].Type)); t != nil {
+								r.own.Tables[t.Obj().Name()] = strings.ToLower(s)
+							}
+						}
+					}
+				}
+			case ast.Expr:
+				if s, ok := r.constString(n); ok {
+					if low := strings.ToLower(s); strings.Contains(low, "unique") || strings.Contains(low, "primary key") {
+						pos := r.pass.Fset.Position(n.Pos())
+						r.own.Uniques = append(r.own.Uniques, sqlfacts.ParseDDL(filepath.Base(pos.Filename), s)...)
+					}
+					return false
+				}
+			}
+			return true
+		})
+	}
+}
+
+func (r *reader) constString(e ast.Expr) (string, bool) {
+	tv, ok := r.pass.TypesInfo.Types[e]
+	if !ok || tv.Value == nil || tv.Value.Kind() != constant.String {
+		return "", false
+	}
+	return constant.StringVal(tv.Value), true
+}
+
+// exportPredicates marks the predicates of an ent generated package with the columns
+// they compare: the constant names given to ent's dialect/sql functions in their
+// bodies (sql.FieldEQ(FieldEmail, v)).
+func (r *reader) exportPredicates() {
+	for _, f := range r.pass.Files {
+		for _, decl := range f.Decls {
+			fd, ok := decl.(*ast.FuncDecl)
+			if !ok || fd.Body == nil || fd.Recv != nil {
 				continue
 			}
-			switch {
-			case prev.Stmt.Kind == sqltext.Lock:
-				locked = true
-			case prev.Stmt.Kind == sqltext.Read && prev.Stmt.RowLock && !readsTable(prev.Stmt, st.Table):
-				locked = true // a parent row held FOR UPDATE serialises the children
-			case prev.Stmt.Kind == sqltext.Read && readsTable(prev.Stmt, st.Table) && read == nil &&
-				sqltext.SameRows(prev.Stmt, st) && decides(pass.TypesInfo, fn.Decl.Body, prev.Call, ins.Call, upsert):
-				read = prev
+			var cols []string
+			ast.Inspect(fd.Body, func(n ast.Node) bool {
+				if call, ok := n.(*ast.CallExpr); ok {
+					if fn := typeFunc(r.pass.TypesInfo, call); fn != nil && fn.Pkg() != nil && fn.Pkg().Path() == "entgo.io/ent/dialect/sql" {
+						for _, a := range call.Args {
+							if s, ok := r.constString(a); ok {
+								cols = union(cols, []string{strings.ToLower(s)})
+							}
+						}
+					}
+				}
+				return true
+			})
+			if obj, ok := r.pass.TypesInfo.Defs[fd.Name].(*types.Func); ok && len(cols) > 0 {
+				r.pass.ExportObjectFact(obj, &PredicateFact{Columns: cols})
 			}
 		}
-		if locked || read == nil {
-			continue
-		}
-		if !upsert && c.unique(st.Table, read.Stmt.Keys, st.Model, read.Stmt.Model) {
-			continue // the schema's unique index refuses the second insert
-		}
-		if c.lockedByCallers(fn, st.Table) {
-			continue // every caller holds a lock, in the transaction it hands fn
-		}
-		if !upsert && c.stateKeyed(fn, ops, &ops[i]) {
-			continue // racing calls make the same unique key, and the second insert fails
-		}
-		if !upsert && c.naturalKey(fn, &ops[i]) {
-			continue // a repeat of the same input makes the same primary key
-		}
-		if !upsert && c.newRowKeyed(fn, ops, &ops[i], read) {
-			continue // keyed by a row this call just inserted: no other call has its id
-		}
-		rep.Report(diagnostic(&ops[i], read, upsert))
 	}
 }
 
-// lockedBefore reports a lock taken among ops: an advisory lock, a table lock, or a row
-// of another table than table held FOR UPDATE.
-func lockedBefore(ops []effects.SQLOp, table string) bool {
-	for _, prev := range ops {
-		if prev.Guarded {
-			continue
-		}
-		switch {
-		case prev.Stmt.Kind == sqltext.Lock:
-			return true
-		case prev.Stmt.Kind == sqltext.Read && prev.Stmt.RowLock && !readsTable(prev.Stmt, table):
-			return true
-		}
+func typeFunc(info *types.Info, call *ast.CallExpr) *types.Func {
+	var id *ast.Ident
+	switch f := ast.Unparen(call.Fun).(type) {
+	case *ast.Ident:
+		id = f
+	case *ast.SelectorExpr:
+		id = f.Sel
 	}
-	return false
+	if id == nil {
+		return nil
+	}
+	fn, _ := info.Uses[id].(*types.Func)
+	return fn
 }
 
-// findOrCreateDiagnostic reports a call that reads and then inserts by itself (gorm's
-// FirstOrCreate) with no unique constraint behind it.
-func findOrCreateDiagnostic(op *effects.SQLOp) analysis.Diagnostic {
-	table := op.Stmt.Table
-	what := "FirstOrCreate on " + table
-	if op.Via != nil {
-		what += " by " + effects.FuncName(op.Via)
-	}
-	return analysis.Diagnostic{
-		Pos: op.Call.Pos(), End: op.Call.End(),
-		Message: fmt.Sprintf("%s reads then inserts with no lock, no ON CONFLICT and no unique constraint on the columns it looks up: two calls can both find nothing and both insert; put a unique index on %s's looked-up columns (in a migration, or a uniqueIndex tag) and handle gorm.ErrDuplicatedKey, or declare //once:transaction",
-			what, table),
-	}
-}
-
-func diagnostic(ins, read *effects.SQLOp, upsert bool) analysis.Diagnostic {
-	table := ins.Stmt.Table
-	insert, by := "insert into "+table, ""
-	if upsert {
-		insert = "upsert into " + table
-	}
-	if ins.Via != nil {
-		insert += " by " + effects.FuncName(ins.Via)
-	}
-	if read.Via != nil {
-		by = " by " + effects.FuncName(read.Via)
-	}
-	d := analysis.Diagnostic{Pos: ins.Call.Pos(), End: ins.Call.End()}
-	if upsert {
-		d.Message = fmt.Sprintf("%s adds to the row with no condition (DO UPDATE without WHERE), and a read of %s%s decides it: two calls can both read room under the limit and both add; make the statement decide (DO UPDATE .. WHERE the new total is within the limit, RETURNING, no row back is the refusal) or declare //once:statement",
-			insert, table, by)
-	} else if orm := ins.Stmt.ORM; orm != "" {
-		d.Message = fmt.Sprintf("%s is decided by a read of %s%s with no lock, no conflict clause and no unique constraint on the columns it looks up (none in the schema files or the model's tags): two calls can both read before either inserts, and both insert; put a unique index on them and make the insert the check (%s), or declare //once:transaction",
-			insert, table, by, conflictHint[orm])
-	} else {
-		d.Message = fmt.Sprintf("%s is decided by a read of %s%s with no lock, no ON CONFLICT and no declared constraint: two calls can both read before either inserts, and both insert; make the insert the check (INSERT .. ON CONFLICT on a unique index, declared with //once:... table=%s) or declare //once:transaction",
-			insert, table, by, table)
-	}
-	d.Related = []analysis.RelatedInformation{{Pos: read.Call.Pos(), Message: "the read that decides it"}}
-	return d
-}
-
-// conflictHint says how each ORM makes an insert its own check.
-var conflictHint = map[sqltext.ORM]string{
-	sqltext.Gorm: "Clauses(clause.OnConflict{DoNothing: true}), or handle gorm.ErrDuplicatedKey",
-	sqltext.Xorm: "handle the unique violation the insert returns",
-	sqltext.Bun:  `On("CONFLICT (...) DO NOTHING")`,
-	sqltext.Ent:  "OnConflict(...).Ignore(), or handle ent.IsConstraintError",
-}
-
-// uniqueViolation holds the ways code names a unique violation: PostgreSQL's SQLSTATE
-// (a literal, or pgerrcode.UniqueViolation, a constant of the same value) and condition
-// name (lib/pq's Code.Name()), and the text MySQL ("Duplicate entry") and SQLite
-// ("UNIQUE constraint failed") put in the error, which code written for them matches.
-var uniqueViolation = map[string]bool{"23505": true, "unique_violation": true, "Duplicate entry": true, "UNIQUE constraint failed": true}
-
-// handlesUniqueViolation reports whether body tests for a unique violation, itself or
-// through a function of the package it calls: code that does has a unique index behind
-// its insert, and the race ends in an error one caller handles, not in a duplicate. That
-// is the find-or-create idiom (look the row up, insert it when absent, and read the
-// winner's row back on 23505).
-func handlesUniqueViolation(info *types.Info, res *effects.Result, body *ast.BlockStmt) bool {
-	if namesUniqueViolation(info, body) {
-		return true
-	}
+// anySQL reports whether a call of the package sends SQL, or calls a function of
+// another package that does: only then is SSA built.
+func (r *reader) anySQL() bool {
 	found := false
-	ast.Inspect(body, func(n ast.Node) bool {
-		if call, ok := n.(*ast.CallExpr); ok && !found {
-			if fn, ok := typeutil.Callee(info, call).(*types.Func); ok {
-				helper := res.ByObj[fn.Origin()]
-				found = helper != nil && helper.Decl.Body != body && namesUniqueViolation(info, helper.Decl.Body)
-			}
-		}
-		return !found
-	})
-	return found
-}
-
-// namesUniqueViolation reports whether body holds a constant naming a unique violation,
-// or an ORM's name for it: gorm's ErrDuplicatedKey (with TranslateError), ent's
-// IsConstraintError.
-func namesUniqueViolation(info *types.Info, body *ast.BlockStmt) bool {
-	found := false
-	ast.Inspect(body, func(n ast.Node) bool {
-		if found {
-			return false
-		}
-		if id, ok := n.(*ast.Ident); ok {
-			if obj := info.Uses[id]; obj != nil && obj.Pkg() != nil {
-				found = (obj.Pkg().Path() == "gorm.io/gorm" && obj.Name() == "ErrDuplicatedKey") ||
-					(obj.Name() == "IsConstraintError" && isFunc(obj))
+	for _, f := range r.pass.Files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			if call, ok := n.(*ast.CallExpr); ok && !found {
+				fn := typeFunc(r.pass.TypesInfo, call)
+				if fn == nil || fn.Pkg() == nil {
+					return true
+				}
+				var ff FuncFact
+				if fn.Pkg() != r.pass.Pkg && r.pass.ImportObjectFact(fn, &ff) {
+					found = true
+				}
+				if key, t := typeKey(fn); t != nil && (textTypes[key] || types.IsInterface(t) && r.implementedBy(t) != "" || xormPaths[t.Obj().Pkg().Path()] ||
+					key == "gorm.io/gorm.DB" || t.Obj().Pkg().Path() == "github.com/uptrace/bun" || r.entGenerated(t.Obj().Pkg())) {
+					found = true
+				}
 			}
 			return !found
-		}
-		if e, ok := n.(ast.Expr); ok {
-			tv, ok := info.Types[e]
-			found = ok && tv.Value != nil && tv.Value.Kind() == constant.String && uniqueViolation[constant.StringVal(tv.Value)]
-		}
-		return !found
-	})
+		})
+	}
 	return found
 }
 
-func isFunc(obj types.Object) bool {
-	_, ok := obj.(*types.Func)
-	return ok
-}
+// report reports d, with the check's code.
+func (r *reader) report(d analysis.Diagnostic) { r.rep.Report(d) }
 
-// insertHandles reports whether the helper of the package that sends the insert handles
-// its unique violation itself.
-func insertHandles(info *types.Info, res *effects.Result, ins effects.SQLOp) bool {
-	if ins.Via == nil {
-		return false
-	}
-	helper := res.ByObj[ins.Via]
-	return helper != nil && namesUniqueViolation(info, helper.Decl.Body)
-}
-
-func readsTable(s sqltext.Stmt, table string) bool {
-	for _, t := range s.Tables {
-		if sqltext.SameTable(t, table) {
-			return true
+// uniques returns the unique constraints the package sees: the schema files', its own
+// and its dependencies' (declarations, DDL in constants, model tags).
+func (r *reader) uniques() []sqlfacts.Unique {
+	if r.schema == nil && r.schemaErr == nil {
+		r.schema = &sqlfacts.Schema{}
+		if len(r.pass.Files) > 0 {
+			dir := filepath.Dir(r.pass.Fset.File(r.pass.Files[0].Pos()).Name())
+			s, err := sqlfacts.ForDir(dir, r.schemas)
+			if err != nil {
+				r.schemaErr = fmt.Errorf("once005: %w", err)
+			} else {
+				r.schema = s
+			}
+		}
+		r.all = append(append([]sqlfacts.Unique(nil), r.schema.Uniques...), r.own.Uniques...)
+		for _, pf := range r.pass.AllPackageFacts() {
+			if f, ok := pf.Fact.(*PackageFact); ok {
+				r.all = append(r.all, f.Uniques...)
+			}
 		}
 	}
-	return false
+	return r.all
 }
 
 // listFlag is a repeatable, comma-separated list of names.

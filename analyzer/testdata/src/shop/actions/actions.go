@@ -60,7 +60,7 @@ func (s *Service) Request(ctx context.Context, account, key string) (store.Actio
 	if found {
 		return a, nil
 	}
-	return create(ctx, s.db, account, key) // want `insert into paid_actions by actions.create is decided by a read of paid_actions by actions.findByKey with no lock, no ON CONFLICT and no declared constraint`
+	return create(ctx, s.db, account, key) // want `insert into paid_actions by actions.create is decided by a read of paid_actions by actions.findByKey with no lock, no conflict clause and no unique constraint on \(account_id, action_key\)`
 }
 
 // RequestThroughStore is the same race through the store package's helpers.

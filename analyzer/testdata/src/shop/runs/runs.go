@@ -29,7 +29,7 @@ func (s *Store) StartRun(ctx context.Context, orgID int64) (int64, error) {
 		return 0, ErrBusy
 	}
 	var id int64
-	err := s.db.QueryRow(ctx, `INSERT INTO runs (org_id, status) VALUES ($1, 'queued') RETURNING id`, orgID).Scan(&id) // want `insert into runs is decided by a read of runs with no lock, no ON CONFLICT and no declared constraint`
+	err := s.db.QueryRow(ctx, `INSERT INTO runs (org_id, status) VALUES ($1, 'queued') RETURNING id`, orgID).Scan(&id) // want `insert into runs is decided by a read of runs with no lock, no conflict clause and no unique constraint on \(org_id, status\)`
 	return id, err
 }
 
