@@ -36,6 +36,7 @@ type reader struct {
 	lparens    map[token.Pos]*ast.CallExpr
 	schema     *sqlfacts.Schema
 	schemaErr  error
+	declared   []sqlfacts.Unique // by the package's table= directives
 	all        []sqlfacts.Unique
 }
 
@@ -521,11 +522,18 @@ func sameRows(keys, cols []string) bool {
 }
 
 // checked reports whether a branch tests what a statement changed (its rows affected,
-// the row it returned).
+// the row it returned), or the function returns it for its caller to test.
 func (r *reader) checked(op *opAt) bool {
-	for _, ifs := range r.follow(op).ifs {
-		if c, _ := r.follow(op).classify(ifs.Cond); c != none && c != neutral {
+	t := r.follow(op)
+	for _, ifs := range t.ifs {
+		if c, _ := t.classify(ifs.Cond); c != none && c != neutral {
 			return true
+		}
+	}
+	res := op.instr.Parent().Signature.Results()
+	for i := range t.results {
+		if t.errAbsent || !types.Identical(res.At(i).Type(), errorType) {
+			return true // returned: RETURNING's "no row", a count
 		}
 	}
 	return false

@@ -125,7 +125,9 @@ func (r *reader) relevant() bool {
 }
 
 // collect reads what the package declares: its directives (a table= directive puts a
-// unique index on its columns), the tables its models' TableName methods name, and the
+// unique index on its columns, which counts in the declaring package only, as oncegen's
+// migrations are not read: another package of the module, a naive twin importing the
+// app's types, may write a table of its own by that name), the tables its models' TableName methods name, and the
 // unique constraints in the DDL of its string constants (executed at start-up).
 func (r *reader) collect() {
 	r.own.Tables = map[string]string{}
@@ -135,12 +137,13 @@ func (r *reader) collect() {
 		for _, d := range ds {
 			r.directives[d.Func] = d
 			if d.HasTable() && !test {
-				r.own.Uniques = append(r.own.Uniques, sqlfacts.Unique{Table: d.Table, Columns: d.Columns, Where: "//once:" + string(d.Kind) + " on " + d.FuncName()})
+				r.declared = append(r.declared, sqlfacts.Unique{Table: d.Table, Columns: d.Columns, Where: "//once:" + string(d.Kind) + " on " + d.FuncName()})
 			}
 		}
 		if test {
 			continue
 		}
+		generated := ast.IsGenerated(f) // oncegen's DDL belongs to the directives
 		ast.Inspect(f, func(n ast.Node) bool {
 			switch n := n.(type) {
 			case *ast.FuncDecl:
@@ -155,7 +158,7 @@ func (r *reader) collect() {
 				}
 			case ast.Expr:
 				if s, ok := r.constString(n); ok {
-					if low := strings.ToLower(s); strings.Contains(low, "unique") || strings.Contains(low, "primary key") {
+					if low := strings.ToLower(s); !generated && strings.Contains(low, "unique") || strings.Contains(low, "primary key") {
 						pos := r.pass.Fset.Position(n.Pos())
 						r.own.Uniques = append(r.own.Uniques, sqlfacts.ParseDDL(filepath.Base(pos.Filename), s)...)
 					}
@@ -263,7 +266,7 @@ func (r *reader) uniques() []sqlfacts.Unique {
 				r.schema = s
 			}
 		}
-		r.all = append(append([]sqlfacts.Unique(nil), r.schema.Uniques...), r.own.Uniques...)
+		r.all = append(append(append([]sqlfacts.Unique(nil), r.schema.Uniques...), r.own.Uniques...), r.declared...)
 		for _, pf := range r.pass.AllPackageFacts() {
 			if f, ok := pf.Fact.(*PackageFact); ok {
 				r.all = append(r.all, f.Uniques...)

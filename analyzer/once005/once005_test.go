@@ -21,7 +21,7 @@ func testdata(t *testing.T) string {
 // app is a module of its own (its go.mod marks the root where the schema is read).
 func TestSQL(t *testing.T) {
 	t.Parallel()
-	analysistest.Run(t, testdata(t), once005.Analyzer, "app/exists", "app/locks", "app/store", "app/service")
+	analysistest.Run(t, testdata(t), once005.Analyzer, "app/exists", "app/locks", "app/store", "app/service", "app/claims", "app/counter", "app/declared", "app/dbtx", "app/names", "app/startup")
 }
 
 // ormshop is a module of its own (its go.mod marks the root where the schema is read:

@@ -1,0 +1,140 @@
+// Package claims starts jobs: a read of a job's state deciding an UPDATE that sets the
+// next one. Two workers that both read "pending" both win a claim that does not refuse
+// the second.
+package claims
+
+import (
+	"context"
+	"errors"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"gorm.io/gorm"
+)
+
+var ErrNotPending = errors.New("not pending")
+
+type Worker struct{ db *pgxpool.Pool }
+
+// Start reads the state and sets the next with no old-state predicate: both win.
+func (w *Worker) Start(ctx context.Context, id int64) error {
+	var state string
+	if err := w.db.QueryRow(ctx, `SELECT state FROM jobs WHERE id = $1`, id).Scan(&state); err != nil {
+		return err
+	}
+	if state != "pending" {
+		return ErrNotPending
+	}
+	_, err := w.db.Exec(ctx, `UPDATE jobs SET state = 'running' WHERE id = $1`, id) // want `update of jobs is decided by a read of jobs with no row lock, and the update claims nothing`
+	return err
+}
+
+// StartChecked claims from the old state and goes on only when it changed the row.
+func (w *Worker) StartChecked(ctx context.Context, id int64) error {
+	var state string
+	if err := w.db.QueryRow(ctx, `SELECT state FROM jobs WHERE id = $1`, id).Scan(&state); err != nil {
+		return err
+	}
+	if state != "pending" {
+		return ErrNotPending
+	}
+	tag, err := w.db.Exec(ctx, `UPDATE jobs SET state = 'running' WHERE id = $1 AND state = 'pending'`, id)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return ErrNotPending
+	}
+	return nil
+}
+
+// StartReturning claims from the old state and reads the row back: no row, no claim.
+func (w *Worker) StartReturning(ctx context.Context, id int64) error {
+	var state string
+	if err := w.db.QueryRow(ctx, `SELECT state FROM jobs WHERE id = $1`, id).Scan(&state); err != nil {
+		return err
+	}
+	if state != "pending" {
+		return ErrNotPending
+	}
+	var got int64
+	return w.db.QueryRow(ctx, `UPDATE jobs SET state = 'running' WHERE id = $1 AND state = 'pending' RETURNING id`, id).Scan(&got)
+}
+
+// StartUnchecked has the predicate but never looks at what it changed: the loser goes
+// on as if it had won.
+func (w *Worker) StartUnchecked(ctx context.Context, id int64) error {
+	var state string
+	if err := w.db.QueryRow(ctx, `SELECT state FROM jobs WHERE id = $1`, id).Scan(&state); err != nil {
+		return err
+	}
+	if state != "pending" {
+		return ErrNotPending
+	}
+	_, err := w.db.Exec(ctx, `UPDATE jobs SET state = 'running' WHERE id = $1 AND state = 'pending'`, id) // want `update of jobs is decided by a read of jobs`
+	return err
+}
+
+// StartLocked reads the row FOR UPDATE in the transaction: the second waits, then reads
+// "running".
+func StartLocked(ctx context.Context, tx pgx.Tx, id int64) error {
+	var state string
+	if err := tx.QueryRow(ctx, `SELECT state FROM jobs WHERE id = $1 FOR UPDATE`, id).Scan(&state); err != nil {
+		return err
+	}
+	if state != "pending" {
+		return ErrNotPending
+	}
+	_, err := tx.Exec(ctx, `UPDATE jobs SET state = 'running' WHERE id = $1`, id)
+	return err
+}
+
+// Touch sets no state: a timestamp two workers may both write.
+func (w *Worker) Touch(ctx context.Context, id int64) error {
+	var state string
+	if err := w.db.QueryRow(ctx, `SELECT state FROM jobs WHERE id = $1`, id).Scan(&state); err != nil {
+		return err
+	}
+	if state == "done" {
+		return nil
+	}
+	_, err := w.db.Exec(ctx, `UPDATE jobs SET seen_at = now() WHERE id = $1`, id)
+	return err
+}
+
+// Job is a gorm model.
+type Job struct {
+	ID    int64
+	State string
+}
+
+// StartGorm claims through gorm, with the same race.
+func StartGorm(db *gorm.DB, id int64) error {
+	var j Job
+	if err := db.First(&j, id).Error; err != nil {
+		return err
+	}
+	if j.State != "pending" {
+		return ErrNotPending
+	}
+	return db.Model(&j).Update("state", "running").Error // want `update of jobs is decided by a read of jobs`
+}
+
+// StartGormChecked claims from the old state and checks the rows it changed.
+func StartGormChecked(db *gorm.DB, id int64) error {
+	var j Job
+	if err := db.First(&j, id).Error; err != nil {
+		return err
+	}
+	if j.State != "pending" {
+		return ErrNotPending
+	}
+	res := db.Model(&j).Where("state = ?", "pending").Update("state", "running")
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return ErrNotPending
+	}
+	return nil
+}
