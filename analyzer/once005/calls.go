@@ -106,7 +106,6 @@ func (r *reader) read(c *ssa.CallCommon) (sent, bool) {
 	if !textTypes[key] && types.IsInterface(recvType) {
 		key = r.implementedBy(recvType)
 	}
-	pkg := recvType.Obj().Pkg()
 	switch {
 	case textTypes[key] && textMethods[fn.Name()]:
 		for i, a := range args {
@@ -116,14 +115,11 @@ func (r *reader) read(c *ssa.CallCommon) (sent, bool) {
 				return s, true
 			}
 		}
-	case key == "gorm.io/gorm.DB":
-		return r.gorm(fn.Name(), recv, args)
-	case xormPaths[pkg.Path()]:
-		return r.xorm(fn.Name(), recv, args)
-	case pkg.Path() == "github.com/uptrace/bun":
-		return r.bun(recvType.Obj().Name(), fn.Name(), recv, args)
-	case r.entGenerated(pkg):
-		return r.ent(recvType.Obj().Name(), fn.Name(), recv, args)
+	}
+	if lib, k := r.library(recvType, fn.Name()); lib != nil {
+		if e, ok := lib.ends[k]; ok {
+			return r.orm(lib, recvType, e, recv, args)
+		}
 	}
 	return sent{}, false
 }
@@ -228,6 +224,9 @@ func elems(v ssa.Value) []ssa.Value {
 func spread(args []ssa.Value) []ssa.Value {
 	var out []ssa.Value
 	for _, a := range args {
+		if c, ok := a.(*ssa.Const); ok && c.Value == nil && isSlice(c.Type()) {
+			continue // no variadic arguments
+		}
 		if e := elems(a); e != nil {
 			out = append(out, e...)
 		} else {
@@ -235,6 +234,11 @@ func spread(args []ssa.Value) []ssa.Value {
 		}
 	}
 	return out
+}
+
+func isSlice(t types.Type) bool {
+	_, ok := t.Underlying().(*types.Slice)
+	return ok
 }
 
 // modelOf returns the struct type a model argument holds (&u, &users, User{}).

@@ -267,6 +267,9 @@ func (r *reader) helperOps(fi *fnInfo, ci ssa.CallInstruction, f *FuncFact, obj 
 		if op.Param > 0 && op.Param <= len(c.Args) {
 			s.handle = c.Args[op.Param-1]
 		}
+		if op.Row > 0 && op.Row <= len(c.Args) {
+			s.row = c.Args[op.Row-1]
+		}
 		fi.ops = append(fi.ops, &opAt{sent: s, instr: ci, via: via})
 	}
 }
@@ -321,10 +324,7 @@ func (r *reader) summarize(fi *fnInfo) FuncFact {
 			continue
 		}
 		o := op.op
-		o.Param = 0
-		if p, ok := op.handle.(*ssa.Parameter); ok {
-			o.Param = slices.Index(fi.fn.Params, p) + 1
-		}
+		o.Param, o.Row = slices.Index(fi.fn.Params, param(op.handle))+1, slices.Index(fi.fn.Params, param(op.row))+1
 		switch o.Kind {
 		case sqlfacts.Read:
 			if has(writes, o.Table()) {
@@ -371,6 +371,12 @@ func (r *reader) summarize(fi *fnInfo) FuncFact {
 		f.Ops = append(f.Ops, Op{Stmt: sqlfacts.Stmt{Kind: sqlfacts.Lock}})
 	}
 	return f
+}
+
+// param returns the parameter a value is, or nil.
+func param(v ssa.Value) *ssa.Parameter {
+	p, _ := unwrap(v).(*ssa.Parameter)
+	return p
 }
 
 func has(tables []string, t string) bool {

@@ -19,9 +19,9 @@ type Op struct {
 	FindOrCreate bool
 	// HandlesDup: the function that sends the insert handles its unique violation.
 	HandlesDup bool
-	// Param is 1 + the index of the parameter (the receiver first) the statement is sent
-	// through, or 0.
-	Param int
+	// Param and Row are 1 + the index of the parameter (the receiver first) the
+	// statement is sent through, and of the row an ORM inserts, or 0.
+	Param, Row int
 	// ORM names the library that built the statement, empty for SQL text.
 	ORM string
 }

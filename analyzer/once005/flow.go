@@ -208,7 +208,7 @@ func (t *taint) classify(cond ssa.Value) (c class, found int) {
 		}
 		fn := calleeOf(&x.Call)
 		switch {
-		case fn != nil && fn.Name() == "Next" && fn.Signature().Recv() != nil:
+		case fn != nil && fn.Name() == "Next" && rowsTypes[key(fn)]:
 			return exists, 1 // rows.Next(): a row came back
 		case fn != nil && fn.Pkg() != nil && fn.Pkg().Path() == "errors" || anyError(x.Call.Args, t):
 			return exists, -1 // errors.Is(err, sql.ErrNoRows), ent.IsNotFound(err)
@@ -249,6 +249,15 @@ func (t *taint) handlesAbsent() bool {
 		}
 	}
 	return false
+}
+
+// rowsTypes are the drivers' result sets, whose Next says a row came back.
+var rowsTypes = map[string]bool{"database/sql.Rows": true, "github.com/jmoiron/sqlx.Rows": true,
+	"github.com/jackc/pgx/v5.Rows": true, "github.com/jackc/pgx/v4.Rows": true}
+
+func key(fn *types.Func) string {
+	k, _ := typeKey(fn)
+	return k
 }
 
 var (

@@ -11,22 +11,258 @@ import (
 	"github.com/oncekit/once/analyzer/internal/sqlfacts"
 )
 
+// end says what a call that ends a builder chain sends.
+type end struct {
+	kind  sqlfacts.Kind
+	flags uint8
+	arg   int // the argument a read fills, an insert inserts or an update sets from; -1 none
+	conds int // the first inline condition; -1 none
+}
+
+// What an end does besides its kind.
+const (
+	fAbsent uint8 = 1 << iota // its error says "no row"
+	fExists                   // it, or its bool, says whether a row exists
+	fCount                    // it counts rows
+	fSum                      // it adds values up
+	fBoth                     // it reads and then inserts (FirstOrCreate)
+	fText                     // it sends the SQL text of its argument, or of its chain's Raw
+	fSetCol                   // Update(column, value)
+)
+
+// An orm is one library's query builders, known by the package that declares them and
+// the receiver types of their chains. Its ends are keyed by method, or by "Type.Method"
+// where the builder types differ in meaning.
+type orm struct {
+	name   string
+	plural bool // the default table name is plural
+	ends   map[string]end
+}
+
+var (
+	read        = func(flags uint8, arg, conds int) end { return end{sqlfacts.Read, flags, arg, conds} }
+	insertEnd   = end{sqlfacts.Insert, 0, 0, -1}
+	updateEnd   = end{sqlfacts.Update, 0, 0, -1}
+	textEnd     = end{sqlfacts.Other, fText, 0, -1}
+	gormLibrary = orm{"gorm", true, map[string]end{
+		"First": read(fAbsent, 0, 1), "Take": read(fAbsent, 0, 1), "Last": read(fAbsent, 0, 1), "Find": read(0, 0, 1),
+		"FirstOrInit": read(0, 0, 1), "Scan": read(0, 0, -1), "Pluck": read(0, 1, -1), "Count": read(fCount, 0, -1),
+		"Row": read(0, -1, -1), "Rows": read(0, -1, -1), "Create": insertEnd, "CreateInBatches": insertEnd,
+		"FirstOrCreate": {sqlfacts.Insert, fBoth, 0, 1}, "Update": {sqlfacts.Update, fSetCol, 0, -1},
+		"UpdateColumn": {sqlfacts.Update, fSetCol, 0, -1}, "Updates": updateEnd, "UpdateColumns": updateEnd, "Exec": textEnd,
+	}}
+	xormLibrary = orm{"xorm", false, map[string]end{
+		"Get": read(fExists, 0, 0), "Exist": read(fExists, -1, 0), "Find": read(0, 0, 1), "FindAndCount": read(0, 0, 1),
+		"Iterate": read(0, -1, 0), "Count": read(fCount, -1, 0), "Sum": read(fSum, -1, 0), "SumInt": read(fSum, -1, 0),
+		"Sums": read(fSum, -1, 0), "SumsInt": read(fSum, -1, 0), "Insert": insertEnd, "InsertOne": insertEnd,
+		"InsertMulti": insertEnd, "Update": updateEnd, "Exec": textEnd, "Query": textEnd, "QueryString": textEnd,
+		"QueryInterface": textEnd,
+	}}
+	bunLibrary = orm{"bun", true, map[string]end{
+		"SelectQuery.Scan": read(fAbsent, 1, -1), "SelectQuery.Exists": read(fExists, -1, -1),
+		"SelectQuery.Count": read(fCount, -1, -1), "SelectQuery.ScanAndCount": read(0, 1, -1),
+		"InsertQuery.Exec": {sqlfacts.Insert, 0, -1, -1}, "InsertQuery.Scan": {sqlfacts.Insert, 0, -1, -1},
+		"UpdateQuery.Exec": {sqlfacts.Update, 0, -1, -1}, "RawQuery.Scan": read(fAbsent, 1, -1),
+		"RawQuery.Exec": read(0, -1, -1),
+	}}
+	// entLibrary's ends are keyed by the suffix ent's generator gives a builder type
+	// (UserQuery, UserCreate, UserUpsertOne, UserUpdateOne) and the method.
+	entLibrary = orm{"ent", true, map[string]end{
+		"Query.Exist": read(fExists, -1, -1), "Query.Only": read(fAbsent, -1, -1), "Query.First": read(fAbsent, -1, -1),
+		"Query.OnlyID": read(fAbsent, -1, -1), "Query.FirstID": read(fAbsent, -1, -1), "Query.All": read(0, -1, -1),
+		"Query.IDs": read(0, -1, -1), "Query.Count": read(fCount, -1, -1), "Create.Save": insertEnd, "Create.Exec": insertEnd,
+		"CreateBulk.Save": insertEnd, "CreateBulk.Exec": insertEnd, "UpsertOne.Exec": insertEnd, "UpsertBulk.Exec": insertEnd,
+		"UpdateOne.Save": updateEnd, "UpdateOne.Exec": updateEnd, "Update.Save": updateEnd, "Update.Exec": updateEnd,
+	}}
+)
+
 // xormPaths are xorm's import paths, its own and its forks'.
 var xormPaths = map[string]bool{"xorm.io/xorm": true, "github.com/go-xorm/xorm": true, "github.com/xorm-io/xorm": true}
+
+// library returns the ORM a builder type belongs to, and the key of its method's end.
+func (r *reader) library(t *types.Named, method string) (*orm, string) {
+	switch path, name := t.Obj().Pkg().Path(), t.Obj().Name(); {
+	case path == "gorm.io/gorm" && name == "DB":
+		return &gormLibrary, method
+	case xormPaths[path] && (name == "Engine" || name == "Session" || name == "EngineGroup"):
+		return &xormLibrary, method
+	case path == "github.com/uptrace/bun":
+		return &bunLibrary, name + "." + method
+	case r.entGenerated(t.Obj().Pkg()):
+		for _, suffix := range []string{"Query", "CreateBulk", "Create", "UpsertOne", "UpsertBulk", "UpdateOne", "Update"} {
+			if strings.HasSuffix(name, suffix) && name != suffix {
+				return &entLibrary, suffix + "." + strings.TrimSuffix(method, "X")
+			}
+		}
+	}
+	return nil, ""
+}
+
+// orm reads the statement a chain of builder calls sends, at the call that ends it:
+// its table (the model's, or one named), the columns its conditions compare, a row
+// lock, a conflict clause, the columns an update sets.
+func (r *reader) orm(lib *orm, t *types.Named, e end, recv ssa.Value, args []ssa.Value) (sent, bool) {
+	same := func(u *types.Named) bool { l, _ := r.library(u, ""); return l == lib && u.Obj().Pkg() == t.Obj().Pkg() }
+	links := chain(recv, same)
+	args = spread(args)
+	s := sent{op: Op{Stmt: sqlfacts.Stmt{Kind: e.kind}, ORM: lib.name}, handle: root(recv, same)}
+	s.op.ErrAbsent, s.exists, s.op.Exists = e.flags&fAbsent != 0, e.flags&fExists != 0, e.flags&fExists != 0 && e.arg < 0
+	s.op.Count, s.op.Sum, s.op.FindOrCreate = e.flags&fCount != 0, e.flags&fSum != 0, e.flags&fBoth != 0
+	text := args
+	if e.flags&fText == 0 {
+		text = nil
+	}
+	for _, l := range links {
+		if l.name == "Raw" || l.name == "SQL" || l.name == "NewRaw" {
+			text = spread(l.args)
+		}
+	}
+	if len(text) > 0 {
+		q, ok := str(text[0])
+		if !ok {
+			return s, false
+		}
+		t := r.text(q, s.handle, e.flags&fAbsent != 0)
+		t.args, t.exists = text[1:], t.exists || s.exists
+		if e.arg >= 0 && e.arg < len(args) && e.flags&fText == 0 {
+			t.dests = args[e.arg:]
+		}
+		return t, t.op.Kind != sqlfacts.Other
+	}
+	if e.arg >= 0 && e.arg < len(args) {
+		switch {
+		case e.kind == sqlfacts.Read:
+			s.dests = args[e.arg : e.arg+1]
+			r.useModel(&s, args[e.arg], lib.plural)
+		case e.kind == sqlfacts.Insert:
+			s.row, s.dests = args[e.arg], args[e.arg:e.arg+1]
+			r.useModel(&s, args[e.arg], lib.plural)
+		case e.flags&fSetCol != 0:
+			if c, ok := str(args[0]); ok && len(args) > 1 {
+				s.op.Columns, s.op.SetsConst = []string{strings.ToLower(c)}, isConst(args[1:2])
+			}
+		default:
+			s.op.Columns, s.op.SetsConst = r.fieldsSet(args[e.arg])
+		}
+	}
+	if e.conds >= 0 && e.conds < len(args) {
+		if _, ok := str(args[e.conds]); ok {
+			r.where(&s, args[e.conds:])
+		}
+		for _, a := range args[e.conds:] {
+			if _, ok := str(a); !ok {
+				cols, _ := r.fieldsSet(a)
+				if len(cols) == 0 && lib.name == "gorm" && e.conds > 0 {
+					cols = []string{"id"} // First(&u, id)
+				}
+				s.op.Keys = union(s.op.Keys, cols)
+			}
+			break
+		}
+	}
+	for _, l := range links {
+		r.link(&s, lib, l)
+	}
+	if s.model == nil && e.conds >= 0 && e.conds < len(args) && len(s.op.Tables) == 0 {
+		r.useModel(&s, args[e.conds], lib.plural) // Exist(&User{Email: e})
+	}
+	if lib.name == "ent" {
+		s.op.Tables = []string{sqlfacts.TableOf(entEntity(t.Obj().Name()), true)}
+		s.op.Conflict = map[bool]sqlfacts.Conflict{true: sqlfacts.DoNothing}[strings.Contains(t.Obj().Name(), "Upsert")]
+	}
+	if e.kind == sqlfacts.Update {
+		s.op.OldState = overlaps(s.op.Keys, s.op.Columns)
+	}
+	return s, len(s.op.Tables) > 0
+}
+
+// link reads one call of a chain: the libraries give their shaping methods the same
+// names and meanings.
+func (r *reader) link(s *sent, lib *orm, l link) {
+	arg := func(i int) (string, bool) {
+		if i < len(l.args) {
+			return str(l.args[i])
+		}
+		return "", false
+	}
+	first, isStr := arg(0)
+	low := strings.ToLower(strings.TrimSpace(first))
+	switch {
+	case l.name == "Model" || l.name == "Table" && !isStr:
+		s.model = nil
+		r.useModel(s, l.args[0], lib.plural)
+		if s.op.Kind == sqlfacts.Insert && s.row == nil {
+			s.row, s.dests = l.args[0], l.args[:1]
+		}
+	case l.name == "Table" || l.name == "TableExpr":
+		s.op.Tables, s.model = []string{strings.Fields(low + " ")[0]}, nil
+	case l.name == "Where" || l.name == "And" || l.name == "Or":
+		if lib.name == "ent" {
+			for _, p := range spread(l.args) {
+				s.op.Keys = union(s.op.Keys, r.predicate(p))
+			}
+		} else {
+			r.where(s, spread(l.args))
+		}
+	case l.name == "ID" || l.name == "UpdateOneID":
+		s.op.Keys = union(s.op.Keys, []string{"id"})
+	case l.name == "In" && isStr:
+		s.op.Keys = union(s.op.Keys, []string{low})
+	case l.name == "ForUpdate" || l.name == "ForShare" || l.name == "For" && (strings.HasPrefix(low, "update") || strings.HasPrefix(low, "share") || strings.HasPrefix(low, "no key")):
+		s.op.RowLock = true
+	case l.name == "Set" && strings.HasPrefix(first, "gorm:"):
+		v, _ := arg(1)
+		s.op.RowLock = s.op.RowLock || strings.Contains(strings.ToLower(v), "for update")
+	case l.name == "Ignore" || l.name == "On" && strings.HasPrefix(low, "conflict"):
+		s.op.Conflict = sqlfacts.DoNothing
+	case l.name == "Clauses":
+		for _, c := range spread(l.args) {
+			if t := named(unwrap(c).Type()); t != nil && t.Obj().Pkg().Path() == "gorm.io/gorm/clause" {
+				s.op.RowLock = s.op.RowLock || t.Obj().Name() == "Locking"
+				if t.Obj().Name() == "OnConflict" || t.Obj().Name() == "Insert" {
+					s.op.Conflict = sqlfacts.DoNothing
+				}
+			}
+		}
+	case s.op.Kind != sqlfacts.Update:
+	case l.name == "Cols" || l.name == "MustCols":
+		for _, c := range spread(l.args) {
+			if c, ok := str(c); ok {
+				s.op.Columns = union(s.op.Columns, []string{strings.ToLower(c)})
+			}
+		}
+	case l.name == "Set" && isStr: // bun: Set("state = ?", v)
+		col, val, _ := strings.Cut(low, "=")
+		s.op.Columns = union(s.op.Columns, []string{strings.TrimSpace(col)})
+		s.op.SetsConst = s.op.SetsConst || strings.Contains(val, "'") || isConst(spread(l.args[1:]))
+	case lib.name == "ent" && strings.HasPrefix(l.name, "Set") && len(l.args) == 1: // SetState("running")
+		s.op.Columns = union(s.op.Columns, []string{sqlfacts.Snake(strings.TrimPrefix(l.name, "Set"))})
+		s.op.SetsConst = s.op.SetsConst || isConst(l.args)
+	}
+}
+
+// entEntity returns the entity an ent builder type is for: User for UserQuery.
+func entEntity(typ string) string {
+	for _, suffix := range []string{"Query", "CreateBulk", "Create", "UpsertOne", "UpsertBulk", "UpdateOne", "Update"} {
+		if e, ok := strings.CutSuffix(typ, suffix); ok {
+			return e
+		}
+	}
+	return typ
+}
 
 // table names the table of a model: its TableName method's (read from the model's
 // package), bun's table: tag, or the ORM's default name for the type.
 func (r *reader) table(m *types.Named, plural bool) string {
 	obj := m.Obj()
+	var f PackageFact
 	if obj.Pkg() == r.pass.Pkg {
-		if t := r.own.Tables[obj.Name()]; t != "" {
-			return t
-		}
+		f = r.own
 	} else {
-		var f PackageFact
-		if r.pass.ImportPackageFact(obj.Pkg(), &f) && f.Tables[obj.Name()] != "" {
-			return f.Tables[obj.Name()]
-		}
+		r.pass.ImportPackageFact(obj.Pkg(), &f)
+	}
+	if t := f.Tables[obj.Name()]; t != "" {
+		return t
 	}
 	if s, ok := m.Underlying().(*types.Struct); ok {
 		for i := range s.NumFields() {
@@ -72,360 +308,29 @@ func union(a, b []string) []string {
 	return a
 }
 
-// gorm reads a *gorm.DB chain: First, Take, Last, Find, Count, Scan and Pluck read;
-// Create inserts; FirstOrCreate does both; Update and Updates update; Exec and Raw
-// send SQL text.
-func (r *reader) gorm(method string, recv ssa.Value, args []ssa.Value) (sent, bool) {
-	same := func(t *types.Named) bool { return t.Obj().Pkg().Path() == "gorm.io/gorm" && t.Obj().Name() == "DB" }
-	links := chain(recv, same)
-	s := sent{op: Op{ORM: "gorm"}, handle: root(recv, same)}
-	for _, l := range links {
-		if l.name == "Raw" && len(l.args) > 0 {
-			if q, ok := str(l.args[0]); ok {
-				t := r.text(q, s.handle, false)
-				t.dests = args
-				return t, t.op.Kind != sqlfacts.Other
-			}
-		}
-	}
-	switch method {
-	case "Exec":
-		if q, ok := str(args[0]); ok {
-			t := r.text(q, s.handle, false)
-			t.args = spread(args[1:])
-			return t, true
-		}
-		return s, false
-	case "First", "Take", "Last", "Find", "Scan", "Pluck", "Count", "FirstOrInit":
-		s.op.Kind, s.op.ErrAbsent, s.op.Count = sqlfacts.Read, method == "First" || method == "Take" || method == "Last", method == "Count"
-		s.dests = args[len(args)-1:]
-		if method == "First" || method == "Take" || method == "Last" || method == "Find" || method == "FirstOrInit" {
-			s.dests = args[:1]
-			if conds := elems(args[1]); len(conds) > 0 {
-				if _, ok := str(conds[0]); ok {
-					r.where(&s, conds)
-				} else if cols, _ := r.fieldsSet(conds[0]); len(cols) > 0 {
-					s.op.Keys = cols
-				} else {
-					s.op.Keys = []string{"id"}
-				}
-			}
-		}
-	case "Create", "CreateInBatches", "FirstOrCreate":
-		s.op.Kind, s.op.FindOrCreate = sqlfacts.Insert, method == "FirstOrCreate"
-		s.row, s.dests = args[0], args[:1]
-		if s.op.FindOrCreate {
-			if conds := elems(args[1]); len(conds) > 0 {
-				r.where(&s, conds)
-			}
-		}
-	case "Update", "UpdateColumn":
-		s.op.Kind = sqlfacts.Update
-		if c, ok := str(args[0]); ok {
-			s.op.Columns = []string{strings.ToLower(c)}
-			_, s.op.SetsConst = unwrap(args[1]).(*ssa.Const)
-		}
-	case "Updates", "UpdateColumns":
-		s.op.Kind = sqlfacts.Update
-		s.op.Columns, s.op.SetsConst = r.fieldsSet(args[0])
-	default:
-		return s, false
-	}
-	if s.op.Kind != sqlfacts.Update && len(args) > 0 {
-		r.useModel(&s, args[0], true)
-	}
-	for _, l := range links {
-		switch l.name {
-		case "Model":
-			s.model = nil
-			r.useModel(&s, l.args[0], true)
-		case "Where":
-			r.where(&s, spread(l.args))
-		case "Clauses":
-			for _, c := range spread(l.args) {
-				if t := named(unwrap(c).Type()); t != nil && t.Obj().Pkg().Path() == "gorm.io/gorm/clause" {
-					switch t.Obj().Name() {
-					case "Locking":
-						s.op.RowLock = true
-					case "OnConflict", "Insert":
-						s.op.Conflict = sqlfacts.DoNothing
-					}
-				}
-			}
-		case "Set":
-			k, _ := str(l.args[0])
-			v, _ := str(l.args[1])
-			s.op.RowLock = s.op.RowLock || k == "gorm:query_option" && strings.Contains(strings.ToLower(v), "for update")
-		}
-	}
-	for _, l := range links {
-		if l.name == "Table" {
-			if t, ok := str(l.args[0]); ok {
-				s.op.Tables, s.model = []string{strings.ToLower(strings.Fields(t + " ")[0])}, nil
-			}
-		}
-	}
-	if s.op.Kind == sqlfacts.Update {
-		s.op.OldState = overlaps(s.op.Keys, s.op.Columns)
-	}
-	return s, len(s.op.Tables) > 0
-}
-
 func overlaps(a, b []string) bool {
-	for _, x := range a {
-		if slices.Contains(b, x) {
-			return true
-		}
-	}
-	return false
-}
-
-// xorm reads an Engine or Session chain: Get, Exist, Find, Count and the sums read;
-// Insert inserts; Update updates; Exec, Query and SQL send SQL text. A bean's set fields
-// are conditions; xorm names a table in singular snake case.
-func (r *reader) xorm(method string, recv ssa.Value, args []ssa.Value) (sent, bool) {
-	same := func(t *types.Named) bool { return xormPaths[t.Obj().Pkg().Path()] }
-	links := chain(recv, same)
-	s := sent{op: Op{ORM: "xorm"}, handle: root(recv, same)}
-	beans := spread(args)
-	switch method {
-	case "Exec", "Query", "QueryString", "QueryInterface":
-		if len(beans) > 0 {
-			if q, ok := str(beans[0]); ok {
-				return r.text(q, s.handle, false), true
-			}
-		}
-		return s, false
-	case "Get", "Exist", "Find", "Count", "Iterate", "FindAndCount", "Sum", "SumInt", "Sums", "SumsInt":
-		s.op.Kind, s.exists = sqlfacts.Read, method == "Get" || method == "Exist"
-		s.op.Exists, s.op.Count, s.op.Sum = method == "Exist", method == "Count", strings.HasPrefix(method, "Sum")
-		s.dests = args[:1]
-		conds := beans
-		if method == "Find" || method == "FindAndCount" {
-			conds = beans[1:]
-		}
-		for _, b := range conds {
-			cols, _ := r.fieldsSet(b)
-			s.op.Keys = union(s.op.Keys, cols)
-		}
-	case "Insert", "InsertOne", "InsertMulti":
-		s.op.Kind = sqlfacts.Insert
-		if len(beans) > 0 {
-			s.row, s.dests = beans[0], beans[:1]
-		}
-	case "Update":
-		s.op.Kind = sqlfacts.Update
-		if len(beans) > 0 {
-			s.op.Columns, s.op.SetsConst = r.fieldsSet(beans[0])
-		}
-	default:
-		return s, false
-	}
-	for _, l := range links {
-		if l.name == "SQL" && len(l.args) > 0 {
-			if q, ok := str(l.args[0]); ok && s.op.Kind == sqlfacts.Read {
-				t := r.text(q, s.handle, false)
-				t.dests, t.exists = s.dests, s.exists
-				return t, true
-			}
-		}
-	}
-	if len(beans) > 0 {
-		if _, isStr := str(beans[0]); !isStr {
-			r.useModel(&s, beans[0], false)
-		}
-	}
-	for _, l := range links {
-		switch l.name {
-		case "Where", "And", "Or":
-			r.where(&s, spread(l.args))
-		case "ID":
-			s.op.Keys = union(s.op.Keys, []string{"id"})
-		case "In":
-			if c, ok := str(l.args[0]); ok {
-				s.op.Keys = union(s.op.Keys, []string{strings.ToLower(c)})
-			}
-		case "ForUpdate":
-			s.op.RowLock = true
-		case "Cols", "MustCols":
-			for _, c := range spread(l.args) {
-				if c, ok := str(c); ok && s.op.Kind == sqlfacts.Update {
-					s.op.Columns = union(s.op.Columns, []string{strings.ToLower(c)})
-				}
-			}
-		case "Table":
-			if t, ok := str(l.args[0]); ok {
-				s.op.Tables, s.model = []string{strings.ToLower(t)}, nil
-			} else {
-				s.model = nil
-				r.useModel(&s, l.args[0], false)
-			}
-		}
-	}
-	if s.op.Kind == sqlfacts.Update {
-		s.op.OldState = overlaps(s.op.Keys, s.op.Columns)
-	}
-	return s, len(s.op.Tables) > 0
-}
-
-// bun reads bun's queries: a SelectQuery ending in Scan, Exists or Count reads; an
-// InsertQuery ending in Exec or Scan inserts (On("CONFLICT ...") and Ignore() are its
-// conflict clause); an UpdateQuery updates; a RawQuery sends NewRaw's SQL text.
-func (r *reader) bun(typ, method string, recv ssa.Value, args []ssa.Value) (sent, bool) {
-	same := func(t *types.Named) bool {
-		return t.Obj().Pkg().Path() == "github.com/uptrace/bun" && t.Obj().Name() == typ
-	}
-	links := chain(recv, same)
-	s := sent{op: Op{ORM: "bun"}, handle: root(recv, same)}
-	switch {
-	case typ == "SelectQuery" && (method == "Scan" || method == "Exists" || method == "Count" || method == "ScanAndCount"):
-		s.op.Kind, s.op.ErrAbsent, s.op.Exists, s.op.Count = sqlfacts.Read, method == "Scan", method == "Exists", method == "Count"
-		s.exists = s.op.Exists
-		if len(args) > 1 {
-			s.dests = spread(args[1:])
-		}
-	case typ == "InsertQuery" && (method == "Exec" || method == "Scan"):
-		s.op.Kind = sqlfacts.Insert
-	case typ == "UpdateQuery" && (method == "Exec" || method == "Scan"):
-		s.op.Kind = sqlfacts.Update
-	case typ == "RawQuery" && (method == "Exec" || method == "Scan"):
-		// NewRaw is a method of the DB, the call before the chain.
-		if c, ok := root(recv, same).(*ssa.Call); ok {
-			if _, a := argsOf(&c.Call); len(a) > 0 {
-				if q, ok := str(a[0]); ok {
-					t := r.text(q, nil, method == "Scan")
-					t.dests = args[1:]
-					return t, true
-				}
-			}
-		}
-		return s, false
-	default:
-		return s, false
-	}
-	for _, l := range links {
-		switch l.name {
-		case "Model":
-			r.useModel(&s, l.args[0], true)
-			if s.op.Kind == sqlfacts.Insert {
-				s.row, s.dests = l.args[0], l.args[:1]
-			}
-		case "Where":
-			r.where(&s, l.args)
-		case "For":
-			q, _ := str(l.args[0])
-			s.op.RowLock = s.op.RowLock || strings.HasPrefix(strings.ToLower(q), "update") || strings.HasPrefix(strings.ToLower(q), "share") || strings.HasPrefix(strings.ToLower(q), "no key")
-		case "On":
-			if q, ok := str(l.args[0]); ok && strings.HasPrefix(strings.ToLower(strings.TrimSpace(q)), "conflict") {
-				s.op.Conflict = sqlfacts.DoNothing
-			}
-		case "Ignore":
-			s.op.Conflict = sqlfacts.DoNothing
-		case "Set":
-			if q, ok := str(l.args[0]); ok {
-				col, val, _ := strings.Cut(q, "=")
-				s.op.Columns = union(s.op.Columns, []string{strings.ToLower(strings.TrimSpace(col))})
-				s.op.SetsConst = s.op.SetsConst || strings.Contains(val, "'") || len(l.args) > 1 && isConst(spread(l.args[1:]))
-			}
-		}
-	}
-	for _, l := range links {
-		if l.name == "Table" {
-			for _, a := range spread(l.args) {
-				if t, ok := str(a); ok {
-					s.op.Tables, s.model = []string{strings.ToLower(t)}, nil
-				}
-			}
-		}
-	}
-	if s.op.Kind == sqlfacts.Update {
-		s.op.OldState = overlaps(s.op.Keys, s.op.Columns)
-	}
-	return s, len(s.op.Tables) > 0
+	return slices.ContainsFunc(a, func(x string) bool { return slices.Contains(b, x) })
 }
 
 func isConst(vs []ssa.Value) bool {
-	for _, v := range vs {
-		if _, ok := unwrap(v).(*ssa.Const); ok {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(vs, func(v ssa.Value) bool { _, ok := unwrap(v).(*ssa.Const); return ok })
 }
 
 // entGenerated reports a package ent generated: it imports entgo.io/ent. Its builders'
 // types and methods are named by ent's generator (UserQuery, UserCreate, SetEmail),
 // which is what the check reads them by.
 func (r *reader) entGenerated(p *types.Package) bool {
-	if p == r.pass.Pkg {
-		return false // the generated client calling itself
-	}
-	for _, imp := range p.Imports() {
-		if imp.Path() == "entgo.io/ent" {
-			return true
-		}
-	}
-	return false
-}
-
-// ent reads an ent client's builders: a <T>Query ending in Exist, Only, First, All,
-// Count or IDs reads; a <T>Create (or its upsert, after OnConflict) ending in Save or
-// Exec inserts; a <T>Update or <T>UpdateOne ending in Save or Exec updates. Predicates
-// name the columns compared, through their facts.
-func (r *reader) ent(typ, method string, recv ssa.Value, args []ssa.Value) (sent, bool) {
-	same := func(t *types.Named) bool { return t.Obj().Name() == typ }
-	links := chain(recv, same)
-	s := sent{op: Op{ORM: "ent"}}
-	method = strings.TrimSuffix(method, "X")
-	var entity string
-	for _, suffix := range []string{"Query", "CreateBulk", "Create", "UpsertOne", "UpsertBulk", "UpdateOne", "Update"} {
-		if e, ok := strings.CutSuffix(typ, suffix); ok && e != "" {
-			entity = e
-			switch {
-			case suffix == "Query" && slices.Contains([]string{"Exist", "Only", "First", "All", "Count", "IDs", "OnlyID", "FirstID"}, method):
-				s.op.Kind, s.op.Exists, s.op.Count = sqlfacts.Read, method == "Exist", method == "Count"
-				s.op.ErrAbsent, s.exists = method == "Only" || method == "First" || method == "OnlyID" || method == "FirstID", s.op.Exists
-			case strings.HasPrefix(suffix, "Create") && (method == "Save" || method == "Exec"):
-				s.op.Kind = sqlfacts.Insert
-			case strings.HasPrefix(suffix, "Upsert") && method == "Exec":
-				s.op.Kind, s.op.Conflict = sqlfacts.Insert, sqlfacts.DoNothing
-			case strings.HasPrefix(suffix, "Update") && (method == "Save" || method == "Exec"):
-				s.op.Kind = sqlfacts.Update
-			}
-			break
-		}
-	}
-	if s.op.Kind == sqlfacts.Other {
-		return s, false
-	}
-	s.op.Tables = []string{sqlfacts.TableOf(entity, true)}
-	for _, l := range links {
-		switch {
-		case l.name == "Where":
-			for _, p := range spread(l.args) {
-				s.op.Keys = union(s.op.Keys, r.predicate(p))
-			}
-		case l.name == "ForUpdate" || l.name == "ForShare":
-			s.op.RowLock = true
-		case strings.HasPrefix(l.name, "Set") && s.op.Kind == sqlfacts.Update && len(l.args) == 1:
-			s.op.Columns = union(s.op.Columns, []string{sqlfacts.Snake(strings.TrimPrefix(l.name, "Set"))})
-			s.op.SetsConst = s.op.SetsConst || isConst(l.args)
-		}
-	}
-	if s.op.Kind == sqlfacts.Update {
-		s.op.OldState = overlaps(s.op.Keys, s.op.Columns)
-	}
-	return s, true
+	return p != r.pass.Pkg && slices.ContainsFunc(p.Imports(), func(i *types.Package) bool { return i.Path() == "entgo.io/ent" })
 }
 
 // predicate returns the columns an ent predicate value compares: a call of a function
 // whose PredicateFact says, or of one combining others (And, Or, Not).
 func (r *reader) predicate(v ssa.Value) []string {
 	c, ok := unwrap(v).(*ssa.Call)
-	if !ok {
-		return nil
+	fn := (*types.Func)(nil)
+	if ok {
+		fn = calleeOf(&c.Call)
 	}
-	fn := calleeOf(&c.Call)
 	if fn == nil {
 		return nil
 	}
