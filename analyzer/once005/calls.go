@@ -276,10 +276,8 @@ func (r *reader) fieldsSet(v ssa.Value) (cols []string, consts bool) {
 			case *ssa.FieldAddr:
 				for _, use := range *ref.Referrers() {
 					if st, ok := use.(*ssa.Store); ok && st.Addr == ref && (r.at == nil || before(st, r.at)) {
-						s := ref.X.Type().(*types.Pointer).Elem().Underlying().(*types.Struct)
-						cols = append(cols, sqlfacts.Column(s.Field(ref.Field).Name(), s.Tag(ref.Field)))
-						_, c := unwrap(st.Val).(*ssa.Const)
-						consts = consts || c
+						cols = append(cols, fieldColumn(ref))
+						consts = consts || isConst([]ssa.Value{st.Val})
 					}
 				}
 			case *ssa.Store: // v := T{...} copies a literal made apart
@@ -294,8 +292,7 @@ func (r *reader) fieldsSet(v ssa.Value) (cols []string, consts bool) {
 			if mu, ok := ref.(*ssa.MapUpdate); ok {
 				if k, ok := str(mu.Key); ok {
 					cols = append(cols, strings.ToLower(k))
-					_, c := unwrap(mu.Value).(*ssa.Const)
-					consts = consts || c
+					consts = consts || isConst([]ssa.Value{mu.Value})
 				}
 			}
 		}

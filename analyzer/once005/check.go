@@ -34,6 +34,7 @@ type reader struct {
 	at         ssa.Instruction // the call being read
 	models     map[*types.Named]bool
 	lparens    map[token.Pos]*ast.CallExpr
+	reported   map[token.Pos]bool
 	schema     *sqlfacts.Schema
 	schemaErr  error
 	declared   []sqlfacts.Unique // by the package's table= directives
@@ -420,12 +421,23 @@ func (r *reader) judgeInsert(fi *fnInfo, ins *opAt) {
 			continue
 		}
 		if r.follow(rd).decides(rd.instr.Block(), ins.instr.Block(), false, want...) == nil {
+			if os.Getenv("ONCE005_DEBUG") != "" {
+				fmt.Fprintf(os.Stderr, "not decided: %s by %s\n", describe(ins.op), describe(rd.op))
+				t := r.follow(rd)
+				for _, ifs := range t.ifs {
+					c, f := t.classify(ifs.Cond)
+					fmt.Fprintf(os.Stderr, "  if %s: class %d found %d\n", ifs.Cond, c, f)
+				}
+			}
 			continue
+		}
+		if os.Getenv("ONCE005_DEBUG") != "" {
+			fmt.Fprintf(os.Stderr, "decided: %s by %s locked=%v callers=%v keyed=%v natural=%v dup=%v\n", describe(ins.op), describe(rd.op), r.locked(fi, ins, table, false), r.callersCover(fi, table, false, 0), r.keyed(fi, ins, rd), r.natural(ins), fi.dup)
 		}
 		if r.locked(fi, ins, table, false) || r.callersCover(fi, table, false, 0) {
 			return
 		}
-		if !counter && r.keyed(fi, ins, rd) {
+		if !counter && (r.keyed(fi, ins, rd) || r.natural(ins)) {
 			return // the second insert fails on a unique constraint
 		}
 		r.reportInsert(fi, ins, rd, counter)
@@ -464,6 +476,110 @@ func (r *reader) keyed(fi *fnInfo, ins, rd *opAt) bool {
 	return false
 }
 
+// natural reports whether the row an insert makes takes its primary key from the
+// function's input: the key is not the database's (serial, identity, a default), and
+// each of its columns gets a parameter, a constant, or a value computed from those
+// (formatted, joined), never a call that makes a new one (a UUID, the clock, a random
+// draw). A double submit or a retry then makes the same key, and the second insert
+// fails on it, whatever columns the read compared. A row given by the caller keeps the
+// caller's key unless the function sets it.
+func (r *reader) natural(ins *opAt) bool {
+	var pk sqlfacts.Unique
+	for _, u := range r.uniques() {
+		if u.Primary && sqlfacts.SameTable(u.Table, ins.op.Table()) {
+			pk = u
+		}
+	}
+	if len(pk.Columns) == 0 || pk.Generated {
+		return false
+	}
+	for _, col := range pk.Columns {
+		if i := slices.Index(ins.op.Columns, col); i >= 0 && i < len(ins.op.Args) && ins.op.Args[i] >= 0 && ins.op.Args[i] < len(ins.args) {
+			if !natural(ins.args[ins.op.Args[i]], 0) {
+				return false
+			}
+			continue
+		}
+		if ins.row == nil {
+			return false
+		}
+		row := unwrap(ins.row)
+		if _, ok := row.(*ssa.Alloc); !ok && param(row) == nil {
+			return false
+		}
+		for _, ref := range *row.Referrers() {
+			fa, ok := ref.(*ssa.FieldAddr)
+			if !ok || fieldColumn(fa) != col {
+				continue
+			}
+			for _, use := range *fa.Referrers() {
+				if st, ok := use.(*ssa.Store); ok && st.Addr == fa && !natural(st.Val, 0) {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// pure are the packages whose functions give the same result for the same input.
+var pure = map[string]bool{"strings": true, "strconv": true, "fmt": true, "path": true, "net/url": true}
+
+// natural reports whether v comes from the function's input: a parameter, a constant,
+// a field or a computation of those, a call of a pure function of those.
+func natural(v ssa.Value, depth int) bool {
+	if depth > 8 {
+		return false
+	}
+	switch x := v.(type) {
+	case *ssa.Parameter, *ssa.Const, *ssa.Global, *ssa.FreeVar, *ssa.Function, *ssa.Builtin:
+		return true
+	case *ssa.Call:
+		fn := calleeOf(&x.Call)
+		if fn == nil || fn.Pkg() == nil || !pure[fn.Pkg().Path()] {
+			return false
+		}
+	case *ssa.Alloc: // what is stored into it, or into its elements and fields
+		addrs := []ssa.Value{x}
+		for _, ref := range *x.Referrers() {
+			if a, ok := ref.(ssa.Value); ok && (isAddr(a)) {
+				addrs = append(addrs, a)
+			}
+		}
+		for _, a := range addrs {
+			for _, ref := range *a.Referrers() {
+				if st, ok := ref.(*ssa.Store); ok && st.Addr == a && !natural(st.Val, depth+1) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	instr, ok := v.(ssa.Instruction)
+	if !ok {
+		return false
+	}
+	for _, op := range instr.Operands(nil) {
+		if *op != nil && !natural(*op, depth+1) {
+			return false
+		}
+	}
+	return true
+}
+
+func isAddr(v ssa.Value) bool {
+	switch v.(type) {
+	case *ssa.IndexAddr, *ssa.FieldAddr:
+		return true
+	}
+	return false
+}
+
+func fieldColumn(fa *ssa.FieldAddr) string {
+	s := fa.X.Type().(*types.Pointer).Elem().Underlying().(*types.Struct)
+	return sqlfacts.Column(s.Field(fa.Field).Name(), s.Tag(fa.Field))
+}
+
 // filled returns the columns of an insert's row whose values t covers: the fields of
 // the struct an ORM inserts, or the columns whose placeholders stand for them.
 func (r *reader) filled(ins *opAt, t *taint) []string {
@@ -487,8 +603,7 @@ func (r *reader) filled(ins *opAt, t *taint) []string {
 		if fa, ok := ref.(*ssa.FieldAddr); ok {
 			for _, use := range *fa.Referrers() {
 				if st, ok := use.(*ssa.Store); ok && st.Addr == fa && t.vals[st.Val] {
-					s := fa.X.Type().(*types.Pointer).Elem().Underlying().(*types.Struct)
-					cols = append(cols, sqlfacts.Column(s.Field(fa.Field).Name(), s.Tag(fa.Field)))
+					cols = append(cols, fieldColumn(fa))
 				}
 			}
 		}
@@ -508,7 +623,11 @@ func (r *reader) judgeUpdate(fi *fnInfo, upd *opAt) {
 		if rd.guarded || rd.op.Kind != sqlfacts.Read || !has(rd.op.Tables, table) || !sameRows(rd.op.Keys, upd.op.Keys) {
 			continue
 		}
-		if r.follow(rd).decides(rd.instr.Block(), upd.instr.Block(), true, exists, other, limit) == nil {
+		want := []class{other, limit} // a test of the row's state
+		if overlaps(rd.op.Keys, upd.op.Columns) {
+			want = append(want, exists) // or whether the row in the old state exists
+		}
+		if r.follow(rd).decides(rd.instr.Block(), upd.instr.Block(), true, want...) == nil {
 			continue
 		}
 		if rd.op.RowLock || r.locked(fi, upd, table, true) || upd.op.OldState && r.checked(upd) || r.callersCover(fi, table, true, 0) {
@@ -565,6 +684,9 @@ func (r *reader) lockedAt(fi *fnInfo, at ssa.CallInstruction, table string, clai
 		lock := o.Kind == sqlfacts.Lock || o.Kind == sqlfacts.Read && o.RowLock && (claim || !has(o.Tables, table))
 		through := args == nil || l.handle == nil || slices.ContainsFunc(args, func(a ssa.Value) bool { return unwrap(a) == unwrap(l.handle) })
 		if latch || lock && through {
+			if os.Getenv("ONCE005_DEBUG") != "" {
+				fmt.Fprintf(os.Stderr, "  locked by %s latch=%v\n", describe(o), latch)
+			}
 			return true
 		}
 	}
@@ -691,6 +813,10 @@ var conflictHint = map[string]string{
 
 func (r *reader) reportInsert(fi *fnInfo, ins, rd *opAt, counter bool) {
 	pos, end := r.position(ins.instr)
+	if r.reported[pos] {
+		return // another statement of the same call: one finding per race
+	}
+	r.reported[pos] = true
 	d := analysis.Diagnostic{Pos: pos, End: end}
 	if counter {
 		d.Message = fmt.Sprintf("%s adds to the row with no condition (DO UPDATE without WHERE), and %s decides it: two calls can both read room under the limit and both add; make the statement decide (DO UPDATE .. WHERE the new total is within the limit, RETURNING, no row back is the refusal) or declare //once:statement on %s",
@@ -706,6 +832,10 @@ func (r *reader) reportInsert(fi *fnInfo, ins, rd *opAt, counter bool) {
 
 func (r *reader) reportClaim(fi *fnInfo, upd, rd *opAt) {
 	pos, end := r.position(upd.instr)
+	if r.reported[pos] {
+		return
+	}
+	r.reported[pos] = true
 	rp, _ := r.position(rd.instr)
 	r.report(analysis.Diagnostic{Pos: pos, End: end,
 		Message: fmt.Sprintf("%s is decided by %s with no row lock, and the update claims nothing (no WHERE on the old state whose rows affected are checked): two workers can both read the old state and both go on; add the old state to its WHERE (AND state = 'pending') and go on only when it changed a row (RowsAffected, or RETURNING), or read the row FOR UPDATE, or declare //once:transaction on %s",

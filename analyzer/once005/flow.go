@@ -19,6 +19,7 @@ type taint struct {
 	results   map[int]bool
 	errAbsent bool // an error from the read means "no row"
 	exists    bool // a bool from the read means "a row exists"
+	count     bool // a number from the read counts rows
 	sum       bool // a number from the read is an amount, not a count
 }
 
@@ -32,7 +33,7 @@ type fieldKey struct {
 // follow taints what call (a read) returns, and what it fills (dests).
 func follow(call ssa.CallInstruction, s sent) *taint {
 	t := &taint{vals: map[ssa.Value]bool{}, fields: map[fieldKey]bool{}, results: map[int]bool{},
-		errAbsent: s.op.ErrAbsent, exists: s.exists, sum: s.op.Sum}
+		errAbsent: s.op.ErrAbsent, exists: s.exists, count: s.op.Count, sum: s.op.Sum}
 	if v, ok := call.(*ssa.Call); ok {
 		t.add(v)
 	}
@@ -180,6 +181,9 @@ func (t *taint) classify(cond ssa.Value) (c class, found int) {
 		if !ok || t.sum {
 			return limit, 0
 		}
+		if !t.count && isField(a) {
+			return other, 0 // a row's value against a constant: a state, not a count
+		}
 		// How many rows the comparison lets there be before it says "found": a limit of
 		// one row asks whether one exists; more is a cap.
 		switch {
@@ -284,6 +288,18 @@ func anyError(args []ssa.Value, t *taint) bool {
 func numeric(t types.Type) bool {
 	b, ok := t.Underlying().(*types.Basic)
 	return ok && b.Info()&types.IsNumeric != 0
+}
+
+// isField reports a value read from a struct's field.
+func isField(v ssa.Value) bool {
+	switch x := v.(type) {
+	case *ssa.Field:
+		return true
+	case *ssa.UnOp:
+		_, ok := x.X.(*ssa.FieldAddr)
+		return ok && x.Op == token.MUL
+	}
+	return false
 }
 
 func isNil(v ssa.Value) bool {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"go/ast"
 	"go/constant"
+	"go/token"
 	"go/types"
 	"path/filepath"
 	"reflect"
@@ -95,7 +96,7 @@ func check(pass *analysis.Pass, schemas []string) (any, error) {
 	r := pass.ResultOf[factsAnalyzer].(*reader)
 	r.rep = ignore.NewReporter(pass, ignore.Parse(pass.Fset, pass.Files), Code)
 	defer r.rep.Finish()
-	r.schemas, r.check = schemas, pass
+	r.schemas, r.check, r.reported = schemas, pass, map[token.Pos]bool{}
 	if len(schemas) > 0 {
 		r.uniques() // a name that does not exist is an error wherever it is given
 	}

@@ -312,8 +312,13 @@ func overlaps(a, b []string) bool {
 	return slices.ContainsFunc(a, func(x string) bool { return slices.Contains(b, x) })
 }
 
+// isConst reports a constant other than a zero value among vs: a state set, not a
+// field reset.
 func isConst(vs []ssa.Value) bool {
-	return slices.ContainsFunc(vs, func(v ssa.Value) bool { _, ok := unwrap(v).(*ssa.Const); return ok })
+	return slices.ContainsFunc(vs, func(v ssa.Value) bool {
+		c, ok := unwrap(v).(*ssa.Const)
+		return ok && c.Value != nil && c.Value.ExactString() != `""` && c.Value.ExactString() != "0" && c.Value.ExactString() != "false"
+	})
 }
 
 // entGenerated reports a package ent generated: it imports entgo.io/ent. Its builders'

@@ -17,6 +17,9 @@ type Unique struct {
 	Table   string
 	Columns []string
 	Primary bool
+	// Generated: a key the database fills (serial, identity, a default), which a repeat
+	// does not make again.
+	Generated bool
 	// Where declares it: "migrations/0003_users.sql:12", or a model's type.
 	Where string
 }
@@ -36,6 +39,7 @@ var (
 	addColumnRE       = regexp.MustCompile(`^add\s+(?:column\s+)?(?:if\s+not\s+exists\s+)?(` + ident + `)\s`)
 	primaryRE         = regexp.MustCompile(`\bprimary\s+key\b`)
 	uniqueWordRE      = regexp.MustCompile(`\bunique\b`)
+	generatedRE       = regexp.MustCompile(`serial\b|\bidentity\b|\bdefault\b|auto_?increment`)
 	notColumnRE       = regexp.MustCompile(`^(?:constraint|check|foreign|exclude|like|index|key|fulltext|spatial)\b`)
 )
 
@@ -68,13 +72,17 @@ func ParseDDL(where, text string) []Unique {
 }
 
 // items reads the items of a CREATE TABLE, or the actions of an ALTER TABLE (alter):
-// table constraints, and columns declared UNIQUE or PRIMARY KEY.
+// table constraints, and columns declared UNIQUE or PRIMARY KEY. A key with a column the
+// database fills (serial, identity, a default) is Generated.
 func items(table string, list []string, alter bool, where string) []Unique {
 	var out []Unique
+	generated := map[string]bool{}
 	for _, item := range list {
 		item = strings.TrimSpace(item)
 		if c := tableConstraintRE.FindStringSubmatchIndex(item); c != nil {
-			out = append(out, Unique{Table: table, Columns: columnList(inParens(item, c[1]-1)), Primary: item[c[2]] == 'p', Where: where})
+			u := Unique{Table: table, Columns: columnList(inParens(item, c[1]-1)), Primary: item[c[2]] == 'p', Where: where}
+			u.Generated = slices.ContainsFunc(u.Columns, func(c string) bool { return generated[c] })
+			out = append(out, u)
 			continue
 		}
 		col := ""
@@ -87,12 +95,14 @@ func items(table string, list []string, alter bool, where string) []Unique {
 		} else if f := strings.Fields(item); len(f) > 1 && !notColumnRE.MatchString(item) {
 			col, item = f[0], strings.Join(f[1:], " ")
 		}
+		col = unquote(col)
+		generated[col] = generatedRE.MatchString(item)
 		switch {
 		case col == "":
 		case primaryRE.MatchString(item):
-			out = append(out, Unique{Table: table, Columns: []string{unquote(col)}, Primary: true, Where: where})
+			out = append(out, Unique{Table: table, Columns: []string{col}, Primary: true, Generated: generated[col], Where: where})
 		case uniqueWordRE.MatchString(item):
-			out = append(out, Unique{Table: table, Columns: []string{unquote(col)}, Where: where})
+			out = append(out, Unique{Table: table, Columns: []string{col}, Where: where})
 		}
 	}
 	return out

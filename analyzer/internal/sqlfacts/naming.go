@@ -91,23 +91,28 @@ func Column(field, tag string) string {
 func TagUniques(table string, st *types.Struct) []Unique {
 	var out []Unique
 	group := map[string]int{}
+	gen := false // the field being read is filled by the database
 	add := func(name, col string, primary bool) {
 		if i, ok := group[name]; ok && name != "" {
 			out[i].Columns = append(out[i].Columns, col)
+			out[i].Generated = out[i].Generated || gen
 			return
 		}
 		if name != "" {
 			group[name] = len(out)
 		}
-		out = append(out, Unique{Table: table, Columns: []string{col}, Primary: primary, Where: "the model's tags"})
+		out = append(out, Unique{Table: table, Columns: []string{col}, Primary: primary, Generated: primary && gen, Where: "the model's tags"})
 	}
-	tagged, id := false, ""
+	tagged, id, idInt := false, "", false
 	for i := range st.NumFields() {
 		f, tag := st.Field(i), st.Tag(i)
 		col := Column(f.Name(), tag)
 		if f.Name() == "ID" || f.Name() == "Id" {
-			id = col
+			id, idInt = col, isInt(f.Type())
 		}
+		low := strings.ToLower(tag)
+		gen = strings.Contains(low, "autoincr") && !strings.Contains(low, "autoincrement:false") || strings.Contains(low, "identity") ||
+			strings.Contains(low, "default") || isInt(f.Type()) && strings.Contains(low, "gorm:") && strings.Contains(low, "primar") // gorm numbers an integer key
 		for _, it := range tagItems(tag, "gorm") {
 			k, v, _ := strings.Cut(strings.TrimSpace(it), ":")
 			switch strings.ToLower(k) {
@@ -148,7 +153,12 @@ func TagUniques(table string, st *types.Struct) []Unique {
 		}
 	}
 	if _, ok := group["pk"]; !ok && tagged && id != "" {
-		out = append(out, Unique{Table: table, Columns: []string{id}, Primary: true, Where: "the model's ID field"})
+		out = append(out, Unique{Table: table, Columns: []string{id}, Primary: true, Generated: idInt, Where: "the model's ID field"})
 	}
 	return out
+}
+
+func isInt(t types.Type) bool {
+	b, ok := t.Underlying().(*types.Basic)
+	return ok && b.Info()&types.IsInteger != 0
 }

@@ -51,8 +51,8 @@ type Stmt struct {
 	// OneRow: a read that returns one row whatever it finds (an aggregate, a scalar
 	// subquery), so no error says "no row".
 	OneRow bool
-	// SetsConst: an update assigning a literal (SET state = 'sent'), the mark of a
-	// state change. OldState: its WHERE tests the old value of a column it sets, so a
+	// SetsConst: an update assigning a literal other than a zero value (SET state =
+	// 'sent', not = '' or = NULL), the mark of a state change rather than a reset. OldState: its WHERE tests the old value of a column it sets, so a
 	// second run changes no row. Returning: the statement returns rows.
 	SetsConst, OldState, Returning bool
 	// Try: a lock's try form, which does not wait.
@@ -88,6 +88,7 @@ var (
 	conflictRE  = regexp.MustCompile(`\bon\s+(?:conflict\b(.*)|duplicate\s+key\s+update\b(.*))$`)
 	doUpdateRE  = regexp.MustCompile(`\bdo\s+update\s+set\b(.*)$`)
 	qualifiedRE = regexp.MustCompile(`(?:([a-z_][a-z0-9_]*)\.)?\b([a-z_][a-z0-9_]*)\b`)
+	zeroRE      = regexp.MustCompile(`^(?:''|0|false|null)$`)
 	valuesRE    = regexp.MustCompile(`\)\s*values\s*\(`)
 	oneRowRE    = regexp.MustCompile(`^select\s+(?:count|exists|coalesce|sum|avg|max|min)\s*\(|^select\s+\(\s*select\b`)
 	sumRE       = regexp.MustCompile(`^select\s+(?:distinct\s+)?(?:coalesce\s*\(\s*)?(?:\(\s*select\s+)?(?:sum|avg|max|min)\s*\(`)
@@ -144,7 +145,7 @@ func Parse(sql string) Stmt {
 			expr = strings.TrimSpace(expr)
 			assigned[col] = expr
 			s.Columns = append(s.Columns, col)
-			s.SetsConst = s.SetsConst || (constRE.MatchString(expr) && expr != "null")
+			s.SetsConst = s.SetsConst || constRE.MatchString(expr) && !zeroRE.MatchString(expr)
 		}
 		s.OldState = testsOld(assigned, where)
 	case deleteRE.MatchString(bare):

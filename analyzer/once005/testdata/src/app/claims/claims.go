@@ -89,6 +89,30 @@ func StartLocked(ctx context.Context, tx pgx.Tx, id int64) error {
 	return err
 }
 
+// StartFound looks for the job in its old state, then sets the next: the same race.
+func (w *Worker) StartFound(ctx context.Context, id int64) error {
+	var got int64
+	if err := w.db.QueryRow(ctx, `SELECT id FROM jobs WHERE id = $1 AND state = 'pending'`, id).Scan(&got); err != nil {
+		return err
+	}
+	_, err := w.db.Exec(ctx, `UPDATE jobs SET state = 'running' WHERE id = $1`, id) // want `update of jobs is decided by a read of jobs`
+	return err
+}
+
+// Clear resets a field to its zero value: two workers both clear it, and nothing is
+// won twice.
+func (w *Worker) Clear(ctx context.Context, id int64) error {
+	var email string
+	if err := w.db.QueryRow(ctx, `SELECT pending_email FROM users WHERE id = $1`, id).Scan(&email); err != nil {
+		return err
+	}
+	if email == "" {
+		return nil
+	}
+	_, err := w.db.Exec(ctx, `UPDATE users SET pending_email = '' WHERE id = $1`, id)
+	return err
+}
+
 // Touch sets no state: a timestamp two workers may both write.
 func (w *Worker) Touch(ctx context.Context, id int64) error {
 	var state string

@@ -27,8 +27,8 @@ func Enroll(engine *xorm.Engine, m *models.Member) error {
 }
 
 // EnrollCapped numbers the member the same way, then refuses a club that is full by the
-// number it read: a cap, which two calls at once overrun by one, not a test of whether
-// the row the insert makes exists. Not reported.
+// number it read, a value of the last row: that test decides the insert, and two calls
+// can both pass it with the same number.
 func EnrollCapped(engine *xorm.Engine, m *models.Member) error {
 	var last models.Member
 	if _, err := engine.Where("club = ?", m.Club).Get(&last); err != nil {
@@ -38,6 +38,6 @@ func EnrollCapped(engine *xorm.Engine, m *models.Member) error {
 	if m.Seq > 100 {
 		return errors.New("the club is full")
 	}
-	_, err := engine.Insert(m)
+	_, err := engine.Insert(m) // want `insert into member is decided by a read of member`
 	return err
 }
