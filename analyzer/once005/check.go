@@ -362,6 +362,7 @@ func (r *reader) summarize(fi *fnInfo) FuncFact {
 		case sqlfacts.Insert, sqlfacts.Update:
 			if !has(reads, o.Table()) {
 				o.HandlesDup = o.HandlesDup || fi.dup
+				o.Claims = o.Claims || o.Kind == sqlfacts.Update && o.OldState && r.checked(op)
 				f.Ops = append(f.Ops, o)
 			}
 		case sqlfacts.Lock:
@@ -412,15 +413,12 @@ func (r *reader) judgeInsert(fi *fnInfo, ins *opAt) {
 	case ins.op.Conflict == sqlfacts.DoNothing, !counter && (fi.dup || ins.op.HandlesDup):
 		return // the insert is its own check
 	}
-	want := []class{exists, other}
-	if counter {
-		want = []class{limit, other}
-	}
+	accept := func(c class, _ *ssa.If) bool { return c == other || c == exists && !counter || c == limit && counter }
 	for _, rd := range fi.ops {
 		if rd == ins || rd.guarded || rd.op.Kind != sqlfacts.Read || !has(rd.op.Tables, table) || !sameRows(rd.op.Keys, ins.op.Columns) {
 			continue
 		}
-		if r.follow(rd).decides(rd.instr.Block(), ins.instr.Block(), false, want...) == nil {
+		if r.follow(rd).decides(rd.instr.Block(), ins.instr.Block(), false, accept) == nil {
 			if os.Getenv("ONCE005_DEBUG") != "" {
 				fmt.Fprintf(os.Stderr, "not decided: %s by %s\n", describe(ins.op), describe(rd.op))
 				t := r.follow(rd)
@@ -432,6 +430,8 @@ func (r *reader) judgeInsert(fi *fnInfo, ins *opAt) {
 			continue
 		}
 		if os.Getenv("ONCE005_DEBUG") != "" {
+			d := r.follow(rd).decides(rd.instr.Block(), ins.instr.Block(), false, accept)
+			fmt.Fprintf(os.Stderr, "at %s if %s\n", r.pass.Fset.Position(d.Pos()), d.Cond)
 			fmt.Fprintf(os.Stderr, "decided: %s by %s locked=%v callers=%v keyed=%v natural=%v dup=%v\n", describe(ins.op), describe(rd.op), r.locked(fi, ins, table, false), r.callersCover(fi, table, false, 0), r.keyed(fi, ins, rd), r.natural(ins), fi.dup)
 		}
 		if r.locked(fi, ins, table, false) || r.callersCover(fi, table, false, 0) {
@@ -457,7 +457,7 @@ func (r *reader) keyed(fi *fnInfo, ins, rd *opAt) bool {
 		return true
 	}
 	for _, op := range fi.ops {
-		if op == ins || op.guarded || !before(op.instr, ins.instr) {
+		if op == ins || op.guarded || !precedes(op.instr, ins.instr) {
 			continue
 		}
 		cols := r.filled(ins, r.follow(op))
@@ -623,14 +623,17 @@ func (r *reader) judgeUpdate(fi *fnInfo, upd *opAt) {
 		if rd.guarded || rd.op.Kind != sqlfacts.Read || !has(rd.op.Tables, table) || !sameRows(rd.op.Keys, upd.op.Keys) {
 			continue
 		}
-		want := []class{other, limit} // a test of the row's state
-		if overlaps(rd.op.Keys, upd.op.Columns) {
-			want = append(want, exists) // or whether the row in the old state exists
+		// A test of the state the update sets, or of whether the row in that state exists
+		// (WHERE state = 'pending'); a test of another column (an owner, a flag) guards,
+		// it does not claim.
+		accept := func(c class, ifs *ssa.If) bool {
+			return c == exists && overlaps(rd.op.Keys, upd.op.Columns) ||
+				(c == other || c == limit) && overlaps(tested(ifs.Cond, rd.op.Selected, 0), upd.op.Columns)
 		}
-		if r.follow(rd).decides(rd.instr.Block(), upd.instr.Block(), true, want...) == nil {
+		if r.follow(rd).decides(rd.instr.Block(), upd.instr.Block(), true, accept) == nil {
 			continue
 		}
-		if rd.op.RowLock || r.locked(fi, upd, table, true) || upd.op.OldState && r.checked(upd) || r.callersCover(fi, table, true, 0) {
+		if rd.op.RowLock || r.locked(fi, upd, table, true) || upd.op.OldState && (upd.op.Claims || r.checked(upd)) || r.callersCover(fi, table, true, 0) {
 			return
 		}
 		r.reportClaim(fi, upd, rd)
@@ -691,6 +694,14 @@ func (r *reader) lockedAt(fi *fnInfo, at ssa.CallInstruction, table string, clai
 		}
 	}
 	return false
+}
+
+// precedes reports whether a can run before b.
+func precedes(a, b ssa.Instruction) bool {
+	if a.Block() == b.Block() {
+		return before(a, b)
+	}
+	return reach(a.Block(), b.Block())
 }
 
 // before reports whether a runs before b on every path to b.

@@ -18,7 +18,8 @@ type Op struct {
 	// FindOrCreate: one call that reads and then inserts (gorm's FirstOrCreate).
 	FindOrCreate bool
 	// HandlesDup: the function that sends the insert handles its unique violation.
-	HandlesDup bool
+	// Claims: the function that sends the update checks it changed a row.
+	HandlesDup, Claims bool
 	// Param and Row are 1 + the index of the parameter (the receiver first) the
 	// statement is sent through, and of the row an ORM inserts, or 0.
 	Param, Row int

@@ -6,6 +6,8 @@ import (
 	"go/types"
 
 	"golang.org/x/tools/go/ssa"
+
+	"github.com/oncekit/once/analyzer/internal/sqlfacts"
 )
 
 // taint follows what one read returned through a function's SSA: the values computed
@@ -340,19 +342,19 @@ func reach(from, to *ssa.BasicBlock, not ...*ssa.BasicBlock) bool {
 // decides reports whether a branch on the read decides whether the call in block at
 // runs: one way leads to it, the other does not, unless by coming back to the branch
 // or the read (the next turn of a loop, which reads again). A test in a loop that is
-// over before the call, whose both ways reach it, decides nothing. want holds the classes that count. For an
-// insert, a branch that knows which way means "found" must lead to it where nothing
-// was found, and the read decides nothing when a branch shows the insert runs only
-// where a row was found (a token refreshed after its look-up): it follows from that
-// row, it does not make an absent one. A claim (an update of the row read) is decided
-// either way. A branch that comes back to itself without reading again is a loop over
-// what was read (for rows.Next()): it iterates, it decides nothing.
-func (t *taint) decides(read, at *ssa.BasicBlock, claim bool, want ...class) *ssa.If {
+// over before the call, whose both ways reach it, decides nothing, nor does a branch
+// that comes back to itself without reading again (for rows.Next() iterates). accept
+// says which branches count. For an insert, a branch that knows which way means
+// "found" must lead to it where nothing was found, and the read decides nothing when a
+// branch shows the insert runs only where a row was found (a token issued after its
+// refresh token was read): it follows from that row, it makes no absent one. A claim
+// (an update of the row read) is decided either way.
+func (t *taint) decides(read, at *ssa.BasicBlock, claim bool, accept func(class, *ssa.If) bool) *ssa.If {
 	var decided *ssa.If
 	for _, ifs := range t.ifs {
 		b := ifs.Block()
-		if b == at || len(b.Succs) != 2 || b != read && (reach(b.Succs[0], b, read) || reach(b.Succs[1], b, read)) {
-			continue // a loop over what one read returned (for rows.Next()) iterates, it does not test
+		if b == at || len(b.Succs) != 2 || b != read && (!reach(read, b) || reach(b.Succs[0], b, read) || reach(b.Succs[1], b, read)) {
+			continue // a branch before the read, or a loop over what it returned
 		}
 		c, found := t.classify(ifs.Cond)
 		if claim {
@@ -362,23 +364,63 @@ func (t *taint) decides(read, at *ssa.BasicBlock, claim bool, want ...class) *ss
 		if onTrue == onFalse {
 			continue
 		}
-		if c == exists && found != 0 && onTrue == (found > 0) && !wants(want, limit) {
+		if c == exists && found != 0 && onTrue == (found > 0) && !accept(limit, ifs) {
 			return nil // only where a row was found
 		}
-		if wants(want, c) && (found == 0 || onTrue == (found < 0)) && decided == nil {
+		if decided == nil && accept(c, ifs) && (found == 0 || onTrue == (found < 0)) {
 			decided = ifs
 		}
 	}
 	return decided
 }
 
-func wants(list []class, c class) bool {
-	for _, w := range list {
-		if w == c {
-			return true
+// tested returns the columns whose values cond tests: a field of a row (its column), or
+// a variable a read scanned into (the column selected at its place).
+func tested(cond ssa.Value, selected []string, depth int) []string {
+	if depth > 6 {
+		return nil
+	}
+	switch x := cond.(type) {
+	case *ssa.Field:
+		s := x.X.Type().Underlying().(*types.Struct)
+		return []string{sqlfacts.Column(s.Field(x.Field).Name(), s.Tag(x.Field))}
+	case *ssa.UnOp:
+		switch a := x.X.(type) {
+		case *ssa.FieldAddr:
+			return []string{fieldColumn(a)}
+		case *ssa.Alloc:
+			if i := scanPlace(a); i >= 0 && i < len(selected) {
+				return selected[i : i+1]
+			}
 		}
 	}
-	return false
+	var cols []string
+	if instr, ok := cond.(ssa.Instruction); ok {
+		for _, op := range instr.Operands(nil) {
+			if *op != nil {
+				cols = append(cols, tested(*op, selected, depth+1)...)
+			}
+		}
+	}
+	return cols
+}
+
+// scanPlace returns the place of a variable among a Scan's destinations, or -1.
+func scanPlace(a *ssa.Alloc) int {
+	for _, ref := range *a.Referrers() {
+		if mi, ok := ref.(*ssa.MakeInterface); ok {
+			for _, use := range *mi.Referrers() {
+				if st, ok := use.(*ssa.Store); ok {
+					if ia, ok := st.Addr.(*ssa.IndexAddr); ok {
+						if n, ok := intConst(ia.Index); ok {
+							return int(n)
+						}
+					}
+				}
+			}
+		}
+	}
+	return -1
 }
 
 // controlled reports whether a return is decided by a branch on the read: a result

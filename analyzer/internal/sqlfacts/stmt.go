@@ -36,8 +36,9 @@ type Stmt struct {
 	// Tables: the tables a read selects from, or the one table a write writes.
 	Tables []string
 	// Columns: the columns an insert names, or those an update sets. Keys: the columns
-	// the WHERE compares. Either is empty when the statement does not name them.
-	Columns, Keys []string
+	// the WHERE compares. Selected: the columns a read returns, in order ("*" for all).
+	// Each is empty when the statement does not name them.
+	Columns, Keys, Selected []string
 	// Args holds, for each column an insert names, the index of the argument its
 	// VALUES item stands for ($2 is 1, the third ? is 2), or -1.
 	Args     []int
@@ -88,6 +89,8 @@ var (
 	conflictRE  = regexp.MustCompile(`\bon\s+(?:conflict\b(.*)|duplicate\s+key\s+update\b(.*))$`)
 	doUpdateRE  = regexp.MustCompile(`\bdo\s+update\s+set\b(.*)$`)
 	qualifiedRE = regexp.MustCompile(`(?:([a-z_][a-z0-9_]*)\.)?\b([a-z_][a-z0-9_]*)\b`)
+	selectRE    = regexp.MustCompile(`^select\s+(?:distinct\s+)?(.*?)\s+from\s`)
+	identRE     = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
 	zeroRE      = regexp.MustCompile(`^(?:''|0|false|null)$`)
 	valuesRE    = regexp.MustCompile(`\)\s*values\s*\(`)
 	oneRowRE    = regexp.MustCompile(`^select\s+(?:count|exists|coalesce|sum|avg|max|min)\s*\(|^select\s+\(\s*select\b`)
@@ -161,6 +164,16 @@ func Parse(sql string) Stmt {
 			s.Keys = whereKeys(bare[loc[1]:])
 		}
 		s.RowLock = rowLockRE.MatchString(bare)
+		if m := selectRE.FindStringSubmatch(bare); m != nil {
+			for _, item := range SplitTop(m[1]) {
+				f := strings.Fields(item)
+				col := lastPart(f[len(f)-1])
+				if !identRE.MatchString(col) {
+					col = "" // an expression: it keeps its place
+				}
+				s.Selected = append(s.Selected, col)
+			}
+		}
 		s.Exists = strings.HasPrefix(bare, "select exists") || strings.HasPrefix(bare, "select 1 ") || strings.HasPrefix(bare, "select true ")
 		s.Count = strings.HasPrefix(bare, "select count(")
 		s.Sum = sumRE.MatchString(bare)

@@ -113,6 +113,63 @@ func (w *Worker) Clear(ctx context.Context, id int64) error {
 	return err
 }
 
+// Disable checks the link's owner, then disables it: the test is of another column
+// than the one set, an authorisation, not a claim.
+func (w *Worker) Disable(ctx context.Context, id, user int64) error {
+	var owner int64
+	if err := w.db.QueryRow(ctx, `SELECT owner_id FROM links WHERE id = $1`, id).Scan(&owner); err != nil {
+		return err
+	}
+	if owner != user {
+		return ErrNotPending
+	}
+	_, err := w.db.Exec(ctx, `UPDATE links SET disabled = true WHERE id = $1`, id)
+	return err
+}
+
+// claimCoupon is a claim in itself: the old state in the WHERE, the rows it changed
+// checked.
+func (w *Worker) claimCoupon(ctx context.Context, code string, user int64) error {
+	tag, err := w.db.Exec(ctx, `UPDATE coupons SET state = 'claimed', claimed_by = $1 WHERE code = $2 AND state = 'open'`, user, code)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return ErrNotPending
+	}
+	return nil
+}
+
+// markCoupon sets the state and looks at nothing.
+func (w *Worker) markCoupon(ctx context.Context, code string, user int64) error {
+	_, err := w.db.Exec(ctx, `UPDATE coupons SET state = 'claimed', claimed_by = $1 WHERE code = $2`, user, code)
+	return err
+}
+
+// Redeem reads the coupon's state and claims it through the helper: only one wins.
+func (w *Worker) Redeem(ctx context.Context, code string, user int64) error {
+	var state string
+	if err := w.db.QueryRow(ctx, `SELECT state FROM coupons WHERE code = $1`, code).Scan(&state); err != nil {
+		return err
+	}
+	if state != "open" {
+		return ErrNotPending
+	}
+	return w.claimCoupon(ctx, code, user)
+}
+
+// RedeemMarked sets the state through a helper that claims nothing: both win.
+func (w *Worker) RedeemMarked(ctx context.Context, code string, user int64) error {
+	var state string
+	if err := w.db.QueryRow(ctx, `SELECT state FROM coupons WHERE code = $1`, code).Scan(&state); err != nil {
+		return err
+	}
+	if state != "open" {
+		return ErrNotPending
+	}
+	return w.markCoupon(ctx, code, user) // want `update of coupons by \(\*claims.Worker\).markCoupon is decided by a read of coupons`
+}
+
 // Touch sets no state: a timestamp two workers may both write.
 func (w *Worker) Touch(ctx context.Context, id int64) error {
 	var state string

@@ -253,3 +253,19 @@ func (s *Store) Ignored(ctx context.Context, user, target int64) error {
 	_, err := s.db.Exec(ctx, `INSERT INTO follows (user_id, target_id) VALUES ($1, $2)`, user, target)
 	return err
 }
+
+type Ticket struct{ No int64 }
+
+// Number numbers a ticket with none after the last one: the test comes before the read
+// and decides nothing about the insert.
+func (s *Store) Number(ctx context.Context, t *Ticket) error {
+	if t.No == 0 {
+		var last int64
+		if err := s.db.QueryRow(ctx, `SELECT coalesce(max(no), 0) FROM tickets`).Scan(&last); err != nil {
+			return err
+		}
+		t.No = last + 1
+	}
+	_, err := s.db.Exec(ctx, `INSERT INTO tickets (no) VALUES ($1)`, t.No)
+	return err
+}
