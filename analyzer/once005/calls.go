@@ -6,53 +6,27 @@ import (
 	"strings"
 
 	"golang.org/x/tools/go/ssa"
-
-	"github.com/oncekit/once/analyzer/internal/sqlfacts"
 )
-
-// textTypes are the database handles whose methods send the SQL text they are given,
-// by package path and type name. An application's own interface that one of them
-// implements (sqlc's DBTX) is read as that type.
-var textTypes = map[string]bool{
-	"database/sql.DB": true, "database/sql.Tx": true, "database/sql.Conn": true,
-	"github.com/jmoiron/sqlx.DB": true, "github.com/jmoiron/sqlx.Tx": true, "github.com/jmoiron/sqlx.Conn": true,
-	"github.com/jackc/pgx/v5.Conn": true, "github.com/jackc/pgx/v5.Tx": true,
-	"github.com/jackc/pgx/v5/pgxpool.Pool": true, "github.com/jackc/pgx/v5/pgxpool.Conn": true, "github.com/jackc/pgx/v5/pgxpool.Tx": true,
-	"github.com/jackc/pgx/v4.Conn": true, "github.com/jackc/pgx/v4.Tx": true,
-	"github.com/jackc/pgx/v4/pgxpool.Pool": true, "github.com/jackc/pgx/v4/pgxpool.Conn": true, "github.com/jackc/pgx/v4/pgxpool.Tx": true,
-	"github.com/uptrace/bun.DB": true, "github.com/uptrace/bun.Tx": true, "github.com/uptrace/bun.Conn": true, "github.com/uptrace/bun.IDB": true,
-	"github.com/oncekit/once/runtime.DB": true,
-}
-
-// textMethods are their methods that send it. QueryRow and sqlx's Get report a
-// missing row as an error.
-var textMethods = map[string]bool{
-	"Exec": true, "ExecContext": true, "Query": true, "QueryContext": true, "QueryRow": true, "QueryRowContext": true,
-	"Get": true, "GetContext": true, "Select": true, "SelectContext": true, "Queryx": true, "QueryxContext": true,
-	"QueryRowx": true, "QueryRowxContext": true, "NamedExec": true, "NamedExecContext": true, "MustExec": true,
-	"MustExecContext": true, "NamedQuery": true, "NamedQueryContext": true,
-}
 
 // sent is one statement a call sends.
 type sent struct {
 	op     Op
 	handle ssa.Value   // the database handle it goes through, if known
 	dests  []ssa.Value // what a read fills: Scan(&n), First(&u)
-	exists bool        // a bool result says whether a row exists (xorm's Get, an Exist)
+	exists bool        // a bool it returns says whether a row exists (xorm's Get, an Exist)
 	model  *types.Named
 	row    ssa.Value   // the row an ORM inserts
 	args   []ssa.Value // the arguments SQL text's placeholders stand for
 }
 
-// calleeOf returns the function or method a call calls, or for a call through an
-// interface, the interface's method.
+// calleeOf returns the function, or interface method, a call calls.
 func calleeOf(c *ssa.CallCommon) *types.Func {
 	if c.IsInvoke() {
 		return c.Method
 	}
 	if f := c.StaticCallee(); f != nil {
-		if o := f.Origin(); o != nil {
-			f = o
+		if f.Origin() != nil {
+			f = f.Origin()
 		}
 		fn, _ := f.Object().(*types.Func)
 		return fn
@@ -60,7 +34,6 @@ func calleeOf(c *ssa.CallCommon) *types.Func {
 	return nil
 }
 
-// argsOf splits a call's operands into its receiver (nil for a function) and arguments.
 func argsOf(c *ssa.CallCommon) (ssa.Value, []ssa.Value) {
 	if c.IsInvoke() {
 		return c.Value, c.Args
@@ -71,17 +44,11 @@ func argsOf(c *ssa.CallCommon) (ssa.Value, []ssa.Value) {
 	return nil, c.Args
 }
 
-// typeKey names a method's receiver type, "path.Type", and returns its named type.
-func typeKey(fn *types.Func) (string, *types.Named) {
-	recv := fn.Signature().Recv()
-	if recv == nil {
-		return "", nil
+func recvType(fn *types.Func) *types.Named {
+	if recv := fn.Signature().Recv(); recv != nil && named(recv.Type()) != nil && named(recv.Type()).Obj().Pkg() != nil {
+		return named(recv.Type())
 	}
-	n := named(recv.Type())
-	if n == nil || n.Obj().Pkg() == nil {
-		return "", nil
-	}
-	return n.Obj().Pkg().Path() + "." + n.Obj().Name(), n
+	return nil
 }
 
 func named(t types.Type) *types.Named {
@@ -92,82 +59,57 @@ func named(t types.Type) *types.Named {
 	return n
 }
 
-// read returns the statement a call sends, if it sends one the check reads.
+// read returns what a call of a library's end (or of an interface it implements) sends.
 func (r *reader) read(c *ssa.CallCommon) (sent, bool) {
 	fn := calleeOf(c)
 	if fn == nil {
 		return sent{}, false
 	}
-	key, recvType := typeKey(fn)
-	if recvType == nil {
+	t := recvType(fn)
+	if t == nil {
 		return sent{}, false
 	}
+	if lib, _ := r.library(t, fn.Name()); lib == nil && types.IsInterface(t) {
+		t = r.implementedBy(t)
+	}
 	recv, args := argsOf(c)
-	if !textTypes[key] && types.IsInterface(recvType) {
-		key = r.implementedBy(recvType)
-	}
-	switch {
-	case textTypes[key] && textMethods[fn.Name()]:
-		for i, a := range args {
-			if q, ok := str(a); ok {
-				s := r.text(q, recv, strings.HasPrefix(fn.Name(), "QueryRow") || strings.HasPrefix(fn.Name(), "Get"))
-				s.args, s.dests = spread(args[i+1:]), args[:i]
-				return s, true
-			}
-		}
-	}
-	if lib, k := r.library(recvType, fn.Name()); lib != nil {
-		if e, ok := lib.ends[k]; ok {
-			return r.orm(lib, recvType, e, recv, args)
+	if lib, key := r.library(t, fn.Name()); lib != nil {
+		if _, ok := lib.ends[key]; ok {
+			return r.orm(lib, t, key, recv, args)
 		}
 	}
 	return sent{}, false
 }
 
-// text reads SQL text sent through handle.
-func (r *reader) text(sql string, handle ssa.Value, errAbsent bool) sent {
-	st := sqlfacts.Parse(sql)
-	s := sent{op: Op{Stmt: st, ErrAbsent: errAbsent && st.Kind != sqlfacts.Other && !st.OneRow}, handle: handle}
-	s.exists = st.Exists
-	return s
-}
-
-// implementedBy returns the key of a database handle type, among the packages the
-// package imports, that implements iface: a call of iface's method is a call of its.
-func (r *reader) implementedBy(iface *types.Named) string {
+// implementedBy returns an imported database handle type implementing iface (sqlc's DBTX).
+func (r *reader) implementedBy(iface *types.Named) *types.Named {
 	if r.drivers == nil {
-		r.drivers = map[string]types.Type{}
+		r.drivers = []types.Type{}
 		seen := map[*types.Package]bool{}
 		var visit func(p *types.Package)
 		visit = func(p *types.Package) {
-			if seen[p] {
-				return
-			}
-			seen[p] = true
-			for key := range textTypes {
-				i := strings.LastIndexByte(key, '.')
-				if key[:i] == p.Path() {
-					if tn, ok := p.Scope().Lookup(key[i+1:]).(*types.TypeName); ok {
-						r.drivers[key] = tn.Type()
-					}
+			for key := range libraries[0].types {
+				if i := strings.LastIndexByte(key, '.'); key[:i] == p.Path() && p.Scope().Lookup(key[i+1:]) != nil {
+					r.drivers = append(r.drivers, p.Scope().Lookup(key[i+1:]).Type())
 				}
 			}
 			for _, imp := range p.Imports() {
-				visit(imp)
+				if !seen[imp] {
+					seen[imp] = true
+					visit(imp)
+				}
 			}
 		}
 		visit(r.pass.Pkg)
 	}
-	it, _ := iface.Underlying().(*types.Interface)
-	if it == nil || it.NumMethods() == 0 {
-		return ""
-	}
-	for key, t := range r.drivers {
-		if types.Implements(t, it) || !types.IsInterface(t) && types.Implements(types.NewPointer(t), it) {
-			return key
+	if it, _ := iface.Underlying().(*types.Interface); it != nil && it.NumMethods() > 0 {
+		for _, t := range r.drivers {
+			if types.Implements(t, it) || types.Implements(types.NewPointer(t), it) {
+				return named(t)
+			}
 		}
 	}
-	return ""
+	return iface
 }
 
 // unwrap strips the conversions a value goes through on its way into an argument.
@@ -188,31 +130,36 @@ func unwrap(v ssa.Value) ssa.Value {
 	}
 }
 
-// str returns the constant string a value is.
 func str(v ssa.Value) (string, bool) {
-	c, ok := unwrap(v).(*ssa.Const)
-	if !ok || c.Value == nil || c.Value.Kind() != constant.String {
-		return "", false
+	if c, ok := unwrap(v).(*ssa.Const); ok && c.Value != nil && c.Value.Kind() == constant.String {
+		return constant.StringVal(c.Value), true
 	}
-	return constant.StringVal(c.Value), true
+	return "", false
 }
 
-// elems returns the values a variadic argument's slice holds, in order.
-func elems(v ssa.Value) []ssa.Value {
-	s, ok := v.(*ssa.Slice)
-	if !ok {
-		return nil
-	}
-	arr, ok := s.X.(*ssa.Alloc)
-	if !ok {
-		return nil
-	}
+// spread returns a call's arguments with a variadic slice's values in its place.
+func spread(args []ssa.Value) []ssa.Value {
 	var out []ssa.Value
-	for _, ref := range *arr.Referrers() {
-		if ia, ok := ref.(*ssa.IndexAddr); ok {
-			for _, st := range *ia.Referrers() {
-				if st, ok := st.(*ssa.Store); ok && st.Addr == ia {
-					out = append(out, st.Val)
+	for _, a := range args {
+		if c, isConst := a.(*ssa.Const); isConst && c.Value == nil {
+			if _, isSlice := c.Type().Underlying().(*types.Slice); isSlice {
+				continue // no variadic arguments
+			}
+		}
+		var arr *ssa.Alloc
+		if s, ok := a.(*ssa.Slice); ok {
+			arr, _ = s.X.(*ssa.Alloc)
+		}
+		if arr == nil {
+			out = append(out, a)
+		} else {
+			for _, ref := range *arr.Referrers() {
+				if ia, ok := ref.(*ssa.IndexAddr); ok {
+					for _, st := range *ia.Referrers() {
+						if st, ok := st.(*ssa.Store); ok && st.Addr == ia {
+							out = append(out, st.Val)
+						}
+					}
 				}
 			}
 		}
@@ -220,31 +167,9 @@ func elems(v ssa.Value) []ssa.Value {
 	return out
 }
 
-// spread returns a call's arguments with a variadic slice's values in its place.
-func spread(args []ssa.Value) []ssa.Value {
-	var out []ssa.Value
-	for _, a := range args {
-		if c, ok := a.(*ssa.Const); ok && c.Value == nil && isSlice(c.Type()) {
-			continue // no variadic arguments
-		}
-		if e := elems(a); e != nil {
-			out = append(out, e...)
-		} else {
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
-func isSlice(t types.Type) bool {
-	_, ok := t.Underlying().(*types.Slice)
-	return ok
-}
-
 // modelOf returns the struct type a model argument holds (&u, &users, User{}).
 func modelOf(v ssa.Value) *types.Named {
-	t := unwrap(v).Type()
-	for {
+	for t := unwrap(v).Type(); ; {
 		switch u := types.Unalias(t).(type) {
 		case *types.Pointer:
 			t = u.Elem()
@@ -261,56 +186,44 @@ func modelOf(v ssa.Value) *types.Named {
 	}
 }
 
-// fieldsSet returns the columns a struct or map literal argument sets before the call
-// being read (User{Email: e}, map[string]any{"email": e}), and whether it sets one to
-// a constant.
+// fieldsSet returns the columns a literal sets before the call read, and if to a constant.
 func (r *reader) fieldsSet(v ssa.Value) (cols []string, consts bool) {
 	x := unwrap(v)
 	if load, ok := x.(*ssa.UnOp); ok {
 		x = load.X
 	}
-	switch x := x.(type) {
-	case *ssa.Alloc:
-		for _, ref := range *x.Referrers() {
-			switch ref := ref.(type) {
-			case *ssa.FieldAddr:
-				for _, use := range *ref.Referrers() {
-					if st, ok := use.(*ssa.Store); ok && st.Addr == ref && (r.at == nil || before(st, r.at)) {
-						cols = append(cols, fieldColumn(ref))
-						consts = consts || isConst([]ssa.Value{st.Val})
-					}
-				}
-			case *ssa.Store: // v := T{...} copies a literal made apart
-				if ref.Addr == x && ref.Val != v {
-					c, k := r.fieldsSet(ref.Val)
-					cols, consts = append(cols, c...), consts || k
+	if x.Referrers() == nil {
+		return nil, false
+	}
+	for _, ref := range *x.Referrers() {
+		switch ref := ref.(type) {
+		case *ssa.FieldAddr:
+			for _, use := range *ref.Referrers() {
+				if st, ok := use.(*ssa.Store); ok && st.Addr == ref && (r.at == nil || before(st, r.at)) {
+					cols, consts = append(cols, fieldColumn(ref)), consts || isConst(st.Val)
 				}
 			}
-		}
-	case *ssa.MakeMap:
-		for _, ref := range *x.Referrers() {
-			if mu, ok := ref.(*ssa.MapUpdate); ok {
-				if k, ok := str(mu.Key); ok {
-					cols = append(cols, strings.ToLower(k))
-					consts = consts || isConst([]ssa.Value{mu.Value})
-				}
+		case *ssa.Store: // v := T{...} copies a literal made apart
+			if ref.Addr == x && ref.Val != v {
+				c, k := r.fieldsSet(ref.Val)
+				cols, consts = append(cols, c...), consts || k
+			}
+		case *ssa.MapUpdate:
+			if k, ok := str(ref.Key); ok {
+				cols, consts = append(cols, strings.ToLower(k)), consts || isConst(ref.Value)
 			}
 		}
 	}
 	return cols, consts
 }
 
-// link is one call of a chain of builder calls.
 type link struct {
 	name string
 	args []ssa.Value
 }
 
-// chain returns the calls of a builder chain that end at recv, the nearest first:
-// db.Where(...).Model(...) for recv, the Model call's value. Calls of methods whose
-// receiver type same accepts are followed, through variables and branches.
-func chain(recv ssa.Value, same func(*types.Named) bool) []link {
-	var out []link
+// chain returns the calls of types same accepts ending at recv, and the handle before.
+func chain(recv ssa.Value, same func(*types.Named) bool) (links []link, root ssa.Value) {
 	seen := map[ssa.Value]bool{}
 	var walk func(v ssa.Value)
 	walk = func(v ssa.Value) {
@@ -318,47 +231,24 @@ func chain(recv ssa.Value, same func(*types.Named) bool) []link {
 			return
 		}
 		seen[v] = true
-		switch x := v.(type) {
-		case *ssa.Call:
-			fn := calleeOf(&x.Call)
-			if fn == nil {
-				return
+		if c, ok := v.(*ssa.Call); ok {
+			if fn := calleeOf(&c.Call); fn != nil {
+				if t := recvType(fn); t != nil && same(t) {
+					r, args := argsOf(&c.Call)
+					links = append(links, link{fn.Name(), args})
+					walk(r)
+					return
+				}
 			}
-			if _, t := typeKey(fn); t != nil && same(t) {
-				r, args := argsOf(&x.Call)
-				out = append(out, link{fn.Name(), args})
-				walk(r)
-			}
-		case *ssa.Phi:
-			for _, e := range x.Edges {
+		}
+		if phi, ok := v.(*ssa.Phi); ok {
+			for _, e := range phi.Edges {
 				walk(e)
 			}
-		case *ssa.ChangeType, *ssa.MakeInterface:
-			walk(*x.(ssa.Instruction).Operands(nil)[0])
+		} else if root == nil {
+			root = v
 		}
 	}
 	walk(recv)
-	return out
-}
-
-// root returns the value a builder chain starts from: the handle it goes through.
-func root(recv ssa.Value, same func(*types.Named) bool) ssa.Value {
-	for {
-		c, ok := recv.(*ssa.Call)
-		if !ok {
-			return recv
-		}
-		fn := calleeOf(&c.Call)
-		if fn == nil {
-			return recv
-		}
-		if _, t := typeKey(fn); t == nil || !same(t) {
-			return recv
-		}
-		r, _ := argsOf(&c.Call)
-		if r == nil {
-			return recv
-		}
-		recv = r
-	}
+	return links, root
 }

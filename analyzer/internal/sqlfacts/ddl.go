@@ -1,10 +1,8 @@
 package sqlfacts
 
 import (
-	"fmt"
 	"go/ast"
 	"go/parser"
-	"go/scanner"
 	"go/token"
 	"regexp"
 	"slices"
@@ -12,16 +10,12 @@ import (
 	"strings"
 )
 
-// Unique is one unique constraint, unique index or primary key.
+// Unique is one unique constraint, unique index or primary key. Generated: a key the
+// database fills (serial, identity, a default), which a repeat does not make again.
 type Unique struct {
-	Table   string
-	Columns []string
-	Primary bool
-	// Generated: a key the database fills (serial, identity, a default), which a repeat
-	// does not make again.
-	Generated bool
-	// Where declares it: "migrations/0003_users.sql:12", or a model's type.
-	Where string
+	Table              string
+	Columns            []string
+	Primary, Generated bool
 }
 
 const (
@@ -33,82 +27,58 @@ var (
 	createTableRE = regexp.MustCompile(`\bcreate\s+(?:(?:global\s+|local\s+)?(?:temporary|temp|unlogged)\s+)?table\s+(?:if\s+not\s+exists\s+)?` + tableID + `\s*\(`)
 	uniqueIndexRE = regexp.MustCompile(`\bcreate\s+unique\s+index\s+(?:concurrently\s+)?(?:if\s+not\s+exists\s+)?(?:` + ident + `\s+)?on\s+(?:only\s+)?` + tableID + `\s*(?:using\s+[a-z_]+\s*)?\(`)
 	alterTableRE  = regexp.MustCompile(`\balter\s+table\s+(?:if\s+exists\s+)?(?:only\s+)?` + tableID + `\s+`)
-	// A table constraint, in CREATE TABLE or after ALTER TABLE .. ADD: [CONSTRAINT name]
-	// UNIQUE [NULLS NOT DISTINCT] [KEY|INDEX name] (cols), or PRIMARY KEY (cols).
-	tableConstraintRE = regexp.MustCompile(`^(?:add\s+)?(?:constraint\s+` + ident + `\s+)?(unique|primary\s+key)\s*(?:nulls\s+(?:not\s+)?distinct\s*)?(?:(?:key|index)\s*` + ident + `?\s*)?\(`)
-	addColumnRE       = regexp.MustCompile(`^add\s+(?:column\s+)?(?:if\s+not\s+exists\s+)?(` + ident + `)\s`)
-	primaryRE         = regexp.MustCompile(`\bprimary\s+key\b`)
-	uniqueWordRE      = regexp.MustCompile(`\bunique\b`)
-	generatedRE       = regexp.MustCompile(`serial\b|\bidentity\b|\bdefault\b|auto_?increment`)
-	notColumnRE       = regexp.MustCompile(`^(?:constraint|check|foreign|exclude|like|index|key|fulltext|spatial)\b`)
+	// [ADD] [CONSTRAINT name] UNIQUE [NULLS NOT DISTINCT] [KEY|INDEX name] (, or PRIMARY KEY (
+	constraintRE = regexp.MustCompile(`^(?:add\s+)?(?:constraint\s+` + ident + `\s+)?(unique|primary\s+key)\s*(?:nulls\s+(?:not\s+)?distinct\s*)?(?:(?:key|index)\s*` + ident + `?\s*)?\(`)
+	addColumnRE  = regexp.MustCompile(`^add\s+(?:column\s+)?(?:if\s+not\s+exists\s+)?(` + ident + `)\s`)
+	keyRE        = regexp.MustCompile(`\b(primary\s+key|unique)\b`)
+	generatedRE  = regexp.MustCompile(`serial\b|\bidentity\b|\bdefault\b|auto_?increment`)
+	notColumnRE  = regexp.MustCompile(`^(?:constraint|check|foreign|exclude|like|index|key|fulltext|spatial)\b`)
 )
 
-// DefinesTable reports whether SQL text holds a CREATE TABLE.
-func DefinesTable(text string) bool { return createTableRE.MatchString(strings.ToLower(text)) }
-
-// ParseDDL returns the unique constraints, unique indexes (partial ones too: the rows
-// they cover are those a read repeating the predicate looks for) and primary keys that
-// SQL text declares. where names the text's origin; lines are added to it.
-func ParseDDL(where, text string) []Unique {
-	low := strings.ToLower(text)
-	low = commentRE.ReplaceAllStringFunc(low, blank)
-	low = literalRE.ReplaceAllStringFunc(low, blank)
-	at := func(off int) string { return fmt.Sprintf("%s:%d", where, strings.Count(text[:off], "\n")+1) }
-	var out []Unique
+// ParseDDL returns the unique constraints, unique indexes (partial too) and primary
+// keys SQL text declares.
+func ParseDDL(text string) (out []Unique) {
+	low := literalRE.ReplaceAllStringFunc(commentRE.ReplaceAllStringFunc(strings.ToLower(text), blank), blank)
 	for _, m := range uniqueIndexRE.FindAllStringSubmatchIndex(low, -1) {
-		out = append(out, Unique{Table: unquote(low[m[2]:m[3]]), Columns: columnList(inParens(low, m[1]-1)), Where: at(m[0])})
+		out = append(out, Unique{Table: unquote(low[m[2]:m[3]]), Columns: columnList(inParens(low, m[1]-1))})
 	}
 	for _, m := range createTableRE.FindAllStringSubmatchIndex(low, -1) {
-		out = append(out, items(unquote(low[m[2]:m[3]]), SplitTop(inParens(low, m[1]-1)), false, at(m[0]))...)
+		out = append(out, items(unquote(low[m[2]:m[3]]), SplitTop(inParens(low, m[1]-1)), false)...)
 	}
 	for _, m := range alterTableRE.FindAllStringSubmatchIndex(low, -1) {
-		body := low[m[1]:]
-		if end := strings.IndexByte(body, ';'); end >= 0 {
-			body = body[:end]
-		}
-		out = append(out, items(unquote(low[m[2]:m[3]]), SplitTop(body), true, at(m[0]))...)
+		body, _, _ := strings.Cut(low[m[1]:], ";")
+		out = append(out, items(unquote(low[m[2]:m[3]]), SplitTop(body), true)...)
 	}
 	return out
 }
 
 // items reads the items of a CREATE TABLE, or the actions of an ALTER TABLE (alter):
-// table constraints, and columns declared UNIQUE or PRIMARY KEY. A key with a column the
-// database fills (serial, identity, a default) is Generated.
-func items(table string, list []string, alter bool, where string) []Unique {
+// table constraints, and columns declared UNIQUE or PRIMARY KEY.
+func items(table string, list []string, alter bool) []Unique {
 	var out []Unique
 	generated := map[string]bool{}
 	for _, item := range list {
 		item = strings.TrimSpace(item)
-		if c := tableConstraintRE.FindStringSubmatchIndex(item); c != nil {
-			u := Unique{Table: table, Columns: columnList(inParens(item, c[1]-1)), Primary: item[c[2]] == 'p', Where: where}
-			u.Generated = slices.ContainsFunc(u.Columns, func(c string) bool { return generated[c] })
-			out = append(out, u)
+		if c := constraintRE.FindStringSubmatchIndex(item); c != nil {
+			cols := columnList(inParens(item, c[1]-1))
+			out = append(out, Unique{table, cols, item[c[2]] == 'p', slices.ContainsFunc(cols, func(c string) bool { return generated[c] })})
 			continue
 		}
 		col := ""
-		if alter {
-			m := addColumnRE.FindStringSubmatch(item)
-			if m == nil {
-				continue
-			}
+		if m := addColumnRE.FindStringSubmatch(item); alter && m != nil {
 			col, item = m[1], item[len(m[0]):]
-		} else if f := strings.Fields(item); len(f) > 1 && !notColumnRE.MatchString(item) {
+		} else if f := strings.Fields(item); !alter && len(f) > 1 && !notColumnRE.MatchString(item) {
 			col, item = f[0], strings.Join(f[1:], " ")
 		}
 		col = unquote(col)
 		generated[col] = generatedRE.MatchString(item)
-		switch {
-		case col == "":
-		case primaryRE.MatchString(item):
-			out = append(out, Unique{Table: table, Columns: []string{col}, Primary: true, Generated: generated[col], Where: where})
-		case uniqueWordRE.MatchString(item):
-			out = append(out, Unique{Table: table, Columns: []string{col}, Where: where})
+		if k := keyRE.FindString(item); col != "" && k != "" {
+			out = append(out, Unique{table, []string{col}, k[0] == 'p', k[0] == 'p' && generated[col]})
 		}
 	}
 	return out
 }
 
-// blank replaces a match with spaces, keeping offsets and line breaks where they were.
 func blank(s string) string {
 	return strings.Map(func(r rune) rune {
 		if r == '\n' {
@@ -118,14 +88,12 @@ func blank(s string) string {
 	}, s)
 }
 
-// inParens returns the text inside the parenthesis opened at s[open].
 func inParens(s string, open int) string {
 	depth := 0
 	for i := open; i < len(s); i++ {
-		switch s[i] {
-		case '(':
+		if s[i] == '(' {
 			depth++
-		case ')':
+		} else if s[i] == ')' {
 			if depth--; depth == 0 {
 				return s[open+1 : i]
 			}
@@ -134,136 +102,90 @@ func inParens(s string, open int) string {
 	return s[open+1:]
 }
 
-// ParseGo returns the unique constraints a Go file declares without type information:
-// DDL in its string literals (adjacent literals joined with + read as one), and the
-// unique fields and indexes of ent schema types (field.String("email").Unique(),
-// index.Fields("a", "b").Unique(), where field and index are ent's schema packages).
-func ParseGo(where string, src []byte) []Unique {
-	var out []Unique
-	fset := token.NewFileSet()
-	file := fset.AddFile(where, -1, len(src))
-	var sc scanner.Scanner
-	sc.Init(file, src, nil, 0)
-	var text strings.Builder
-	var start token.Pos
-	var prev token.Token
-	flush := func() {
-		if text.Len() > 0 {
-			for _, u := range ParseDDL(where, text.String()) {
-				u.Where = fmt.Sprintf("%s:%d", where, fset.Position(start).Line)
-				out = append(out, u)
-			}
-		}
-		text.Reset()
-	}
-	for {
-		pos, tok, lit := sc.Scan()
-		if tok == token.EOF {
-			break
-		}
-		switch {
-		case tok == token.STRING:
-			if prev != token.ADD {
-				flush()
-				start = pos
-			}
-			if s, err := strconv.Unquote(lit); err == nil {
-				text.WriteString(s)
-			}
-		case tok == token.ADD && prev == token.STRING:
-		default:
-			flush()
-		}
-		prev = tok
-	}
-	flush()
-	return append(out, parseEnt(where, src)...)
-}
-
-// parseEnt reads ent schema types: in func (T) Fields(), a field chain ending in
-// Unique() (StorageKey naming its column); in func (T) Indexes(), index.Fields(...)
-// ending in Unique(). The table is ent's name for T.
-func parseEnt(where string, src []byte) []Unique {
-	if !strings.Contains(string(src), "entgo.io/ent/schema/") {
-		return nil
-	}
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, where, src, parser.SkipObjectResolution)
+// ParseGo returns, without types, the DDL in a Go file's string literals (joined with
+// +), and the fields and indexes of ent schema types ending in Unique().
+func ParseGo(src []byte) (out []Unique) {
+	f, err := parser.ParseFile(token.NewFileSet(), "", src, parser.SkipObjectResolution)
 	if err != nil {
 		return nil
 	}
-	names := map[string]string{} // local name → "field" or "index"
+	pkgs := map[string]string{} // local name of ent's field and index packages
 	for _, imp := range f.Imports {
 		path, _ := strconv.Unquote(imp.Path.Value)
-		if kind, ok := strings.CutPrefix(path, "entgo.io/ent/schema/"); ok && (kind == "field" || kind == "index") {
-			local := kind
+		if kind, ok := strings.CutPrefix(path, "entgo.io/ent/schema/"); ok {
+			pkgs[kind] = kind
 			if imp.Name != nil {
-				local = imp.Name.Name
+				pkgs[imp.Name.Name] = kind
 			}
-			names[local] = kind
 		}
 	}
-	var out []Unique
-	for _, decl := range f.Decls {
-		fd, ok := decl.(*ast.FuncDecl)
-		if !ok || fd.Recv == nil || len(fd.Recv.List) != 1 || fd.Body == nil {
-			continue
-		}
-		recv := fd.Recv.List[0].Type
-		if star, ok := recv.(*ast.StarExpr); ok {
-			recv = star.X
-		}
-		id, ok := recv.(*ast.Ident)
-		if !ok {
-			continue
-		}
-		ast.Inspect(fd.Body, func(n ast.Node) bool {
-			call, ok := n.(*ast.CallExpr)
-			if !ok || len(call.Args) != 0 || selName(call.Fun) != "Unique" {
-				return true
+	var recv *ast.Ident // the schema type whose method is being read
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncDecl:
+			recv = nil
+			if n.Recv != nil {
+				recv, _ = ast.Unparen(n.Recv.List[0].Type).(*ast.Ident)
 			}
-			var cols []string
-			storage := ""
-			for c := call; c != nil; {
-				sel, _ := c.Fun.(*ast.SelectorExpr)
-				if sel == nil {
-					break
+		case *ast.BasicLit, *ast.BinaryExpr:
+			if text, ok := literal(n.(ast.Expr)); ok {
+				out = append(out, ParseDDL(text)...)
+				return false
+			}
+		case *ast.CallExpr:
+			if sel, ok := n.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Unique" && recv != nil && len(n.Args) == 0 {
+				if cols := entColumns(n, pkgs); len(cols) > 0 {
+					out = append(out, Unique{Table: TableOf(recv.Name, true), Columns: cols})
 				}
-				if sel.Sel.Name == "StorageKey" && len(c.Args) == 1 {
-					storage = stringLit(c.Args[0])
-				}
-				if pkg, ok := sel.X.(*ast.Ident); ok {
-					switch names[pkg.Name] {
-					case "index":
-						for _, a := range c.Args {
-							cols = append(cols, stringLit(a))
-						}
-					case "field":
-						if len(c.Args) > 0 {
-							cols = []string{stringLit(c.Args[0])}
-						}
-					}
-					break
-				}
-				c, _ = sel.X.(*ast.CallExpr)
+				return false
 			}
-			if storage != "" && len(cols) == 1 {
-				cols = []string{storage}
-			}
-			if len(cols) > 0 && !slices.Contains(cols, "") {
-				out = append(out, Unique{Table: TableOf(id.Name, true), Columns: cols, Where: fmt.Sprintf("%s:%d", where, fset.Position(call.Pos()).Line)})
-			}
-			return false
-		})
-	}
+		}
+		return true
+	})
 	return out
 }
 
-func selName(e ast.Expr) string {
-	if sel, ok := e.(*ast.SelectorExpr); ok {
-		return sel.Sel.Name
+func literal(e ast.Expr) (string, bool) {
+	switch e := e.(type) {
+	case *ast.BasicLit:
+		s, err := strconv.Unquote(e.Value)
+		return s, err == nil && e.Kind == token.STRING
+	case *ast.BinaryExpr:
+		x, ok1 := literal(e.X)
+		y, ok2 := literal(e.Y)
+		return x + y, ok1 && ok2 && e.Op == token.ADD
 	}
-	return ""
+	return "", false
+}
+
+// entColumns returns the columns of an ent field or index chain ending in Unique().
+func entColumns(call *ast.CallExpr, pkgs map[string]string) []string {
+	var cols []string
+	storage := ""
+	for c := call; c != nil; {
+		sel, _ := c.Fun.(*ast.SelectorExpr)
+		if sel == nil {
+			break
+		}
+		if sel.Sel.Name == "StorageKey" && len(c.Args) == 1 {
+			storage = stringLit(c.Args[0])
+		}
+		if pkg, ok := sel.X.(*ast.Ident); ok && pkgs[pkg.Name] == "index" { // index.Fields("a", "b")
+			for _, a := range c.Args {
+				cols = append(cols, stringLit(a))
+			}
+		} else if ok && pkgs[pkg.Name] == "field" && len(c.Args) > 0 { // field.String("email")
+			cols = []string{stringLit(c.Args[0])}
+		}
+		c, _ = sel.X.(*ast.CallExpr)
+	}
+	if storage != "" && len(cols) == 1 {
+		cols = []string{storage}
+	}
+	if slices.Contains(cols, "") {
+		return nil
+	}
+	return cols
 }
 
 func stringLit(e ast.Expr) string {

@@ -1,7 +1,5 @@
-// Package sqlfacts reads what ONCE005 needs to know of SQL: what one statement does
-// (reads, inserts, updates, locks; its tables, the columns it compares and sets, its
-// conflict clause), and the unique constraints a project declares, in its migrations
-// and schema files, in the string literals of its Go files, in ent schema types and in
-// its models' struct tags. It is not a parser: it recognises the statements a
-// check-then-insert is made of, and the DDL that makes one safe.
+// Package sqlfacts reads what ONCE005 needs to know of SQL: what a statement does, and
+// the unique constraints a project declares (in schema files, Go string literals, ent
+// schemas, models' tags). It recognises what a check-then-insert is made of; it is not
+// a parser.
 package sqlfacts

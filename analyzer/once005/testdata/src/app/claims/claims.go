@@ -219,3 +219,25 @@ func StartGormChecked(db *gorm.DB, id int64) error {
 	}
 	return nil
 }
+
+// checkOwner finds the open coupon and refuses another owner's: its error means more
+// than "no row", so a caller testing it decides by ownership, not by the state.
+func (w *Worker) checkOwner(ctx context.Context, code string, user int64) error {
+	var owner int64
+	if err := w.db.QueryRow(ctx, `SELECT owner_id FROM coupons WHERE code = $1 AND state = 'open'`, code).Scan(&owner); err != nil {
+		return err
+	}
+	if owner != user {
+		return ErrNotPending
+	}
+	return nil
+}
+
+// Close closes the owner's coupon: guarded by the owner, no claim.
+func (w *Worker) Close(ctx context.Context, code string, user int64) error {
+	if err := w.checkOwner(ctx, code, user); err != nil {
+		return err
+	}
+	_, err := w.db.Exec(ctx, `UPDATE coupons SET state = 'closed' WHERE code = $1`, code)
+	return err
+}

@@ -1,4 +1,4 @@
-// Package repo holds helpers whose facts their callers read. // want package:`package\(tables User=app_users; uniques app_users\(email\),app_users\(id\)\)`
+// Package repo holds helpers whose facts their callers read. // want package:`tables map\[User:app_users\], uniques \[\{app_users \[email\] false false\} \{app_users \[id\] true true\}\]`
 //
 // What each sends, through which parameter, and what its results tell.
 package repo
@@ -23,21 +23,21 @@ const Schema = `CREATE TABLE IF NOT EXISTS app_users (id bigserial PRIMARY KEY, 
 CREATE UNIQUE INDEX IF NOT EXISTS app_users_email ON app_users (email);`
 
 // ByEmail returns the user, or sql.ErrNoRows: its error says "no row".
-func ByEmail(ctx context.Context, db *sql.DB, email string) (User, error) { // want ByEmail:`sql\(reads app_users via 2\) results\(read, read\+absent\)`
+func ByEmail(ctx context.Context, db *sql.DB, email string) (User, error) { // want ByEmail:`sql\(reads app_users via 2\) results\[1 3\] dup=false`
 	var u User
 	err := db.QueryRowContext(ctx, `SELECT id, email FROM app_users WHERE email = $1`, email).Scan(&u.ID, &u.Email)
 	return u, err
 }
 
 // Exists answers whether the user is there.
-func Exists(ctx context.Context, db *sql.DB, email string) (bool, error) { // want Exists:`sql\(reads app_users via 2\) results\(read\+exists, read\)`
+func Exists(ctx context.Context, db *sql.DB, email string) (bool, error) { // want Exists:`sql\(reads app_users via 2\) results\[5 1\] dup=false`
 	var ok bool
 	err := db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM app_users WHERE email = $1)`, email).Scan(&ok)
 	return ok, err
 }
 
 // Find tells "no row" apart itself: its error means a failure only.
-func Find(ctx context.Context, db *sql.DB, email string) (*User, error) { // want Find:`sql\(reads app_users via 2\) results\(read, read\)`
+func Find(ctx context.Context, db *sql.DB, email string) (*User, error) { // want Find:`sql\(reads app_users via 2\) results\[1 1\] dup=false`
 	var u User
 	err := db.QueryRowContext(ctx, `SELECT id FROM app_users WHERE email = $1`, email).Scan(&u.ID)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -47,13 +47,13 @@ func Find(ctx context.Context, db *sql.DB, email string) (*User, error) { // wan
 }
 
 // Insert inserts through the transaction it is given, its second parameter.
-func Insert(ctx context.Context, tx *sql.Tx, email string) error { // want Insert:`sql\(inserts app_users via 2\)`
+func Insert(ctx context.Context, tx *sql.Tx, email string) error { // want Insert:`sql\(inserts app_users via 2\) results\[0\] dup=false`
 	_, err := tx.ExecContext(ctx, `INSERT INTO app_users (email) VALUES ($1)`, email)
 	return err
 }
 
 // Lock holds a lock until the transaction ends.
-func Lock(ctx context.Context, tx *sql.Tx, key int64) error { // want Lock:`sql\(locks via 2\)`
+func Lock(ctx context.Context, tx *sql.Tx, key int64) error { // want Lock:`sql\(locks  via 2\) results\[0\] dup=false`
 	_, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, key)
 	return err
 }
@@ -65,6 +65,6 @@ func Log(ctx context.Context, db *sql.DB, email string) {
 }
 
 // IsDuplicate names the unique violation.
-func IsDuplicate(err error) bool { // want IsDuplicate:`sql\(handles unique violations\)`
+func IsDuplicate(err error) bool { // want IsDuplicate:`sql\(\) results\[0\] dup=true`
 	return err != nil && err.Error() == "23505"
 }

@@ -21,7 +21,7 @@ func Issue(ctx context.Context, client *ent.Client, code string) error {
 	if exists {
 		return ErrTaken
 	}
-	_, err = client.Voucher.Create().SetCode(code).Save(ctx) // want `insert into vouchers is decided by a read of vouchers with no lock, no conflict clause and no unique constraint on \(code\): two calls can both find no row and both insert; put a unique index on vouchers \(code\) and make the insert the check \(OnConflict\(...\).Ignore\(\), or handle ent.IsConstraintError\), or declare //once:transaction on entapp.Issue`
+	_, err = client.Voucher.Create().SetCode(code).Save(ctx) // want `insert into vouchers is decided by a read of vouchers with no lock, no conflict clause and no unique constraint on the columns it looks up: two calls can both find no row and both insert; put a unique index on vouchers's looked-up columns and make the insert the check \(OnConflict\(...\).Ignore\(\), or handle ent.IsConstraintError\), or declare //once:transaction on entapp.Issue`
 	return err
 }
 

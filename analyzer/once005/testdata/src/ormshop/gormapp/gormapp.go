@@ -55,13 +55,6 @@ func (s *Service) InviteLockedRows(teamID int64, email string) error {
 	})
 }
 
-// InviteOrGet is one call that reads then inserts, with no unique constraint behind it.
-func (s *Service) InviteOrGet(teamID int64, email string) (models.Invite, error) {
-	inv := models.Invite{TeamID: teamID, Email: email}
-	err := s.db.Where(models.Invite{TeamID: teamID, Email: email}).FirstOrCreate(&inv).Error // want `FirstOrCreate on invites reads then inserts with no lock, no ON CONFLICT and no unique constraint on the columns it looks up`
-	return inv, err
-}
-
 // Redeem reads promo_codes in SQL and creates a Coupon, whose TableName (in another
 // package) says it is the same table.
 func (s *Service) Redeem(code string) error {
@@ -84,13 +77,6 @@ func (s *Service) SignUp(email string) error {
 		return ErrTaken
 	}
 	return s.db.Create(&models.User{Email: email}).Error
-}
-
-// SignUpOrGet: FirstOrCreate on the unique email.
-func (s *Service) SignUpOrGet(email string) (models.User, error) {
-	var u models.User
-	err := s.db.Where(models.User{Email: email}).FirstOrCreate(&u).Error
-	return u, err
 }
 
 // InviteUnderTeamLock holds the team's row first (clause.Locking): concurrent invites
