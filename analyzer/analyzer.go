@@ -6,7 +6,6 @@ import (
 
 	"golang.org/x/tools/go/analysis"
 
-	"github.com/oncekit/once/analyzer/internal/effects"
 	"github.com/oncekit/once/analyzer/internal/model"
 	"github.com/oncekit/once/analyzer/once000"
 	"github.com/oncekit/once/analyzer/once001"
@@ -62,7 +61,7 @@ func withCoverage(cfg *Config) []*analysis.Analyzer {
 		once002.New(m),
 		once003.New(m),
 		once004.New(m),
-		once005.NewWithSchema(effects.NewAnalyzer(nil), cfg.Schemas),
+		once005.New(once005.Config{Schemas: cfg.Schemas}),
 		once006.New(m),
 		model.NewCoverage(m),
 	}
