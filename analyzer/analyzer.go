@@ -2,10 +2,11 @@ package analyzer
 
 import (
 	"flag"
+	"strings"
 
 	"golang.org/x/tools/go/analysis"
 
-	"github.com/oncekit/once/analyzer/internal/effects"
+	"github.com/oncekit/once/analyzer/internal/model"
 	"github.com/oncekit/once/analyzer/once000"
 	"github.com/oncekit/once/analyzer/once001"
 	"github.com/oncekit/once/analyzer/once002"
@@ -15,66 +16,73 @@ import (
 	"github.com/oncekit/once/analyzer/once006"
 )
 
-// Config configures a set of analyzers.
+// Config configures a set of checks. They read it when they run, so a command can bind
+// flags to it before parsing them.
 type Config struct {
-	// Catalogs names files of extra provider catalogue entries, in the format of package
-	// catalog. A relative name resolves from the module root of each package analysed,
-	// so one setting means one file from every package directory.
+	// Catalogs names catalogue files beyond the built-in one and the module root's
+	// oncelint.json (see package catalog); a relative name resolves from the module root.
 	Catalogs []string
-	// Schemas names files or directories holding the project's unique constraints (SQL,
-	// or Go migrations and ent schema) that ONCE005 reads besides those it finds under
-	// the module root; relative names resolve from the module root.
+	// Schemas names files or directories holding the project's unique constraints that
+	// ONCE005 reads besides those it finds under the module root.
 	Schemas []string
+	// Strict reports every catalogued effect no promise covers, on a repeat path or not:
+	// for code that has adopted once.
+	Strict bool
+	// Summary makes each package report its coverage as a diagnostic of category
+	// CoverageCategory, which the standalone driver gathers into the run's summary.
+	Summary bool
 }
 
-// Analyzers are the checks with the built-in catalogue, sharing one effects analysis.
-var Analyzers = []*analysis.Analyzer{
-	once000.Analyzer,
-	once001.Analyzer,
-	once002.Analyzer,
-	once003.Analyzer,
-	once004.Analyzer,
-	once005.Analyzer,
-	once006.Analyzer,
-}
+// CoverageCategory is the category of the coverage diagnostics Config.Summary asks for.
+const CoverageCategory = model.CoverageCategory
 
-// New returns the checks configured by cfg. They share one effects analyzer, whose
-// -catalog flag (see [CatalogFlag]) adds more catalogue files.
-func New(cfg Config) []*analysis.Analyzer {
-	facts := effects.NewAnalyzer(cfg.Catalogs)
+// Coverage is what a coverage diagnostic's message holds, as JSON: the effect sites of a
+// package's code by class, the sites its promises, keys and declarations cover, and the
+// sends through a transport that no catalogue entry classifies.
+type Coverage = model.Coverage
+
+// Analyzers are the checks with the built-in catalogue.
+var Analyzers = New(&Config{})
+
+// New returns the checks configured by cfg, sharing one analysis.
+func New(cfg *Config) []*analysis.Analyzer { return withCoverage(cfg)[:7] }
+
+// NewCommand returns the checks configured by cfg and, last, the analyzer that reports
+// each package's coverage when Summary is set: what oncelint runs under go vet.
+func NewCommand(cfg *Config) []*analysis.Analyzer { return withCoverage(cfg) }
+
+func withCoverage(cfg *Config) []*analysis.Analyzer {
+	m := model.New(func() model.Config {
+		return model.Config{Catalogs: cfg.Catalogs, Strict: cfg.Strict, Summary: cfg.Summary}
+	})
 	return []*analysis.Analyzer{
-		once000.New(facts),
-		once001.New(facts),
-		once002.For(facts),
-		once003.New(facts),
-		once004.New(facts),
-		once005.NewWithSchema(facts, cfg.Schemas),
-		once006.New(facts),
+		once000.New(m),
+		once001.New(m),
+		once002.New(m),
+		once003.New(m),
+		once004.New(m),
+		once005.New(once005.Config{Schemas: cfg.Schemas}),
+		once006.New(m),
+		model.NewCoverage(m),
 	}
 }
 
-// SchemaFlag returns ONCE005's -schema flag among checks (a comma-separated or repeated
-// list of schema files and directories), so a command can offer it at the top level, or
-// nil if ONCE005 is not among them.
-func SchemaFlag(checks []*analysis.Analyzer) flag.Value {
-	for _, a := range checks {
-		if v := once005.SchemaFlag(a); v != nil {
-			return v
-		}
-	}
-	return nil
-}
-
-// CatalogFlag returns the -catalog flag of the effects analyzer the checks share (a
-// comma-separated or repeated list of catalogue files), so a command can offer it at the
-// top level, or nil if the checks share none.
-func CatalogFlag(checks []*analysis.Analyzer) flag.Value {
-	for _, a := range checks {
-		for _, r := range a.Requires {
-			if v := effects.CatalogFlag(r); v != nil {
-				return v
+// RegisterFlags binds the configuration's flags in fs: -catalog, -strict and -summary
+// (for the standalone driver), and ONCE005's -schema among checks.
+func (cfg *Config) RegisterFlags(fs *flag.FlagSet, checks []*analysis.Analyzer) {
+	fs.Func("catalog", "extra catalogue `files` (comma-separated or repeated), resolved from the module root", func(s string) error {
+		for _, f := range strings.Split(s, ",") {
+			if f = strings.TrimSpace(f); f != "" {
+				cfg.Catalogs = append(cfg.Catalogs, f)
 			}
 		}
+		return nil
+	})
+	fs.BoolVar(&cfg.Strict, "strict", false, "report every catalogued effect no promise covers, on a repeat path or not")
+	fs.BoolVar(&cfg.Summary, "summary", false, "report each package's coverage for the standalone driver's summary")
+	for _, a := range checks {
+		if v := once005.SchemaFlag(a); v != nil {
+			fs.Var(v, "schema", "schema `files` or directories with unique constraints (comma-separated or repeated), besides those found under the module root")
+		}
 	}
-	return nil
 }

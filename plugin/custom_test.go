@@ -105,10 +105,13 @@ func standalone(t *testing.T, root string) []string {
 	if code := exitCode(err); code != 0 {
 		t.Fatalf("oncelint -json: exit %d (%v), want 0\n%s", code, err, out)
 	}
-	var tree map[string]map[string][]struct{ Posn, Message string }
-	if err := json.Unmarshal(out, &tree); err != nil {
+	var res struct {
+		Diagnostics map[string]map[string][]struct{ Posn, Message string }
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
 		t.Fatalf("oncelint -json: %v\n%s", err, out)
 	}
+	tree := res.Diagnostics
 	seen := map[string]bool{}
 	var want []string
 	for _, checks := range tree {

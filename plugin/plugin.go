@@ -75,7 +75,7 @@ func New(settings any) (register.LinterPlugin, error) {
 
 // BuildAnalyzers returns the checks, sharing one catalogue.
 func (l *linter) BuildAnalyzers() ([]*analysis.Analyzer, error) {
-	return analyzer.New(analyzer.Config{Catalogs: l.settings.Catalog}), nil
+	return analyzer.New(&analyzer.Config{Catalogs: l.settings.Catalog}), nil
 }
 
 // GetLoadMode asks for type information: the checks need types and facts.

@@ -1,63 +1,83 @@
-// Package catalog is oncelint's table of side effects and of values that change on every
-// call: which library functions charge, email, message, call a paid model or send a
-// non-idempotent HTTP request, how each takes an idempotency key, and which functions
-// return the clock or randomness.
+// Package catalog is oncelint's knowledge of libraries, as data keyed by identity: which
+// functions and methods charge, email, message, push or call a paid model, which only
+// read, which carry a request to the network, which retry, which return a value that
+// differs on every call, and which frameworks call the application's code again.
 //
-// The table is data (providers.json, embedded), keyed by [go/types.Func.FullName] as
-// errcheck's exclude lists are: "github.com/stripe/stripe-go/v82/charge.New",
-// "(*net/http.Client).Do", "(github.com/resend/resend-go/v2.EmailsSvc).SendWithOptions".
-// Behaviour is never guessed from a name: what is not in the table is not an effect.
+// The built-in table is catalog.json, embedded. Functions are named by full identity as
+// [go/types.Func.FullName] prints them, the form of errcheck's exclude lists:
+// "github.com/stripe/stripe-go/v82/charge.New", "(*net/http.Client).Do",
+// "(github.com/resend/resend-go/v2.EmailsSvc).SendWithOptions". Endpoints are named by
+// URL. Nothing is guessed from a name: what the table does not name, and no declaration
+// of the user names, is not an effect.
 //
 // # Format
 //
-// A catalogue file is a JSON object with two lists. Each entry of "effects" is one
-// function or method:
+// A catalogue file is a JSON object of lists; every list is optional.
 //
-//	{
-//	  "func":   "(github.com/stripe/stripe-go/v82.v1RefundService).Create",
-//	  "effect": "refunds the payment",
-//	  "class":  "payment",
-//	  "key":    {"arg": 1, "field": "IdempotencyKey", "setter": "SetIdempotencyKey"}
-//	}
+// "effects": one function or method, or one endpoint, each doing something a retry must
+// not repeat:
+//
+//	{"func": "(github.com/stripe/stripe-go/v82.v1RefundService).Create",
+//	 "effect": "refunds the payment", "class": "payment",
+//	 "key": {"arg": 1, "field": "IdempotencyKey", "setter": "SetIdempotencyKey"}}
+//	{"url": "https://api.openai.com/v1/responses", "effect": "calls the model", "class": "model"}
 //
 // effect completes "a retry ... again" in messages; class is one of payment, email,
-// message, model or http. key says how the call carries the provider's idempotency key,
-// and is absent where the provider takes none:
+// message, push, model, webhook and paid (another call the provider bills). An entry names a "func", or a "url" prefix, a URL
+// "path" (matched against the end of a URL's constant part, for endpoints whose host is
+// configured), or both url and path: a request with a state-changing method (POST,
+// PATCH) sent there through a transport is the effect. key says how a call carries the
+// provider's idempotency key, and is absent where the provider takes none:
 //
 //   - "arg" and "field" (and optionally "setter"): argument arg (counted from 0, the
-//     receiver not counted) is a struct or pointer to one whose field (at any depth of
+//     receiver not counted) is a struct or a pointer to one whose field (at any depth of
 //     embedding) holds the key, or whose setter method sets it;
-//   - "header": a request header (such as "Idempotency-Key") set with an option
-//     WithHeader(name, value) among the call's arguments, or with Header.Set or
-//     Header.Add on the *http.Request the call sends.
+//   - "header": a request header (Idempotency-Key) set by an option WithHeader(name,
+//     value) among the call's arguments, or by Header.Set or Header.Add on the request a
+//     transport sends; "headers" are other names the receiver reads the key under.
 //
-// An entry may also say "request": {"arg": N, "methods": ["POST", ...]}: the call is an
-// effect only when argument N is an *http.Request built in the same function by
-// http.NewRequest or http.NewRequestWithContext with one of those methods (a GET sent with
-// (*http.Client).Do is no effect).
+// "reads": a function, URL prefix or path that looks like an effect and changes nothing
+// that lasts (an OAuth token exchange, a captcha verification), with "why".
 //
-// Each entry of "reads" names something that looks like an effect and is not: a function
-// ("func"), a URL prefix ("url") or path ("path"), a string constant that marks a token
-// request ("marker"), the first word of the names of functions whose raw HTTP requests
-// are checks or reads ("name": verify, validate, get, list, fetch, search, find, lookup),
-// or a word anywhere in such a name that says the request ends something ("word": logout,
-// revoke, unsubscribe). A name that also says it writes (getOrCreate, fetchAndSend) is not a read's.
+// "transports": a function that sends a request to the network: {"func": "net/http.Post",
+// "url": 0, "method": "POST"} takes its URL at argument 0 and always POSTs; {"func":
+// "(*net/http.Client).Do", "request": 0} sends the request at argument 0, built by one of
+// the "requests" ({"func": "net/http.NewRequest", "method": 0, "url": 1}). "retries":
+// true marks a client that sends again by itself on failure. A send whose endpoint no
+// effect or read names is counted in the run's coverage, grouped by the function that
+// reached the transport, so that one catalogue line can classify it.
 //
-// Each entry of "unstable" names a function whose result differs on every call, and so
-// can never be an idempotency key: {"func": "github.com/google/uuid.NewString"}. A name
-// ending in ".*" covers every function and method of that package
-// ("math/rand.*").
+// "retries": a helper that runs a function again until it succeeds: {"func":
+// "github.com/cenkalti/backoff/v4.Retry", "arg": 0}.
+//
+// "unstable": a function whose result differs on every call, with its "source", clock or
+// random: {"func": "github.com/google/uuid.NewString", "source": "random"}. A name ending
+// in ".*" covers every function and method of the package.
+//
+// "roots": code that a framework runs again, so that an effect reached from it repeats
+// when its caller retries or redelivers ("root" says what it is):
+//
+//   - {"signature": "func(net/http.ResponseWriter, *net/http.Request)"}: every function,
+//     method or function literal of that type (generic type arguments left out);
+//   - {"func": "(*github.com/robfig/cron/v3.Cron).AddFunc", "arg": 1}: a function value
+//     passed there; without "arg", the named function itself (a project's own worker);
+//   - {"embeds": "github.com/beego/beego/v2/server/web.Controller"}: the exported methods
+//     of a type embedding that one, which the framework routes requests to;
+//   - {"registrar": "google.golang.org/grpc.ServiceRegistrar"}: the methods of the value
+//     passed after a parameter of that type (a generated RegisterFooServer).
 //
 // # Versions
 //
 // Major-version path elements (/v2, /v82) are ignored when names are compared, so an entry
-// written for stripe-go v82 also matches v81 and v83, and one for openai-go matches
-// openai-go/v3. So is a receiver's star: "(*pkg.T).M" and "(pkg.T).M" name one method,
-// whichever receiver the SDK declares it with.
+// written for stripe-go v82 also matches v81 and v83. So is a receiver's star: "(*pkg.T).M"
+// and "(pkg.T).M" name one method.
 //
-// # Extending
+// # A project's catalogue
 //
-// [Load] reads extra files in the same format (oncelint's -catalog flag, or the
-// golangci-lint setting catalog); their entries are added to the built-in ones and replace
-// a built-in entry of the same name.
+// [Load] reads more files in the same format: oncelint.json at the module root, when
+// there is one, and the files named by oncelint's -catalog flag. Their entries add to the
+// built-in ones and replace an entry of the same name. A project names its own clients
+// there, including one living in another module of the same repository:
+//
+//	{"effects": [{"func": "(*github.com/x/y.Client).Send", "effect": "sends the alert", "class": "message"}]}
 package catalog

@@ -19,5 +19,7 @@
 // none.
 //
 // An //oncelint:ignore comment that names no check or an unknown one, gives no reason, or
-// is attached to nothing, is reported too: it silences nothing.
+// is attached to nothing, is reported too: it silences nothing; and so is an
+// //oncelint:read or //oncelint:repeat declaration with no reason or outside a
+// function's doc comment. Each message ends with the code, (ONCE000), under go vet too.
 package once000

@@ -5,8 +5,8 @@ import (
 
 	"golang.org/x/tools/go/analysis"
 
-	"github.com/oncekit/once/analyzer/internal/effects"
 	"github.com/oncekit/once/analyzer/internal/ignore"
+	"github.com/oncekit/once/analyzer/internal/model"
 	"github.com/oncekit/once/analyzer/internal/passdoc"
 	"github.com/oncekit/once/internal/directive"
 )
@@ -18,42 +18,44 @@ var doc string
 const Code = "ONCE000"
 
 // Analyzer reports malformed directives, with the built-in catalogue.
-var Analyzer = New(effects.Analyzer)
+var Analyzer = New(model.New(func() model.Config { return model.Config{} }))
 
-// New returns the analyzer reading the directives parsed by facts.
-func New(facts *analysis.Analyzer) *analysis.Analyzer {
+// New returns the check reading the directives parsed by the shared analysis m.
+func New(m *analysis.Analyzer) *analysis.Analyzer {
 	return &analysis.Analyzer{
 		Name:     "once000",
 		Doc:      passdoc.Extract(doc, "once000"),
 		URL:      "https://pkg.go.dev/github.com/oncekit/once/analyzer/once000",
-		Requires: []*analysis.Analyzer{facts},
+		Requires: []*analysis.Analyzer{m},
 		// A malformed directive often comes with code that does not compile yet.
 		RunDespiteErrors: true,
-		Run:              func(pass *analysis.Pass) (any, error) { return run(pass, facts) },
+		Run: func(pass *analysis.Pass) (any, error) {
+			res := pass.ResultOf[m].(*model.Result)
+			rep := ignore.NewReporter(pass, res.Ignores, Code)
+			for _, e := range res.DirectiveErrors {
+				rep.Report(analysis.Diagnostic{Pos: e.Pos, Message: e.Msg})
+			}
+			// The well-formed directives are checked against the package's types by the
+			// function oncegen uses: a key that does not type-check reads the same from both.
+			for _, d := range res.Directives {
+				_, errs := directive.CheckTypes(pass.Fset, pass.Pkg, pass.TypesInfo, d)
+				for _, e := range errs {
+					rep.Report(analysis.Diagnostic{Pos: e.Pos, Message: e.Msg})
+				}
+			}
+			for _, n := range res.Notes {
+				if n.Problem != "" {
+					rep.Report(analysis.Diagnostic{Pos: n.Pos, Message: n.Problem})
+				}
+			}
+			for _, ig := range res.Ignores.List {
+				if ig.Problem != "" {
+					// Not through rep: a malformed ignore cannot silence its own report.
+					pass.Report(analysis.Diagnostic{Pos: ig.Pos, Category: Code, Message: ig.Problem + " (" + Code + ")"})
+				}
+			}
+			rep.Finish()
+			return nil, nil
+		},
 	}
-}
-
-func run(pass *analysis.Pass, facts *analysis.Analyzer) (any, error) {
-	res := pass.ResultOf[facts].(*effects.Result)
-	rep := ignore.NewReporter(pass, res.Ignores, Code)
-	rep.Plain = true
-	defer rep.Finish()
-	for _, e := range res.DirectiveErrors {
-		rep.Report(analysis.Diagnostic{Pos: e.Pos, Message: e.Msg})
-	}
-	// The well-formed directives are checked against the package's types, by the same
-	// function oncegen uses: a key that does not type-check reads the same from both.
-	for _, d := range res.Directives {
-		_, errs := directive.CheckTypes(pass.Fset, pass.Pkg, pass.TypesInfo, d)
-		for _, e := range errs {
-			rep.Report(analysis.Diagnostic{Pos: e.Pos, Message: e.Msg})
-		}
-	}
-	for _, ig := range res.Ignores.List {
-		if ig.Problem != "" {
-			// Not through rep: a malformed ignore cannot silence its own report.
-			pass.Report(analysis.Diagnostic{Pos: ig.Pos, Category: Code, Message: ig.Problem})
-		}
-	}
-	return nil, nil
 }

@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"golang.org/x/tools/go/analysis/analysistest"
@@ -19,15 +20,15 @@ import (
 // same line for the same mistake.
 func TestONCE000_SameTextAsTheParser(t *testing.T) {
 	t.Parallel()
-	dir, err := filepath.Abs(filepath.Join("..", "testdata"))
+	dir, err := filepath.Abs("testdata")
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The mistakes sit in comments, where a want comment cannot go: collect the
 	// diagnostics and compare them with the parser's errors instead.
-	results := analysistest.Run(quiet{}, dir, once000.Analyzer, "shop/declared")
+	results := analysistest.Run(quiet{}, dir, once000.Analyzer, "declared")
 	fset := token.NewFileSet()
-	file := filepath.Join(dir, "src", "shop", "declared", "declared.go")
+	file := filepath.Join(dir, "src", "declared", "declared.go")
 	f, err := parser.ParseFile(fset, file, nil, parser.ParseComments)
 	if err != nil {
 		t.Fatal(err)
@@ -42,12 +43,15 @@ func TestONCE000_SameTextAsTheParser(t *testing.T) {
 			got[r.Pass.Fset.Position(d.Pos).String()+": "+d.Message] = true
 		}
 	}
+	// The parser's words, then the code.
 	want := map[string]bool{}
 	for _, e := range errs {
-		want[e.Error()] = true
+		want[e.Error()+" (ONCE000)"] = true
 	}
-	want[file+":29:2: //oncelint:ignore ONCE001 gives no reason: say why the finding does not apply"] = true
-	want[file+":34:2: //oncelint:ignore names unknown check ONCE009: the checks are ONCE000 to ONCE006"] = true
+	want[file+":29:2: //oncelint:ignore ONCE001 gives no reason: say why the finding does not apply (ONCE000)"] = true
+	want[file+":34:2: //oncelint:ignore names unknown check ONCE009: the checks are ONCE000 to ONCE006 (ONCE000)"] = true
+	want[file+":40:1: //oncelint:read gives no reason: say why (ONCE000)"] = true
+	want[file+":44:2: //oncelint:repeat is not in a function's doc comment: it declares what a function does (ONCE000)"] = true
 	for line := range want {
 		if !got[line] {
 			t.Errorf("oncelint did not print %q", line)
@@ -99,10 +103,15 @@ func TestONCE000_TypeErrorsSameLineAsOncegen(t *testing.T) {
 		}
 	}
 
+	// oncelint prints oncegen's words followed by the code.
 	got := map[string]bool{}
 	for _, r := range analysistest.Run(quiet{}, root, once000.Analyzer, patterns...) {
 		for _, d := range r.Diagnostics {
-			got[r.Pass.Fset.Position(d.Pos).String()+": "+d.Message] = true
+			msg, ok := strings.CutSuffix(d.Message, " (ONCE000)")
+			if !ok {
+				t.Errorf("%s: no code at the end", d.Message)
+			}
+			got[r.Pass.Fset.Position(d.Pos).String()+": "+msg] = true
 		}
 	}
 	if len(want) < len(patterns) {

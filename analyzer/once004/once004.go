@@ -9,8 +9,8 @@ import (
 
 	"golang.org/x/tools/go/analysis"
 
-	"github.com/oncekit/once/analyzer/internal/effects"
 	"github.com/oncekit/once/analyzer/internal/ignore"
+	"github.com/oncekit/once/analyzer/internal/model"
 	"github.com/oncekit/once/analyzer/internal/passdoc"
 )
 
@@ -21,71 +21,68 @@ var doc string
 const Code = "ONCE004"
 
 // Analyzer reports calls bypassing generated guards, with the built-in catalogue.
-var Analyzer = New(effects.Analyzer)
+var Analyzer = New(model.New(func() model.Config { return model.Config{} }))
 
-// New returns the analyzer reading the guarded calls found by facts.
-func New(facts *analysis.Analyzer) *analysis.Analyzer {
+// New returns the check reading the calls found by the shared analysis m.
+func New(m *analysis.Analyzer) *analysis.Analyzer {
 	return &analysis.Analyzer{
 		Name:     "once004",
 		Doc:      passdoc.Extract(doc, "once004"),
 		URL:      "https://pkg.go.dev/github.com/oncekit/once/analyzer/once004",
-		Requires: []*analysis.Analyzer{facts},
-		Run:      func(pass *analysis.Pass) (any, error) { return run(pass, facts) },
+		Requires: []*analysis.Analyzer{m},
+		Run:      func(pass *analysis.Pass) (any, error) { return run(pass, m) },
 	}
 }
 
-func run(pass *analysis.Pass, facts *analysis.Analyzer) (any, error) {
-	res := pass.ResultOf[facts].(*effects.Result)
+func run(pass *analysis.Pass, m *analysis.Analyzer) (any, error) {
+	res := pass.ResultOf[m].(*model.Result)
 	rep := ignore.NewReporter(pass, res.Ignores, Code)
 	defer rep.Finish()
-	for _, gc := range res.GuardedCalls {
-		if gc.Func == nil || gc.Func.Test || gc.Func.Generated || gc.Func.Obj == gc.Callee {
-			continue
-		}
-		rep.Report(diagnostic(pass, res, gc))
+	for _, b := range res.Bypasses {
+		rep.Report(diagnostic(pass, b))
 	}
 	return nil, nil
 }
 
-func diagnostic(pass *analysis.Pass, res *effects.Result, gc *effects.GuardedCall) analysis.Diagnostic {
-	name := gc.Callee.Name()
-	d := analysis.Diagnostic{Pos: gc.Call.Pos(), End: gc.Call.End()}
-	wrapper := lookupWrapper(pass, gc)
+func diagnostic(pass *analysis.Pass, b *model.Bypass) analysis.Diagnostic {
+	name := b.Callee.Name()
+	d := analysis.Diagnostic{Pos: b.Call.Pos(), End: b.Call.End()}
+	wrapper := lookupWrapper(b)
 	if wrapper == nil {
 		d.Message = fmt.Sprintf("call to %s bypasses its //once:%s promise, and %s is not generated yet: run go generate, then call %s",
-			name, gc.Fact.Kind, gc.Fact.Wrapper, gc.Fact.Wrapper)
+			name, b.Kind, b.Wrapper, b.Wrapper)
 	} else {
 		d.Message = fmt.Sprintf("call to %s bypasses its //once:%s promise: a retry runs it again; call the generated %s instead",
-			name, gc.Fact.Kind, gc.Fact.Wrapper)
-		if fix, ok := suggestFix(pass, gc, wrapper); ok {
+			name, b.Kind, b.Wrapper)
+		if fix, ok := suggestFix(pass, b, wrapper); ok {
 			d.SuggestedFixes = []analysis.SuggestedFix{fix}
 		}
 	}
-	if fn := res.ByObj[gc.Callee]; fn != nil && fn.Directive != nil {
-		d.Related = []analysis.RelatedInformation{{Pos: fn.Directive.Slash, Message: "the promise is declared here"}}
+	if b.Decl.IsValid() {
+		d.Related = []analysis.RelatedInformation{{Pos: b.Decl, Message: "the promise is declared here"}}
 	}
 	return d
 }
 
 // lookupWrapper finds the generated wrapper of the callee: a function of its package, or
 // a method of its receiver's type.
-func lookupWrapper(pass *analysis.Pass, gc *effects.GuardedCall) *types.Func {
-	callee := gc.Callee
+func lookupWrapper(b *model.Bypass) *types.Func {
+	callee := b.Callee
 	if recv := callee.Signature().Recv(); recv != nil {
-		obj, _, _ := types.LookupFieldOrMethod(recv.Type(), true, callee.Pkg(), gc.Fact.Wrapper)
+		obj, _, _ := types.LookupFieldOrMethod(recv.Type(), true, callee.Pkg(), b.Wrapper)
 		fn, _ := obj.(*types.Func)
 		return fn
 	}
-	fn, _ := callee.Pkg().Scope().Lookup(gc.Fact.Wrapper).(*types.Func)
+	fn, _ := callee.Pkg().Scope().Lookup(b.Wrapper).(*types.Func)
 	return fn
 }
 
 // suggestFix rewrites the call to the wrapper, inserting the DB argument and the
 // Outcome result, where that is mechanical.
-func suggestFix(pass *analysis.Pass, gc *effects.GuardedCall, wrapper *types.Func) (analysis.SuggestedFix, bool) {
-	call := gc.Call
+func suggestFix(pass *analysis.Pass, b *model.Bypass, wrapper *types.Func) (analysis.SuggestedFix, bool) {
+	call := b.Call
 	wsig := wrapper.Signature()
-	fsig := gc.Callee.Signature()
+	fsig := b.Callee.Signature()
 	if wsig.Params().Len() < 2 || wsig.Results().Len() != fsig.Results().Len()+1 {
 		return analysis.SuggestedFix{}, false
 	}
@@ -97,7 +94,7 @@ func suggestFix(pass *analysis.Pass, gc *effects.GuardedCall, wrapper *types.Fun
 		f := pass.Fset.File(n.Pos())
 		return string(src[f.Offset(n.Pos()):f.Offset(n.End())])
 	}
-	db := dbInScope(pass, gc, wsig.Params().At(1).Type())
+	db := dbInScope(pass, b, wsig.Params().At(1).Type())
 	if db == "" {
 		return analysis.SuggestedFix{}, false
 	}
@@ -123,16 +120,16 @@ func suggestFix(pass *analysis.Pass, gc *effects.GuardedCall, wrapper *types.Fun
 	var fun string
 	switch f := ast.Unparen(call.Fun).(type) {
 	case *ast.Ident:
-		fun = gc.Fact.Wrapper
+		fun = b.Wrapper
 	case *ast.SelectorExpr:
-		fun = text(f.X) + "." + gc.Fact.Wrapper
+		fun = text(f.X) + "." + b.Wrapper
 	default:
 		return analysis.SuggestedFix{}, false
 	}
 	newCall := fun + "(" + strings.Join(append([]string{ctxArg, db}, args...), ", ") + ")"
 	edits := []analysis.TextEdit{{Pos: call.Pos(), End: call.End(), NewText: []byte(newCall)}}
 	// The wrapper's extra Outcome result comes before the error.
-	switch parent := parentOf(gc.Func.Decl, call).(type) {
+	switch parent := parentOf(b.Func, call).(type) {
 	case *ast.ExprStmt:
 	case *ast.AssignStmt:
 		if len(parent.Rhs) != 1 || len(parent.Lhs) != fsig.Results().Len() || len(parent.Lhs) == 0 {
@@ -143,13 +140,17 @@ func suggestFix(pass *analysis.Pass, gc *effects.GuardedCall, wrapper *types.Fun
 	default:
 		return analysis.SuggestedFix{}, false
 	}
-	return analysis.SuggestedFix{Message: "call " + gc.Fact.Wrapper, TextEdits: edits}, true
+	return analysis.SuggestedFix{Message: "call " + b.Wrapper, TextEdits: edits}, true
 }
 
 // dbInScope names the one value the function can pass as the wrapper's DB: a parameter,
 // or a field of the receiver, whose type is assignable to it.
-func dbInScope(pass *analysis.Pass, gc *effects.GuardedCall, dbType types.Type) string {
-	sig := gc.Func.Obj.Signature()
+func dbInScope(pass *analysis.Pass, b *model.Bypass, dbType types.Type) string {
+	fn, ok := pass.TypesInfo.Defs[b.Func.Name].(*types.Func)
+	if !ok {
+		return ""
+	}
+	sig := fn.Signature()
 	var found []string
 	for i := range sig.Params().Len() {
 		p := sig.Params().At(i)

@@ -3,15 +3,17 @@ package once006
 import (
 	_ "embed"
 	"fmt"
-	"go/token"
+	"go/ast"
+	"go/constant"
+	"go/types"
+	"regexp"
 	"strings"
 
 	"golang.org/x/tools/go/analysis"
 
-	"github.com/oncekit/once/analyzer/internal/effects"
 	"github.com/oncekit/once/analyzer/internal/ignore"
+	"github.com/oncekit/once/analyzer/internal/model"
 	"github.com/oncekit/once/analyzer/internal/passdoc"
-	"github.com/oncekit/once/analyzer/internal/sqltext"
 	"github.com/oncekit/once/internal/directive"
 )
 
@@ -22,93 +24,132 @@ var doc string
 const Code = "ONCE006"
 
 // Analyzer reports promises of the wrong length, with the built-in catalogue.
-var Analyzer = New(effects.Analyzer)
+var Analyzer = New(model.New(func() model.Config { return model.Config{} }))
 
-// New returns the analyzer reading directives and effects from facts.
-func New(facts *analysis.Analyzer) *analysis.Analyzer {
+// New returns the check reading the shared analysis m.
+func New(m *analysis.Analyzer) *analysis.Analyzer {
 	return &analysis.Analyzer{
 		Name:     "once006",
 		Doc:      passdoc.Extract(doc, "once006"),
 		URL:      "https://pkg.go.dev/github.com/oncekit/once/analyzer/once006",
-		Requires: []*analysis.Analyzer{facts},
-		Run:      func(pass *analysis.Pass) (any, error) { return run(pass, facts) },
+		Requires: []*analysis.Analyzer{m},
+		Run:      func(pass *analysis.Pass) (any, error) { return run(pass, m) },
 	}
 }
 
-func run(pass *analysis.Pass, facts *analysis.Analyzer) (any, error) {
-	res := pass.ResultOf[facts].(*effects.Result)
+func run(pass *analysis.Pass, m *analysis.Analyzer) (any, error) {
+	res := pass.ResultOf[m].(*model.Result)
 	rep := ignore.NewReporter(pass, res.Ignores, Code)
 	defer rep.Finish()
-	if res.Fast {
-		return nil, nil
+	for _, r := range res.Requests {
+		rep.Report(analysis.Diagnostic{Pos: r.Pos, Message: fmt.Sprintf(
+			"%s lasts one request, but it reaches %s, which %s: the next request (a retry, a second tab) %s again; declare a longer promise (provider, forever, open or episode)",
+			r.Guard, r.Effect.Via, r.Effect.What, r.Effect.What)})
 	}
-	for _, fn := range res.Funcs {
-		if fn.Test {
-			continue
-		}
-		d := fn.Directive
-		for _, site := range fn.Sites {
-			if site.Keyed {
-				continue
-			}
-			if callee := res.ByObj[site.Callee]; callee != nil && callee.Directive != nil {
-				continue
-			}
-			switch {
-			case site.Guard != nil && site.Guard.Kind == string(directive.Request):
-				rep.Report(requestDiag(site.Guard.Call.Pos(), "once.Request guard", site))
-			case site.Guard == nil && d != nil && d.Kind == directive.Request:
-				rep.Report(requestDiag(fn.Decl.Name.Pos(), "the //once:request promise on "+fn.Obj.Name(), site))
-			default:
-				continue
-			}
-			break // one finding per promise
-		}
-		if d != nil && d.HasTable() {
-			checkTableInsert(pass, rep, fn, d)
+	for fn, d := range res.Declared {
+		if d.HasTable() && d.Func.Body != nil {
+			checkTable(pass, rep, fn, d)
 		}
 	}
 	return nil, nil
 }
 
-// requestDiag reports a request-length promise at at, with the effect it wraps.
-func requestDiag(at token.Pos, what string, site *effects.Site) analysis.Diagnostic {
-	return analysis.Diagnostic{
-		Pos: at,
-		Message: fmt.Sprintf("%s lasts one request, but %s: the next request (a retry, a second tab) %s again; declare a longer promise (provider, forever, open or episode)",
-			what, reaches(site), site.What),
-		Related: []analysis.RelatedInformation{{Pos: site.Call.Pos(), Message: "the effect"}},
-	}
+// sqlMethods are the methods that send SQL, by identity: the argument index of the
+// statement (the receiver not counted).
+var sqlMethods = map[string]int{
+	"(github.com/jackc/pgx/v5.Tx).Exec": 1, "(github.com/jackc/pgx/v5.Tx).Query": 1, "(github.com/jackc/pgx/v5.Tx).QueryRow": 1,
+	"(*github.com/jackc/pgx/v5.Conn).Exec": 1, "(*github.com/jackc/pgx/v5.Conn).Query": 1, "(*github.com/jackc/pgx/v5.Conn).QueryRow": 1,
+	"(*github.com/jackc/pgx/v5/pgxpool.Pool).Exec": 1, "(*github.com/jackc/pgx/v5/pgxpool.Pool).Query": 1, "(*github.com/jackc/pgx/v5/pgxpool.Pool).QueryRow": 1,
+	"(github.com/oncekit/once/runtime.DB).Exec": 1, "(github.com/oncekit/once/runtime.DB).Query": 1, "(github.com/oncekit/once/runtime.DB).QueryRow": 1,
+	"(*database/sql.Tx).Exec": 0, "(*database/sql.Tx).ExecContext": 1, "(*database/sql.Tx).QueryRow": 0, "(*database/sql.Tx).QueryRowContext": 1,
+	"(*database/sql.Tx).Query": 0, "(*database/sql.Tx).QueryContext": 1,
+	"(*database/sql.DB).Exec": 0, "(*database/sql.DB).ExecContext": 1, "(*database/sql.DB).QueryRow": 0, "(*database/sql.DB).QueryRowContext": 1,
+	"(*database/sql.DB).Query": 0, "(*database/sql.DB).QueryContext": 1,
 }
 
-// reaches says what the site calls: "it calls X", or "it calls F, which reaches X".
-func reaches(site *effects.Site) string {
-	if site.Name == site.Via {
-		return "it calls " + site.Name
-	}
-	return "it calls " + site.Name + ", which reaches " + site.Via
+// handles are the types of a database handle a function may be given.
+var handles = map[string]bool{
+	"github.com/jackc/pgx/v5.Tx": true, "github.com/jackc/pgx/v5.Conn": true, "github.com/jackc/pgx/v5/pgxpool.Pool": true,
+	"github.com/oncekit/once/runtime.DB": true, "database/sql.Tx": true, "database/sql.DB": true, "database/sql.Conn": true,
 }
 
-// checkTableInsert reports inserts into the declared table without the derived clause.
-func checkTableInsert(pass *analysis.Pass, rep *ignore.Reporter, fn *effects.Func, d *directive.Directive) {
-	clause := d.ConflictClause()
-	if clause == "" {
-		return
-	}
-	want := strings.ToLower(sqltext.Normalize(clause))
-	for _, c := range sqltext.Calls(pass.TypesInfo, fn.Decl.Body) {
-		if c.Stmt.Kind != sqltext.Insert || !sqltext.SameTable(c.Stmt.Table, d.Table) {
-			continue
+var insertRE = regexp.MustCompile(`(?is)\binsert\s+into\s+((?:"?[a-z_][a-z0-9_$]*"?\.)?"?[a-z_][a-z0-9_$]*"?)`)
+
+// checkTable reports the inserts into the declared table that are not the promise's
+// claim: without the derived conflict clause, or through another handle than the one
+// the function is given.
+func checkTable(pass *analysis.Pass, rep *ignore.Reporter, fn *types.Func, d *directive.Directive) {
+	var given []*types.Var
+	sig := fn.Signature()
+	for i := 0; i < sig.Params().Len(); i++ {
+		p := sig.Params().At(i)
+		if t := p.Type(); handles[strings.TrimPrefix(types.TypeString(t, nil), "*")] {
+			given = append(given, p)
 		}
-		if strings.Contains(strings.ToLower(sqltext.Normalize(c.Stmt.Text)), want) {
-			continue
-		}
-		rep.Report(analysis.Diagnostic{
-			Pos: c.Call.Pos(),
-			End: c.Call.End(),
-			Message: fmt.Sprintf("insert into %s does not use the conflict clause //once:%s table=%s declares: without %q, text for text, a duplicate is not the no-op the promise needs; append the generated %s constant",
-				d.Table, d.Kind, d.Table, clause, directive.ConflictName(fn.Obj.Name())),
-			Related: []analysis.RelatedInformation{{Pos: d.Slash, Message: "the promise is declared here"}},
-		})
 	}
+	clause := normalize(d.ConflictClause())
+	ast.Inspect(d.Func.Body, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+		if !ok {
+			return true
+		}
+		m, ok := pass.TypesInfo.Uses[sel.Sel].(*types.Func)
+		if !ok {
+			return true
+		}
+		idx, ok := sqlMethods[m.FullName()]
+		if !ok || idx >= len(call.Args) {
+			return true
+		}
+		tv := pass.TypesInfo.Types[call.Args[idx]]
+		if tv.Value == nil || tv.Value.Kind() != constant.String {
+			return true
+		}
+		text := constant.StringVal(tv.Value)
+		match := insertRE.FindStringSubmatch(text)
+		if match == nil || !sameTable(match[1], d.Table) {
+			return true
+		}
+		if clause != "" && !strings.Contains(normalize(text), clause) {
+			rep.Report(analysis.Diagnostic{Pos: call.Pos(), End: call.End(), Message: fmt.Sprintf(
+				"insert into %s does not use the conflict clause //once:%s table=%s declares: without %q, text for text, a duplicate is not the no-op the promise needs; append the generated %s constant",
+				d.Table, d.Kind, d.Table, d.ConflictClause(), directive.ConflictName(fn.Name())),
+				Related: []analysis.RelatedInformation{{Pos: d.Slash, Message: "the promise is declared here"}}})
+		}
+		if len(given) > 0 && !rootedIn(pass, sel.X, given) {
+			rep.Report(analysis.Diagnostic{Pos: call.Pos(), End: call.End(), Message: fmt.Sprintf(
+				"insert into %s goes through %s, not the %s %s is given: the guard runs %s in that transaction, and an insert through another handle commits outside the promise; send it through %s",
+				d.Table, types.ExprString(sel.X), given[0].Name(), fn.Name(), fn.Name(), given[0].Name()),
+				Related: []analysis.RelatedInformation{{Pos: d.Slash, Message: "the promise is declared here"}}})
+		}
+		return true
+	})
+}
+
+// rootedIn reports whether the expression names one of the variables.
+func rootedIn(pass *analysis.Pass, x ast.Expr, vars []*types.Var) bool {
+	id, ok := ast.Unparen(x).(*ast.Ident)
+	if !ok {
+		return false
+	}
+	for _, v := range vars {
+		if pass.TypesInfo.Uses[id] == v {
+			return true
+		}
+	}
+	return false
+}
+
+func normalize(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), " ")) }
+
+func sameTable(a, b string) bool {
+	last := func(s string) string {
+		s = strings.ToLower(strings.ReplaceAll(s, `"`, ""))
+		return s[strings.LastIndex(s, ".")+1:]
+	}
+	return last(a) == last(b)
 }

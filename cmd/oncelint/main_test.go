@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,12 +33,16 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// run runs a command in testdata/dir and returns its combined output and exit code.
-func run(t *testing.T, dir string, name string, args ...string) (string, int) {
+// run runs a command in testdata/dir (or dir, when absolute) and returns its combined
+// output and exit code.
+func run(t *testing.T, dir string, env []string, name string, args ...string) (string, int) {
 	t.Helper()
 	cmd := exec.Command(name, args...)
-	cmd.Dir = filepath.Join("testdata", dir)
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=", "GOTOOLCHAIN=local")
+	cmd.Dir = dir
+	if !filepath.IsAbs(dir) {
+		cmd.Dir = filepath.Join("testdata", dir)
+	}
+	cmd.Env = append(append(os.Environ(), "GOWORK=off", "GOFLAGS=", "GOTOOLCHAIN=local"), env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
@@ -52,119 +57,236 @@ func run(t *testing.T, dir string, name string, args ...string) (string, int) {
 	return "", -1
 }
 
-const (
-	// The module's mail service, mailer, is called from notify and from server: each
-	// caller decides what it sends, so each is reported at its call, with the service's
-	// declaration two packages down from the handler as the related place.
-	shared   = "notify/notify.go:8:9: call to (*mailer.Mailer).Send reaches smtp.SendMail with no //once: promise"
-	direct   = "server/main.go:21:12: call to (*mailer.Mailer).Send reaches smtp.SendMail with no //once: promise"
-	extended = "reminders/reminders.go:11:9: call to (*smsapi.Client).Send has no idempotency key and no //once: promise"
-)
-
-// declared is the related place; go vet's per-package processes know it from export
-// data, which keeps its line but not its column.
-var declared = regexp.MustCompile(`mailer/mailer\.go:10:\d+: \t\(\*mailer\.Mailer\)\.Send is declared here`)
-
-// notReported are places a finding must not be: the service itself (its callers are
-// judged) and the handler's call of notify.Shipped (notify already reports the effect).
-var notReported = []string{"mailer/mailer.go:11:", "server/main.go:15:"}
-
-// checkApp checks the findings on testdata/app, as both drivers print them.
-func checkApp(t *testing.T, out string) {
+// copyTestdata copies testdata/app and its sibling module testdata/gateway into a
+// directory of the test's own, and returns the copy of app.
+func copyTestdata(t *testing.T) string {
 	t.Helper()
-	for _, want := range []string{shared, direct, extended} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
+	tmp := t.TempDir()
+	for _, d := range []string{"app", "gateway"} {
+		from := filepath.Join("testdata", d)
+		err := filepath.WalkDir(from, func(path string, e fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(from, path)
+			dst := filepath.Join(tmp, d, rel)
+			if e.IsDir() {
+				return os.MkdirAll(dst, 0o755)
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(dst, data, 0o644)
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
 	}
-	if n := len(declared.FindAllString(out, -1)); n != 2 {
-		t.Errorf("output names the service's declaration %d times, want 2 (one per caller):\n%s", n, out)
-	}
-	for _, bad := range notReported {
-		if strings.Contains(out, bad) {
-			t.Errorf("output reports at %s:\n%s", bad, out)
-		}
-	}
+	return filepath.Join(tmp, "app")
 }
 
-// The handler in package main reaches net/smtp through notify and mailer: the effect
-// travels up as a fact and is reported at the calls of the shared service, on its own
-// and under vet.
-func TestStandalone_EffectTwoPackagesDown(t *testing.T) {
+func count(out, s string) int { return strings.Count(out, s) }
+
+// The effect two packages down (smtp.SendMail in mailer.Send, whose content notify.Shipped
+// and the handlers give) is reported at each handler's call, the place that decides what
+// is sent, with the place it is made as the related one; so is the call of the
+// repository's own gateway module, which the project's catalogue (oncelint.json)
+// classifies.
+const (
+	mailFinding    = "server/main.go:19:12: call of notify.Shipped sends the email with no //once: promise, on a path that runs it again: a repeat sends the email again; declare a promise on main.shipped (ONCE001)"
+	mailFinding2   = "server/main.go:25:12: call of (*mailer.Mailer).Send sends the email with no //once: promise"
+	gatewayFinding = "server/main.go:28:2: call of (*gateway.Client).Publish publishes the message with no //once: promise"
+)
+
+var handlerRelated = regexp.MustCompile(`(server/main\.go:(18|24):\d+: \truns it again: an HTTP handler|mailer/mailer\.go:11:9: \tthe effect is made here)`)
+
+func TestStandalone_EffectReachedFromHandlersIsReportedOnceWhereItIsMade(t *testing.T) {
 	t.Parallel()
-	out, code := run(t, "app", oncelint, "-catalog=oncelint.json", "./...")
+	out, code := run(t, "app", nil, oncelint, "./...")
 	if code != 3 {
 		t.Errorf("exit code %d, want 3 (findings)\n%s", code, out)
 	}
-	checkApp(t, out)
+	if count(out, mailFinding) != 1 || count(out, mailFinding2) != 1 || count(out, gatewayFinding) != 1 {
+		t.Errorf("want the mail and gateway findings once each:\n%s", out)
+	}
+	if n := len(handlerRelated.FindAllString(out, -1)); n != 5 {
+		t.Errorf("the findings name %d related places, want each handler and, for both mail findings, the SMTP call:\n%s", n, out)
+	}
+	// The reminders are sent once by a plain call: no repeat path, no finding by default.
+	if strings.Contains(out, "reminders/") {
+		t.Errorf("reminders reported without -strict:\n%s", out)
+	}
 }
 
-func TestVet_EffectTwoPackagesDown(t *testing.T) {
+func TestVet_SameFindings(t *testing.T) {
 	t.Parallel()
-	out, code := run(t, "app", "go", "vet", "-vettool="+oncelint, "-catalog=oncelint.json", "./...")
+	out, code := run(t, "app", nil, "go", "vet", "-vettool="+oncelint, "./...")
 	if code != 1 {
 		t.Errorf("exit code %d, want 1 (findings)\n%s", code, out)
 	}
-	checkApp(t, out)
+	if !strings.Contains(out, mailFinding) || !strings.Contains(out, mailFinding2) || !strings.Contains(out, gatewayFinding) {
+		t.Errorf("go vet lacks the findings:\n%s", out)
+	}
+	if strings.Contains(out, "oncelint-coverage") || strings.Contains(out, "effects seen") {
+		t.Errorf("go vet prints coverage; the vet form prints findings only:\n%s", out)
+	}
 }
 
-// Without -catalog, the gateway of the application's own catalogue is not an effect.
-func TestCatalogFlag_AddsEntriesFromTheModuleRoot(t *testing.T) {
+// Without the project's catalogue line, the gateway's send is not a finding: the summary
+// lists it as a send no catalogue entry classifies, with the line to add.
+func TestProjectCatalogue_ClassifiesAWrapperInAnotherModule(t *testing.T) {
 	t.Parallel()
-	out, _ := run(t, "app", oncelint, "./...")
-	if strings.Contains(out, "smsapi") || !strings.Contains(out, shared) || !strings.Contains(out, direct) {
-		t.Errorf("without -catalog: want only the built-in finding, got\n%s", out)
+	app := copyTestdata(t)
+	if err := os.WriteFile(filepath.Join(app, "oncelint.json"), []byte(`{"effects": [{"func": "(*example.com/app/smsapi.Client).Send", "effect": "sends the text message", "class": "message", "key": {"arg": 1, "field": "RequestID"}}]}`), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	// From a package directory, as go vet runs it, the name still resolves from the root.
-	out, _ = run(t, "app/server", "go", "vet", "-vettool="+oncelint, "-catalog=oncelint.json", "../reminders")
-	if !strings.Contains(out, "call to (*smsapi.Client).Send") {
-		t.Errorf("-catalog from a package directory did not resolve from the module root:\n%s", out)
+	out, _ := run(t, app, nil, oncelint, "./...")
+	if strings.Contains(out, "(*gateway.Client).Publish publishes") {
+		t.Errorf("the gateway is an effect without its catalogue line:\n%s", out)
+	}
+	if !strings.Contains(out, `1 through (*example.com/gateway.Client).Publish: {"func": "(*example.com/gateway.Client).Publish", "effect": "...", "class": "..."}`) {
+		t.Errorf("the summary does not name the unclassified send and its line:\n%s", out)
 	}
 }
 
-// -json works in both drivers and carries the code as the category.
+// Every run ends with what it saw, also when it saw nothing.
+func TestSummary_SaysWhatItSaw(t *testing.T) {
+	t.Parallel()
+	out, code := run(t, "quiet", nil, oncelint, "./...")
+	if code != 0 || !strings.Contains(out, "oncelint: 0 effects seen in 1 packages (0 analysed for effects); 0 findings") {
+		t.Errorf("exit %d; want the summary of a package with no effect:\n%s", code, out)
+	}
+	out, _ = run(t, "app", nil, oncelint, "./...")
+	if !strings.Contains(out, "oncelint: 7 effects seen in 5 packages") || !strings.Contains(out, "email 4") {
+		t.Errorf("want the app's summary:\n%s", out)
+	}
+}
+
+// -strict reports the reminder sent with no key, repeat path or not; the keyed one is
+// covered by its key.
+func TestStrict_ReportsEveryEffectNoPromiseCovers(t *testing.T) {
+	t.Parallel()
+	out, _ := run(t, "app", nil, oncelint, "-strict", "./...")
+	if !strings.Contains(out, "reminders/reminders.go:11:9: call of (*smsapi.Client).Send sends the text message with no //once: promise and no idempotency key (-strict)") {
+		t.Errorf("-strict does not report the unkeyed reminder:\n%s", out)
+	}
+	if strings.Contains(out, "reminders/reminders.go:15:") {
+		t.Errorf("-strict reports the keyed reminder:\n%s", out)
+	}
+}
+
+// -json holds the findings, by package and check, and the summary; go vet's own -json
+// holds the findings.
 func TestJSON_BothDrivers(t *testing.T) {
 	t.Parallel()
-	for name, args := range map[string][]string{
-		"standalone": {oncelint, "-json", "./..."},
-		"vet":        {"go", "vet", "-vettool=" + oncelint, "-json", "./..."},
-	} {
-		out, _ := run(t, "app", args[0], args[1:]...)
-		found := false
-		// go vet prints one JSON object per package, oncelint one for all.
-		dec := json.NewDecoder(strings.NewReader(out[strings.Index(out, "{"):]))
-		for dec.More() {
-			var tree map[string]map[string][]struct {
-				Category, Posn, Message string
-				Related                 []struct{ Posn string }
-			}
-			if err := dec.Decode(&tree); err != nil {
-				t.Fatalf("%s: output is not JSON: %v\n%s", name, err, out)
-			}
-			for _, d := range tree["example.com/app/notify"]["once001"] {
-				found = found || (d.Category == "ONCE001" && strings.HasSuffix(d.Posn, "notify/notify.go:8:9") &&
-					len(d.Related) == 1 && strings.Contains(d.Related[0].Posn, "mailer/mailer.go:10:"))
-			}
+	out, _ := run(t, "app", nil, oncelint, "-json", "./...")
+	var got struct {
+		Diagnostics map[string]map[string][]struct{ Category, Posn, Message string }
+		Summary     struct {
+			Packages, Effects, Findings int
+			Unclassified                []struct{ Func string }
 		}
-		if !found {
-			t.Errorf("%s -json: no ONCE001 finding for notify/notify.go:8:9 with the service as related place:\n%s", name, out)
-		}
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	found := false
+	for _, d := range got.Diagnostics["example.com/app/server"]["once001"] {
+		found = found || d.Category == "ONCE001" && strings.HasSuffix(d.Posn, "server/main.go:19:12")
+	}
+	if !found || got.Summary.Packages != 5 || got.Summary.Findings != 3 {
+		t.Errorf("-json: finding %v, summary %+v:\n%s", found, got.Summary, out)
+	}
+	out, _ = run(t, "app", nil, "go", "vet", "-vettool="+oncelint, "-json", "./...")
+	if !strings.Contains(out, `"posn": "`) || !strings.Contains(out, "server/main.go:19:12") {
+		t.Errorf("go vet -json lacks the finding:\n%s", out)
 	}
 }
 
-// A package that does not compile is reported as such, not as a crash; its malformed
-// directive is still reported on its own.
+// A baseline records today's findings; a later run reports only new ones, and a finding
+// whose lines moved is still the recorded one.
+func TestBaseline_RoundTrip(t *testing.T) {
+	t.Parallel()
+	app := copyTestdata(t)
+	out, code := run(t, app, nil, oncelint, "-baseline=oncelint.baseline", "-write-baseline", "./...")
+	if code != 0 || !strings.Contains(out, "3 findings recorded in oncelint.baseline") {
+		t.Fatalf("writing the baseline: exit %d\n%s", code, out)
+	}
+	server := filepath.Join(app, "server", "main.go")
+	src, err := os.ReadFile(server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := strings.Replace(string(src), "package main\n", "package main\n\n// Lines inserted above the findings.\n\n", 1)
+	if err := os.WriteFile(server, []byte(moved), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code = run(t, app, nil, oncelint, "-baseline=oncelint.baseline", "./...")
+	if code != 0 || strings.Contains(out, "(ONCE001)") || !strings.Contains(out, "(3 more in the baseline)") {
+		t.Errorf("with the baseline, after lines moved: exit %d, want 0 and no finding:\n%s", code, out)
+	}
+	src, err = os.ReadFile(server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	added := strings.Replace(string(src), "func main() {", "func cancelled(w http.ResponseWriter, r *http.Request) {\n\tgw.Publish(\"cancelled\", r.FormValue(\"order\"))\n}\n\nfunc main() {", 1)
+	if err := os.WriteFile(server, []byte(added), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code = run(t, app, nil, oncelint, "-baseline=oncelint.baseline", "./...")
+	if code != 3 || count(out, "(ONCE001)") != 1 || !strings.Contains(out, "server/main.go:35:2: call of (*gateway.Client).Publish") {
+		t.Errorf("with the baseline and a new effect: exit %d, want 3 and the new finding alone:\n%s", code, out)
+	}
+}
+
+// The go command's build flags apply: GOFLAGS=-modfile=... as go vet reads it, and
+// -modfile given to oncelint.
+func TestBuildFlags_Modfile(t *testing.T) {
+	t.Parallel()
+	app := copyTestdata(t)
+	// go.mod lacks the gateway module; only go.alt.mod builds the app.
+	if err := os.Rename(filepath.Join(app, "go.mod"), filepath.Join(app, "go.alt.mod")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(app, "go.mod"), []byte("module example.com/app\n\ngo 1.26\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := run(t, app, nil, oncelint, "./..."); code != 1 {
+		t.Fatalf("without -modfile the app must not build: exit %d\n%s", code, out)
+	}
+	out, code := run(t, app, []string{"GOFLAGS=-modfile=go.alt.mod"}, oncelint, "./...")
+	if code != 3 || !strings.Contains(out, mailFinding) {
+		t.Errorf("GOFLAGS=-modfile: exit %d\n%s", code, out)
+	}
+	out, code = run(t, app, nil, oncelint, "-modfile=go.alt.mod", "./...")
+	if code != 3 || !strings.Contains(out, mailFinding) {
+		t.Errorf("-modfile: exit %d\n%s", code, out)
+	}
+}
+
+// A package that does not compile is reported as such, not as a crash.
 func TestBrokenPackage_DoesNotCrash(t *testing.T) {
 	t.Parallel()
-	out, code := run(t, "broken", oncelint, "./...")
+	out, code := run(t, "broken", nil, oncelint, ".")
 	if code != 1 || strings.Contains(out, "panic") || !strings.Contains(out, "undefined: undefinedBody") {
 		t.Errorf("standalone: exit %d, want 1 with the type error and no panic:\n%s", code, out)
 	}
-	if !strings.Contains(out, `broken.go:8:8: unknown kind "forevr"`) {
-		t.Errorf("standalone: malformed directive not reported:\n%s", out)
-	}
-	out, code = run(t, "broken", "go", "vet", "-vettool="+oncelint, "./...")
+	out, code = run(t, "broken", nil, "go", "vet", "-vettool="+oncelint, ".")
 	if code == 0 || strings.Contains(out, "panic") || !strings.Contains(out, "undefined: undefinedBody") {
 		t.Errorf("vet: exit %d, want a failure with the type error and no panic:\n%s", code, out)
+	}
+}
+
+// A malformed directive is reported in oncegen's words, followed by its code, on its own
+// and under go vet.
+func TestMalformedDirective_CarriesItsCode(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{oncelint, "./malformed"}, {"go", "vet", "-vettool=" + oncelint, "./malformed"}} {
+		out, _ := run(t, "broken", nil, args[0], args[1:]...)
+		if !strings.Contains(out, `malformed.go:6:8: unknown kind "forevr" (did you mean forever?) (ONCE000)`) &&
+			!regexp.MustCompile(`malformed\.go:6:8: unknown kind "forevr".*\(ONCE000\)`).MatchString(out) {
+			t.Errorf("%s: the malformed directive lacks its code:\n%s", args[0], out)
+		}
 	}
 }

@@ -17,7 +17,7 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 // documentation, checked for shape below) by DOC.
 func TestSARIF_Golden(t *testing.T) {
 	t.Parallel()
-	out, code := run(t, "app", oncelint, "-sarif", "-catalog=oncelint.json", "./...")
+	out, code := run(t, "app", nil, oncelint, "-sarif", "./...")
 	if code != 3 {
 		t.Fatalf("exit code %d, want 3 (findings)\n%s", code, out)
 	}
@@ -171,5 +171,33 @@ func checkLocation(t *testing.T, loc sarifLocation, bases map[string]struct{ URI
 	}
 	if reg.StartLine < 1 || reg.StartColumn < 1 || (reg.EndLine != 0 && (reg.EndLine < reg.StartLine || reg.EndColumn < 1)) {
 		t.Errorf("%s: region %+v", a.URI, reg)
+	}
+}
+
+// Each result carries the fingerprint a baseline records, and the run carries the
+// coverage summary.
+func TestSARIF_FingerprintsAndCoverage(t *testing.T) {
+	t.Parallel()
+	out, _ := run(t, "app", nil, oncelint, "-sarif", "./...")
+	var log struct {
+		Runs []struct {
+			Results []struct {
+				PartialFingerprints map[string]string `json:"partialFingerprints"`
+			}
+			Properties map[string]struct {
+				Packages, Effects, Findings int
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &log); err != nil || len(log.Runs) != 1 {
+		t.Fatalf("not one SARIF run: %v\n%s", err, out)
+	}
+	for _, r := range log.Runs[0].Results {
+		if len(r.PartialFingerprints["oncelint/v1"]) != 24 {
+			t.Errorf("result without its fingerprint: %v", r.PartialFingerprints)
+		}
+	}
+	if c := log.Runs[0].Properties["oncelint/coverage"]; c.Packages != 5 || c.Effects != 7 || c.Findings != 3 {
+		t.Errorf("run properties: coverage %+v", c)
 	}
 }

@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
+
+	"github.com/oncekit/once/analyzer/catalog"
 )
 
 // printVetID answers go vet's -V=full question. go vet keys each package's cached result by
@@ -17,8 +20,9 @@ import (
 // names the go command that asked: the executable's hash, that command's arguments and its
 // directory. One command always vets the same packages for their findings, so repeating it
 // reuses the cache and still prints the same findings; another command never sees its
-// entries. Where the command cannot be read, the ID is new for every run and nothing is
-// reused.
+// entries. The module root's oncelint.json, which go vet does not know is an input, is part
+// of the ID too. Where the command cannot be read, the ID is new for every run and nothing
+// is reused.
 func printVetID(w io.Writer) error {
 	exe, err := os.Executable()
 	if err != nil {
@@ -39,6 +43,13 @@ func printVetID(w io.Writer) error {
 	io.WriteString(run, exeID)
 	if cmdline, dir, ok := invoker(); ok {
 		fmt.Fprintf(run, "\x00%q\x00%q", cmdline, dir)
+		// The project's catalogue is an input go vet does not know of: a change of it
+		// must not reuse results computed with the old one.
+		if root := catalog.ModuleRoot(dir); root != "" {
+			if data, err := os.ReadFile(filepath.Join(root, "oncelint.json")); err == nil {
+				run.Write(data)
+			}
+		}
 	} else {
 		nonce := make([]byte, 16)
 		rand.Read(nonce)

@@ -79,7 +79,7 @@ func vetSequences(t *testing.T, toolchain, tool string) (mismatches []string) {
 	t.Helper()
 	standalone := map[string][]string{}
 	for _, pkg := range []string{"./a", "./b"} {
-		out, _ := run(t, "layers", oncelint, "-catalog=oncelint.json", pkg)
+		out, _ := run(t, "layers", nil, oncelint, "-catalog=oncelint.json", pkg)
 		standalone[pkg] = findingLines(t, out)
 		if len(standalone[pkg]) != 1 {
 			t.Fatalf("oncelint %s: want one finding, got %q", pkg, standalone[pkg])

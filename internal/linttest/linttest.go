@@ -80,13 +80,22 @@ func Run(t testing.TB, dir string, patterns ...string) []Finding {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("linttest: oncelint %v: %v\n%s", patterns, err, stderr.Bytes())
 	}
-	// package path → analyzer name → diagnostics, or → {"error": ...} where a package failed.
-	var tree map[string]map[string]json.RawMessage
-	if err := json.Unmarshal(stdout.Bytes(), &tree); err != nil && stdout.Len() > 0 {
+	// The findings by package path and analyzer name, the errors of the packages that
+	// failed, and the run's summary.
+	var out struct {
+		Diagnostics map[string]map[string]json.RawMessage
+		Errors      []string
+		Summary     json.RawMessage
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
 		t.Fatalf("linttest: reading oncelint -json: %v\n%s", err, stdout.Bytes())
 	}
+	if len(out.Errors) > 0 || len(out.Summary) == 0 {
+		t.Fatalf("linttest: oncelint %v: errors %q, summary %s", patterns, out.Errors, out.Summary)
+	}
+	tree := out.Diagnostics
 	seen := map[Finding]bool{}
-	var out []Finding
+	var found []Finding
 	for pkg, byAnalyzer := range tree {
 		for analyzer, raw := range byAnalyzer {
 			var diags []diagnostic
@@ -101,13 +110,13 @@ func Run(t testing.TB, dir string, patterns ...string) []Finding {
 				// A package and its test variant are analysed separately: report once.
 				if !seen[f] {
 					seen[f] = true
-					out = append(out, f)
+					found = append(found, f)
 				}
 			}
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
+	sort.Slice(found, func(i, j int) bool {
+		a, b := found[i], found[j]
 		if a.File != b.File {
 			return a.File < b.File
 		}
@@ -116,7 +125,7 @@ func Run(t testing.TB, dir string, patterns ...string) []Finding {
 		}
 		return a.Code < b.Code
 	})
-	return out
+	return found
 }
 
 // finding parses "path/file.go:line:col" into a Finding.

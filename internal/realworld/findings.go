@@ -49,11 +49,32 @@ func ParseJSON(repo, root string, out []byte, funcAt func(file string, line int)
 	dec := json.NewDecoder(strings.NewReader(string(out)))
 	var findings []Finding
 	seen := map[string]bool{}
-	// The checker prints one JSON tree per run; tolerate several (and none).
+	// oncelint prints one object holding the tree under "diagnostics" and its summary;
+	// go vet and older drivers print the trees themselves, one per package or run.
 	for dec.More() {
-		tree = nil
-		if err := dec.Decode(&tree); err != nil {
+		var raw map[string]json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
 			return nil, fmt.Errorf("reading oncelint -json output: %w", err)
+		}
+		tree = nil
+		if d, ok := raw["diagnostics"]; ok {
+			if err := json.Unmarshal(d, &tree); err != nil {
+				return nil, fmt.Errorf("reading oncelint -json output: %w", err)
+			}
+			var errs []string
+			json.Unmarshal(raw["errors"], &errs)
+			if len(errs) > 0 {
+				return nil, fmt.Errorf("%s", strings.Join(errs, "; "))
+			}
+		} else {
+			tree = map[string]map[string]json.RawMessage{}
+			for pkg, v := range raw {
+				var byAnalyzer map[string]json.RawMessage
+				if err := json.Unmarshal(v, &byAnalyzer); err != nil {
+					return nil, fmt.Errorf("reading oncelint -json output: %w", err)
+				}
+				tree[pkg] = byAnalyzer
+			}
 		}
 		for pkg, byAnalyzer := range tree {
 			for analyzer, raw := range byAnalyzer {
@@ -217,4 +238,33 @@ func FuncName(fd *ast.FuncDecl) string {
 		return id.Name + "." + fd.Name.Name
 	}
 	return fd.Name.Name
+}
+
+// Summary is the coverage oncelint -json reports, as much of it as a table prints.
+type Summary struct {
+	Packages, Analysed, Effects, Covered, Findings int
+	ByClass                                        map[string]int
+	Unclassified                                   []struct {
+		Func  string
+		Sends int
+	}
+}
+
+// ParseSummary reads the summary of oncelint -json's output, or nil when it has none.
+func ParseSummary(out []byte) *Summary {
+	var v struct{ Summary *Summary }
+	if json.Unmarshal(out, &v) != nil {
+		return nil
+	}
+	return v.Summary
+}
+
+// String writes the summary in one line.
+func (s *Summary) String() string {
+	sends := 0
+	for _, u := range s.Unclassified {
+		sends += u.Sends
+	}
+	return fmt.Sprintf("%d effects in %d packages (%d analysed) %v, %d covered, %d findings, %d unclassified sends in %d groups",
+		s.Effects, s.Packages, s.Analysed, s.ByClass, s.Covered, s.Findings, sends, len(s.Unclassified))
 }

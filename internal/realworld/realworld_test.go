@@ -225,6 +225,10 @@ func TestScore_PrecisionOverEveryFindingRecallOverFlagRows(t *testing.T) {
 	if got := res.Total.Recall(); got != 2.0/3 {
 		t.Errorf("recall = %v, want 2/3", got)
 	}
+	// Strict: the invoice row is found only at its second alternative.
+	if got := res.Total.StrictRecall(); got != 1.0/3 {
+		t.Errorf("strict recall = %v, want 1/3", got)
+	}
 	if res.OK() || len(res.Unjudged) != 1 || res.Unjudged[0].Code != "ONCE002" {
 		t.Errorf("unjudged = %+v, OK = %v", res.Unjudged, res.OK())
 	}
@@ -241,7 +245,7 @@ func TestScore_PrecisionOverEveryFindingRecallOverFlagRows(t *testing.T) {
 	var out bytes.Buffer
 	res.Write(&out)
 	for _, want := range []string{
-		"precision 0.50 (3 TP of 6 findings), recall 0.67 (2 of 3 FLAG rows), 1 of 1 NO-FLAG rows flagged",
+		"precision 0.50 (3 TP of 6 findings), recall 0.33 strict (1 of 3 FLAG rows at the place named first), 0.67 lenient (2 of 3 at any place named), 1 of 1 NO-FLAG rows flagged",
 		"findings with no verdict",
 		"acme/shop\tpay.go\tCharge\tONCE002\t-\t?\t?",
 		"acme/mail send.go:3 Welcome ONCE001: welcome email twice",

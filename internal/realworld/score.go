@@ -17,15 +17,20 @@ type Judged struct {
 type Count struct {
 	Findings, TP, FP int // FP counts findings judged false; unjudged are neither
 	Unjudged         int
-	Flag, Found      int // FLAG rows, and those a finding matches
+	Flag, Found      int // FLAG rows, and those a finding matches at any alternative
+	Strict           int // FLAG rows a finding matches at the first function named
 	NoFlag, Flagged  int // NO-FLAG rows, and those a finding matches
 }
 
 // Precision is TP over every finding (unjudged ones included, so they cannot help).
 func (c Count) Precision() float64 { return ratio(c.TP, c.Findings) }
 
-// Recall is found FLAG rows over all FLAG rows.
+// Recall is found FLAG rows over all FLAG rows, counting a finding at any of a row's
+// alternative places (the nearest reasonable report location).
 func (c Count) Recall() float64 { return ratio(c.Found, c.Flag) }
+
+// StrictRecall counts only findings at the first place a row names.
+func (c Count) StrictRecall() float64 { return ratio(c.Strict, c.Flag) }
 
 func ratio(a, b int) float64 {
 	if b == 0 {
@@ -117,14 +122,18 @@ func Score(c *Corpus, findings []Finding, failed map[string]string) *Result {
 	}
 	for _, l := range c.Labels {
 		n := count(l.Repo)
-		hit := false
-		for _, p := range l.Places() {
+		hit, first := false, false
+		for i, p := range l.Places() {
 			if reported[l.Repo+" "+p.File+" "+p.Func+" "+l.Code] {
 				hit = true
+				first = first || i == 0
 			}
 		}
 		if l.Flag {
 			n.Flag++
+			if first {
+				n.Strict++
+			}
 			if hit {
 				n.Found++
 				res.FoundRows = append(res.FoundRows, l)
@@ -147,6 +156,7 @@ func Score(c *Corpus, findings []Finding, failed map[string]string) *Result {
 		res.Total.Unjudged += n.Unjudged
 		res.Total.Flag += n.Flag
 		res.Total.Found += n.Found
+		res.Total.Strict += n.Strict
 		res.Total.NoFlag += n.NoFlag
 		res.Total.Flagged += n.Flagged
 	}
@@ -160,10 +170,10 @@ func (r *Result) OK() bool { return len(r.Unjudged) == 0 && len(r.Failed) == 0 }
 // findings without a verdict (as rows to paste into verdicts.tsv), false positives,
 // missed FLAG rows, flagged NO-FLAG rows and verdicts that matched nothing.
 func (r *Result) Write(w io.Writer) {
-	fmt.Fprintf(w, "%-34s %8s %4s %4s %9s %5s %5s %6s %8s\n", "repository", "findings", "TP", "FP", "precision", "FLAG", "found", "recall", "NO-FLAG!")
+	fmt.Fprintf(w, "%-34s %8s %4s %4s %9s %5s %6s %6s %7s %7s %8s\n", "repository", "findings", "TP", "FP", "precision", "FLAG", "strict", "found", "rec.str", "rec.len", "NO-FLAG!")
 	line := func(name string, c Count) {
-		fmt.Fprintf(w, "%-34s %8d %4d %4d %9s %5d %5d %6s %4d/%-3d\n", name, c.Findings, c.TP, c.FP,
-			fmt.Sprintf("%.2f", c.Precision()), c.Flag, c.Found, fmt.Sprintf("%.2f", c.Recall()), c.Flagged, c.NoFlag)
+		fmt.Fprintf(w, "%-34s %8d %4d %4d %9s %5d %6d %6d %7s %7s %4d/%-3d\n", name, c.Findings, c.TP, c.FP,
+			fmt.Sprintf("%.2f", c.Precision()), c.Flag, c.Strict, c.Found, fmt.Sprintf("%.2f", c.StrictRecall()), fmt.Sprintf("%.2f", c.Recall()), c.Flagged, c.NoFlag)
 	}
 	for _, name := range r.Repos {
 		n := *r.ByRepo[name]
@@ -173,8 +183,8 @@ func (r *Result) Write(w io.Writer) {
 		line(name, n)
 	}
 	line("total", r.Total)
-	fmt.Fprintf(w, "\nprecision %.2f (%d TP of %d findings), recall %.2f (%d of %d FLAG rows), %d of %d NO-FLAG rows flagged\n",
-		r.Total.Precision(), r.Total.TP, r.Total.Findings, r.Total.Recall(), r.Total.Found, r.Total.Flag, r.Total.Flagged, r.Total.NoFlag)
+	fmt.Fprintf(w, "\nprecision %.2f (%d TP of %d findings), recall %.2f strict (%d of %d FLAG rows at the place named first), %.2f lenient (%d of %d at any place named), %d of %d NO-FLAG rows flagged\n",
+		r.Total.Precision(), r.Total.TP, r.Total.Findings, r.Total.StrictRecall(), r.Total.Strict, r.Total.Flag, r.Total.Recall(), r.Total.Found, r.Total.Flag, r.Total.Flagged, r.Total.NoFlag)
 
 	if len(r.Failed) > 0 {
 		fmt.Fprintf(w, "\nrepositories that did not run:\n")

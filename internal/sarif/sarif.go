@@ -35,17 +35,20 @@ type Related struct {
 	Message string
 }
 
-// Finding is one diagnostic.
+// Finding is one diagnostic. Fingerprint, when set, identifies it across runs whatever
+// lines move (written as the result's partialFingerprints).
 type Finding struct {
 	RuleID  string
 	Message string
 	Position
-	Related []Related
+	Related     []Related
+	Fingerprint string
 }
 
 // Write writes one run of the tool as a SARIF log. Files under root are named relative to
-// it (as %SRCROOT%, which the log maps to root), the rest by absolute file URI.
-func Write(w io.Writer, tool, version, infoURI, root string, rules []Rule, findings []Finding) error {
+// it (as %SRCROOT%, which the log maps to root), the rest by absolute file URI. props,
+// when not nil, are the run's properties (oncelint's coverage summary).
+func Write(w io.Writer, tool, version, infoURI, root string, rules []Rule, findings []Finding, props any) error {
 	src := sources{}
 	ruleIndex := map[string]int{}
 	var sRules []rule
@@ -76,6 +79,9 @@ func Write(w io.Writer, tool, version, infoURI, root string, rules []Rule, findi
 			Level:     "warning",
 			Message:   text{Text: f.Message},
 			Locations: []location{{PhysicalLocation: src.physical(root, f.Position)}},
+		}
+		if f.Fingerprint != "" {
+			res.PartialFingerprints = map[string]string{"oncelint/v1": f.Fingerprint}
 		}
 		for j, rel := range f.Related {
 			res.RelatedLocations = append(res.RelatedLocations, location{
@@ -109,6 +115,7 @@ func Write(w io.Writer, tool, version, infoURI, root string, rules []Rule, findi
 			},
 			ColumnKind: "unicodeCodePoints",
 			Results:    results,
+			Properties: props,
 		}},
 	}
 	enc := json.NewEncoder(w)
@@ -168,6 +175,7 @@ type (
 		OriginalURIBaseIDs map[string]artifact `json:"originalUriBaseIds,omitempty"`
 		ColumnKind         string              `json:"columnKind"`
 		Results            []result            `json:"results"`
+		Properties         any                 `json:"properties,omitempty"`
 	}
 	tool_ struct {
 		Driver driver `json:"driver"`
@@ -192,12 +200,13 @@ type (
 		Text string `json:"text"`
 	}
 	result struct {
-		RuleID           string     `json:"ruleId"`
-		RuleIndex        int        `json:"ruleIndex"`
-		Level            string     `json:"level"`
-		Message          text       `json:"message"`
-		Locations        []location `json:"locations"`
-		RelatedLocations []location `json:"relatedLocations,omitempty"`
+		RuleID              string            `json:"ruleId"`
+		RuleIndex           int               `json:"ruleIndex"`
+		Level               string            `json:"level"`
+		Message             text              `json:"message"`
+		Locations           []location        `json:"locations"`
+		RelatedLocations    []location        `json:"relatedLocations,omitempty"`
+		PartialFingerprints map[string]string `json:"partialFingerprints,omitempty"`
 	}
 	location struct {
 		ID               int              `json:"id,omitempty"`

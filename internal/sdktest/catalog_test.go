@@ -17,14 +17,17 @@ import (
 )
 
 // The built-in catalogue, as the once module embeds it.
-var providersJSON = filepath.Join("..", "..", "analyzer", "catalog", "providers.json")
+var providersJSON = filepath.Join("..", "..", "analyzer", "catalog", "catalog.json")
 
 // entry is one name of the catalogue, with what it says about the name.
 type entry struct {
 	Func    string
 	Key     *catalog.Key
-	Request *catalog.Request
+	Request *request
 }
+
+// request names the argument holding the *http.Request a transport sends.
+type request struct{ Arg int }
 
 func readCatalogue(t *testing.T) []entry {
 	t.Helper()
@@ -33,15 +36,25 @@ func readCatalogue(t *testing.T) []entry {
 		t.Fatal(err)
 	}
 	var f struct {
-		Effects  []catalog.Effect
-		Unstable []catalog.Unstable
+		Effects    []catalog.Effect
+		Transports []catalog.Transport
+		Unstable   []catalog.Unstable
 	}
 	if err := json.Unmarshal(data, &f); err != nil {
 		t.Fatalf("%s: %v", providersJSON, err)
 	}
 	var out []entry
 	for _, e := range f.Effects {
-		out = append(out, entry{Func: e.Func, Key: e.Key, Request: e.Request})
+		if e.Func != "" { // an endpoint's entry names no Go function
+			out = append(out, entry{Func: e.Func, Key: e.Key})
+		}
+	}
+	for _, tr := range f.Transports {
+		e := entry{Func: tr.Func}
+		if tr.Request != nil {
+			e.Request = &request{Arg: *tr.Request}
+		}
+		out = append(out, e)
 	}
 	for _, u := range f.Unstable {
 		out = append(out, entry{Func: u.Func})

@@ -133,14 +133,11 @@ func attach(tf *token.File, f *ast.File, c *ast.Comment) (token.Pos, token.Pos) 
 // Reporter reports the findings of one check, dropping those an ignore covers, and then
 // the ignores of its code that covered nothing.
 type Reporter struct {
-	// Plain leaves the code off the message, so it reads exactly as another tool prints
-	// it (ONCE000 repeats oncegen's text).
-	Plain bool
-	pass  *analysis.Pass
-	code  string
-	idx   *Index
-	mu    sync.Mutex
-	used  map[*Ignore]bool
+	pass *analysis.Pass
+	code string
+	idx  *Index
+	mu   sync.Mutex
+	used map[*Ignore]bool
 }
 
 // NewReporter returns a Reporter for the check code.
@@ -148,23 +145,40 @@ func NewReporter(pass *analysis.Pass, idx *Index, code string) *Reporter {
 	return &Reporter{pass: pass, code: code, idx: idx, used: map[*Ignore]bool{}}
 }
 
-// Report reports d unless an ignore of the code covers its position. The code is set as
-// the category and appended to the message, as staticcheck does, so that the reader
-// knows what to write in an ignore.
+// Report reports d unless an ignore of the code covers its position or one of the
+// places it points to (its related positions: where a key is made, where the repeat
+// comes from). The code is set as the category and appended to the message, as
+// staticcheck does, so that the reader knows what to write in an ignore.
 func (r *Reporter) Report(d analysis.Diagnostic) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	at := []token.Pos{d.Pos}
+	for _, rel := range d.Related {
+		at = append(at, rel.Pos)
+	}
 	for _, ig := range r.idx.List {
-		if ig.Problem == "" && ig.From <= d.Pos && d.Pos < ig.To && has(ig.Codes, r.code) {
-			r.used[ig] = true
-			return
+		for _, p := range at {
+			if ig.Problem == "" && ig.From <= p && p < ig.To && has(ig.Codes, r.code) {
+				r.used[ig] = true
+				return
+			}
 		}
 	}
 	d.Category = r.code
-	if !r.Plain {
-		d.Message += " (" + r.code + ")"
-	}
+	d.Message += " (" + r.code + ")"
 	r.pass.Report(d)
+}
+
+// Use marks the ignores of the code covering pos as in use: the finding they silence is
+// reported (and silenced) by another package, which reads them through facts.
+func (r *Reporter) Use(pos token.Pos) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, ig := range r.idx.List {
+		if ig.Problem == "" && ig.From <= pos && pos < ig.To && has(ig.Codes, r.code) {
+			r.used[ig] = true
+		}
+	}
 }
 
 // Finish reports the well-formed ignores of the code that silenced nothing.

@@ -1,7 +1,13 @@
 #!/bin/sh
-# trees.sh recreates the corpus's trees at their pinned commits, outside this repository:
-# one git checkout per line of repos.txt, in $ONCE_REALWORLD_TREES (default once-realworld
-# under the user cache directory, as Go's os.UserCacheDir picks it).
+# trees.sh [CORPUS_DIR] recreates a corpus's trees at their pinned commits, outside this
+# repository: one git checkout per line of CORPUS_DIR/repos.txt (default: this script's
+# directory; $ONCE_REALWORLD_REPOS names another repos file), in $ONCE_REALWORLD_TREES
+# (default once-realworld under the user cache directory, as Go's os.UserCacheDir picks it).
+#
+# A corpus directory may hold placeholders.txt, one "owner/name path" a line: an empty file
+# created at path in that tree when missing (a frontend build a go:embed names, such as
+# api/public/index.html); and prepare.sh, run as "prepare.sh owner/name TREE" after each
+# checkout for any other step a tree needs to type-check.
 #
 # Each tree is cloned from its public GitHub URL. To clone from copies already on the
 # machine instead, set ONCE_REALWORLD_MIRROR to a path template in which {owner} and {name}
@@ -11,6 +17,9 @@
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
+corpus=${1:-$here}
+corpus=$(cd "$corpus" && pwd)
+repos=${ONCE_REALWORLD_REPOS:-$corpus/repos.txt}
 if [ -n "${ONCE_REALWORLD_TREES:-}" ]; then
 	trees=$ONCE_REALWORLD_TREES
 elif [ "$(uname)" = Darwin ]; then
@@ -38,9 +47,19 @@ prepare() {
 		[ -e "$2/web-app/dist/index.html" ] || : >"$2/web-app/dist/index.html"
 		;;
 	esac
+	if [ -f "$corpus/placeholders.txt" ]; then
+		grep -v -e '^[[:space:]]*#' -e '^[[:space:]]*$' "$corpus/placeholders.txt" | while read -r r path; do
+			if [ "$r" = "$1" ] && [ ! -e "$2/$path" ]; then
+				mkdir -p "$(dirname "$2/$path")" && : >"$2/$path"
+			fi
+		done
+	fi
+	if [ -x "$corpus/prepare.sh" ]; then
+		"$corpus/prepare.sh" "$1" "$2"
+	fi
 }
 
-grep -v -e '^[[:space:]]*#' -e '^[[:space:]]*$' "$here/repos.txt" | while read -r repo commit _; do
+grep -v -e '^[[:space:]]*#' -e '^[[:space:]]*$' "$repos" | while read -r repo commit _; do
 	owner=${repo%%/*}
 	name=${repo#*/}
 	tree=$trees/$owner+$name

@@ -5,8 +5,10 @@
 # (so go vet has no cached results and both start from the same compiled dependencies):
 #
 #   go vet PACKAGES                 go vet's own analyzers
-#   oncelint PACKAGES               oncelint standalone
-#   oncelint -lowmem PACKAGES       oncelint through go vet, one process per package
+#   oncelint PACKAGES               oncelint standalone (go vet with oncelint under the hood)
+#
+# (go run ./internal/realworld/measure -cost prints the same two runs' ratios per
+# repository.)
 #
 # and prints wall time, CPU time (user + system) and peak RSS (of the largest process) of
 # each. ONCELINT names the binary (default: oncelint on PATH); the trees come from
@@ -14,6 +16,7 @@
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
+repos=${ONCE_REALWORLD_REPOS:-$here/repos.txt}
 lint=$(command -v "${ONCELINT:-oncelint}")
 rounds=${ROUNDS:-2}
 if [ -n "${ONCE_REALWORLD_TREES:-}" ]; then
@@ -35,7 +38,7 @@ measure() { # label cmd...
 }
 
 for repo in "$@"; do
-	line=$(grep -v '^#' "$here/repos.txt" | awk -v r="$repo" '$1 == r')
+	line=$(grep -v '^#' "$repos" | awk -v r="$repo" '$1 == r')
 	[ -n "$line" ] || { echo "vetcost.sh: $repo is not in repos.txt" >&2; exit 2; }
 	set -- $line
 	dir=$trees/$(echo "$1" | tr / +)/$3
@@ -47,8 +50,7 @@ for repo in "$@"; do
 	i=1
 	while [ "$i" -le "$rounds" ]; do
 		(cd "$dir" && measure "go vet" go vet $pkgs || true)
-		(cd "$dir" && measure "oncelint" "$lint" $pkgs || true)
-		(cd "$dir" && measure "oncelint -lowmem" "$lint" -lowmem $pkgs || true)
+		(cd "$dir" && measure "oncelint" "$lint" -test=false $pkgs || true)
 		i=$((i + 1))
 	done
 done

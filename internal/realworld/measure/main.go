@@ -4,12 +4,18 @@
 //	analyzer/testdata/realworld/trees.sh     # once: recreate the trees at the pinned commits
 //	go run ./internal/realworld/measure      # from the module root
 //
-// Flags: -corpus DIR (default analyzer/testdata/realworld), -trees DIR (default
-// $ONCE_REALWORLD_TREES, else once-realworld under the user cache directory), -oncelint
-// BINARY (default the module's tool, go tool -n oncelint), -repo owner/name (only these,
-// comma-separated), -v (every finding with its verdict), -save DIR (keep each repository's
-// oncelint output) and -rescore DIR (score saved outputs again after editing the verdicts,
-// without running oncelint).
+// Flags: -corpus DIR (a directory holding repos.txt, labels.tsv and verdicts.tsv; default
+// analyzer/testdata/realworld), -trees DIR (default $ONCE_REALWORLD_TREES, else
+// once-realworld under the user cache directory), -oncelint BINARY (default the module's
+// tool, go tool -n oncelint), -repo owner/name (only these, comma-separated), -strict (run
+// oncelint -strict), -v (every finding with its verdict), -save DIR (keep each
+// repository's oncelint output) and -rescore DIR (score saved outputs again after editing
+// the verdicts, without running oncelint).
+//
+// Per repository it prints oncelint's coverage summary, and the peak memory (of the
+// largest process) and CPU time of the run. With -cost it runs each repository twice more
+// from a fresh copy of one build cache warmed by go build: oncelint, and a forced go vet
+// on the same packages, and prints the ratios (CPU and peak memory against go vet).
 //
 // It exits 1 when a finding has no verdict (it prints the finding and a row to fill in)
 // or a repository could not be analysed, 2 on bad flags or corpus files.
@@ -24,6 +30,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/oncekit/once/internal/realworld"
@@ -41,6 +48,8 @@ func run() int {
 	verbose := flag.Bool("v", false, "print every finding with its verdict")
 	save := flag.String("save", "", "also write each repository's oncelint -json output to `directory` (owner+name.json)")
 	rescore := flag.String("rescore", "", "score the outputs saved in `directory` by -save instead of running oncelint")
+	strict := flag.Bool("strict", false, "run oncelint -strict")
+	cost := flag.Bool("cost", false, "also measure oncelint against a forced go vet from a fresh copy of a warmed build cache")
 	flag.Parse()
 
 	root, err := moduleRoot()
@@ -88,13 +97,23 @@ func run() int {
 	idx := realworld.NewFuncIndex()
 	for _, r := range c.Repos {
 		start := time.Now()
-		fs, err := analyse(*lint, *trees, r, idx, *save, *rescore)
+		fs, u, err := analyse(*lint, *trees, r, idx, *save, *rescore, *strict)
 		if err != nil {
 			failed[r.Name] = err.Error()
 			fmt.Fprintf(os.Stderr, "%s: %v\n", r.Name, err)
 			continue
 		}
-		fmt.Fprintf(os.Stderr, "%s: %d findings in %s\n", r.Name, len(fs), time.Since(start).Round(100*time.Millisecond))
+		fmt.Fprintf(os.Stderr, "%s: %d findings in %s (cpu %.1f s, peak %d MB)\n", r.Name, len(fs), time.Since(start).Round(100*time.Millisecond), u.cpu, u.rssMB)
+		if u.summary != nil {
+			fmt.Fprintf(os.Stderr, "%s: coverage: %s\n", r.Name, u.summary)
+		}
+		if *cost {
+			if line, err := measureCost(*lint, *trees, r); err != nil {
+				fmt.Fprintf(os.Stderr, "%s: cost: %v\n", r.Name, err)
+			} else {
+				fmt.Fprintf(os.Stderr, "%s: cost: %s\n", r.Name, line)
+			}
+		}
 		all = append(all, fs...)
 	}
 	res := realworld.Score(c, all, failed)
@@ -115,44 +134,117 @@ func run() int {
 	return 0
 }
 
+// usage is what one run cost, and the summary it printed.
+type usage struct {
+	cpu     float64 // user + system seconds of the process and the processes it waited for
+	rssMB   int64   // peak resident memory of the largest of them
+	summary *realworld.Summary
+}
+
 // analyse runs oncelint -json on one repository's packages (or reads the output saved by
 // an earlier run from rescore) and returns its findings.
-func analyse(lint, trees string, r realworld.Repo, idx *realworld.FuncIndex, save, rescore string) ([]realworld.Finding, error) {
+func analyse(lint, trees string, r realworld.Repo, idx *realworld.FuncIndex, save, rescore string, strict bool) ([]realworld.Finding, usage, error) {
+	var u usage
 	tree := filepath.Join(trees, r.TreeName())
 	head, err := exec.Command("git", "-C", tree, "rev-parse", "HEAD").Output()
 	if err != nil {
-		return nil, fmt.Errorf("no tree at %s (run analyzer/testdata/realworld/trees.sh): %v", tree, stderrOf(err))
+		return nil, u, fmt.Errorf("no tree at %s (run analyzer/testdata/realworld/trees.sh): %v", tree, stderrOf(err))
 	}
 	if got := strings.TrimSpace(string(head)); got != r.Commit {
-		return nil, fmt.Errorf("tree %s is at %s, the corpus pins %s (run trees.sh)", tree, got, r.Commit)
+		return nil, u, fmt.Errorf("tree %s is at %s, the corpus pins %s (run trees.sh)", tree, got, r.Commit)
 	}
 	if rescore != "" {
 		out, err := os.ReadFile(filepath.Join(rescore, r.TreeName()+".json"))
 		if err != nil {
-			return nil, fmt.Errorf("reading the saved output: %w", err)
+			return nil, u, fmt.Errorf("reading the saved output: %w", err)
 		}
-		return realworld.ParseJSON(r.Name, tree, out, idx.EnclosingFunc)
+		u.summary = realworld.ParseSummary(out)
+		fs, err := realworld.ParseJSON(r.Name, tree, out, idx.EnclosingFunc)
+		return fs, u, err
 	}
-	args := append([]string{"-json", "-test=false"}, r.Packages...)
+	args := []string{"-json", "-test=false"}
+	if strict {
+		args = append(args, "-strict")
+	}
+	args = append(args, r.Packages...)
 	cmd := exec.Command(lint, args...)
 	cmd.Dir = filepath.Join(tree, filepath.FromSlash(r.Dir))
 	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local", "GOWORK=off")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err = cmd.Run()
+	u.cpu, u.rssMB = rusage(cmd)
 	var exit *exec.ExitError
 	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 3) {
-		return nil, fmt.Errorf("oncelint %s: %v\n%s", strings.Join(args, " "), err, lastLines(stderr.String(), 20))
+		return nil, u, fmt.Errorf("oncelint %s: %v\n%s", strings.Join(args, " "), err, lastLines(stderr.String(), 20))
 	}
 	if save != "" {
 		if err := os.MkdirAll(save, 0o755); err != nil {
-			return nil, fmt.Errorf("saving the output: %w", err)
+			return nil, u, fmt.Errorf("saving the output: %w", err)
 		}
 		if err := os.WriteFile(filepath.Join(save, r.TreeName()+".json"), stdout.Bytes(), 0o644); err != nil {
-			return nil, fmt.Errorf("saving the output: %w", err)
+			return nil, u, fmt.Errorf("saving the output: %w", err)
 		}
 	}
-	return realworld.ParseJSON(r.Name, tree, stdout.Bytes(), idx.EnclosingFunc)
+	u.summary = realworld.ParseSummary(stdout.Bytes())
+	fs, err := realworld.ParseJSON(r.Name, tree, stdout.Bytes(), idx.EnclosingFunc)
+	return fs, u, err
+}
+
+// rusage returns the CPU seconds and peak memory (MB) of a finished command: Linux
+// counts in them the processes it waited for (go vet and the tool's processes).
+func rusage(cmd *exec.Cmd) (float64, int64) {
+	if cmd.ProcessState == nil {
+		return 0, 0
+	}
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return 0, 0
+	}
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+	return cpu, ru.Maxrss / 1024
+}
+
+// measureCost runs oncelint and a forced go vet on the repository's packages, each from a
+// fresh copy of one build cache warmed by go build (so that neither finds cached vet
+// results and both find the compiled dependencies), and returns the line of numbers.
+func measureCost(lint, trees string, r realworld.Repo) (string, error) {
+	scratch, err := os.MkdirTemp("", "once-cost")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(scratch)
+	dir := filepath.Join(trees, r.TreeName(), filepath.FromSlash(r.Dir))
+	warm := filepath.Join(scratch, "warm")
+	env := append(os.Environ(), "GOTOOLCHAIN=local", "GOWORK=off")
+	build := exec.Command("go", append([]string{"build"}, r.Packages...)...)
+	build.Dir, build.Env = dir, append(env, "GOCACHE="+warm)
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, lastLines(string(out), 10))
+	}
+	runFresh := func(name string, args ...string) (float64, int64, float64, error) {
+		cache := filepath.Join(scratch, "run")
+		os.RemoveAll(cache)
+		if out, err := exec.Command("cp", "-a", warm, cache).CombinedOutput(); err != nil {
+			return 0, 0, 0, fmt.Errorf("copying the cache: %v %s", err, out)
+		}
+		cmd := exec.Command(name, args...)
+		cmd.Dir, cmd.Env = dir, append(env, "GOCACHE="+cache)
+		start := time.Now()
+		cmd.Run() // findings and errors alike: what is measured is the cost
+		cpu, rss := rusage(cmd)
+		return cpu, rss, time.Since(start).Seconds(), nil
+	}
+	vcpu, vrss, vwall, err := runFresh("go", append([]string{"vet"}, r.Packages...)...)
+	if err != nil {
+		return "", err
+	}
+	ocpu, orss, owall, err := runFresh(lint, append([]string{"-test=false"}, r.Packages...)...)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("go vet wall %.1f s cpu %.1f s peak %d MB; oncelint wall %.1f s cpu %.1f s peak %d MB; cpu ratio %.2f, peak ratio %.2f",
+		vwall, vcpu, vrss, owall, ocpu, orss, ocpu/vcpu, float64(orss)/float64(vrss)), nil
 }
 
 func moduleRoot() (string, error) {

@@ -2,18 +2,20 @@
 package a
 
 import (
+	"net/http"
+
 	"example.com/layers/b"
 	"example.com/layers/sms"
 )
 
-func remind(c *sms.Client, to string) error {
+var c = &sms.Client{}
+
+func remind(to string) error {
 	return c.Send(sms.Message{To: to})
 }
 
-// Run reminds everyone.
-func Run(c *sms.Client, to []string) {
-	b.Run(c, to)
-	for _, p := range to {
-		_ = remind(c, p)
-	}
+// Handle reminds the one who asked.
+func Handle(w http.ResponseWriter, r *http.Request) {
+	b.Run(c, []string{r.FormValue("to")})
+	_ = remind(r.FormValue("to"))
 }

@@ -1,15 +1,24 @@
 // Package b texts customers; package a imports it.
 package b
 
-import "example.com/layers/sms"
+import (
+	"net/http"
 
-func text(c *sms.Client, to string) error {
+	"example.com/layers/sms"
+)
+
+var c = &sms.Client{}
+
+func text(to string) error {
 	return c.Send(sms.Message{To: to})
 }
 
-// Run texts everyone.
+// Handle texts the one who asked.
+func Handle(w http.ResponseWriter, r *http.Request) { _ = text(r.FormValue("to")) }
+
+// Run texts everyone, keyed.
 func Run(c *sms.Client, to []string) {
 	for _, p := range to {
-		_ = text(c, p)
+		_ = c.Send(sms.Message{To: p, RequestID: "run-" + p})
 	}
 }

@@ -8,14 +8,14 @@ import (
 
 // Handle answers a request by emailing the owner.
 func Handle(w http.ResponseWriter, r *http.Request) {
-	if err := notify("http://mail.test", []byte(`{}`)); err != nil {
+	if err := notify([]byte(`{}`)); err != nil {
 		http.Error(w, err.Error(), http.StatusBadGateway)
 	}
 }
 
 // notify emails the owner.
-func notify(url string, body []byte) error {
-	resp, err := http.Post(url+"/v1/emails", "application/json", bytes.NewReader(body)) // ONCE001: no key, a retry emails again
+func notify(body []byte) error {
+	resp, err := http.Post("http://mail.test/v1/emails", "application/json", bytes.NewReader(body)) // ONCE001: no key, a retry emails again
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,77 @@
+package model
+
+import (
+	"encoding/json"
+	"sort"
+
+	"golang.org/x/tools/go/analysis"
+)
+
+// CoverageCategory is the category of the diagnostic by which a package reports its
+// coverage to the standalone driver (Config.Summary).
+const CoverageCategory = "oncelint-coverage"
+
+// Coverage is what one package saw: the effect sites of its code by class, the sites its
+// promises (or keys, or declarations) cover, and the sends no catalogue entry classifies.
+type Coverage struct {
+	Package  string            `json:"package"`
+	Analysed bool              `json:"analysed"`
+	Sites    map[string]string `json:"sites,omitempty"`   // site → class
+	Covered  map[string]string `json:"covered,omitempty"` // site → what covers it
+	Sends    []Send            `json:"sends,omitempty"`
+}
+
+type coverage struct {
+	sites, covered map[string]string
+	sends          []Send
+}
+
+func (c *coverage) site(e *eff) {
+	if c.sites == nil {
+		c.sites = map[string]string{}
+	}
+	c.sites[e.Site] = e.Class
+}
+
+func (c *coverage) cover(e *eff, by string) {
+	if e.Site == "" {
+		return
+	}
+	if c.covered == nil {
+		c.covered = map[string]string{}
+	}
+	if _, ok := c.covered[e.Site]; !ok {
+		c.covered[e.Site] = by
+	}
+}
+
+func (c *coverage) send(s Send) { c.sends = append(c.sends, s) }
+
+// coverage records the package's coverage when the driver asks for it.
+func (a *analyzer) coverage(analysed bool) {
+	if !a.cfg.Summary || len(a.pass.Files) == 0 {
+		return
+	}
+	sort.Slice(a.cov.sends, func(i, j int) bool { return a.cov.sends[i].Site < a.cov.sends[j].Site })
+	b, err := json.Marshal(Coverage{Package: a.pass.Pkg.Path(), Analysed: analysed, Sites: a.cov.sites, Covered: a.cov.covered, Sends: a.cov.sends})
+	if err == nil {
+		a.res.coverage = string(b)
+	}
+}
+
+// NewCoverage returns the analyzer that reports the coverage the shared analysis m
+// recorded, as a diagnostic of category CoverageCategory (go vet prints only the
+// diagnostics of the analyzers it was given, not of those they require).
+func NewCoverage(m *analysis.Analyzer) *analysis.Analyzer {
+	return &analysis.Analyzer{
+		Name:     "coverage",
+		Doc:      "report what oncelint saw in each package, for the standalone driver's summary",
+		Requires: []*analysis.Analyzer{m},
+		Run: func(pass *analysis.Pass) (any, error) {
+			if res := pass.ResultOf[m].(*Result); res.coverage != "" {
+				pass.Report(analysis.Diagnostic{Pos: pass.Files[0].Package, Category: CoverageCategory, Message: res.coverage})
+			}
+			return nil, nil
+		},
+	}
+}

@@ -1,0 +1,66 @@
+package model
+
+import (
+	"go/types"
+	"sort"
+)
+
+// factOf returns the unit's summary in the form of its fact.
+func (a *analyzer) factOf(u *unit) *FuncFact {
+	if u.fact != nil && u.state == 2 {
+		return u.fact
+	}
+	f := &FuncFact{Sends: u.sends, Keys: u.keys, Retries: u.retries, SetVerdict: u.setVerdict}
+	for _, e := range u.effs {
+		fe := e.Effect
+		fe.Params = paramList(e.params)
+		f.Effects = append(f.Effects, fe)
+	}
+	if d := u.decl; d != nil {
+		f.Kind, f.Latch = string(d.Kind), d.HasTable()
+		f.Wrapper = d.Func.Name.Name + "Once"
+		for _, k := range d.Key {
+			for _, p := range paramList(a.exprParams(u, k.Text)) {
+				f.Keys = append(f.Keys, KeyParam{Param: p, Kind: string(d.Kind)})
+			}
+		}
+	}
+	if a.user {
+		res := a.results(u)
+		f.Result = Flow{Flags: res.flags, Params: paramList(res.params), Buckets: paramList(res.buckets & res.params), Source: res.srcName}
+		if res.flags == 0 {
+			f.Result.Source = ""
+		}
+	}
+	if u.state == 2 {
+		u.fact = f
+	}
+	return f
+}
+
+// export stores the package's facts.
+func (a *analyzer) export() {
+	any := false
+	for _, u := range a.sortedUnits() {
+		f := a.factOf(u)
+		if f.empty() || !exportable(u.obj) {
+			continue
+		}
+		a.pass.ExportObjectFact(u.obj, f)
+		any = true
+	}
+	pf := &PackageFact{Impls: a.impls()}
+	for t := range a.rootTypes {
+		pf.RootTypes = append(pf.RootTypes, t)
+	}
+	sort.Strings(pf.RootTypes)
+	if any || len(pf.Impls) > 0 || len(pf.RootTypes) > 0 {
+		a.pass.ExportPackageFact(pf)
+	}
+}
+
+// exportable reports whether importers can name fn (a package-level function or a
+// method of a package-level type).
+func exportable(fn *types.Func) bool {
+	return fn.Pkg() != nil && fn.Parent() == fn.Pkg().Scope() || fn.Signature().Recv() != nil
+}

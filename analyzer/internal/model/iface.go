@@ -1,0 +1,156 @@
+package model
+
+import (
+	"go/token"
+	"go/types"
+	"sort"
+
+	"golang.org/x/tools/go/ssa"
+)
+
+// invoke adds what a call through an interface reaches: the catalogue's entry for the
+// interface's method, or the effects of the implementations the pass can see (this
+// package's types and those of the packages its non-test files import). Two or more
+// implementations with effects are one effect at the call: one promise there covers them
+// all, and one finding names them.
+func (a *analyzer) invoke(u *unit, f *ssa.Function, call ssa.CallInstruction, c *ctx, m *types.Func) {
+	name := FuncName(m)
+	if e, ok := a.cat.Effect(name); ok {
+		a.addEffect(u, f, call, c, a.siteEffect(u, f, call, m, e))
+		return
+	}
+	if a.cat.IsRead(name) {
+		return
+	}
+	iface, ok := call.Common().Value.Type().Underlying().(*types.Interface)
+	if !call.Common().IsInvoke() {
+		iface, ok = recvType(m).Underlying().(*types.Interface)
+	}
+	if !ok {
+		return
+	}
+	var groups [][]*eff
+	for _, effs := range a.implementations(iface, m) {
+		var mapped []*eff
+		for _, e := range effs {
+			if ne := a.mapEffect(u, call, m, e); ne != nil {
+				mapped = append(mapped, ne)
+			}
+		}
+		if len(mapped) > 0 {
+			groups = append(groups, mapped)
+		}
+	}
+	if len(groups) == 1 {
+		for _, e := range groups[0] {
+			a.addEffect(u, f, call, c, e)
+		}
+		return
+	}
+	if len(groups) == 0 {
+		return
+	}
+	first := groups[0][0]
+	one := &eff{Effect: Effect{Site: a.posString(call.Pos()), Func: Display(u.obj), Via: Display(m), What: first.What, Class: first.Class, Fresh: true}, pos: call.Pos()}
+	for _, g := range groups {
+		for _, e := range g {
+			one.params |= e.params
+			one.Fresh = one.Fresh && e.Fresh
+			one.Impls = append(one.Impls, e.Site)
+			one.implPos = append(one.implPos, a.position(e.pos, e.Site))
+			if one.Repeat == "" && e.Repeat != "" {
+				one.Repeat, one.repeatPos = e.Repeat, e.repeatPos
+			}
+		}
+	}
+	a.site(one)
+	a.addEffect(u, f, call, c, one)
+}
+
+// implementations returns, per implementation of iface visible to the pass, the effects
+// of its method m.
+func (a *analyzer) implementations(iface *types.Interface, m *types.Func) [][]Effect {
+	var out [][]Effect
+	scope := a.pass.Pkg.Scope()
+	for _, n := range scope.Names() {
+		tn, ok := scope.Lookup(n).(*types.TypeName)
+		if !ok || tn.IsAlias() || types.IsInterface(tn.Type()) || a.isTest(tn.Pos()) {
+			continue
+		}
+		ptr := types.NewPointer(tn.Type())
+		if !types.Implements(ptr, iface) {
+			continue
+		}
+		obj, _, _ := types.LookupFieldOrMethod(ptr, true, m.Pkg(), m.Name())
+		if fn, ok := obj.(*types.Func); ok {
+			if s := a.summaryOf(fn); s != nil && len(s.Effects) > 0 {
+				out = append(out, s.Effects)
+			}
+		}
+	}
+	keys := make([]string, iface.NumMethods())
+	for i := range keys {
+		keys[i] = methodKey(iface.Method(i))
+	}
+	for _, p := range a.importClosure() {
+		f := a.packageFact(p)
+		if f == nil {
+			continue
+		}
+	impls:
+		for _, im := range f.Impls {
+			for _, k := range keys {
+				if !containsSorted(im.Methods, k) {
+					continue impls
+				}
+			}
+			if effs := im.Effects[m.Name()]; len(effs) > 0 {
+				out = append(out, effs)
+			}
+		}
+	}
+	return out
+}
+
+func containsSorted(list []string, s string) bool {
+	i := sort.SearchStrings(list, s)
+	return i < len(list) && list[i] == s
+}
+
+// impls lists the package's types whose methods have effects, for importers' interface
+// calls.
+func (a *analyzer) impls() []Impl {
+	var out []Impl
+	scope := a.pass.Pkg.Scope()
+	for _, n := range scope.Names() {
+		tn, ok := scope.Lookup(n).(*types.TypeName)
+		if !ok || tn.IsAlias() || types.IsInterface(tn.Type()) || a.isTest(tn.Pos()) {
+			continue
+		}
+		ms := types.NewMethodSet(types.NewPointer(tn.Type()))
+		im := Impl{Type: a.pass.Pkg.Path() + "." + n, Effects: map[string][]Effect{}}
+		for i := 0; i < ms.Len(); i++ {
+			fn := ms.At(i).Obj().(*types.Func)
+			im.Methods = append(im.Methods, methodKey(fn))
+			if u := a.units[fn.Origin()]; u != nil && fn.Pkg() == a.pass.Pkg {
+				if f := a.factOf(u); len(f.Effects) > 0 {
+					im.Effects[fn.Name()] = f.Effects
+				}
+			}
+		}
+		if len(im.Effects) > 0 {
+			sort.Strings(im.Methods)
+			out = append(out, im)
+		}
+	}
+	return out
+}
+
+// position returns a position for a site: its own in this package, or one made from the
+// site's file:line:col for a site in another package.
+func (a *analyzer) position(pos token.Pos, site string) token.Pos {
+	if pos.IsValid() && a.inPackage(pos) {
+		return a.callStart(pos)
+	}
+	return a.synthesize(site)
+}

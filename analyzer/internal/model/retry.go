@@ -1,0 +1,208 @@
+package model
+
+import (
+	"go/token"
+	"go/types"
+
+	"golang.org/x/tools/go/ssa"
+)
+
+// retryLoop reports whether call is made again only after it failed: it sits in a loop,
+// and every way back to it passes a branch taken when its error is non-nil or its HTTP
+// answer's status is tested. A loop over items, or a pagination, calls again after a
+// success too, and is no retry.
+func retryLoop(f *ssa.Function, call ssa.CallInstruction) bool {
+	v, ok := call.(*ssa.Call)
+	if !ok || f.Blocks == nil {
+		return false
+	}
+	home := call.Block()
+	failure := map[[2]*ssa.BasicBlock]bool{} // edges taken on failure
+	for _, out := range outcomes(v) {
+		for _, ifs := range branchesOn(out) {
+			b := ifs.Block()
+			if bin, ok := ifs.Cond.(*ssa.BinOp); ok && isNil(bin.X, bin.Y) {
+				succ := b.Succs[0] // err != nil
+				if bin.Op == token.EQL {
+					succ = b.Succs[1]
+				}
+				failure[[2]*ssa.BasicBlock{b, succ}] = true
+				continue
+			}
+			// A test of the status: the way not taken for a 200 is the failure's. A
+			// helper's verdict on the error says nothing either way.
+			if ok, at200 := evalAt200(ifs.Cond); ok {
+				succ := b.Succs[0]
+				if at200 {
+					succ = b.Succs[1]
+				}
+				failure[[2]*ssa.BasicBlock{b, succ}] = true
+			}
+		}
+	}
+	if len(failure) == 0 {
+		return false
+	}
+	return reaches(home, home, nil) && !reaches(home, home, failure)
+}
+
+// outcomes returns the values by which a call's failure is seen: its error, and the
+// status code of an *http.Response it returns.
+func outcomes(v *ssa.Call) []ssa.Value {
+	var out []ssa.Value
+	add := func(x ssa.Value) {
+		t := x.Type()
+		if types.Identical(t, types.Universe.Lookup("error").Type()) {
+			out = append(out, x)
+		} else if typeName(t) == "net/http.Response" {
+			if refs := x.Referrers(); refs != nil {
+				for _, r := range *refs {
+					if fa, ok := r.(*ssa.FieldAddr); ok && fa.X == x {
+						out = append(out, fa)
+					}
+				}
+			}
+		}
+	}
+	if tup, ok := v.Type().(*types.Tuple); ok {
+		if refs := v.Referrers(); refs != nil {
+			for _, r := range *refs {
+				if ex, ok := r.(*ssa.Extract); ok && ex.Index < tup.Len() {
+					add(ex)
+				}
+			}
+		}
+	} else {
+		add(v)
+	}
+	return out
+}
+
+// branchesOn returns the branches whose condition derives from v.
+func branchesOn(v ssa.Value) []*ssa.If {
+	var out []*ssa.If
+	seen := map[ssa.Value]bool{}
+	var walk func(x ssa.Value, depth int)
+	walk = func(x ssa.Value, depth int) {
+		if seen[x] || depth > 6 || x.Referrers() == nil {
+			return
+		}
+		seen[x] = true
+		for _, r := range *x.Referrers() {
+			switch r := r.(type) {
+			case *ssa.If:
+				out = append(out, r)
+			case *ssa.BinOp, *ssa.UnOp, *ssa.Call, *ssa.Phi, *ssa.Field, *ssa.ChangeInterface, *ssa.TypeAssert, *ssa.Extract:
+				walk(r.(ssa.Value), depth+1)
+			}
+		}
+	}
+	walk(v, 0)
+	return out
+}
+
+// evalAt200 evaluates a condition on an HTTP status as it holds for a 200.
+func evalAt200(v ssa.Value) (ok, val bool) {
+	bin, isBin := v.(*ssa.BinOp)
+	if !isBin {
+		return false, false
+	}
+	x, okx := statusValue(bin.X)
+	y, oky := statusValue(bin.Y)
+	if !okx || !oky {
+		return false, false
+	}
+	switch bin.Op {
+	case token.EQL:
+		return true, x == y
+	case token.NEQ:
+		return true, x != y
+	case token.LSS:
+		return true, x < y
+	case token.LEQ:
+		return true, x <= y
+	case token.GTR:
+		return true, x > y
+	case token.GEQ:
+		return true, x >= y
+	}
+	return false, false
+}
+
+// statusValue evaluates an expression over a response's StatusCode, taken as 200.
+func statusValue(v ssa.Value) (int64, bool) {
+	switch x := v.(type) {
+	case *ssa.Const:
+		return constInt(x)
+	case *ssa.UnOp:
+		if fa, ok := x.X.(*ssa.FieldAddr); ok && typeName(fa.X.Type()) == "net/http.Response" {
+			return 200, true
+		}
+	case *ssa.BinOp:
+		l, okl := statusValue(x.X)
+		r, okr := statusValue(x.Y)
+		if !okl || !okr || r == 0 {
+			return 0, false
+		}
+		switch x.Op {
+		case token.QUO:
+			return l / r, true
+		case token.REM:
+			return l % r, true
+		case token.SUB:
+			return l - r, true
+		}
+	}
+	return 0, false
+}
+
+func isNil(x, y ssa.Value) bool {
+	for _, v := range []ssa.Value{x, y} {
+		if c, ok := v.(*ssa.Const); ok && c.IsNil() {
+			return true
+		}
+	}
+	return false
+}
+
+// reaches reports whether to is reachable from from's successors without taking an edge
+// in skip.
+func reaches(from, to *ssa.BasicBlock, skip map[[2]*ssa.BasicBlock]bool) bool {
+	seen := map[*ssa.BasicBlock]bool{}
+	stack := []*ssa.BasicBlock{from}
+	for len(stack) > 0 {
+		b := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, s := range b.Succs {
+			if skip[[2]*ssa.BasicBlock{b, s}] {
+				continue
+			}
+			if s == to {
+				return true
+			}
+			if !seen[s] {
+				seen[s] = true
+				stack = append(stack, s)
+			}
+		}
+	}
+	return false
+}
+
+// dominates reports whether every path to b passes a first.
+func dominates(a, b ssa.Instruction) bool {
+	if a.Parent() != b.Parent() {
+		return false
+	}
+	if a.Block() == b.Block() {
+		for _, ins := range a.Block().Instrs {
+			if ins == a {
+				return true
+			}
+			if ins == b {
+				return false
+			}
+		}
+	}
+	return a.Block().Dominates(b.Block())
+}

@@ -1,0 +1,407 @@
+package model
+
+import (
+	"go/token"
+	"go/types"
+	"strings"
+
+	"golang.org/x/tools/go/ssa"
+
+	"github.com/oncekit/once/analyzer/catalog"
+)
+
+// transport handles a call that sends a request: an effect when the catalogue names its
+// endpoint, nothing for a read or a method a repeat cannot change state with, else a send
+// the coverage lists (or, with the method, URL or request still to come from a
+// parameter, a send for the callers to finish).
+func (a *analyzer) transport(u *unit, f *ssa.Function, call ssa.CallInstruction, c *ctx, fn *types.Func, t *catalog.Transport) {
+	common := call.Common()
+	s := Send{Retries: t.Retries}
+	if a.user {
+		s.Boundary = FuncName(u.obj)
+	}
+	if t.URL != nil {
+		s.Method = t.Method
+		a.urlOf(u, sigArg(common, fn, *t.URL), &s)
+	} else {
+		a.requestOf(u, sigArg(common, fn, *t.Request), &s)
+	}
+	a.resolveSend(u, f, call, c, Display(fn), s)
+}
+
+// mapSend finishes a callee's send with the arguments of the call.
+func (a *analyzer) mapSend(u *unit, f *ssa.Function, call ssa.CallInstruction, c *ctx, fn *types.Func, s Send) {
+	common := call.Common()
+	ns := s
+	ns.URL = append([]string(nil), s.URL...)
+	if s.MethodParam > 0 {
+		ns.MethodParam = 0
+		a.methodOf(u, argAt(common, s.MethodParam-1), &ns)
+	}
+	if s.URLParam > 0 {
+		ns.URLParam = 0
+		a.urlOf(u, argAt(common, s.URLParam-1), &ns)
+	}
+	if s.ReqParam > 0 {
+		ns.ReqParam = 0
+		a.requestOf(u, argAt(common, s.ReqParam-1), &ns)
+	}
+	if ns.Boundary == "" && a.user {
+		ns.Boundary = FuncName(fn)
+	}
+	a.resolveSend(u, f, call, c, Display(fn), ns)
+}
+
+func (a *analyzer) resolveSend(u *unit, f *ssa.Function, call ssa.CallInstruction, c *ctx, via string, s Send) {
+	if s.Method != "" && s.Method != "POST" && s.Method != "PATCH" {
+		return // GET reads; PUT and DELETE leave what the first left (RFC 9110)
+	}
+	if retryLoop(f, call) {
+		s.Retries, u.retries = true, true
+	}
+	if s.pending() {
+		u.sends = append(u.sends, s)
+		return
+	}
+	if a.cat.ReadURL(s.URL, s.Lead) {
+		return
+	}
+	if e := a.cat.EndpointEffect(s.URL, s.Lead); e != nil {
+		ef := &eff{Effect: Effect{Site: a.posString(call.Pos()), Func: Display(u.obj), Via: via + " to " + endpoint(e), What: e.Effect, Class: e.Class}, pos: call.Pos()}
+		if !a.user {
+			ef.Site, ef.Func, ef.Via = "", "", endpoint(e)
+		}
+		a.site(ef)
+		names := make([]string, 0, 4)
+		if e.Key != nil {
+			names = append(names, e.Key.HeaderNames()...)
+		}
+		for h := range a.cat.KeyHeaders() {
+			names = append(names, h)
+		}
+		if a.headerSet(f, names) {
+			a.cov.cover(ef, "an idempotency key")
+			return
+		}
+		if s.Retries {
+			ef.Repeat, ef.repeatPos = "the retrying client "+via, call.Pos()
+		}
+		for _, v := range f.Params {
+			if fl := u.flows.of(v); fl.flags&Random != 0 {
+				ef.Fresh = true
+			}
+		}
+		a.addEffect(u, f, call, c, ef)
+		return
+	}
+	if !a.user {
+		u.sends = append(u.sends, s)
+		return
+	}
+	s.Site = a.posString(call.Pos())
+	if a.inPackage(call.Pos()) {
+		a.cov.send(s)
+	}
+}
+
+// headerSet reports whether f sets one of the headers on a request.
+func (a *analyzer) headerSet(f *ssa.Function, names []string) bool {
+	for _, b := range f.Blocks {
+		for _, ins := range b.Instrs {
+			if c, ok := ins.(ssa.CallInstruction); ok {
+				fn, _ := calleeFunc(c.Common())
+				if fn == nil || !strings.HasPrefix(FuncName(fn), "(net/http.Header).") {
+					continue
+				}
+				if h, ok := constString(argAt(c.Common(), 1)); ok {
+					for _, n := range names {
+						if strings.EqualFold(h, n) {
+							return true
+						}
+					}
+				}
+			}
+		}
+	}
+	return a.headerOption(f, names) != nil
+}
+
+// paramIndex returns 1 + the index of v among the unit's parameters, or 0.
+func paramIndex(u *unit, v ssa.Value) int {
+	v = paramOf(v)
+	for i, p := range u.fn.Params {
+		if p == v {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+func (a *analyzer) methodOf(u *unit, v ssa.Value, s *Send) {
+	if m, ok := constString(v); ok {
+		s.Method = strings.ToUpper(m)
+	} else if i := paramIndex(u, v); i > 0 {
+		s.MethodParam = i
+	}
+}
+
+// urlOf adds the constant parts of a URL value to s, or the parameter it comes from.
+func (a *analyzer) urlOf(u *unit, v ssa.Value, s *Send) {
+	first := len(s.URL) == 0
+	lead := a.urlParts(u, v, s, 0)
+	if first {
+		s.Lead = lead
+	}
+}
+
+// urlParts appends v's constant parts and reports whether v starts with a constant.
+func (a *analyzer) urlParts(u *unit, v ssa.Value, s *Send, depth int) bool {
+	if depth > 8 {
+		return false
+	}
+	switch x := v.(type) {
+	case *ssa.Const:
+		if str, ok := constString(x); ok {
+			s.URL = append(s.URL, str)
+			return true
+		}
+	case *ssa.BinOp:
+		if x.Op == token.ADD {
+			lead := a.urlParts(u, x.X, s, depth+1)
+			a.urlParts(u, x.Y, s, depth+1)
+			return lead
+		}
+	case *ssa.Parameter, *ssa.UnOp:
+		if i := paramIndex(u, x); i > 0 {
+			if s.URLParam == 0 {
+				s.URLParam = i
+			}
+		} else if un, ok := x.(*ssa.UnOp); ok {
+			if fa, ok := un.X.(*ssa.FieldAddr); ok {
+				return a.fieldURL(u, fa, s)
+			}
+		}
+	case *ssa.Call:
+		if fn, _ := calleeFunc(x.Common()); fn != nil && FuncName(fn) == "fmt.Sprintf" && len(x.Common().Args) > 1 {
+			format, ok := constString(x.Common().Args[0])
+			if !ok {
+				return false
+			}
+			// The verbs given constants are filled in; each other verb splits a part.
+			args := variadic(x.Common().Args[1])
+			var parts []string
+			cur := ""
+			lead := true
+			for i, piece := range strings.Split(format, "%") {
+				if i > 0 {
+					verb := strings.TrimLeft(piece, "+#0123456789.")
+					if verb != "" {
+						piece = verb[1:]
+					}
+					if i-1 < len(args) {
+						if c, ok := constString(args[i-1]); ok {
+							cur += c
+							cur += piece
+							continue
+						}
+					}
+					if i == 1 && cur == "" {
+						lead = false
+					}
+					if cur != "" {
+						parts = append(parts, cur)
+					}
+					cur = ""
+				}
+				cur += piece
+			}
+			if cur != "" {
+				parts = append(parts, cur)
+			}
+			s.URL = append(s.URL, parts...)
+			return lead
+		}
+	}
+	return false
+}
+
+// variadic returns the values given in a variadic call's slice, in order, seen through
+// their conversion to interfaces.
+func variadic(v ssa.Value) []ssa.Value {
+	sl, ok := v.(*ssa.Slice)
+	if !ok {
+		return nil
+	}
+	var out []ssa.Value
+	if refs := sl.X.Referrers(); refs != nil {
+		for _, r := range *refs {
+			if ia, ok := r.(*ssa.IndexAddr); ok {
+				if i, ok := constInt(ia.Index); ok {
+					for _, st := range storesTo(ia) {
+						for int(i) >= len(out) {
+							out = append(out, nil)
+						}
+						v := st.Val
+						if mi, ok := v.(*ssa.MakeInterface); ok {
+							v = mi.X
+						}
+						out[i] = v
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// fieldURL fills in a URL read from a struct field with what the package stores there:
+// a client built with its endpoint (&Provider{APIPath: base + "/Messages.json"}). It
+// reports whether every store starts with the same constant.
+func (a *analyzer) fieldURL(u *unit, fa *ssa.FieldAddr, s *Send) bool {
+	field := fa.X.Type().Underlying().(*types.Pointer).Elem().Underlying().(*types.Struct).Field(fa.Field)
+	if a.fieldURLs == nil {
+		a.fieldURLs = map[*types.Var]*Send{}
+	}
+	got, ok := a.fieldURLs[field]
+	if !ok {
+		a.fieldURLs[field] = nil // a cycle reads nothing
+		got = &Send{}
+		first := true
+		for fn := range ssautilAll(a.pkg) {
+			for _, b := range fn.Blocks {
+				for _, ins := range b.Instrs {
+					st, ok := ins.(*ssa.Store)
+					if !ok {
+						continue
+					}
+					sfa, ok := st.Addr.(*ssa.FieldAddr)
+					if !ok || sfa.X.Type().Underlying().(*types.Pointer).Elem().Underlying().(*types.Struct).Field(sfa.Field) != field {
+						continue
+					}
+					one := &Send{}
+					owner := a.units[rootFunc(fn)]
+					if owner == nil {
+						continue
+					}
+					lead := a.urlParts(owner, st.Val, one, 0)
+					if first {
+						got.URL, got.Lead = one.URL, lead && len(one.URL) > 0
+						first = false
+					} else if !lead || len(one.URL) == 0 || len(got.URL) == 0 || one.URL[0] != got.URL[0] {
+						got.Lead = false
+					}
+				}
+			}
+		}
+		a.fieldURLs[field] = got
+	}
+	if got == nil {
+		return false
+	}
+	s.URL = append(s.URL, got.URL...)
+	return got.Lead
+}
+
+// ssautilAll yields every function of the package with a body, literals included.
+func ssautilAll(pkg *ssa.Package) map[*ssa.Function]bool {
+	out := map[*ssa.Function]bool{}
+	var add func(f *ssa.Function)
+	add = func(f *ssa.Function) {
+		if f == nil || out[f] {
+			return
+		}
+		out[f] = true
+		for _, anon := range f.AnonFuncs {
+			add(anon)
+		}
+	}
+	for _, m := range pkg.Members {
+		switch m := m.(type) {
+		case *ssa.Function:
+			add(m)
+		case *ssa.Type:
+			ms := pkg.Prog.MethodSets.MethodSet(types.NewPointer(m.Type()))
+			for i := 0; i < ms.Len(); i++ {
+				if f := pkg.Prog.MethodValue(ms.At(i)); f != nil && f.Pkg == pkg {
+					add(f)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// rootFunc returns the declared function a function or literal belongs to.
+func rootFunc(f *ssa.Function) *types.Func {
+	for f.Parent() != nil {
+		f = f.Parent()
+	}
+	obj, _ := f.Object().(*types.Func)
+	return obj
+}
+
+// requestOf finds how the request v was built: its method and URL.
+func (a *analyzer) requestOf(u *unit, v ssa.Value, s *Send) {
+	for depth := 0; depth < 8 && v != nil; depth++ {
+		switch x := v.(type) {
+		case *ssa.Parameter:
+			if i := paramIndex(u, x); i > 0 {
+				s.ReqParam = i
+			}
+			return
+		case *ssa.Phi:
+			v = x.Edges[0]
+			continue
+		case *ssa.UnOp:
+			v = x.X
+			continue
+		case *ssa.Extract:
+			v = x.Tuple
+			continue
+		case *ssa.Call:
+			fn, _ := calleeFunc(x.Common())
+			if fn == nil {
+				return
+			}
+			if r := a.cat.Request(FuncName(fn)); r != nil {
+				a.methodOf(u, sigArg(x.Common(), fn, r.Method), s)
+				a.urlOf(u, sigArg(x.Common(), fn, r.URL), s)
+				a.methodSet(u, x, s)
+				return
+			}
+			if fn.Signature().Recv() != nil {
+				v = argAt(x.Common(), 0) // req.WithContext(ctx), req.Clone(ctx)
+				continue
+			}
+			return
+		}
+		return
+	}
+}
+
+// methodSet applies a later req.Method = "..." to the request built by call.
+func (a *analyzer) methodSet(u *unit, call *ssa.Call, s *Send) {
+	refs := call.Referrers()
+	if refs == nil {
+		return
+	}
+	for _, r := range *refs {
+		if ex, ok := r.(*ssa.Extract); ok && ex.Index == 0 && ex.Referrers() != nil {
+			for _, rr := range *ex.Referrers() {
+				if fa, ok := rr.(*ssa.FieldAddr); ok && fa.Field == 0 {
+					for _, st := range storesTo(fa) {
+						a.methodOf(u, st.Val, s)
+					}
+				}
+			}
+		}
+	}
+}
+
+// endpoint writes a catalogue endpoint for messages.
+func endpoint(e *catalog.Effect) string {
+	if e.URL != "" && e.Path != "" {
+		return e.URL + "…" + e.Path
+	}
+	return e.URL + e.Path
+}

@@ -1,0 +1,184 @@
+package model
+
+import (
+	"go/token"
+	"go/types"
+	"strings"
+
+	"golang.org/x/tools/go/analysis"
+	"golang.org/x/tools/go/ssa"
+
+	"github.com/oncekit/once/analyzer/catalog"
+)
+
+// buildSSA builds the SSA form of the pass's package, as the buildssa pass does, but only
+// when Run decides the package needs it: as a requirement, buildssa would build SSA for
+// every dependency under go vet.
+func buildSSA(pass *analysis.Pass) *ssa.Package {
+	prog := ssa.NewProgram(pass.Fset, ssa.BuilderMode(0))
+	for _, p := range pass.Pkg.Imports() {
+		prog.CreatePackage(p, nil, nil, true)
+	}
+	pkg := prog.CreatePackage(pass.Pkg, pass.Files, pass.TypesInfo, false)
+	pkg.Build()
+	return pkg
+}
+
+// FuncName is a function's full name as the catalogue and the guard table write it: its
+// generic origin, without type parameters.
+func FuncName(fn *types.Func) string { return stripTypeArgs(fn.Origin().FullName()) }
+
+// stripTypeArgs drops bracketed type arguments and parameters: Job[T] becomes Job.
+func stripTypeArgs(s string) string {
+	if !strings.Contains(s, "[") {
+		return s
+	}
+	var b strings.Builder
+	depth := 0
+	for _, r := range s {
+		switch {
+		case r == '[':
+			depth++
+		case r == ']':
+			depth--
+		case depth == 0:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// Display names a function for messages, by its package's name: notify.Send,
+// (*mailer.Client).Send.
+func Display(fn *types.Func) string {
+	fn = fn.Origin()
+	q := func(p *types.Package) string { return p.Name() }
+	if recv := fn.Signature().Recv(); recv != nil {
+		return "(" + stripTypeArgs(types.TypeString(recv.Type(), q)) + ")." + fn.Name()
+	}
+	if fn.Pkg() == nil {
+		return fn.Name()
+	}
+	return fn.Pkg().Name() + "." + fn.Name()
+}
+
+// SignatureString writes a function type as the catalogue's roots name it: parameter and
+// result types only, packages by path, type arguments left out, major versions dropped.
+func SignatureString(sig *types.Signature) string {
+	strip := func(t *types.Tuple) *types.Tuple {
+		vars := make([]*types.Var, t.Len())
+		for i := range vars {
+			vars[i] = types.NewParam(0, nil, "", t.At(i).Type())
+		}
+		return types.NewTuple(vars...)
+	}
+	s := types.NewSignatureType(nil, nil, nil, strip(sig.Params()), strip(sig.Results()), sig.Variadic())
+	return catalog.Normalize(stripTypeArgs(types.TypeString(s, nil)))
+}
+
+// methodKey identifies a method of a method set: its name and signature.
+func methodKey(fn *types.Func) string { return fn.Name() + SignatureString(fn.Signature()) }
+
+// typeName is the full name of a named type, without type arguments.
+func typeName(t types.Type) string {
+	if p, ok := t.(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	n, ok := types.Unalias(t).(*types.Named)
+	if !ok || n.Obj().Pkg() == nil {
+		return ""
+	}
+	return n.Obj().Pkg().Path() + "." + n.Obj().Name()
+}
+
+// calleeFunc returns the function a call reaches statically, or the abstract method an
+// interface call names, and whether it is an interface call.
+func calleeFunc(c *ssa.CallCommon) (*types.Func, bool) {
+	if c.IsInvoke() {
+		return c.Method, true
+	}
+	switch v := c.Value.(type) {
+	case *ssa.Function:
+		if obj, ok := v.Object().(*types.Func); ok {
+			return obj, false
+		}
+	case *ssa.MakeClosure:
+		// A bound method value (x.M) called at once.
+		if f, ok := v.Fn.(*ssa.Function); ok {
+			if obj, ok := f.Object().(*types.Func); ok {
+				return obj, false
+			}
+		}
+	}
+	return nil, false
+}
+
+// argAt returns the value given for parameter i of the callee (receiver first for a
+// method), or nil.
+func argAt(c *ssa.CallCommon, i int) ssa.Value {
+	if c.IsInvoke() {
+		if i == 0 {
+			return c.Value
+		}
+		i--
+	}
+	if mc, ok := c.Value.(*ssa.MakeClosure); ok && isBound(mc) {
+		if i == 0 {
+			return mc.Bindings[0]
+		}
+		i--
+	}
+	if i < 0 || i >= len(c.Args) {
+		return nil
+	}
+	return c.Args[i]
+}
+
+// sigArg returns the argument given for the callee's declared parameter i (the receiver
+// not counted), as the catalogue counts them.
+func sigArg(c *ssa.CallCommon, fn *types.Func, i int) ssa.Value {
+	if fn != nil && fn.Signature().Recv() != nil {
+		i++
+	}
+	return argAt(c, i)
+}
+
+// paramCount is the number of parameters of a function, receiver first.
+func paramCount(fn *types.Func) int {
+	n := fn.Signature().Params().Len()
+	if fn.Signature().Recv() != nil {
+		n++
+	}
+	return n
+}
+
+// isBound reports whether a closure is a bound method value (x.M), whose one binding is
+// the receiver.
+func isBound(mc *ssa.MakeClosure) bool {
+	f, ok := mc.Fn.(*ssa.Function)
+	if !ok || len(mc.Bindings) != 1 {
+		return false
+	}
+	obj, ok := f.Object().(*types.Func)
+	return ok && obj.Signature().Recv() != nil
+}
+
+// paramOf returns the parameter v is, seen through the heap cell a parameter captured by
+// a closure lives in (t0 = new T (p); *t0 = p; ... *t0), or nil.
+func paramOf(v ssa.Value) *ssa.Parameter {
+	if u, ok := v.(*ssa.UnOp); ok && u.Op == token.MUL {
+		if al, ok := u.X.(*ssa.Alloc); ok && al.Heap {
+			var p *ssa.Parameter
+			for _, st := range storesTo(al) {
+				q, ok := st.Val.(*ssa.Parameter)
+				if !ok || p != nil && q != p {
+					return nil
+				}
+				p = q
+			}
+			return p
+		}
+	}
+	p, _ := v.(*ssa.Parameter)
+	return p
+}

@@ -1,0 +1,746 @@
+package model
+
+import (
+	"go/ast"
+	"go/token"
+	"go/types"
+	"sort"
+	"strings"
+
+	"golang.org/x/tools/go/ssa"
+
+	"github.com/oncekit/once/analyzer/catalog"
+	"github.com/oncekit/once/internal/directive"
+)
+
+// unit is one declared function with the function literals written in it: the unit of a
+// summary, since a literal's effects happen when the function runs (unless a framework,
+// a retry helper or a guard runs it, which its context says).
+type unit struct {
+	obj   *types.Func
+	fn    *ssa.Function
+	decl  *directive.Directive
+	state int // 0 new, 1 in progress, 2 done
+	flows *flows
+	effs  []*eff
+	sends []Send
+	keys  []KeyParam
+	// latches are the calls of declared claims: code they dominate runs under them.
+	latches    []ssa.CallInstruction
+	retries    bool
+	setVerdict bool
+	root       *root
+	fact       *FuncFact
+}
+
+// eff is an effect on its way up through a unit.
+type eff struct {
+	Effect
+	pos       token.Pos
+	at        ssa.CallInstruction
+	params    uint64
+	repeatPos token.Pos
+	unrelated []string
+	implPos   []token.Pos
+}
+
+// root is code a framework or a retry runs again.
+type root struct {
+	what string
+	pos  token.Pos
+}
+
+// ctx is what runs a function literal: a guard (its effects are covered), a retry helper
+// or a framework (its effects repeat; a framework's are reported here, not propagated).
+type ctx struct {
+	guard  *guardCtx
+	repeat *root
+	root   *root
+}
+
+type guardCtx struct {
+	kind directive.Kind
+	key  flow
+	name string
+	pos  token.Pos
+	effs []*eff
+}
+
+func (a *analyzer) analyse() {
+	a.called = map[*types.Func]bool{}
+	a.roots = map[*types.Func]root{}
+	a.rootTypes = map[string]bool{}
+	for _, f := range a.pass.Files {
+		if a.isTest(f.Pos()) {
+			continue
+		}
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Body == nil {
+				continue
+			}
+			obj, ok := a.pass.TypesInfo.Defs[fd.Name].(*types.Func)
+			if !ok {
+				continue
+			}
+			fn := a.pkg.Prog.FuncValue(obj)
+			if fn == nil {
+				continue
+			}
+			u := &unit{obj: obj, fn: fn, decl: a.res.Declared[obj]}
+			u.flows = a.newFlows(fn)
+			a.units[obj] = u
+			a.markCalled(fn)
+		}
+	}
+	for _, u := range a.sortedUnits() {
+		a.summarize(u)
+	}
+	a.findRoots()
+	a.findSets()
+	a.decide()
+	a.bypasses()
+	a.export()
+}
+
+func (a *analyzer) sortedUnits() []*unit {
+	out := make([]*unit, 0, len(a.units))
+	for _, u := range a.units {
+		out = append(out, u)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].obj.Pos() < out[j].obj.Pos() })
+	return out
+}
+
+// markCalled records the functions fn and its literals call statically.
+func (a *analyzer) markCalled(fn *ssa.Function) {
+	for _, b := range fn.Blocks {
+		for _, ins := range b.Instrs {
+			if c, ok := ins.(ssa.CallInstruction); ok {
+				if g, invoke := calleeFunc(c.Common()); g != nil && !invoke {
+					a.called[g.Origin()] = true
+				}
+			}
+		}
+	}
+	for _, anon := range fn.AnonFuncs {
+		a.markCalled(anon)
+	}
+}
+
+// summarize computes the unit's summary, once; a recursive call sees what is known so far.
+func (a *analyzer) summarize(u *unit) {
+	if u.state != 0 {
+		return
+	}
+	u.state = 1
+	name := FuncName(u.obj)
+	if _, ok := a.cat.Effect(name); ok || a.cat.IsRead(name) || a.note(u.obj, "read") != nil || a.cat.Transport(name) != nil {
+		// The catalogue or the user says what a call of it does; its body is not judged.
+		u.state = 2
+		return
+	}
+	a.walk(u, u.fn, nil)
+	if d := u.decl; d != nil {
+		a.promise(u, d)
+	}
+	if n := a.note(u.obj, "repeat"); n != nil {
+		for _, e := range u.effs {
+			a.cov.cover(e, "a declared repeat")
+		}
+		u.effs = nil
+	}
+	u.state = 2
+}
+
+// promise applies the unit's own //once: promise to what it reaches.
+func (a *analyzer) promise(u *unit, d *directive.Directive) {
+	key := flow{}
+	for _, k := range d.Key {
+		key.params |= a.exprParams(u, k.Text)
+	}
+	if !HoldsPaidEffect(d.Kind) && len(u.effs) > 0 {
+		a.res.Requests = append(a.res.Requests, &RequestFinding{Pos: d.Func.Name.Pos(), Guard: "the //once:" + string(d.Kind) + " promise on " + Display(u.obj), Effect: u.effs[0].Effect})
+		for _, e := range u.effs {
+			e.Reported = true // ONCE006's finding: one per mistake
+		}
+	}
+	if !Covers(d.Kind) {
+		return
+	}
+	var keep []*eff
+	for _, e := range u.effs {
+		if d.HasTable() || related(u, e, key) {
+			a.cov.cover(e, string(d.Kind))
+			continue
+		}
+		e.unrelated = append(e.unrelated, "the //once:"+string(d.Kind)+" promise of "+Display(u.obj))
+		keep = append(keep, e)
+	}
+	u.effs = keep
+}
+
+// exprParams returns the parameters a key expression mentions.
+func (a *analyzer) exprParams(u *unit, text string) uint64 {
+	var m uint64
+	for i, p := range u.fn.Params {
+		for _, w := range strings.FieldsFunc(text, func(r rune) bool {
+			return !(r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r > 127)
+		}) {
+			if w == p.Name() && i < 64 {
+				m |= 1 << i
+			}
+		}
+	}
+	return m
+}
+
+// related reports whether a promise keyed by key covers e: e's content derives from the
+// key's parameters, or from nothing the function is given but its receiver.
+func related(u *unit, e *eff, key flow) bool {
+	if key.params == 0 {
+		return true
+	}
+	var recv uint64
+	if u.obj.Signature().Recv() != nil {
+		recv = 1
+	}
+	return e.params&key.params != 0 || e.params&^recv == 0
+}
+
+// walk visits a function of the unit and the literals written in it.
+func (a *analyzer) walk(u *unit, f *ssa.Function, c *ctx) {
+	for _, b := range f.Blocks {
+		for _, ins := range b.Instrs {
+			if call, ok := ins.(ssa.CallInstruction); ok {
+				a.visitCall(u, f, call, c)
+			}
+		}
+	}
+	for _, anon := range f.AnonFuncs {
+		a.walk(u, anon, a.closureCtx(u, f, anon, c))
+	}
+}
+
+// closureCtx decides what runs a function literal, from where it goes.
+func (a *analyzer) closureCtx(u *unit, f, anon *ssa.Function, parent *ctx) *ctx {
+	c := &ctx{}
+	if parent != nil {
+		*c = *parent
+	}
+	if r := a.cat.RootSignature(SignatureString(anon.Signature)); r != nil {
+		c.root = &root{what: r.Root, pos: anon.Pos()}
+	}
+	for _, v := range closureValues(f, anon) {
+		refs := v.Referrers()
+		if refs == nil {
+			continue
+		}
+		for _, r := range *refs {
+			switch r := r.(type) {
+			case ssa.CallInstruction:
+				common := r.Common()
+				fn, _ := calleeFunc(common)
+				if fn == nil {
+					continue
+				}
+				name := FuncName(fn)
+				if g, ok := guardCalls[name]; ok && g.fn >= 0 && sigArg(common, fn, g.fn) == v {
+					gc := &guardCtx{kind: g.kind, name: Display(fn), pos: r.Pos()}
+					if g.key >= 0 {
+						gc.key = u.flows.of(sigArg(common, fn, g.key))
+					}
+					c.guard = gc
+					a.guards = append(a.guards, gc)
+				}
+				if rt := a.cat.Retry(name); rt != nil && sigArg(common, fn, rt.Arg) == v {
+					c.repeat = &root{what: "retried by " + Display(fn), pos: r.Pos()}
+				}
+				if rt := a.cat.RootFunc(name); rt != nil && rt.Arg != nil && sigArg(common, fn, *rt.Arg) == v {
+					c.root = &root{what: rt.Root, pos: anon.Pos()}
+				}
+				if t := a.paramRootType(fn, common, v); t != "" {
+					c.root = &root{what: "run by the framework as a " + t, pos: anon.Pos()}
+				}
+			case *ssa.ChangeType, *ssa.Convert:
+				if t := typeName(r.(ssa.Value).Type()); a.isRootType(t) {
+					c.root = &root{what: "run by the framework as a " + t, pos: anon.Pos()}
+				}
+			case *ssa.Return:
+				res := f.Signature.Results()
+				for i, rv := range r.Results {
+					if rv == v && i < res.Len() && a.isRootType(typeName(res.At(i).Type())) {
+						c.root = &root{what: "run by the framework as a " + typeName(res.At(i).Type()), pos: anon.Pos()}
+					}
+				}
+			}
+		}
+	}
+	return c
+}
+
+// closureValues returns the values by which f refers to a literal: the literal itself,
+// the closure made of it, and their conversions to named function types or interfaces.
+func closureValues(f, anon *ssa.Function) []ssa.Value {
+	out := []ssa.Value{anon}
+	for _, b := range f.Blocks {
+		for _, ins := range b.Instrs {
+			if mc, ok := ins.(*ssa.MakeClosure); ok && mc.Fn == anon {
+				out = append(out, mc)
+			}
+		}
+	}
+	for i := 0; i < len(out) && i < 8; i++ {
+		if refs := out[i].Referrers(); refs != nil {
+			for _, r := range *refs {
+				switch r := r.(type) {
+				case *ssa.ChangeType, *ssa.MakeInterface, *ssa.Convert:
+					out = append(out, r.(ssa.Value))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// visitCall classifies one call of the unit.
+func (a *analyzer) visitCall(u *unit, f *ssa.Function, call ssa.CallInstruction, c *ctx) {
+	common := call.Common()
+	fn, invoke := calleeFunc(common)
+	if fn == nil {
+		if t := typeName(common.Value.Type()); t != "" && (c != nil && c.root != nil || u.root != nil || a.isRoot(u)) {
+			a.rootTypes[t] = true
+		}
+		return
+	}
+	if fn.Pkg() == nil {
+		return
+	}
+	name := FuncName(fn)
+	if g, ok := guardCalls[name]; ok {
+		if g.key >= 0 {
+			a.keySink(u, call, sigArg(common, fn, g.key), string(g.kind), "the key of "+Display(fn))
+		}
+		return
+	}
+	if name == "(net/http.Header).Set" || name == "(net/http.Header).Add" {
+		if h, ok := constString(argAt(common, 1)); ok && a.cat.KeyHeaders()[strings.ToLower(h)] {
+			a.keySink(u, call, argAt(common, 2), "provider", "the "+h+" header")
+		}
+		return
+	}
+	if a.cat.IsRead(name) {
+		return
+	}
+	if e, ok := a.cat.Effect(name); ok {
+		a.addEffect(u, f, call, c, a.siteEffect(u, f, call, fn, e))
+		return
+	}
+	if t := a.cat.Transport(name); t != nil {
+		a.transport(u, f, call, c, fn, t)
+		return
+	}
+	if r := a.cat.Retry(name); r != nil {
+		if g := funcValue(sigArg(common, fn, r.Arg)); g != nil {
+			a.mergeCall(u, f, call, c, g, &root{what: "retried by " + Display(fn), pos: call.Pos()})
+		}
+		return
+	}
+	if r := a.cat.RootFunc(name); r != nil && r.Arg != nil {
+		if g := funcValue(sigArg(common, fn, *r.Arg)); g != nil {
+			a.roots[g.Origin()] = root{what: r.Root, pos: call.Pos()}
+		}
+		return
+	}
+	a.registrations(common, fn)
+	if invoke || types.IsInterface(recvType(fn)) {
+		a.invoke(u, f, call, c, fn)
+		return
+	}
+	a.mergeCall(u, f, call, c, fn, nil)
+}
+
+// funcValue returns the declared function a function value names (f, or x.M), or nil.
+func funcValue(v ssa.Value) *types.Func {
+	for {
+		switch x := v.(type) {
+		case *ssa.ChangeType:
+			v = x.X
+			continue
+		case *ssa.MakeInterface:
+			v = x.X
+			continue
+		case *ssa.Function:
+			obj, _ := x.Object().(*types.Func)
+			return obj
+		case *ssa.MakeClosure:
+			if isBound(x) {
+				obj, _ := x.Fn.(*ssa.Function).Object().(*types.Func)
+				return obj
+			}
+		}
+		return nil
+	}
+}
+
+// summaryOf returns what calling fn does: its unit's summary in this package, its fact
+// in another.
+func (a *analyzer) summaryOf(fn *types.Func) *FuncFact {
+	fn = fn.Origin()
+	if fn.Pkg() == nil {
+		return nil
+	}
+	if fn.Pkg() == a.pass.Pkg {
+		u := a.units[fn]
+		if u == nil {
+			return nil
+		}
+		a.summarize(u)
+		return a.factOf(u)
+	}
+	if a.packageFact(fn.Pkg()) == nil {
+		return nil
+	}
+	var f FuncFact
+	if a.pass.ImportObjectFact(fn, &f) {
+		return &f
+	}
+	return nil
+}
+
+func (a *analyzer) resultOf(fn *types.Func) (Flow, bool) {
+	if s := a.summaryOf(fn); s != nil && (s.Result.Flags != 0 || len(s.Result.Params) > 0) {
+		return s.Result, true
+	}
+	return Flow{}, false
+}
+
+// mergeCall adds what a call of fn does to the unit.
+func (a *analyzer) mergeCall(u *unit, f *ssa.Function, call ssa.CallInstruction, c *ctx, fn *types.Func, repeat *root) {
+	s := a.summaryOf(fn)
+	if s == nil {
+		return
+	}
+	common := call.Common()
+	if s.Latch {
+		u.latches = append(u.latches, call)
+	}
+	for _, k := range s.Keys {
+		a.keySink(u, call, argAt(common, k.Param), k.Kind, "the key of "+Display(fn))
+	}
+	for _, e := range s.Effects {
+		ne := a.mapEffect(u, call, fn, e)
+		if ne == nil {
+			continue
+		}
+		if repeat != nil && ne.Repeat == "" {
+			ne.Repeat, ne.repeatPos = repeat.what, repeat.pos
+		}
+		if s.Retries && ne.Repeat == "" {
+			ne.Repeat, ne.repeatPos = Display(fn)+" sends again by itself after a failure", call.Pos()
+		}
+		a.addEffect(u, f, call, c, ne)
+	}
+	for _, s := range s.Sends {
+		a.mapSend(u, f, call, c, fn, s)
+	}
+}
+
+// mapEffect restates a callee's effect in the caller's terms.
+func (a *analyzer) mapEffect(u *unit, call ssa.CallInstruction, fn *types.Func, ce Effect) *eff {
+	if ce.Reported && ce.Site != "" {
+		return nil // reported where it was found; one finding per cause
+	}
+	common := call.Common()
+	ne := &eff{Effect: ce}
+	ne.Params = nil
+	for _, j := range ce.Params {
+		fl := u.flows.of(argAt(common, j))
+		ne.params |= fl.params
+		if fl.flags&Random != 0 {
+			ne.Fresh = true
+		}
+	}
+	if ce.KeyParam > 0 {
+		switch k := a.keyOf(u, argAt(common, ce.KeyParam-1), ce.KeyField, ce.KeySetter); {
+		case k == keyed:
+			return a.keyedSite(u, call, ne)
+		case k > 0:
+			ne.KeyParam = int(k)
+		default:
+			ne.KeyParam = 0
+		}
+	}
+	if ce.Site == "" || a.user && fn.Pkg() != a.pass.Pkg && givesContent(fn, ce.Params) {
+		// A dependency's effect is made at the analysed code's call; so is one of
+		// another package's function whose content the call gives (a service that
+		// sends what it is handed): the call decides what is sent.
+		if ce.Site != "" && ce.Made == "" {
+			ne.Made = ce.Site
+		}
+		ne.Site, ne.pos, ne.Func, ne.Via, ne.Ignored, ne.Chain = a.posString(call.Pos()), call.Pos(), Display(u.obj), Display(fn), ce.Ignored, nil
+		a.site(ne)
+	} else {
+		ne.Chain = append([]string{Display(fn)}, ce.Chain...)
+		if len(ne.Chain) > 6 {
+			ne.Chain = ne.Chain[:6]
+		}
+	}
+	return ne
+}
+
+// givesContent reports whether parameters other than the receiver flow into an
+// effect's content.
+func givesContent(fn *types.Func, params []int) bool {
+	for _, p := range params {
+		if p > 0 || fn.Signature().Recv() == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// keyedSite counts an effect whose provider key the caller gives.
+func (a *analyzer) keyedSite(u *unit, call ssa.CallInstruction, e *eff) *eff {
+	if e.Site == "" {
+		e.Site, e.pos = a.posString(call.Pos()), call.Pos()
+		a.site(e)
+	}
+	a.cov.cover(e, "an idempotency key")
+	return nil
+}
+
+// addEffect adds an effect reached at call in f to the unit, under what runs f.
+func (a *analyzer) addEffect(u *unit, f *ssa.Function, call ssa.CallInstruction, c *ctx, e *eff) {
+	if e == nil {
+		return
+	}
+	if e.at == nil {
+		e.at = call
+	}
+	if e.Repeat == "" {
+		if loop := retryLoop(f, call); loop {
+			e.Repeat, e.repeatPos = "the retry loop of "+Display(u.obj), call.Pos()
+		}
+	}
+	for _, l := range u.latches {
+		if dominates(l, call) {
+			a.cov.cover(e, "a claim declared with table=")
+			return
+		}
+	}
+	if c != nil && c.guard != nil {
+		c.guard.effs = append(c.guard.effs, e)
+		if !HoldsPaidEffect(c.guard.kind) {
+			e.Reported = true // ONCE006's finding: one per mistake
+		}
+		if Covers(c.guard.kind) {
+			if related(u, e, c.guard.key) {
+				a.cov.cover(e, string(c.guard.kind))
+				return
+			}
+			e.unrelated = append(e.unrelated, "the "+c.guard.name+" guard")
+		}
+	}
+	if c != nil && c.repeat != nil && e.Repeat == "" {
+		e.Repeat, e.repeatPos = c.repeat.what, c.repeat.pos
+	}
+	if c != nil && c.root != nil {
+		if e.Repeat == "" {
+			e.Repeat, e.repeatPos = c.root.what, c.root.pos
+		}
+		a.rootEffs = append(a.rootEffs, e)
+		return
+	}
+	u.effs = append(u.effs, e)
+}
+
+// siteEffect is a call of a catalogued effect, unless it carries the provider's key.
+func (a *analyzer) siteEffect(u *unit, f *ssa.Function, call ssa.CallInstruction, fn *types.Func, ce *catalog.Effect) *eff {
+	common := call.Common()
+	e := &eff{Effect: Effect{Site: a.posString(call.Pos()), Func: Display(u.obj), Via: Display(fn), What: ce.Effect, Class: ce.Class}, pos: call.Pos()}
+	n := fn.Signature().Params().Len()
+	for i := 0; i < n; i++ {
+		v := sigArg(common, fn, i)
+		if v == nil || isContext(v.Type()) {
+			continue
+		}
+		fl := u.flows.of(v)
+		e.params |= fl.params
+		if fl.flags&Random != 0 {
+			e.Fresh = true
+		}
+	}
+	a.site(e)
+	if k := ce.Key; k != nil {
+		e.KeyField, e.KeySetter = k.Field, k.Setter
+		if e.KeyField == "" && e.KeySetter == "" {
+			e.KeyField = k.HeaderNames()[0]
+		}
+		if len(k.HeaderNames()) > 0 {
+			if v := a.headerOption(f, k.HeaderNames()); v != nil {
+				a.keySink(u, call, v, "provider", "the "+k.HeaderNames()[0]+" header")
+				a.cov.cover(e, "an idempotency key")
+				return nil
+			}
+		} else {
+			switch st := a.keyOf(u, sigArg(common, fn, k.Arg), k.Field, k.Setter); {
+			case st == keyed:
+				a.cov.cover(e, "an idempotency key")
+				return nil
+			case st > 0:
+				e.KeyParam = int(st)
+			}
+		}
+	}
+	return e
+}
+
+// headerOption finds an option setting one of the headers among f's calls (the SDKs'
+// option.WithHeader(name, value)), and returns the value.
+func (a *analyzer) headerOption(f *ssa.Function, names []string) ssa.Value {
+	for _, b := range f.Blocks {
+		for _, ins := range b.Instrs {
+			c, ok := ins.(ssa.CallInstruction)
+			if !ok || len(c.Common().Args) != 2 {
+				continue
+			}
+			if h, ok := constString(c.Common().Args[0]); ok {
+				for _, n := range names {
+					if strings.EqualFold(h, n) {
+						return c.Common().Args[1]
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// site records an effect site of this package.
+func (a *analyzer) site(e *eff) {
+	if !e.pos.IsValid() || a.pass.Fset.File(e.pos) == nil || !a.inPackage(e.pos) {
+		return
+	}
+	a.res.Sites = append(a.res.Sites, e.pos)
+	a.cov.site(e)
+	for _, ig := range a.res.Ignores.List {
+		if ig.Problem == "" && ig.From <= e.pos && e.pos < ig.To && contains(ig.Codes, "ONCE001") {
+			e.Ignored = true
+		}
+	}
+}
+
+func (a *analyzer) inPackage(pos token.Pos) bool {
+	for _, f := range a.pass.Files {
+		if f.FileStart <= pos && pos <= f.FileEnd {
+			return true
+		}
+	}
+	return false
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// keyState says how a provider's key reaches a call: keyed (set here, or out of sight),
+// none, or 1 + the parameter that carries it.
+type keyState int
+
+const (
+	keyed keyState = -1
+	noKey keyState = 0
+)
+
+// keyOf finds the key field or setter on the value given for a key-carrying argument.
+func (a *analyzer) keyOf(u *unit, v ssa.Value, field, setter string) keyState {
+	if p := paramOf(v); p != nil {
+		v = p
+	}
+	for {
+		switch x := v.(type) {
+		case *ssa.MakeInterface:
+			v = x.X
+			continue
+		case *ssa.ChangeType:
+			v = x.X
+			continue
+		case *ssa.Parameter:
+			for i, p := range u.fn.Params {
+				if p == x {
+					return keyState(i + 1)
+				}
+			}
+			return keyed
+		case *ssa.Alloc:
+			if k := a.keySet(u, x, field, setter, 0); k {
+				return keyed
+			}
+			return noKey
+		case *ssa.UnOp:
+			if al, ok := x.X.(*ssa.Alloc); ok {
+				if a.keySet(u, al, field, setter, 0) {
+					return keyed
+				}
+				return noKey
+			}
+		case nil:
+			return noKey
+		}
+		// Built by a helper or handed over: out of sight, given the benefit of the doubt.
+		return keyed
+	}
+}
+
+// keySet reports whether the key field is stored into the memory at v (at any depth of
+// embedding) or its setter called on it; a key made from the clock or randomness is
+// ONCE002's, reported where it is set.
+func (a *analyzer) keySet(u *unit, v ssa.Value, field, setter string, depth int) bool {
+	refs := v.Referrers()
+	if refs == nil || depth > 4 {
+		return false
+	}
+	for _, r := range *refs {
+		switch r := r.(type) {
+		case *ssa.FieldAddr:
+			st := r.X.Type().Underlying().(*types.Pointer).Elem().Underlying().(*types.Struct)
+			if st.Field(r.Field).Name() == field && field != "" {
+				for _, s := range storesTo(r) {
+					a.keySink(u, s, s.Val, "provider", "the "+field+" field")
+				}
+				return true
+			}
+			if st.Field(r.Field).Embedded() && a.keySet(u, r, field, setter, depth+1) {
+				return true
+			}
+		case ssa.CallInstruction:
+			if fn, _ := calleeFunc(r.Common()); fn != nil && fn.Name() == setter && setter != "" {
+				a.keySink(u, r, argAt(r.Common(), 1), "provider", "the key set by "+setter)
+				return true
+			}
+		case *ssa.UnOp, *ssa.MakeInterface, *ssa.ChangeType:
+			if a.keySet(u, r.(ssa.Value), field, setter, depth+1) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func storesTo(addr ssa.Value) []*ssa.Store {
+	var out []*ssa.Store
+	if refs := addr.Referrers(); refs != nil {
+		for _, r := range *refs {
+			if s, ok := r.(*ssa.Store); ok && s.Addr == addr {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,122 @@
+package once005
+
+import (
+	_ "embed"
+	"encoding/json"
+	"go/types"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/oncekit/once/analyzer/internal/sqlfacts"
+)
+
+// catalogJSON is what sends SQL, by identity: see its doc.
+//
+//go:embed catalog.json
+var catalogJSON []byte
+
+// end is what a call ending a statement sends (see the catalogue's doc; -1 for none).
+type end struct {
+	kind       sqlfacts.Kind
+	flags      uint8
+	arg, conds int
+}
+
+// An end's flags (see the catalogue's doc).
+const (
+	fAbsent uint8 = 1 << iota
+	fExists
+	fCount
+	fSum
+	fText
+	fSetCol
+)
+
+// An orm is a library: its types, or its generator's package, and its ends.
+type orm struct {
+	name, generated, hint string
+	plural                bool
+	types                 map[string]bool
+	ends                  map[string]end
+}
+
+// The catalogue, read once. Its test checks it reads whole.
+var libraries, libraryPaths, rowsTypes, pure, serializable, duplicate = func() ([]*orm, map[string]bool, map[string]bool, map[string]bool, map[string]bool, []string) {
+	var c struct {
+		Libraries []struct {
+			Name, Generated, Hint string
+			Plural                bool
+			Types                 []string
+			Ends                  map[string]string
+		}
+		Rows, Pure, Serializable, Duplicate []string
+	}
+	_ = json.Unmarshal(catalogJSON, &c)
+	var libs []*orm
+	paths := map[string]bool{} // the packages a package that may send SQL imports
+	for _, l := range c.Libraries {
+		o := &orm{name: l.Name, generated: l.Generated, hint: l.Hint, plural: l.Plural, types: set(l.Types...), ends: map[string]end{}}
+		for key, spec := range l.Ends {
+			e := end{arg: -1, conds: -1}
+			for _, w := range strings.Fields(spec) {
+				k, v, _ := strings.Cut(w, "=")
+				n, _ := strconv.Atoi(v)
+				switch flag := slices.Index([]string{"absent", "exists", "count", "sum", "text", "setcol"}, k); {
+				case k == "arg":
+					e.arg = n
+				case k == "conds":
+					e.conds = n
+				case flag >= 0:
+					e.flags |= 1 << flag
+				default:
+					e.kind = sqlfacts.Kind(slices.Index([]string{"", "read", "insert", "update"}, k))
+				}
+			}
+			o.ends[key] = e
+		}
+		for _, t := range append(l.Types, l.Generated+".") {
+			paths[t[:strings.LastIndexByte(t, '.')]] = true
+		}
+		libs = append(libs, o)
+	}
+	delete(paths, "")
+	return libs, paths, set(c.Rows...), set(c.Pure...), set(c.Serializable...), c.Duplicate
+}()
+
+func set(words ...string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range words {
+		m[w] = true
+	}
+	return m
+}
+
+// library returns the library of type t, and the key of method's end: the method,
+// "Type.Method", or "Suffix.Method" for a generated builder (UserQuery's Exist).
+func (r *reader) library(t *types.Named, method string) (*orm, string) {
+	name := t.Obj().Name()
+	for _, lib := range libraries {
+		if lib.types[t.Obj().Pkg().Path()+"."+name] {
+			if _, ok := lib.ends[name+"."+method]; ok {
+				return lib, name + "." + method
+			}
+			return lib, method
+		}
+		if lib.generated != "" && r.generatedBy(t.Obj().Pkg(), lib.generated) {
+			for k := range lib.ends {
+				if suffix, m, _ := strings.Cut(k, "."); m == strings.TrimSuffix(method, "X") && strings.HasSuffix(name, suffix) && name != suffix {
+					return lib, k
+				}
+			}
+			return lib, ""
+		}
+	}
+	return nil, ""
+}
+
+// generatedBy reports a package importing a generator's (ent's): its builders are read
+// by the names the generator gives them.
+func (r *reader) generatedBy(p *types.Package, path string) bool {
+	return p != r.pass.Pkg && slices.ContainsFunc(p.Imports(), func(i *types.Package) bool { return i.Path() == path })
+}

@@ -1,0 +1,4 @@
+package once005
+
+// Facts is the analyzer that reads what SQL functions send, for tests of its facts.
+var Facts = factsAnalyzer

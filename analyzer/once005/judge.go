@@ -1,0 +1,310 @@
+package once005
+
+import (
+	"fmt"
+	"go/types"
+	"regexp"
+	"slices"
+	"strings"
+
+	"golang.org/x/tools/go/analysis"
+	"golang.org/x/tools/go/ssa"
+
+	"github.com/oncekit/once/analyzer/internal/sqlfacts"
+)
+
+// judge reports the writes a read of the same table decides with nothing serialising them.
+func (r *reader) judge(fi *fnInfo) {
+	for _, w := range fi.ops {
+		if table := w.op.Table(); w.op.Kind == sqlfacts.Update && w.op.SetsConst {
+			r.judgeClaim(fi, w, table)
+		} else if w.op.Kind == sqlfacts.Insert && w.op.Conflict != sqlfacts.DoNothing {
+			r.judgeInsert(fi, w, table)
+		}
+	}
+}
+
+// judgeInsert reports an insert an existence test decides, or an adding upsert a cap does.
+func (r *reader) judgeInsert(fi *fnInfo, ins *opAt, table string) {
+	counter := ins.op.Conflict == sqlfacts.Accumulate
+	if !counter && (fi.dup || ins.op.HandlesDup) {
+		return // a unique index stands behind the insert, and its loser is handled
+	}
+	rd := r.decider(fi, ins, table, ins.op.Columns, false, func(c class, _ *ssa.If, _ *opAt) bool {
+		return c == other || c == exists && !counter || c == limit && counter
+	})
+	switch {
+	case rd == nil || r.locked(fi, ins, table, false) || r.callersCover(fi, table, false, 0):
+	case counter:
+		r.report(ins, rd, "%s adds to the row with no condition (DO UPDATE without WHERE), and %s decides it: two calls can both read room under the limit and both add; make the statement decide (DO UPDATE .. WHERE the new total is within the limit, RETURNING, no row back is the refusal) or declare //once:statement on %s",
+			what("upsert into", ins), what("a read of", rd), funcName(fi.fn))
+	case !r.keyed(fi, ins, rd) && !r.natural(ins):
+		cols, index, hint, keys := "the columns it looks up", table+"'s looked-up columns", "", rd.op.Keys
+		if len(keys) == 0 {
+			keys = ins.op.Columns
+		}
+		if len(keys) > 0 {
+			cols = "(" + strings.Join(keys, ", ") + ")"
+			index = table + " " + cols
+		}
+		for _, lib := range libraries {
+			if lib.name == ins.op.ORM {
+				hint = lib.hint
+			}
+		}
+		r.report(ins, rd, "%s is decided by %s with no lock, no conflict clause and no unique constraint on %s: two calls can both find no row and both insert; put a unique index on %s and make the insert the check (%s), or declare //once:transaction on %s",
+			what("insert into", ins), what("a read of", rd), cols, index, hint, funcName(fi.fn))
+	}
+}
+
+// judgeClaim reports a claim two workers both win: an update setting a state a read
+// of the row tested (or looked for in the old state), unlocked, not refusing a second
+// run. A test of another column (an owner) guards, it does not claim.
+func (r *reader) judgeClaim(fi *fnInfo, upd *opAt, table string) {
+	rd := r.decider(fi, upd, table, upd.op.Keys, true, func(c class, ifs *ssa.If, rd *opAt) bool {
+		return c == exists && overlaps(rd.op.Keys, upd.op.Columns) ||
+			(c == other || c == limit) && overlaps(tested(ifs.Cond, rd.op.Selected, 0), upd.op.Columns)
+	})
+	if rd != nil && !rd.op.RowLock && !r.locked(fi, upd, table, true) && !(upd.op.OldState && (upd.op.Claims || r.checked(upd))) && !r.callersCover(fi, table, true, 0) {
+		r.report(upd, rd, "%s is decided by %s with no row lock, and the update claims nothing (no WHERE on the old state whose rows affected are checked): two workers can both read the old state and both go on; add the old state to its WHERE (AND state = 'pending') and go on only when it changed a row (RowsAffected, or RETURNING), or read the row FOR UPDATE, or declare //once:transaction on %s",
+			what("update of", upd), what("a read of", rd), funcName(fi.fn))
+	}
+}
+
+// decider returns the first read of table, by the columns cols, that decides w.
+func (r *reader) decider(fi *fnInfo, w *opAt, table string, cols []string, claim bool, accept func(class, *ssa.If, *opAt) bool) *opAt {
+	for _, rd := range fi.ops {
+		if rd.op.Kind == sqlfacts.Read && has(rd.op.Tables, table) && sameRows(rd.op.Keys, cols) &&
+			r.follow(rd).decides(rd.instr.Block(), w.instr.Block(), claim, func(c class, ifs *ssa.If) bool { return accept(c, ifs, rd) }) != nil {
+			return rd
+		}
+	}
+	return nil
+}
+
+// sameRows reports whether a read compares a column a write names, or either names none.
+func sameRows(keys, cols []string) bool {
+	return len(keys) == 0 || len(cols) == 0 || overlaps(keys, cols)
+}
+
+// keyed reports whether a unique constraint refuses the second of two racing inserts:
+// on the columns the read compares, or on columns the row fills from a read of the
+// table (a name made from the last id); or the read compares a column holding the id
+// of a row this call just inserted.
+func (r *reader) keyed(fi *fnInfo, ins, rd *opAt) bool {
+	table := ins.op.Table()
+	_, ok := sqlfacts.Covers(r.uniques(), table, rd.op.Keys)
+	for _, op := range fi.ops {
+		if op != ins && !ok && precedes(op.instr, ins.instr) {
+			cols := r.filled(ins, func(v ssa.Value) bool { return r.follow(op).vals[v] })
+			_, covered := sqlfacts.Covers(r.uniques(), table, cols)
+			ok = len(cols) > 0 && (op.op.Kind == sqlfacts.Read && has(op.op.Tables, table) && covered ||
+				op.op.Kind == sqlfacts.Insert && !has(op.op.Tables, table) && sameRows(rd.op.Keys, cols))
+		}
+	}
+	return ok
+}
+
+// natural reports a primary key (not the database's) taken from the input, never a new
+// value: a double submit makes the same key.
+func (r *reader) natural(ins *opAt) bool {
+	var pk sqlfacts.Unique
+	for _, u := range r.uniques() {
+		if u.Primary && sqlfacts.SameTable(u.Table, ins.op.Table()) {
+			pk = u
+		}
+	}
+	row := unwrap(ins.row)
+	if _, ok := row.(*ssa.Alloc); !ok && param(row) == nil {
+		row = nil // a row the caller gives keeps the caller's key unless set here
+	}
+	for _, col := range pk.Columns {
+		if a := argOf(ins, col); a != nil && !natural(a, 0) || a == nil && (row == nil || len(r.filled(ins, func(v ssa.Value) bool { return !natural(v, 0) })) > 0) {
+			return false
+		}
+	}
+	return len(pk.Columns) > 0 && !pk.Generated
+}
+
+func argOf(ins *opAt, col string) ssa.Value {
+	if i := slices.Index(ins.op.Columns, col); i >= 0 && i < len(ins.op.Args) && ins.op.Args[i] >= 0 && ins.op.Args[i] < len(ins.args) {
+		return ins.args[ins.op.Args[i]]
+	}
+	return nil
+}
+
+// natural reports whether v is computed from parameters and constants only.
+func natural(v ssa.Value, depth int) bool {
+	switch x := v.(type) {
+	case *ssa.Parameter, *ssa.Const, *ssa.Global, *ssa.FreeVar, *ssa.Function, *ssa.Builtin:
+		return true
+	case *ssa.Call:
+		if fn := calleeOf(&x.Call); fn == nil || fn.Pkg() == nil || !pure[fn.Pkg().Path()] {
+			return false
+		}
+	case *ssa.Alloc: // what is stored into it, its elements and its fields
+		for _, ref := range append([]ssa.Instruction{x}, *x.Referrers()...) {
+			if a, ok := ref.(ssa.Value); ok && (a == x || isAddr(a)) {
+				for _, use := range *a.Referrers() {
+					if st, ok := use.(*ssa.Store); ok && st.Addr == a && (depth > 8 || !natural(st.Val, depth+1)) {
+						return false
+					}
+				}
+			}
+		}
+		return true
+	}
+	instr, ok := v.(ssa.Instruction)
+	if !ok || depth > 8 {
+		return false
+	}
+	for _, op := range instr.Operands(nil) {
+		if *op != nil && !natural(*op, depth+1) {
+			return false
+		}
+	}
+	return true
+}
+
+// filled returns the columns of an insert's row given a value in accepts.
+func (r *reader) filled(ins *opAt, in func(ssa.Value) bool) []string {
+	var cols []string
+	for _, c := range ins.op.Columns {
+		if a := argOf(ins, c); a != nil && in(a) {
+			cols = append(cols, c)
+		}
+	}
+	row := unwrap(ins.row)
+	if load, ok := row.(*ssa.UnOp); ok {
+		row = load.X
+	}
+	for _, ref := range refs(row) {
+		if fa, ok := ref.(*ssa.FieldAddr); ok {
+			for _, use := range refs(fa) {
+				if st, ok := use.(*ssa.Store); ok && st.Addr == fa && in(st.Val) {
+					cols = append(cols, fieldColumn(fa))
+				}
+			}
+		}
+	}
+	return cols
+}
+
+func refs(v ssa.Value) []ssa.Instruction {
+	if v == nil || v.Referrers() == nil {
+		return nil
+	}
+	return *v.Referrers()
+}
+
+// checked reports a branch testing what a statement changed, or its being returned.
+func (r *reader) checked(op *opAt) bool {
+	t := r.follow(op)
+	for _, ifs := range t.ifs {
+		if c, _ := t.classify(ifs.Cond); c != none && c != neutral {
+			return true
+		}
+	}
+	for i := range t.results {
+		if t.errAbsent || !types.Identical(op.instr.Parent().Signature.Results().At(i).Type(), errorType) {
+			return true // RETURNING's "no row", a count
+		}
+	}
+	return false
+}
+
+// locked reports a lock taken in fi before op (a serializable transaction locks all).
+func (r *reader) locked(fi *fnInfo, op *opAt, table string, claim bool) bool {
+	return fi.serial || r.lockedAt(fi, op.instr, table, claim, nil)
+}
+
+// lockedAt reports a lock taken in fi before the call at: a lock, a row of another
+// table (or for a claim, any) read FOR UPDATE, a latch (a statement a second run
+// fails, its outcome tested). With args, through a handle the call is given.
+func (r *reader) lockedAt(fi *fnInfo, at ssa.CallInstruction, table string, claim bool, args []ssa.Value) bool {
+	for _, l := range fi.ops {
+		o := l.op
+		latch := (o.Kind == sqlfacts.Update && o.OldState || o.Kind == sqlfacts.Insert && o.Conflict == sqlfacts.DoNothing || o.Kind == sqlfacts.Delete) && r.checked(l)
+		lock := o.Kind == sqlfacts.Lock || o.Kind == sqlfacts.Read && o.RowLock && (claim || !has(o.Tables, table))
+		if l.instr != at && before(l.instr, at) && (latch || lock && (args == nil || l.handle == nil || slices.ContainsFunc(args, func(a ssa.Value) bool { return unwrap(a) == unwrap(l.handle) }))) {
+			return true
+		}
+	}
+	return false
+}
+
+// precedes reports whether a can run before b; before, whether it does on every path.
+func precedes(a, b ssa.Instruction) bool {
+	return a.Block() == b.Block() && before(a, b) || a.Block() != b.Block() && reach(a.Block(), b.Block())
+}
+
+func before(a, b ssa.Instruction) bool {
+	if a.Block() != b.Block() {
+		return a.Block().Dominates(b.Block())
+	}
+	return slices.Index(a.Block().Instrs, a) < slices.Index(a.Block().Instrs, b)
+}
+
+// callersCover reports an unexported function the package only calls under a promise
+// or a lock its caller took, or covered callers.
+func (r *reader) callersCover(fi *fnInfo, table string, claim bool, depth int) bool {
+	if p := fi.fn.Parent(); p != nil {
+		return r.callersCover(r.info(p), table, claim, depth)
+	}
+	if obj := fi.fn.Object(); obj == nil || obj.Exported() || r.escaped[fi.fn] || depth > 3 {
+		return false
+	}
+	n := 0
+	for _, s := range r.sites[fi.fn] {
+		if s.in.judged && s.in != fi {
+			n++
+			if !s.in.covered && !s.in.serial && !r.lockedAt(s.in, s.call, table, claim, s.call.Common().Args) && !r.callersCover(s.in, table, claim, depth+1) {
+				return false
+			}
+		}
+	}
+	return n > 0
+}
+
+// report reports a finding at the write, once per call.
+func (r *reader) report(w, rd *opAt, format string, args ...any) {
+	if !r.reported[w.instr.Pos()] {
+		r.reported[w.instr.Pos()] = true
+		r.rep.Report(analysis.Diagnostic{Pos: w.instr.Pos(), Message: fmt.Sprintf(format, args...),
+			Related: []analysis.RelatedInformation{{Pos: rd.instr.Pos(), Message: "the read that decides it"}}})
+	}
+}
+
+// what names a statement: "insert into runs", "insert into runs by store.Create".
+func what(prefix string, op *opAt) string {
+	if op.via != nil {
+		return prefix + " " + op.op.Table() + " by " + funcName(op.via)
+	}
+	return prefix + " " + op.op.Table()
+}
+
+// funcName names a function, or a closure's, as its package's users write it.
+func funcName(fn any) string {
+	if f, ok := fn.(*ssa.Function); ok {
+		for f.Parent() != nil {
+			f = f.Parent()
+		}
+		if fn, ok = f.Object().(*types.Func); !ok {
+			return f.Name()
+		}
+	}
+	return pathRE.ReplaceAllString(fn.(*types.Func).FullName(), "") // (*store.Store).Find
+}
+
+var pathRE = regexp.MustCompile(`[\w.~-]+/`)
+
+func isAddr(v ssa.Value) bool {
+	_, f := v.(*ssa.FieldAddr)
+	_, i := v.(*ssa.IndexAddr)
+	return f || i
+}
+
+func fieldColumn(fa *ssa.FieldAddr) string {
+	s := fa.X.Type().(*types.Pointer).Elem().Underlying().(*types.Struct)
+	return sqlfacts.Column(s.Field(fa.Field).Name(), s.Tag(fa.Field))
+}

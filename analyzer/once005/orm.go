@@ -1,0 +1,188 @@
+package once005
+
+import (
+	"go/types"
+	"reflect"
+	"slices"
+	"strings"
+
+	"golang.org/x/tools/go/ssa"
+
+	"github.com/oncekit/once/analyzer/internal/sqlfacts"
+)
+
+// orm reads the statement a builder chain sends, at the call ending it.
+func (r *reader) orm(lib *orm, t *types.Named, key string, recv ssa.Value, args []ssa.Value) (sent, bool) {
+	e := lib.ends[key]
+	links, handle := chain(recv, func(u *types.Named) bool { return u.Obj().Pkg() == t.Obj().Pkg() })
+	args = spread(args)
+	s := sent{op: Op{Stmt: sqlfacts.Stmt{Kind: e.kind}, ORM: lib.name}, handle: handle}
+	s.op.ErrAbsent, s.exists, s.op.Exists = e.flags&fAbsent != 0, e.flags&fExists != 0, e.flags&fExists != 0 && e.arg < 0
+	s.op.Count, s.op.Sum = e.flags&fCount != 0, e.flags&fSum != 0
+	var text []ssa.Value
+	if e.flags&fText != 0 {
+		text = args
+	}
+	for _, l := range links {
+		if l.name == "Raw" || l.name == "SQL" || l.name == "NewRaw" {
+			text = spread(l.args)
+		}
+	}
+	for i, a := range text {
+		if q, ok := str(a); ok { // the SQL: what comes after it are its arguments, before it what it fills
+			st := sqlfacts.Parse(q)
+			t := sent{op: Op{Stmt: st, ErrAbsent: e.flags&fAbsent != 0 && st.Kind != sqlfacts.Other && !st.OneRow}, handle: handle, exists: st.Exists || s.exists, args: text[i+1:]}
+			if t.dests = text[:i]; e.arg >= 0 && e.arg < len(args) && e.flags&fText == 0 {
+				t.dests = args[e.arg:]
+			}
+			return t, st.Kind != sqlfacts.Other
+		}
+	}
+	if e.flags&fText != 0 || len(text) > 0 {
+		return s, false
+	}
+	if e.arg >= 0 && e.arg < len(args) {
+		switch {
+		case e.kind == sqlfacts.Read:
+			s.dests = args[e.arg : e.arg+1]
+			r.useModel(&s, args[e.arg], lib.plural)
+		case e.kind == sqlfacts.Insert:
+			s.row, s.dests = args[e.arg], args[e.arg:e.arg+1]
+			r.useModel(&s, args[e.arg], lib.plural)
+		case e.flags&fSetCol != 0:
+			if c, ok := str(args[0]); ok && len(args) > 1 {
+				s.op.Columns, s.op.SetsConst = []string{strings.ToLower(c)}, isConst(args[1])
+			}
+		default:
+			s.op.Columns, s.op.SetsConst = r.fieldsSet(args[e.arg])
+		}
+	}
+	if e.conds >= 0 && e.conds < len(args) {
+		if r.where(&s, args[e.conds:]); len(s.op.Keys) == 0 && lib.name == "gorm" && e.conds > 0 {
+			s.op.Keys = []string{"id"} // First(&u, id)
+		}
+	}
+	for _, l := range links {
+		r.link(&s, lib, l)
+	}
+	if s.model == nil && e.conds >= 0 && e.conds < len(args) && len(s.op.Tables) == 0 {
+		r.useModel(&s, args[e.conds], lib.plural) // Exist(&User{Email: e})
+	}
+	if suffix, _, ok := strings.Cut(key, "."); ok && lib.generated != "" { // UserUpsertOne writes users
+		s.op.Tables = []string{sqlfacts.TableOf(strings.TrimSuffix(t.Obj().Name(), suffix), true)}
+		if strings.HasPrefix(suffix, "Upsert") {
+			s.op.Conflict = sqlfacts.DoNothing
+		}
+	}
+	if e.kind == sqlfacts.Update {
+		s.op.OldState = overlaps(s.op.Keys, s.op.Columns)
+	}
+	return s, len(s.op.Tables) > 0
+}
+
+// link reads a chain's call: the libraries' shaping methods share names and meanings.
+func (r *reader) link(s *sent, lib *orm, l link) {
+	first, isStr := "", false
+	if len(l.args) > 0 {
+		first, isStr = str(l.args[0])
+	}
+	low := strings.ToLower(strings.TrimSpace(first))
+	switch {
+	case l.name == "Model" || l.name == "Table" && !isStr:
+		s.model = nil
+		r.useModel(s, l.args[0], lib.plural)
+		if s.op.Kind == sqlfacts.Insert && s.row == nil {
+			s.row, s.dests = l.args[0], l.args[:1]
+		}
+	case l.name == "Table":
+		s.op.Tables, s.model = []string{strings.Fields(low + " ")[0]}, nil
+	case (l.name == "Where" || l.name == "And" || l.name == "Or") && lib.generated == "": // ent's predicates are functions
+		r.where(s, spread(l.args))
+	case l.name == "ID":
+		s.op.Keys = union(s.op.Keys, []string{"id"})
+	case l.name == "ForUpdate" || l.name == "ForShare" || l.name == "For" && (strings.HasPrefix(low, "update") || strings.HasPrefix(low, "share") || strings.HasPrefix(low, "no key")),
+		l.name == "Set" && first == "gorm:query_option" && len(l.args) > 1 && rowLock(l.args[1]):
+		s.op.RowLock = true
+	case l.name == "Ignore" || l.name == "On" && strings.HasPrefix(low, "conflict"):
+		s.op.Conflict = sqlfacts.DoNothing
+	case l.name == "Clauses":
+		for _, c := range spread(l.args) {
+			if t := named(unwrap(c).Type()); t != nil && t.Obj().Pkg().Path() == "gorm.io/gorm/clause" {
+				s.op.RowLock = s.op.RowLock || t.Obj().Name() == "Locking"
+				if t.Obj().Name() == "OnConflict" || t.Obj().Name() == "Insert" {
+					s.op.Conflict = sqlfacts.DoNothing
+				}
+			}
+		}
+	}
+}
+
+func rowLock(v ssa.Value) bool {
+	q, _ := str(v)
+	return strings.Contains(strings.ToLower(q), "for update")
+}
+
+// table names a model's table: by TableName, bun's table: tag, or the ORM's rule.
+func (r *reader) table(m *types.Named, plural bool) string {
+	obj := m.Obj()
+	var f PackageFact
+	if obj.Pkg() == r.pass.Pkg {
+		f = r.own
+	} else {
+		r.pass.ImportPackageFact(obj.Pkg(), &f)
+	}
+	if t := f.Tables[obj.Name()]; t != "" {
+		return t
+	}
+	if s, ok := m.Underlying().(*types.Struct); ok {
+		for i := range s.NumFields() {
+			for _, it := range strings.Split(reflect.StructTag(s.Tag(i)).Get("bun"), ",") {
+				if t, ok := strings.CutPrefix(strings.TrimSpace(it), "table:"); ok && t != "" {
+					return strings.ToLower(t)
+				}
+			}
+		}
+	}
+	return sqlfacts.TableOf(obj.Name(), plural)
+}
+
+// useModel sets a statement's table and model from a model argument.
+func (r *reader) useModel(s *sent, v ssa.Value, plural bool) {
+	if m := modelOf(v); m != nil && s.model == nil {
+		s.model = m
+		s.op.Tables = []string{r.table(m, plural)}
+	}
+}
+
+// where adds the columns a condition compares: SQL text, a struct or map literal.
+func (r *reader) where(s *sent, args []ssa.Value) {
+	if len(args) > 0 {
+		q, isText := str(args[0])
+		cols, _ := r.fieldsSet(args[0])
+		if isText {
+			cols = sqlfacts.WhereKeys(q)
+		}
+		s.op.Keys = union(s.op.Keys, cols)
+	}
+}
+
+func union(a, b []string) []string {
+	for _, x := range b {
+		if !slices.Contains(a, x) {
+			a = append(a, x)
+		}
+	}
+	return a
+}
+
+func overlaps(a, b []string) bool {
+	return slices.ContainsFunc(a, func(x string) bool { return slices.Contains(b, x) })
+}
+
+// isConst reports a non-zero constant among vs: a state set, not a reset.
+func isConst(vs ...ssa.Value) bool {
+	return slices.ContainsFunc(vs, func(v ssa.Value) bool {
+		c, ok := unwrap(v).(*ssa.Const)
+		return ok && c.Value != nil && c.Value.ExactString() != `""` && c.Value.ExactString() != "0" && c.Value.ExactString() != "false"
+	})
+}

@@ -1,3 +1,0 @@
-module shop
-
-go 1.26
