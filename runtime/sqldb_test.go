@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
 
 	"github.com/oncekit/once/internal/fakeprovider"
@@ -216,6 +217,106 @@ func sqlCallTime(t *testing.T, db once.DB) time.Duration {
 	slices.Sort(ds)
 	return ds[len(ds)/2]
 }
+
+// Every kind that takes a DB keeps its promise on SQLDB: the first call runs, and the call
+// that must not run gets the status the package doc's table gives it. The nested calls run
+// while the outer one holds its connection, so the pool hands out a second one meanwhile;
+// a transaction's work commits with it.
+func TestSQLDBEveryKind(t *testing.T) {
+	t.Parallel()
+	sqldb := setupSQL(t, 8)
+	db := once.SQLDB(sqldb)
+	ctx := context.Background()
+	kinds := []struct {
+		name  string
+		first func() (once.Outcome, error)
+		then  func() (once.Outcome, error)
+		want  once.Status
+	}{
+		{
+			name: "forever",
+			first: func() (once.Outcome, error) {
+				return once.Forever{Name: "k.forever"}.Do(ctx, db, once.Ref{Key: "1"}, noop)
+			},
+			then: func() (once.Outcome, error) {
+				return once.Forever{Name: "k.forever"}.Do(ctx, db, once.Ref{Key: "1"}, noop)
+			},
+			want: once.Duplicate,
+		},
+		{
+			name:  "episode",
+			first: func() (once.Outcome, error) { return once.Episode{Name: "k.episode"}.Do(ctx, db, "1", noop) },
+			then:  func() (once.Outcome, error) { return once.Episode{Name: "k.episode"}.Do(ctx, db, "1", noop) },
+			want:  once.Duplicate,
+		},
+		{
+			name: "statement",
+			first: func() (once.Outcome, error) {
+				return once.Statement{Name: "k.statement", Cap: 1}.Do(ctx, db, "1", 1, noop)
+			},
+			then: func() (once.Outcome, error) {
+				return once.Statement{Name: "k.statement", Cap: 1}.Do(ctx, db, "1", 1, noop)
+			},
+			want: once.Refused,
+		},
+	}
+	for _, k := range kinds {
+		out, err := k.first()
+		if err != nil || out.Status != once.Ran {
+			t.Fatalf("%s: the first call: %v, %v; want ran", k.name, out.Status, err)
+		}
+		out, err = k.then()
+		if out.Status != k.want || (err != nil && !errors.Is(err, out.Err())) {
+			t.Fatalf("%s: the second call: %v, %v; want %v", k.name, out.Status, err, k.want)
+		}
+	}
+	// Open and Lease: a call while the first holds the key does not run.
+	nested := []struct {
+		name string
+		do   func(fn func(context.Context) error) (once.Outcome, error)
+		want once.Status
+	}{
+		{"open", func(fn func(context.Context) error) (once.Outcome, error) {
+			return once.Open{Name: "k.open"}.Do(ctx, db, "1", fn)
+		}, once.InFlight},
+		{"lease", func(fn func(context.Context) error) (once.Outcome, error) {
+			return once.Lease{Name: "k.lease", TTL: time.Minute}.Do(ctx, db, "1", fn)
+		}, once.Busy},
+	}
+	for _, k := range nested {
+		var inner once.Outcome
+		out, err := k.do(func(context.Context) error {
+			var err error
+			inner, err = k.do(noop)
+			if err != nil && !errors.Is(err, inner.Err()) {
+				return err
+			}
+			return nil
+		})
+		if err != nil || out.Status != once.Ran {
+			t.Fatalf("%s: the holder: %v, %v; want ran", k.name, out.Status, err)
+		}
+		if inner.Status != k.want {
+			t.Fatalf("%s: the call while held: %v, want %v", k.name, inner.Status, k.want)
+		}
+	}
+	// Transaction: the function's work commits with the lock's transaction, on one connection.
+	out, err := once.Transaction{Name: "k.tx"}.Do(ctx, db, "1", func(ctx context.Context, tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, "INSERT INTO effects (guard, key, caller) VALUES ('k.tx', '1', 0)")
+		return err
+	})
+	if err != nil || out.Status != once.Ran {
+		t.Fatalf("transaction: %v, %v; want ran", out.Status, err)
+	}
+	if n := effects(t, db, "k.tx", "1"); n != 1 {
+		t.Fatalf("transaction: %d effect rows committed, want 1", n)
+	}
+	if s := sqldb.Stats(); s.InUse != 0 {
+		t.Errorf("%d connections still in use, want 0", s.InUse)
+	}
+}
+
+func noop(context.Context) error { return nil }
 
 // A *sql.DB on another driver is refused with an error that names the driver and wraps
 // ErrInvalid, before anything is claimed.
