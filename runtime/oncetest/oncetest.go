@@ -41,7 +41,7 @@ import (
 )
 
 // EnvURL names the environment variable that points the tests at a server of one's own.
-const EnvURL = pgtest.EnvURL
+const EnvURL = "ONCE_TEST_DATABASE_URL"
 
 // Main runs the tests of m and removes the server it started, if any, when they end. It
 // returns the exit code for os.Exit.

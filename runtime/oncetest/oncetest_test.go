@@ -8,6 +8,7 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
 
+	"github.com/oncekit/once/internal/pgtest"
 	once "github.com/oncekit/once/runtime"
 	"github.com/oncekit/once/runtime/onceschema"
 	"github.com/oncekit/once/runtime/oncetest"
@@ -76,5 +77,12 @@ func TestURLServesDatabaseSQL(t *testing.T) {
 	out, err := (once.Forever{Name: "app.Charge"}).Do(context.Background(), db, once.Ref{Key: "k"}, func(context.Context) error { return nil })
 	if err != nil || out.Status != once.Ran {
 		t.Fatalf("%v, %v; want ran", out.Status, err)
+	}
+}
+
+// EnvURL is the variable the harness reads.
+func TestEnvURLIsTheHarnessOwn(t *testing.T) {
+	if oncetest.EnvURL != pgtest.EnvURL {
+		t.Fatalf("EnvURL %q, but the harness reads %q", oncetest.EnvURL, pgtest.EnvURL)
 	}
 }
