@@ -82,6 +82,16 @@ func sendClaim(ctx context.Context, db DB, send func(DB) error) (claimSite, erro
 		err = send(conn)
 		site.closed = conn.IsClosed()
 		return site, err
+	case *sqlDB:
+		conn, release, err := d.acquire(ctx)
+		if err != nil {
+			return claimSite{}, err // nothing was sent
+		}
+		defer release()
+		site := claimSite{sent: true, conn: conn, pid: conn.PgConn().PID()}
+		err = send(conn)
+		site.closed = conn.IsClosed()
+		return site, err
 	case *pgx.Conn:
 		site := claimSite{sent: true, conn: d, pid: d.PgConn().PID()}
 		err := send(d)
@@ -133,6 +143,15 @@ func resolveClaim(ctx context.Context, db DB, site claimSite, err error, withdra
 		defer c.Release()
 		cdb = c.Conn()
 	}
+	sdb, _ := cdb.(*sqlDB)
+	if sdb != nil {
+		c, release, aerr := sdb.acquire(cctx)
+		if aerr != nil {
+			return errors.Join(err, fmt.Errorf("%w: the claim's outcome is unknown and the clean-up cannot connect: %w", errClaimLeft, aerr))
+		}
+		defer release()
+		cdb = c
+	}
 	pooled := false
 	if site.closed && site.pid != 0 {
 		var werr error
@@ -147,11 +166,17 @@ func resolveClaim(ctx context.Context, db DB, site claimSite, err error, withdra
 	if !pooled || found {
 		return err
 	}
+	var shared DB // a pool the late rechecks can run on after the call returns
 	if pool != nil {
+		shared = pool
+	} else if sdb != nil {
+		shared = sdb
+	}
+	if shared != nil {
 		go func() {
 			lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 			defer cancel()
-			recheck(lctx, pool, withdraw, lateRechecks[:])
+			recheck(lctx, shared, withdraw, lateRechecks[:])
 		}()
 		return err
 	}
