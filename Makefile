@@ -14,9 +14,9 @@ GO ?= go
 # Packages whose tests fire goroutines at one key run under the race detector.
 RACE_PKGS := ./runtime/... ./internal/pgtest/... ./internal/fakeprovider/... ./examples/...
 
-# Modules of their own: the migration tools' tests and the throughput benchmark against River
-# keep their dependencies out of the main go.mod.
-NESTED := internal/migratetest internal/throughput
+# Modules of their own: the migration tools' tests, the throughput benchmark against River and
+# the README's adoption path keep their dependencies out of the main go.mod.
+NESTED := internal/migratetest internal/throughput internal/adoption
 
 # The catalogue's check against the real SDKs (a module of its own too). Not yet part of make
 # test: it reports 41 of 165 entries (header-option keys it cannot follow, packages it does
