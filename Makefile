@@ -27,7 +27,7 @@ NESTED := internal/migratetest internal/throughput internal/adoption
 # four stories, their packages at once (they mostly wait). The failover tests
 # (runtime/failover_test.go) run with the runtime's own. Statement's and Episode's
 # cancelled-caller storms are left out: behind a pooler a reservation or firing can wait in
-# PgBouncer's queue past the clean-up, and stays held until a refund or a rearm (README).
+# PgBouncer's queue past the clean-up, and stays held until a refund or a rearm (docs/operations.md).
 POOLER_RUN := Concurrent|Storm|Killed|Cancel|^TestEpisode_OneFirePerEpisode|^TestStory$$
 POOLER_SKIP := Failover|NoticedWithinAMinute|Migrate_|Drain_|^Test(Digest|Inbound|SourceBudget|StartThread|Claim|SaveRender|Workers?|Generate)_
 POOLER_PKGS := ./runtime/... ./examples/ideas ./examples/reports ./examples/outreach ./examples/paidactions
