@@ -127,7 +127,7 @@ func (p Problem) String() string {
 	case FaultInvalid:
 		switch p.Requirement.Kind {
 		case IndexObject:
-			fmt.Fprintf(&b, "INVALID: %s (a failed concurrent build left it; it enforces nothing: DROP INDEX CONCURRENTLY it and apply its migration again)", label)
+			fmt.Fprintf(&b, "INVALID: %s (a failed concurrent build left it, enforcing nothing; most often the table already holds a key twice: resolve those duplicates first — the query that lists them is in the comment of its migration — then DROP INDEX CONCURRENTLY it and apply its migration again)", label)
 		case TriggerObject:
 			fmt.Fprintf(&b, "INVALID: %s (disabled: it fires for no change; ENABLE TRIGGER it)", label)
 		default:

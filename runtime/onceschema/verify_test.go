@@ -189,6 +189,11 @@ func TestVerify_InvalidIndexFailsNamingItInvalid(t *testing.T) {
 	if !strings.Contains(err.Error(), "INVALID: index jobs_dedupe_key_once_open on public.jobs") {
 		t.Errorf("error %q does not call the index INVALID", err)
 	}
+	// The likeliest cause, duplicates, cannot be mended by applying the file again: the
+	// hint sends the operator to the query in the migration's comment first.
+	if !strings.Contains(err.Error(), "resolve those duplicates first — the query that lists them is in the comment of its migration — then DROP INDEX CONCURRENTLY it") {
+		t.Errorf("error %q does not say to resolve the duplicates before dropping the index", err)
+	}
 	// The INVALID index enforces nothing: a third row with the key goes in.
 	exec(t, pool, "INSERT INTO jobs (dedupe_key, status) VALUES ('k', 'pending')")
 }
