@@ -14,9 +14,9 @@ GO ?= go
 # Packages whose tests fire goroutines at one key run under the race detector.
 RACE_PKGS := ./runtime/... ./internal/pgtest/... ./internal/fakeprovider/... ./examples/...
 
-# Modules of their own: the migration tools' tests and the throughput benchmark against River
-# keep their dependencies out of the main go.mod.
-NESTED := internal/migratetest internal/throughput
+# Modules of their own: the migration tools' tests, the throughput benchmark against River and
+# the README's adoption path keep their dependencies out of the main go.mod.
+NESTED := internal/migratetest internal/throughput internal/adoption
 
 # The catalogue's check against the real SDKs (a module of its own too). Not yet part of make
 # test: it reports 41 of 165 entries (header-option keys it cannot follow, packages it does
@@ -27,7 +27,7 @@ NESTED := internal/migratetest internal/throughput
 # four stories, their packages at once (they mostly wait). The failover tests
 # (runtime/failover_test.go) run with the runtime's own. Statement's and Episode's
 # cancelled-caller storms are left out: behind a pooler a reservation or firing can wait in
-# PgBouncer's queue past the clean-up, and stays held until a refund or a rearm (README).
+# PgBouncer's queue past the clean-up, and stays held until a refund or a rearm (docs/operations.md).
 POOLER_RUN := Concurrent|Storm|Killed|Cancel|^TestEpisode_OneFirePerEpisode|^TestStory$$
 POOLER_SKIP := Failover|NoticedWithinAMinute|Migrate_|Drain_|^Test(Digest|Inbound|SourceBudget|StartThread|Claim|SaveRender|Workers?|Generate)_
 POOLER_PKGS := ./runtime/... ./examples/ideas ./examples/reports ./examples/outreach ./examples/paidactions

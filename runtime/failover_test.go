@@ -30,7 +30,7 @@ import (
 //
 // Synchronous standby: the primary cannot acknowledge what the standby lacks, so nothing is
 // lost and nothing runs twice. Asynchronous (the same storm, the negative control): what the
-// primary acknowledged during the cut is gone, each loss as the README says.
+// primary acknowledged during the cut is gone, each loss as docs/deployment.md says.
 func TestFailover_SynchronousStandbyPromotedMidStormLosesNothing(t *testing.T) {
 	t.Parallel()
 	f := runFailover(t, true)
@@ -50,7 +50,7 @@ func TestFailover_SynchronousStandbyPromotedMidStormLosesNothing(t *testing.T) {
 	}
 }
 
-func TestFailover_AsynchronousStandbyPromotedMidStormLosesWhatTheREADMESays(t *testing.T) {
+func TestFailover_AsynchronousStandbyPromotedMidStormLosesWhatTheDeploymentDocSays(t *testing.T) {
 	t.Parallel()
 	f := runFailover(t, false)
 	lost := 0
@@ -66,7 +66,7 @@ func TestFailover_AsynchronousStandbyPromotedMidStormLosesWhatTheREADMESays(t *t
 	if lost == 0 {
 		t.Fatalf("nothing acknowledged during the cut was lost: the test shows nothing about an asynchronous standby")
 	}
-	// The README: a lost claim lets the key be claimed and its effect run again, a lost
+	// docs/deployment.md: a lost claim lets the key be claimed and its effect run again, a lost
 	// settle leaves the operation open; a lost reservation, firing or decision runs its
 	// effect again on the retry.
 	fv := f.kind("forever")

@@ -19,47 +19,11 @@
 //
 // # Kinds and their arguments
 //
-// Every kind takes name= (the guard's stored name; by default <package>.<Func>, or
-// <package>.<Type>.<Method> for a method) and key= (comma-separated Go expressions over the
-// function's parameters and receiver; required unless table= is given).
-//
-//	request      key
-//	transaction  key, wait=true|false (false: busy instead of waiting), timeout=DURATION (lock timeout)
-//	statement    key, cap=N|EXPR (required), n=N|EXPR (default 1)
-//	episode      key
-//	open         key, stale=DURATION (default: the runtime's, 45s from the last heartbeat)
-//	forever      key, retain=DURATION, stale=DURATION, scope=EXPR, fingerprint=EXPR,...,
-//	             repeat=safe, wait=DURATION (how long a duplicate waits for the recorded result)
-//	provider     key, prefix=TEXT (default: the guard name), ttl=DURATION (the provider's window)
-//	lease        key, ttl=DURATION (required), wait=DURATION (how long to wait for the holder)
-//
-// # The table= forms
-//
-// With table=, the promise lives on the user's own rows and the function does the insert
-// itself, with the generated conflict clause, and reports the insert's no-row as the
-// runtime's ErrConflict (once.InsertConflict on the insert's scan, or once.Conflict naming
-// the row that holds the promise), so that a SELECT finding nothing is not taken for a
-// duplicate. columns= names the key columns in place of key=, and each kind names the rest:
-//
-//	statement  table=T columns=C,... counter=COL cap=N   counter column within 0..cap, unique index on the key
-//	episode    table=T columns=C,... latch=COL           latch column, unique index on the key
-//	open       table=T columns=C,... status=COL open=V,... partial unique index while open
-//	forever    table=T columns=C,... [nulls=notdistinct]  unique index
-//
-// The conflict clause guards only a key that has a row already. The statement form's first
-// insert of a key creates its row, so the clause cannot compare it with the cap (nor can the
-// wrapper: the insert, not a directive argument, says how many units it takes); oncegen adds
-// a CHECK constraint (counter <= cap, [Directive.CapName]) that does, and the generated
-// wrapper reports its violation as a refusal, with nothing written. The episode form's insert
-// must set the latch, which the latch column oncegen adds does by its DEFAULT
-// clock_timestamp() (a latch column of the table's own, which oncegen leaves as it is, needs
-// that default too, or the insert must write the latch itself).
-//
-// Table, column and status names must be plain lower-case SQL identifiers (letters, digits
-// and _, not a reserved word, at most 63 bytes; a table may be schema-qualified), and open=
-// values plain words: nothing can be injected into the emitted SQL through a directive.
-// [Directive.ConflictClause], [Directive.IndexName] and [Directive.IndexPredicate] derive the
-// SQL both tools compare, from one place.
+// Each kind's arguments, and the table= forms that keep a promise on the user's own rows,
+// are documented for users in docs/directives.md at the module root, which a test holds to
+// this package's table. Every kind takes name= and key= (or, in a table= form, table= and
+// columns=); a table= form's function inserts its row with the generated conflict clause
+// and reports the insert's missing row as once.InsertConflict does.
 //
 // # The per-kind table
 //
@@ -82,8 +46,9 @@
 //  3. the runtime's schema: its tables, in a new schema step (runtime/onceschema/schema).
 //  4. testdata/generate/kinds/kinds.go: a function with its directive; go test ./generator
 //     -update writes the golden wrapper beside it.
-//  5. its row in the kinds' table of the directive grammar (today "Kinds and their
-//     arguments" above).
+//  5. docs/directives.md: its row in the kinds' table (and the table= forms' table, for a
+//     kind with one); TestDocs_DirectivesPageMatchesTheTable fails until every argument is
+//     named there.
 //
 // # Errors
 //

@@ -25,7 +25,7 @@ var ErrSchema = errors.New("once: the database does not hold what the code relie
 // Given a *pgxpool.Pool whose default_query_exec_mode keeps prepared statements on a server
 // session (cache_statement, pgx's default, or describe_exec), it also checks that the pool
 // does not reach PostgreSQL through a pooler in transaction mode, which would fail every
-// guard's statements, and returns ErrPoolMode if it does (see the README's "Behind a pooler").
+// guard's statements, and returns ErrPoolMode if it does (see docs/deployment.md).
 //
 // Call it once at start-up, after migrating, and refuse to serve when it fails: a unique
 // index that is missing, or INVALID after a failed CREATE INDEX CONCURRENTLY, lets
