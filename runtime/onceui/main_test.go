@@ -18,6 +18,7 @@ import (
 
 	"github.com/oncekit/once/internal/pgtest"
 	once "github.com/oncekit/once/runtime"
+	"github.com/oncekit/once/runtime/onceops"
 	"github.com/oncekit/once/runtime/onceschema"
 	"github.com/oncekit/once/runtime/onceui"
 )
@@ -54,9 +55,23 @@ func populate(t testing.TB, pool *pgxpool.Pool) fixtures {
 		t.Fatalf("no uncertain operation: %+v", out)
 	}
 	f.uncertainID = out.Claim
+	// A charge that settled with its ledger entry and a follow-up whose deliveries all
+	// failed: a dead follow-up.
 	if _, _, err := once.ForeverValue(ctx, pool, once.Forever{Name: "billing.Charge"}, once.Ref{Scope: "acct-1", Key: "inv-2"},
-		func(context.Context) (int, error) { return 7, nil }); err != nil {
+		func(ctx context.Context) (int, error) {
+			a, _ := once.AttemptFrom(ctx)
+			if err := a.Record(once.LedgerEntry{Kind: "cost", Unit: "usd_micros", Quantity: 1250000}); err != nil {
+				return 0, err
+			}
+			return 7, a.FollowUp("email", map[string]string{"to": "owner@acct-1.test"})
+		}); err != nil {
 		t.Fatal(err)
+	}
+	drain := onceops.Drain{MaxAttempts: 1, Deliver: map[string]func(context.Context, onceops.FollowUp) error{
+		"email": func(context.Context, onceops.FollowUp) error { return errors.New("smtp: 554 rejected") },
+	}}
+	if res, err := drain.Run(ctx, pool); err != nil || res.Dead != 1 {
+		t.Fatalf("drain: %+v %v, want one dead follow-up", res, err)
 	}
 	c, _, err := once.Open{Name: "research.Run", Stale: time.Hour}.Claim(ctx, pool, "org-1")
 	if err != nil || c == nil {
@@ -77,8 +92,7 @@ func populate(t testing.TB, pool *pgxpool.Pool) fixtures {
 	if _, _, err := (once.Lease{Name: f.lease, TTL: time.Hour}).Acquire(ctx, pool, "org-1"); err != nil {
 		t.Fatal(err)
 	}
-	if err := pool.QueryRow(ctx, `INSERT INTO once.followups (operation_id, operation, scope, key, action, provider_key, state, attempts, last_error)
-SELECT id, name, scope, key, 'email', 'pk-1', 'dead', 10, 'smtp: 554 rejected' FROM once.operations WHERE key = 'inv-2' RETURNING id`).Scan(&f.followUpID); err != nil {
+	if err := pool.QueryRow(ctx, `SELECT id FROM once.followups WHERE state = 'dead'`).Scan(&f.followUpID); err != nil {
 		t.Fatal(err)
 	}
 	return f
