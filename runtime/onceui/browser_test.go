@@ -130,7 +130,10 @@ func TestBrowser_OperatorResolvesAndRearms(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(killedStale + 100*time.Millisecond)
-	mustNotRun := func(context.Context) (string, error) { t.Error("the killed holder's function ran again"); return "", nil }
+	mustNotRun := func(context.Context) (string, error) {
+		t.Error("the killed holder's function ran again")
+		return "", nil
+	}
 	if _, _, err := once.ForeverValue(ctx, pool, killedGuard, once.Ref{Scope: "acct-7", Key: "capture/991"}, mustNotRun); !errors.Is(err, once.ErrUncertain) {
 		t.Fatalf("after the holder was killed: %v, want ErrUncertain", err)
 	}

@@ -46,14 +46,41 @@ func overview(ctx context.Context, db querier, since time.Duration) ([]guardRow,
 		}
 		return rs.Err()
 	}
-	err := add(`SELECT name, count(*), count(*) FILTER (WHERE state = 'done'), count(*) FILTER (WHERE state = 'failed'),
-	count(*) FILTER (WHERE state = 'released'), count(*) FILTER (WHERE state = 'open'),
+	// One pass over the window's operations (the BRIN index on claimed_at keeps it to the
+	// window's pages), by guard and day: the guards' rows and the chart's bars at once.
+	byDay := map[time.Time]int64{}
+	err := func() error {
+		rs, err := db.Query(ctx, `SELECT name, date_trunc('day', claimed_at, 'UTC'), count(*), count(*) FILTER (WHERE state = 'done'),
+	count(*) FILTER (WHERE state = 'failed'), count(*) FILTER (WHERE state = 'released'), count(*) FILTER (WHERE state = 'open'),
 	count(*) FILTER (WHERE state = 'uncertain'), coalesce(sum(attempts - 1), 0)
-FROM once.operations WHERE claimed_at >= clock_timestamp() - $1::interval GROUP BY name ORDER BY name`,
-		func(r pgx.Rows, g *guardRow) error {
+FROM once.operations WHERE claimed_at >= statement_timestamp() - $1::interval GROUP BY 1, 2 ORDER BY 1, 2`, since)
+		if err != nil {
+			return err
+		}
+		defer rs.Close()
+		for rs.Next() {
+			var g guardRow
+			var day time.Time
+			if err := rs.Scan(&g.Name, &day, &g.Calls, &g.Done, &g.Failed, &g.Released, &g.InFlight, &g.Uncertain, &g.Retried); err != nil {
+				return err
+			}
+			byDay[day] += g.Done
+			if n := len(rows); n > 0 && rows[n-1].Name == g.Name {
+				r := &rows[n-1]
+				r.Calls += g.Calls
+				r.Done += g.Done
+				r.Failed += g.Failed
+				r.Released += g.Released
+				r.InFlight += g.InFlight
+				r.Uncertain += g.Uncertain
+				r.Retried += g.Retried
+				continue
+			}
 			g.Kind = "forever"
-			return r.Scan(&g.Name, &g.Calls, &g.Done, &g.Failed, &g.Released, &g.InFlight, &g.Uncertain, &g.Retried)
-		}, since)
+			rows = append(rows, g)
+		}
+		return rs.Err()
+	}()
 	if err == nil {
 		err = add(`SELECT name, count(*), count(*) FILTER (WHERE state = 'done'), count(*) FILTER (WHERE state IN ('failed')),
 	count(*) FILTER (WHERE state = 'open'), count(*) FILTER (WHERE state = 'stale'),
@@ -82,16 +109,11 @@ FROM once.open_claims WHERE opened_at >= clock_timestamp() - $1::interval OR sta
 	if err != nil {
 		return nil, nil, err
 	}
-	rs, err := db.Query(ctx, `SELECT date_trunc('day', settled_at), count(*) FROM once.operations
-WHERE state = 'done' AND settled_at >= date_trunc('day', clock_timestamp()) - $1::interval GROUP BY 1 ORDER BY 1`, since)
-	if err != nil {
-		return nil, nil, err
+	days := make([]dayCount, 0, len(byDay))
+	for d, n := range byDay {
+		days = append(days, dayCount{Day: d, Count: n})
 	}
-	days, err := pgx.CollectRows(rs, func(r pgx.CollectableRow) (dayCount, error) {
-		var d dayCount
-		return d, r.Scan(&d.Day, &d.Count)
-	})
-	return rows, days, err
+	return rows, days, nil
 }
 
 // opRow is an operation as the lists and its detail page show it.
@@ -118,7 +140,7 @@ func scanOp(r pgx.CollectableRow) (opRow, error) {
 func listUncertain(ctx context.Context, db querier, name, scope string, age time.Duration, afterAt time.Time, afterID string) ([]opRow, error) {
 	rs, err := db.Query(ctx, `SELECT `+opColumns+` FROM once.operations
 WHERE uncertain_since IS NOT NULL AND state = 'uncertain' AND ($1 = '' OR name = $1) AND ($2 = '' OR scope = $2)
-	AND uncertain_since <= clock_timestamp() - $3::interval AND (uncertain_since, id) > ($4, $5::uuid)
+	AND uncertain_since <= statement_timestamp() - $3::interval AND (uncertain_since, id) > ($4, $5::uuid)
 ORDER BY uncertain_since, id LIMIT $6`, name, scope, age, afterAt, afterID, pageSize+1)
 	if err != nil {
 		return nil, err
