@@ -24,7 +24,10 @@ func env(m map[string]string) func(string) string { return func(k string) string
 func TestRun_RefusesAnAddressBeyondLoopbackWithoutCredentials(t *testing.T) {
 	t.Parallel()
 	for _, addr := range []string{"0.0.0.0:0", ":0", "[::]:0", "192.0.2.1:8089", "example.com:80"} {
-		err := run(t.Context(), []string{"-listen", addr, "-db", "postgres://unused"}, env(nil), io.Discard, nil)
+		// Were the check missing, the command would serve until ctx ends and return nil.
+		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+		err := run(ctx, []string{"-listen", addr, "-db", "postgres://unused"}, env(nil), io.Discard, nil)
+		cancel()
 		if err == nil || !strings.Contains(err.Error(), "without credentials") {
 			t.Fatalf("-listen %s without credentials: %v, want a refusal", addr, err)
 		}

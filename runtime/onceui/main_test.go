@@ -111,7 +111,7 @@ func setup(t testing.TB) (*pgxpool.Pool, fixtures) {
 // console serves the console at base in a test server, for user "ana".
 func console(t testing.TB, pool *pgxpool.Pool, readOnly bool) *httptest.Server {
 	t.Helper()
-	h, err := onceui.New(onceui.Config{DB: pool, ReadOnly: readOnly, BasePath: base,
+	h, err := onceui.New(onceui.Config{DB: pool, ReadOnly: readOnly, BasePath: base, Secret: []byte("one secret for the test's consoles"),
 		User: func(*http.Request) string { return "ana" }})
 	if err != nil {
 		t.Fatal(err)
