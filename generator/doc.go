@@ -7,6 +7,18 @@
 // directive produces any more; Write writes them, and only when their bytes differ. Any
 // error, in any package, means nothing is written: generation is all or nothing.
 //
+// # Loading
+//
+// Load lists the named packages with the go command, without resolving their imports,
+// parses their files (a generated file as the empty file of its package), asks the go
+// command for the export data of their imports alone, and type-checks the named packages
+// here, each once. packages.Load with types would also have the go command compile the
+// named packages, for export data nobody reads: a package about to be generated again has
+// usually just been edited, so that compile is not in the build cache, and it was most of
+// oncegen's time (BENCHMARKS.md). A package using cgo, whose files only the go command can
+// prepare, is loaded with packages.Load. A build cache that is cold costs what a build
+// costs: the imports are compiled once, for oncegen and the build after it.
+//
 // # Key expressions
 //
 // Each key= expression is type-checked in the scope of the function it guards (its
@@ -39,7 +51,7 @@
 // # Requirements
 //
 // A package with table= guards also gets an init function that registers, with
-// once.Require, the objects of the database they rely on (their unique indexes, latch and
+// onceschema.Require, the objects of the database they rely on (their unique indexes, latch and
 // counter columns, counter checks: Requirements of Objects), for once.Verify to check when
 // the program starts. A registration, not an exported value the program would pass to
 // Verify: the value would be API in the user's package that they did not write, and a
@@ -52,7 +64,7 @@
 // The file is rendered by jennifer unformatted, its imports grouped as goimports groups
 // them (standard library first), and formatted once with go/format; the doc comments are
 // written outside go/format, already in the form it leaves as it is, and put back above
-// their declarations. Nothing is cached between runs. Formatting is most of oncegen's own
-// work, so the generated code is kept short: a key that cannot fail to encode needs no error
+// their declarations. Nothing is cached between runs. Formatting is most of oncegen's work
+// after loading, so the generated code is kept short: a key that cannot fail to encode needs no error
 // branch, and each wrapped call's closure stays on one line.
 package generator

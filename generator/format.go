@@ -8,10 +8,11 @@ import (
 )
 
 // gofmt formats a generated file once: jennifer renders it unformatted (NoFormat), its
-// imports are grouped as goimports groups them, and go/format does the rest. Nothing is
-// kept between runs: a cold run formats every file, and a warm one does the same work.
-func gofmt(src []byte) ([]byte, error) {
-	out, err := format.Source(groupImports(src))
+// imports are grouped as goimports groups them (std tells the standard library's paths),
+// and go/format does the rest. Nothing is kept between runs: a cold run formats every
+// file, and a warm one does the same work.
+func gofmt(src []byte, std func(path string) bool) ([]byte, error) {
+	out, err := format.Source(groupImports(src, std))
 	if err != nil {
 		return nil, fmt.Errorf("formatting generated code: %w\n%s", err, src)
 	}
@@ -20,8 +21,10 @@ func gofmt(src []byte) ([]byte, error) {
 
 // groupImports splits the import block jennifer renders (one block, sorted by path) into
 // the standard library's packages first and then the others, separated by a blank line,
-// as goimports writes them; gofmt keeps the groups and sorts within each.
-func groupImports(src []byte) []byte {
+// as goimports writes them; gofmt keeps the groups and sorts within each. std reports a
+// standard library path: a module path without a dot (myapp/internal/x) is not one, so it
+// is not told by its shape (see stdPackages).
+func groupImports(src []byte, std func(path string) bool) []byte {
 	const open, close = "\nimport (\n", "\n)\n"
 	start := bytes.Index(src, []byte(open))
 	if start < 0 {
@@ -32,37 +35,34 @@ func groupImports(src []byte) []byte {
 	if end < 0 {
 		return src
 	}
-	var std, other []string
+	var stdLines, other []string
 	for _, line := range strings.Split(string(src[body:body+end]), "\n") {
-		if isStdImport(line) {
-			std = append(std, line)
+		if std(importPath(line)) {
+			stdLines = append(stdLines, line)
 		} else {
 			other = append(other, line)
 		}
 	}
-	if len(std) == 0 || len(other) == 0 {
+	if len(stdLines) == 0 || len(other) == 0 {
 		return src
 	}
 	var b bytes.Buffer
 	b.Grow(len(src) + 1)
 	b.Write(src[:body])
-	b.WriteString(strings.Join(std, "\n"))
+	b.WriteString(strings.Join(stdLines, "\n"))
 	b.WriteString("\n\n")
 	b.WriteString(strings.Join(other, "\n"))
 	b.Write(src[body+end:])
 	return b.Bytes()
 }
 
-// isStdImport reports an import spec line ("path" or name "path") of a standard library
-// package: as goimports tells them, one whose path's first element has no dot.
-func isStdImport(line string) bool {
+// importPath is the path of an import spec line ("path" or name "path").
+func importPath(line string) string {
 	i := strings.IndexByte(line, '"')
 	if i < 0 {
-		return false
+		return ""
 	}
-	path := strings.Trim(line[i:], "\"")
-	first, _, _ := strings.Cut(path, "/")
-	return !strings.Contains(first, ".")
+	return strings.Trim(line[i:], "\"")
 }
 
 // docWidth is how long a generated doc comment's lines grow, in bytes, "// " included.

@@ -63,17 +63,19 @@ func TestSpliceDocs_EachDeclarationGetsItsOwn(t *testing.T) {
 
 func TestGroupImports_StandardLibraryFirst(t *testing.T) {
 	t.Parallel()
-	src := "package p\n\nimport (\n\"context\"\nfmtpkg \"fmt\"\n\"github.com/jackc/pgx/v5\"\nonce \"github.com/oncekit/once/runtime\"\n\"time\"\n)\n\nvar _ = 1\n"
-	want := "package p\n\nimport (\n\"context\"\nfmtpkg \"fmt\"\n\"time\"\n\n\"github.com/jackc/pgx/v5\"\nonce \"github.com/oncekit/once/runtime\"\n)\n\nvar _ = 1\n"
-	if got := string(groupImports([]byte(src))); got != want {
+	// As stdPackages reports them from a load: myapp/internal/x belongs to a module.
+	std := func(path string) bool { return path == "context" || path == "fmt" || path == "time" }
+	src := "package p\n\nimport (\n\"context\"\nfmtpkg \"fmt\"\n\"github.com/jackc/pgx/v5\"\nonce \"github.com/oncekit/once/runtime\"\n\"myapp/internal/x\"\n\"time\"\n)\n\nvar _ = 1\n"
+	want := "package p\n\nimport (\n\"context\"\nfmtpkg \"fmt\"\n\"time\"\n\n\"github.com/jackc/pgx/v5\"\nonce \"github.com/oncekit/once/runtime\"\n\"myapp/internal/x\"\n)\n\nvar _ = 1\n"
+	if got := string(groupImports([]byte(src), std)); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 	for _, same := range []string{
 		"package p\n\nimport \"context\"\n",
 		"package p\n\nimport (\n\"context\"\n\"time\"\n)\n",
-		"package p\n\nimport (\n\"example.com/a\"\n\"github.com/b\"\n)\n",
+		"package p\n\nimport (\n\"example.com/a\"\n\"github.com/b\"\n\"myapp/c\"\n)\n",
 	} {
-		if got := string(groupImports([]byte(same))); got != same {
+		if got := string(groupImports([]byte(same), std)); got != same {
 			t.Errorf("changed one group:\n%s", got)
 		}
 	}

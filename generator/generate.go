@@ -1,6 +1,7 @@
 package generator
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"go/ast"
@@ -141,6 +142,7 @@ func Generate(pkgs []*packages.Package) (*Result, error) {
 	}
 
 	// Rendering (jennifer, then gofmt) is most of the work: one package per core.
+	std := stdPackages(pkgs)
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	for _, j := range jobs {
@@ -151,7 +153,7 @@ func Generate(pkgs []*packages.Package) (*Result, error) {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			j.src, j.err = render(j.pkg, j.plans, j.objs)
+			j.src, j.err = render(j.pkg, j.plans, j.objs, std)
 		}()
 	}
 	wg.Wait()
@@ -179,6 +181,49 @@ func Generate(pkgs []*packages.Package) (*Result, error) {
 	}
 	sort.Strings(res.Orphans)
 	return res, nil
+}
+
+// pendingNames are the names that the generated files of pkgs' dependencies in the main
+// module would declare: a package may use a dependency's wrapper before the dependency's
+// own generation has written it (a new directive) or while its stale file is set aside (a
+// dependency whose compile failed is type-checked from source, its generated file read as
+// empty: see Load). go generate runs each package's line in turn, and may come to the
+// dependency after the package that imports it. The names come from the dependencies'
+// directives, read from their files: only packages of the main module, and only when a
+// type error asks (see checkTypeErrors).
+func pendingNames(roots []*packages.Package) map[string]bool {
+	names := map[string]bool{}
+	isRoot := map[*packages.Package]bool{}
+	for _, p := range roots {
+		isRoot[p] = true
+	}
+	fset := token.NewFileSet()
+	packages.Visit(roots, nil, func(p *packages.Package) {
+		if isRoot[p] || p.Module == nil || !p.Module.Main {
+			return
+		}
+		for _, name := range p.GoFiles {
+			src, err := os.ReadFile(name)
+			if err != nil || IsGenerated(src) || !bytes.Contains(src, []byte(directive.Prefix)) {
+				continue // a file that cannot be read is the dependency's own load's to report
+			}
+			f, err := parser.ParseFile(fset, name, src, parser.ParseComments|parser.SkipObjectResolution)
+			if err != nil {
+				continue
+			}
+			ds, _ := directive.ParseFile(fset, f)
+			for _, d := range ds {
+				fn := d.Func.Name.Name
+				names[directive.WrapperName(fn)] = true
+				if d.HasTable() {
+					names[directive.ConflictName(fn)] = true
+				} else if d.Spec().Rearm {
+					names[directive.RearmName(fn)] = true
+				}
+			}
+		}
+	})
+	return names
 }
 
 // duplicateNames reports two guards sharing a stored name: they would share one history.
@@ -309,10 +354,10 @@ func (res *Result) Stale() ([]Stale, error) {
 	return out, nil
 }
 
-// WriteMigrations writes files (names within dir), creating dir if needed. Migration files
-// are never overwritten: one that exists already is an error, reported before anything is
-// written. (A new file cannot have an existing name: its version follows every file's in
-// dir.)
+// WriteMigrations writes files (paths relative to dir: names in it, and once's own steps in
+// Options.OnceDir), creating directories as needed. Migration files are never overwritten:
+// one that exists already is an error, reported before anything is written. (A new file
+// cannot have an existing name: its version follows every file's in its directory.)
 func WriteMigrations(dir string, files map[string][]byte) error {
 	names := make([]string, 0, len(files))
 	for n := range files {
@@ -320,18 +365,19 @@ func WriteMigrations(dir string, files map[string][]byte) error {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		if n == SnapshotFile || n == atlasSumFile {
+		if base := filepath.Base(n); base == SnapshotFile || base == atlasSumFile {
 			continue
 		}
 		if _, err := os.Stat(filepath.Join(dir, n)); err == nil {
 			return fmt.Errorf("migration %s exists already: not overwriting it", filepath.Join(dir, n))
 		}
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("creating %s: %w", dir, err)
-	}
 	for _, n := range names {
-		if err := writeFileAtomic(filepath.Join(dir, n), files[n]); err != nil {
+		path := filepath.Join(dir, n)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return fmt.Errorf("creating %s: %w", filepath.Dir(path), err)
+		}
+		if err := writeFileAtomic(path, files[n]); err != nil {
 			return err
 		}
 	}
@@ -364,10 +410,18 @@ var undefinedRE = regexp.MustCompile(`undefined: (?:\w+\.)?(\w+)|has no field or
 // one of the generated files: code that calls a wrapper or uses a conflict constant before
 // it is generated (or while its stale file is set aside, see Load) is expected not to
 // type-check, and anything else means the package is broken.
+//
+// Only the type-check made here counts, the one that read each generated file as empty. The
+// go command's own compile of a package (made for export data, and reported as an error of
+// the package headed "# path") read the stale file as it is, so it fails exactly when a
+// guarded function was renamed or changed its signature: the case regeneration is for.
 func checkTypeErrors(pkgs []*packages.Package, files map[string][]byte) error {
 	var msgs []string
 	for _, pkg := range pkgs {
 		for _, e := range pkg.Errors {
+			if e.Kind == packages.ListError && strings.HasPrefix(strings.TrimSpace(e.Msg), "# ") {
+				continue // the go command's compile, with the stale file
+			}
 			for _, line := range strings.Split(e.Error(), "\n") {
 				line = strings.TrimPrefix(strings.TrimSpace(line), "-: ") // a go list error has no position of its own
 				// The go command's compile of a package stops at ten errors with "too many
@@ -407,12 +461,22 @@ func checkTypeErrors(pkgs []*packages.Package, files map[string][]byte) error {
 		}
 	}
 	var bad TypeErrors
+	var pending map[string]bool
 	for _, m := range msgs {
 		sub := undefinedRE.FindStringSubmatch(m)
-		if sub != nil && (declared[sub[1]] || declared[sub[2]]) {
+		if sub == nil {
+			bad = append(bad, m)
 			continue
 		}
-		bad = append(bad, m)
+		if declared[sub[1]] || declared[sub[2]] {
+			continue
+		}
+		if pending == nil {
+			pending = pendingNames(pkgs)
+		}
+		if !pending[sub[1]] && !pending[sub[2]] {
+			bad = append(bad, m)
+		}
 	}
 	if len(bad) == 0 {
 		return nil

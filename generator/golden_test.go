@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"flag"
 	"go/format"
+	"go/parser"
+	"go/token"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -87,6 +89,48 @@ func TestGolden_WrappersMatchAndCompile(t *testing.T) {
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go vet of the golden packages: %v\n%s", err, out)
+	}
+}
+
+// A module whose path has no dot (myapp) is not the standard library: its packages are
+// imported after it, with the other modules', as goimports groups them. The case is a module
+// of its own (testdata/generate/dotless, its once replaced by this checkout), and its
+// generated file compiles there.
+func TestGolden_DotlessModulePathIsNotTheStandardLibrary(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(root(t), "testdata/generate/dotless")
+	res := load(t, generator.LoadConfig{Dir: dir})
+	path := filepath.Join(dir, "app", generator.FileName)
+	src, ok := res.Files[path]
+	if len(res.Files) != 1 || !ok {
+		t.Fatalf("generated %d files, want %s alone", len(res.Files), path)
+	}
+	golden(t, path, src)
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, path, src, parser.ImportsOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each import's group: a blank line between two imports starts the next one.
+	group, line := map[string]int{}, 0
+	for i, imp := range f.Imports {
+		l := fset.Position(imp.Pos()).Line
+		if i > 0 && l > line+1 {
+			group[""]++
+		}
+		line = l
+		group[strings.Trim(imp.Path.Value, `"`)] = group[""]
+	}
+	want := map[string]int{"context": 0, "net/http": 0, "myapp/internal/x": 1, generator.RuntimePath: 1}
+	for p, g := range want {
+		if got, ok := group[p]; !ok || got != g {
+			t.Errorf("import %q in group %d (present: %t), want group %d: standard library first, then every module's", p, got, ok, g)
+		}
+	}
+	cmd := exec.Command("go", "vet", "./...")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go vet of the dotless module: %v\n%s", err, out)
 	}
 }
 

@@ -3,11 +3,11 @@ package generator
 import (
 	"bytes"
 	"fmt"
-	"go/ast"
 	"go/parser"
 	"go/token"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -45,71 +45,126 @@ type LoadConfig struct {
 	BuildFlags []string
 }
 
-// loadMode is what generation needs: syntax and types of the named packages only; their
-// dependencies come from export data.
+// loadMode is what generation needs where packages.Load loads (a package using cgo): syntax
+// and types of the named packages only; their dependencies come from export data. The
+// import graph (which types need anyway) is kept for what it says of each package: its
+// module, and where it lives (see stdPackages).
 const loadMode = packages.NeedName | packages.NeedFiles | packages.NeedSyntax | packages.NeedTypes |
-	packages.NeedTypesInfo | packages.NeedModule
+	packages.NeedTypesInfo | packages.NeedModule | packages.NeedImports
 
-// Load loads the packages of cfg for generation. Files carrying Header are read as empty
-// files of their package, and type errors are tolerated (see tolerated): code that uses the
-// wrappers about to be generated must not stop their generation.
+// Load loads the packages of cfg for generation: their syntax, and their types checked from
+// it, with their imports' types from export data (see loadSource). Files carrying Header
+// are read as empty files of their package, and type errors are tolerated (see tolerated):
+// code that uses the wrappers about to be generated must not stop their generation, and
+// oncegen's own previous output, stale after a guarded function was renamed or changed its
+// parameters, is never type-checked. (Not with an Overlay: go/packages then type-checks
+// every dependency from source, its export data possibly stale.) Generate decides which
+// type errors stand (see checkTypeErrors).
 func Load(cfg LoadConfig) ([]*packages.Package, error) {
 	patterns := cfg.Patterns
 	if len(patterns) == 0 {
 		patterns = []string{"./..."}
 	}
-	pcfg := &packages.Config{
-		Mode:       loadMode,
-		Dir:        cfg.Dir,
-		Env:        cfg.Env,
-		BuildFlags: cfg.BuildFlags,
-		ParseFile: func(fset *token.FileSet, filename string, src []byte) (*ast.File, error) {
-			if IsGenerated(src) {
-				// What it declared is about to be regenerated; a stale or hand-broken
-				// copy must not stand in the way.
-				src = blankFile(src)
-			}
-			return parser.ParseFile(fset, filename, src, parser.ParseComments|parser.SkipObjectResolution)
-		},
-	}
-	pkgs, err := packages.Load(pcfg, patterns...)
+	pkgs, ok, err := loadSource(cfg, patterns)
 	if err != nil {
-		return nil, fmt.Errorf("loading packages: %w", err)
+		return nil, err
 	}
+	if !ok {
+		// cgo: the go command prepares the files, and compiles the package for nothing.
+		pkgs, err = packages.Load(&packages.Config{
+			Mode:       loadMode,
+			Dir:        cfg.Dir,
+			Env:        cfg.Env,
+			BuildFlags: cfg.BuildFlags,
+			ParseFile:  parseFile,
+		}, patterns...)
+		if err != nil {
+			return nil, fmt.Errorf("loading packages: %w", err)
+		}
+	}
+	// The named packages' errors: a dependency's own (its compile, an import of it that
+	// cannot be resolved) reach them as theirs where they matter.
 	var msgs []string
-	packages.Visit(pkgs, nil, func(p *packages.Package) {
+	for _, p := range pkgs {
 		for _, e := range p.Errors {
 			if tolerated(e) {
 				continue
 			}
 			msgs = append(msgs, e.Error())
 		}
-	})
+	}
 	if len(msgs) > 0 {
 		sort.Strings(msgs)
 		return nil, fmt.Errorf("loading packages:\n%s", strings.Join(dedupe(msgs), "\n"))
 	}
 	if len(pkgs) == 0 {
-		return nil, fmt.Errorf("no packages match %s", strings.Join(patterns, " "))
+		return nil, fmt.Errorf("no packages match %s%s", strings.Join(patterns, " "), goListSays(cfg, patterns))
 	}
 	sort.Slice(pkgs, func(i, j int) bool { return pkgs[i].PkgPath < pkgs[j].PkgPath })
 	return pkgs, nil
 }
 
-// tolerated reports a type error, which does not stop generation: the package's own code
-// may use the wrappers and constants about to be generated (on a first run, or after the
-// stale file was set aside), so it cannot type-check until they exist. What generation
-// needs, the guarded functions' signatures and key expressions, is checked on its own.
-// Syntax errors and packages that cannot be found do stop it.
+// goListSays is what the go command says when it lists none of patterns (go.mod needing an
+// update, say), which go/packages does not pass on: "" when it says nothing.
+func goListSays(cfg LoadConfig, patterns []string) string {
+	cmd := exec.Command("go", append(append(append([]string{"list"}, cfg.BuildFlags...), "--"), patterns...)...)
+	cmd.Dir, cmd.Env = cfg.Dir, cfg.Env
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err == nil || stderr.Len() == 0 {
+		return ""
+	}
+	return ":\n" + strings.TrimSpace(stderr.String())
+}
+
+// tolerated reports an error that does not stop loading: a type error (the package's own
+// code may use the wrappers and constants about to be generated, on a first run or after
+// the stale file was set aside, so it cannot type-check until they exist), or the go
+// command's compile of a package for export data, which read the stale file as it is.
+// What generation needs, the guarded functions' signatures and key expressions, is checked
+// on its own, and Generate weighs the type errors left. Syntax errors and packages that
+// cannot be found do stop it.
 func tolerated(e packages.Error) bool {
 	switch e.Kind {
 	case packages.TypeError:
 		return true
 	case packages.ListError:
-		// The go command's compile of the package (for export data) fails the same way.
-		return strings.HasPrefix(strings.TrimSpace(e.Msg), "# ")
+		return strings.HasPrefix(strings.TrimSpace(e.Msg), "# ") // the go command's compile
 	}
 	return false
+}
+
+// ownImports are the packages generated code imports of its own accord, whatever the
+// guarded code holds, each with whether it is the standard library's. Every other import of
+// a generated file names a package the guarded code reaches, which the load lists.
+var ownImports = map[string]bool{"context": true, "fmt": true, "time": true, "unsafe": true, RuntimePath: false, pgxPath: false}
+
+// stdPackages returns what reports whether an import path is the standard library's, read
+// from the loaded import graph of pkgs: a package of the standard library belongs to no
+// module and lives in GOROOT, the tree unsafe lives in (GOROOT/src/unsafe; every guarded
+// package reaches unsafe, through context). A package of a module whose path has no dot
+// (myapp/internal/x) belongs to its module, so it is not taken for the standard library's,
+// as a test of the path's shape would take it.
+func stdPackages(pkgs []*packages.Package) func(path string) bool {
+	var all []*packages.Package
+	goroot := ""
+	packages.Visit(pkgs, nil, func(p *packages.Package) {
+		all = append(all, p)
+		if p.PkgPath == "unsafe" && p.Dir != "" {
+			goroot = filepath.Dir(filepath.Dir(p.Dir))
+		}
+	})
+	std := map[string]bool{}
+	for path, isStd := range ownImports {
+		std[path] = isStd
+	}
+	if goroot != "" {
+		src := filepath.Join(goroot, "src") + string(filepath.Separator)
+		for _, p := range all {
+			std[p.PkgPath] = p.Module == nil && strings.HasPrefix(p.Dir, src)
+		}
+	}
+	return func(path string) bool { return std[path] }
 }
 
 func dedupe(sorted []string) []string {

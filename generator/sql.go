@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -46,6 +47,10 @@ type Object struct {
 	Concurrent bool `json:"concurrent,omitempty"`
 	// Guards names the guards relying on the object.
 	Guards []string `json:"guards"`
+	// Duplicates, for a unique index, is the query that lists the keys the table holds more
+	// than once, which stop its build (directive.Directive.DuplicatesQuery): its file says
+	// how to go on from a failed build. Not in the snapshot: it follows from Def.
+	Duplicates string `json:"-"`
 }
 
 // Objects returns the DDL the guards rely on, in the order it must be applied: the steps of
@@ -65,6 +70,36 @@ type Options struct {
 	// tables and every row in them. Without it, a generated down never drops them: they hold
 	// what was promised, billed and owed.
 	DownDropsOnceTables bool
+	// OnceDir, when not empty, is the directory the steps of once's own schema (its tables)
+	// are written to, numbered on their own, rather than the migrations directory, which
+	// keeps the snapshot and the table= files: a tool reading the migrations directory for
+	// the app's schema (sqlc, an ORM) then never sees once's tables. The two are applied as
+	// two migration sets (see cmd/oncegen).
+	OnceDir string
+}
+
+// onceDir is where once's schema steps go for the migrations directory dir, and the path
+// of that directory relative to dir ("" when it is dir itself).
+func (o Options) onceDir(dir string) (string, string, error) {
+	if o.OnceDir == "" {
+		return dir, "", nil
+	}
+	from, err := filepath.Abs(dir)
+	if err != nil {
+		return "", "", fmt.Errorf("resolving %s: %w", dir, err)
+	}
+	to, err := filepath.Abs(o.OnceDir)
+	if err != nil {
+		return "", "", fmt.Errorf("resolving %s: %w", o.OnceDir, err)
+	}
+	if from == to {
+		return dir, "", nil
+	}
+	rel, err := filepath.Rel(from, to)
+	if err != nil {
+		return "", "", fmt.Errorf("once's migrations directory %s beside %s: %w", o.OnceDir, dir, err)
+	}
+	return o.OnceDir, rel, nil
 }
 
 // ObjectsWith is Objects with opts.
@@ -132,6 +167,7 @@ func tableObjects(guards []*Guard) ([]Object, error) {
 				strings.Replace(def, "CREATE UNIQUE INDEX ", "CREATE UNIQUE INDEX CONCURRENTLY ", 1) + ";",
 			Down:       fmt.Sprintf("DROP INDEX CONCURRENTLY IF EXISTS %s.%s;", schema, g.IndexName()),
 			Concurrent: true,
+			Duplicates: g.DuplicatesQuery(),
 		}, g); err != nil {
 			return nil, err
 		}
@@ -230,9 +266,9 @@ func runtimeObjects(dropData bool) []Object {
 }
 
 // Requirements returns what the objects are to once.Verify: the runtime's schema steps stand
-// for onceschema.RuntimeRequirements, every other object for itself. oncegen verify checks these, and
-// each package's generated file registers those of its own guards, so the command and the
-// program's start-up check the same things the same way.
+// for onceschema.RuntimeRequirements, every other object for itself. oncegen verify checks
+// these, and each package's generated file registers those of its own guards, so the command
+// and the program's start-up check the same things the same way.
 func Requirements(objs []Object) []onceschema.Requirement {
 	var out []onceschema.Requirement
 	runtime := false

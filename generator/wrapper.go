@@ -16,8 +16,9 @@ import (
 )
 
 // render writes the generated file of one package: the compile-time guards, then each
-// guard's wrapper (and conflict constant, and Rearm function) in source order.
-func render(pkg *packages.Package, plans []*plan, objs []Object) ([]byte, error) {
+// guard's wrapper (and conflict constant, and Rearm function) in source order. std reports
+// the standard library's import paths (stdPackages).
+func render(pkg *packages.Package, plans []*plan, objs []Object, std func(path string) bool) ([]byte, error) {
 	f := jen.NewFilePathName(pkg.PkgPath, pkg.Name)
 	f.HeaderComment(Header)
 	names := importNames(pkg.Types)
@@ -106,7 +107,7 @@ func render(pkg *packages.Package, plans []*plan, objs []Object) ([]byte, error)
 	if err := f.Render(&buf); err != nil {
 		return nil, fmt.Errorf("rendering %s: %w", pkg.PkgPath, err)
 	}
-	src, err := gofmt(buf.Bytes())
+	src, err := gofmt(buf.Bytes(), std)
 	if err != nil {
 		return nil, err
 	}

@@ -13,7 +13,7 @@ import (
 // at a front door under a retry storm are mostly duplicates.
 //
 // So each process keeps, per guard name, a running share of the claims that met an existing
-// row, and reads first while that share is above pipelineAbove. The share moves an eighth of
+// row, and reads first while that share is above readFirstAbove. The share moves an eighth of
 // the way to 1 for each duplicate and to 0 for each new key: two duplicates in a row turn
 // reading first on, some sixteen new keys in a row turn it off. The choice decides round
 // trips only, never an outcome: a duplicate that inserted first reads the row after its
@@ -54,8 +54,8 @@ func (h *reserveHistory) record(refused, busy bool) {
 type claimHistory struct{ share atomic.Int32 }
 
 const (
-	shareOne      = 1 << 16
-	pipelineAbove = shareOne / 8
+	shareOne       = 1 << 16
+	readFirstAbove = shareOne / 8
 )
 
 func historyOf(name string) *claimHistory { return historyIn(&claimHistories, name) }
@@ -68,8 +68,8 @@ func historyIn(histories *sync.Map, name string) *claimHistory {
 	return h.(*claimHistory)
 }
 
-// pipelined reports whether the next claim should read the key's row first.
-func (h *claimHistory) pipelined() bool { return h.share.Load() > pipelineAbove }
+// readFirst reports whether the next claim should read the key's row first.
+func (h *claimHistory) readFirst() bool { return h.share.Load() > readFirstAbove }
 
 // record counts one claim's first answer: a new key, or a duplicate.
 func (h *claimHistory) record(duplicate bool) {

@@ -92,7 +92,7 @@ func TestLease_KilledHolderIsTakenOverAfterItsTTL(t *testing.T) {
 		t.Fatalf("taken over %v after the child acquired it, before its %v TTL", gap, ttl)
 	}
 	if _, err := (once.Lease{Name: "ideas.Generate"}).Restore(ctx, pool, "org/1", token); !errors.Is(err, once.ErrNotOwner) {
-		t.Fatalf("RestoreLease with the dead child's token: %v, want ErrNotOwner", err)
+		t.Fatalf("Lease.Restore with the dead child's token: %v, want ErrNotOwner", err)
 	}
 }
 

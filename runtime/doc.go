@@ -59,7 +59,7 @@
 //	provider     never: every call runs, and the provider drops a repeated key
 //	lease        another holder has the lease              Busy       -                   ErrBusy
 //	             (after waiting up to Lease.Wait)
-//	table=       the insert met the promise (ErrConflict)  the form's Holder              its Status's
+//	table=       the insert met the promise (ErrConflict)  its kind's Holder              its kind's
 //
 // A forever key whose outcome is unknown answers Duplicate with an error wrapping
 // ErrUncertain: the call did not run, and it failed, since nobody can give it the outcome

@@ -237,7 +237,7 @@ const foreverRowColumns = `id::text, state::text, token, attempts, fingerprint, 
 	expires_at IS NOT NULL AND expires_at <= clock_timestamp()`
 
 // foreverReadFirstSQL is the claim of a guard whose claims keep meeting existing rows (see
-// forever_pipeline.go): the read of the key's row and, only when there is none, the insert,
+// claim_history.go): the read of the key's row and, only when there is none, the insert,
 // in one statement. A duplicate is then a plain read, one index probe, with no insert
 // attempted. The read sees the snapshot the statement started with; when it sees no row,
 // the insert is the check, and a row committed after the snapshot is a conflict, which DO
@@ -354,7 +354,7 @@ SELECT count(*) FROM op`
 //   - Ref.Input different from the input the key was first used with: ErrMismatch.
 //
 // A duplicate is one round trip: a guard that has been meeting existing rows lately sends
-// a claim that reads the key's row first (see forever_pipeline.go).
+// a claim that reads the key's row first (see claim_history.go).
 //
 // The outcome is recorded even when ctx was cancelled while fn ran. If fn panics, the claim
 // is released (RepeatSafe) or marked uncertain, and the panic goes on.
@@ -519,7 +519,7 @@ func (p *foreverCall) claim(ctx context.Context, db DB) (*Attempt, *operationRow
 		var a *Attempt
 		var row *operationRow
 		site, err := sendClaim(ctx, db, func(cdb DB) (err error) {
-			a, row, err = p.insertOrRead(ctx, cdb, token, history.pipelined())
+			a, row, err = p.insertOrRead(ctx, cdb, token, history.readFirst())
 			return err
 		})
 		if err != nil {

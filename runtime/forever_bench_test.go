@@ -11,10 +11,10 @@ import (
 // BenchmarkForever compares a forever guard with the bare statements it consists of, in one
 // run (see compare): a fresh key (the claim, then the settle) and a replay (the claim that
 // conflicts, then the read of the recorded result). A guard that has been meeting
-// duplicates pipelines a duplicate's read with its claim, so a replay is one round trip
-// where the bare pair is two; a guard whose keys are new sends the claim alone (see
-// forever_pipeline.go). "fresh" is the second case, "fresh-pipelined" the first, where the
-// read sent with every claim is the guard's extra cost on a new key.
+// duplicates sends a claim that reads the key's row first, so a replay is one round trip
+// where the bare pair is two; a guard whose keys are new sends the insert alone (see
+// claim_history.go). "fresh" is the second case, "fresh-reading-first" the first, where the
+// read in every claim is the guard's extra cost on a new key.
 //
 //	go test -bench 'Forever/.*/guard-vs-bare' -run '^$' -benchtime 2000x ./runtime/
 func BenchmarkForever(b *testing.B) {

@@ -652,7 +652,7 @@ func TestForever_RoundTrips(t *testing.T) {
 	t.Parallel()
 	pool, tracer := setupTraced(t)
 	ctx := context.Background()
-	// A name of its own: the choice to pipeline follows each guard name's recent claims in
+	// A name of its own: the choice to read first follows each guard name's recent claims in
 	// this process, and other tests' guards must not move it.
 	g := once.Forever{Name: "roundtrips.Charge"}
 	fn := func(context.Context) (receipt, error) { return receipt{ChargeID: "ch"}, nil }

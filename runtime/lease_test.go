@@ -157,7 +157,7 @@ func TestLease_ExpiredHolderTakenOverCannotReleaseOrExtend(t *testing.T) {
 		t.Fatalf("old holder's Extend: %v, want ErrNotOwner", err)
 	}
 	if _, err := (once.Lease{Name: "n"}).Restore(ctx, pool, "k", old.Token); !errors.Is(err, once.ErrNotOwner) {
-		t.Fatalf("old holder's RestoreLease: %v, want ErrNotOwner", err)
+		t.Fatalf("old holder's Lease.Restore: %v, want ErrNotOwner", err)
 	}
 	if r := leaseState(t, pool, "n", "k"); r.holder != next.Token || r.released || r.fence != next.Fence {
 		t.Fatalf("lease %+v, want still held by the new holder", r)
@@ -271,10 +271,10 @@ func TestLease_RestoreAndForceRelease(t *testing.T) {
 	}
 	restored, err := (once.Lease{Name: "n"}).Restore(ctx, pool, "k", h.Token)
 	if err != nil || restored.Fence != h.Fence || !restored.ExpiresAt.Equal(h.ExpiresAt) {
-		t.Fatalf("RestoreLease: %+v, %v; want %+v", restored, err, h)
+		t.Fatalf("Lease.Restore: %+v, %v; want %+v", restored, err, h)
 	}
 	if _, err := (once.Lease{Name: "n"}).Restore(ctx, pool, "k", "someone-else"); !errors.Is(err, once.ErrNotOwner) {
-		t.Fatalf("RestoreLease with a wrong token: %v, want ErrNotOwner", err)
+		t.Fatalf("Lease.Restore with a wrong token: %v, want ErrNotOwner", err)
 	}
 	if err := onceops.ForceRelease(ctx, pool, "n", "k"); err != nil {
 		t.Fatal(err)

@@ -127,7 +127,7 @@ const openHeartbeatSQL = `UPDATE once.open_claims SET alive_at = clock_timestamp
 //
 // On a fresh key this is one statement. A claim that meets an open claim also reads its
 // handle: in the same statement while the guard keeps meeting open claims, otherwise in a
-// second one (see forever_pipeline.go for how a guard chooses). An open claim past its stale
+// second one (see claim_history.go for how a guard chooses). An open claim past its stale
 // window is closed, in a statement of its own, and the key claimed again.
 func (g Open) Claim(ctx context.Context, db DB, key string) (*Claim, Outcome, error) {
 	if err := checkGuardCall(ctx, db, "open", g.Name, key); err != nil {
@@ -149,7 +149,7 @@ func (g Open) claim(ctx context.Context, db DB, key string, stale time.Duration)
 		var claimed, wasStale bool
 		site, err := sendClaim(ctx, db, func(cdb DB) error {
 			var cerr error
-			id, claimed, wasStale, cerr = g.claimOrRead(ctx, cdb, key, token, stale, history.pipelined())
+			id, claimed, wasStale, cerr = g.claimOrRead(ctx, cdb, key, token, stale, history.readFirst())
 			return cerr
 		})
 		if err != nil {

@@ -66,11 +66,11 @@ type Statement struct {
 // A refusal that counted every slot below the cap held marks the key full, for the refusals
 // after it; the only write a refusal makes, once per key and cap. Slots are never taken
 // from a key but by a delete (or, by hand, an update), and every one bumps the row's epoch
-// and clears its cap in the deleting transaction (the schema's triggers on once.counter_slots; a TRUNCATE of
-// the slots clears every cap), so the mark is made only if nothing was deleted since the
-// snapshot, checked under the row's lock: a key with no row in the snapshot is marked by an
-// insert that DO NOTHING gives up if a give-back made the row meanwhile; a key whose row
-// the snapshot saw is marked by an update whose WHERE wants the epoch it saw, which
+// and clears its cap in the deleting transaction (the triggers on once.counter_slots; a
+// TRUNCATE of the slots clears every cap), so the mark is made only if nothing was deleted
+// since the snapshot, checked under the row's lock: a key with no row in the snapshot is
+// marked by an insert that DO NOTHING gives up if a give-back made the row meanwhile; a key
+// whose row the snapshot saw is marked by an update whose WHERE wants the epoch it saw, which
 // PostgreSQL checks again on the newest row version once a concurrent give-back has
 // committed (the lock is the give-back's until its transaction ends, so a marking refusal
 // waits for a give-back of the key still in flight). A give-back committed after the mark
@@ -274,7 +274,7 @@ func (g Statement) reserve(ctx context.Context, db DB, key string, n int64, toke
 	// transaction or a connection serves one caller).
 	pool, onPool := db.(*pgxpool.Pool)
 	shared := sharedReadKey{pool, g.Name, key, g.Cap}
-	if onPool && history.refused.pipelined() {
+	if onPool && history.refused.readFirst() {
 		// A storm past the cap: the refusal is the mark's read, shared with the guard's
 		// other callers of the key that arrive with this one (see sharedReads).
 		mark, err := fullReads.read(ctx, shared, func(ctx context.Context) (fullMark, error) {
@@ -350,7 +350,7 @@ func (g Statement) reserveErr(n int64, err error) error {
 func (g Statement) attempts(ctx context.Context, db DB, key string, n int64, token string, history *reserveHistory, markRead bool) (used int64, ok bool, err error) {
 	switch {
 	case markRead:
-	case history.refused.pipelined():
+	case history.refused.readFirst():
 		mark, err := readFull(ctx, db, g.Name, key, g.Cap)
 		if err != nil {
 			return 0, false, err
@@ -359,7 +359,7 @@ func (g Statement) attempts(ctx context.Context, db DB, key string, n int64, tok
 			history.record(true, true)
 			return mark.cap, false, nil
 		}
-	case n == 1 && g.Cap >= 1 && !history.busy.pipelined():
+	case n == 1 && g.Cap >= 1 && !history.busy.readFirst():
 		first, _ := slotWalk(g.Cap)
 		tag, err := db.Exec(ctx, firstSQL, g.Name, key, first, token)
 		if err != nil {

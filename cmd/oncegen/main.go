@@ -4,8 +4,9 @@
 //
 // Usage:
 //
-//	oncegen [-check] [-migrations DIR -format sql|goose|migrate|atlas] [-lock-timeout 5s]
-//	        [-statement-timeout 1min] [-down-drops-once-tables] [-tags TAGS] [packages]
+//	oncegen [-check] [-migrations DIR [-once-migrations DIR] -format sql|goose|migrate|atlas]
+//	        [-lock-timeout 5s] [-statement-timeout 1min] [-down-drops-once-tables] [-tags TAGS]
+//	        [packages]
 //	oncegen inventory [-format md|json] [packages]
 //	oncegen verify -db DSN [packages]   (or: oncegen verify DSN [packages])
 //
@@ -25,7 +26,9 @@
 //
 // Generation is all or nothing: on any error (a malformed directive, a key that does not
 // type-check, a package that does not load or type-check, apart from its uses of what is
-// about to be generated) oncegen writes nothing. A generated file is
+// about to be generated, here or by a later //go:generate line) oncegen writes nothing.
+// oncegen reads its own previous output as empty, so a stale once_gen.go (a guarded
+// function renamed or given another parameter) never stands in the way of regenerating it. A generated file is
 // written only when its bytes differ; a file with oncegen's header that no directive
 // produces any more is removed.
 //
@@ -43,6 +46,18 @@
 // now are (rewritten alone when no migration is due), so an accepted rename is reported
 // once. A table= guard is never taken for a rename: its promise lives on the table's rows
 // and index, which a new name leaves as they are.
+//
+// -once-migrations DIR2 (with -migrations DIR) writes the steps of once's own schema, the
+// tables of schema once, to DIR2, numbered there on their own; DIR keeps the table=
+// constraints (which belong to the app's own tables) and the snapshot. Use it when a tool
+// reads DIR for the app's schema (sqlc's schema:, an ORM's model generator) and must not
+// model once's tables: point the tool at DIR alone, make DIR2 a sibling of DIR rather than
+// a directory inside it, and apply DIR2 as a migration set of its own, with a version
+// table of its own, before DIR's:
+//
+//	goose -dir db/once -table once_goose_db_version postgres "$DATABASE_URL" up
+//	migrate -path db/once -database "postgres://host/app?x-migrations-table=once_schema_migrations" up
+//	atlas migrate apply --dir file://db/once --revisions-schema once --url "$DATABASE_URL"
 //
 // -check writes nothing: it prints a unified diff for each generated file that is stale,
 // missing or orphaned (and, with -migrations, the migration that is due) and exits 1.

@@ -113,7 +113,7 @@ func rel(path string) string {
 // comments that -check reads.
 type genFlags struct {
 	check, allowRename, downDrops, verbose bool
-	migrations, format                     string
+	migrations, onceMigrations, format     string
 	lockTimeout, statementTimeout, tags    string
 }
 
@@ -122,6 +122,7 @@ func newGenFlags(name string, stderr io.Writer) (*flag.FlagSet, *genFlags) {
 	f := &genFlags{}
 	fs.BoolVar(&f.check, "check", false, "write nothing; print a diff and exit 1 when a generated file or migration is due. Without -migrations, also checks the migrations of every //go:generate line that runs oncegen with -migrations in the packages")
 	fs.StringVar(&f.migrations, "migrations", "", "directory of migrations to bring up to date with the declarations")
+	fs.StringVar(&f.onceMigrations, "once-migrations", "", "directory for the steps of once's own schema (its tables), numbered on their own, where sqlc or an ORM reading -migrations does not see them; apply it as a migration set of its own (default: -migrations)")
 	fs.StringVar(&f.format, "format", "sql", "migration format: "+strings.Join(generator.Formats, ", "))
 	fs.BoolVar(&f.allowRename, "allow-rename", false, "accept a guard that looks renamed (same kind and key), starting its history afresh, and record it in the snapshot")
 	fs.StringVar(&f.lockTimeout, "lock-timeout", generator.DefaultLockTimeout, "lock_timeout set by every transactional migration file: a lock waited for longer fails the file instead of queueing every query on its table behind it")
@@ -133,12 +134,13 @@ func newGenFlags(name string, stderr io.Writer) (*flag.FlagSet, *genFlags) {
 }
 
 // dueMigrations returns the migration files that f's -migrations directory (dir, resolved)
-// is due for the guards of res: none when it is up to date.
-func dueMigrations(res *generator.Result, dir string, f *genFlags) (map[string][]byte, error) {
+// is due for the guards of res, and its -once-migrations directory (onceDir, resolved; ""
+// when not given): none when they are up to date. Keys are paths relative to dir.
+func dueMigrations(res *generator.Result, dir, onceDir string, f *genFlags) (map[string][]byte, error) {
 	if !contains(generator.Formats, f.format) {
 		return nil, inputError{fmt.Errorf("unknown -format %q (formats: %s)", f.format, strings.Join(generator.Formats, ", "))}
 	}
-	opts := generator.Options{LockTimeout: f.lockTimeout, StatementTimeout: f.statementTimeout, DownDropsOnceTables: f.downDrops}
+	opts := generator.Options{LockTimeout: f.lockTimeout, StatementTimeout: f.statementTimeout, DownDropsOnceTables: f.downDrops, OnceDir: onceDir}
 	if err := opts.Validate(); err != nil {
 		return nil, inputError{err}
 	}
@@ -170,6 +172,10 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "oncegen: unknown -format %q (formats: %s)\n", f.format, strings.Join(generator.Formats, ", "))
 		return exitInput
 	}
+	if err := f.validDirs(); err != nil {
+		fmt.Fprintf(stderr, "oncegen: %v\n", err)
+		return exitInput
+	}
 	res, pkgs, err := loadPackages("", f.tags, fs.Args())
 	if err != nil {
 		return report(stderr, err)
@@ -178,7 +184,7 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 	// Everything is computed before anything is written.
 	var migFiles map[string][]byte
 	if f.migrations != "" {
-		if migFiles, err = dueMigrations(res, f.migrations, f); err != nil {
+		if migFiles, err = dueMigrations(res, f.migrations, f.onceMigrations, f); err != nil {
 			return report(stderr, err)
 		}
 	}
@@ -239,6 +245,15 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
+// validDirs refuses -once-migrations without -migrations, which keeps the snapshot and the
+// table= files.
+func (f *genFlags) validDirs() error {
+	if f.onceMigrations != "" && f.migrations == "" {
+		return fmt.Errorf("-once-migrations %s needs -migrations: the snapshot and the table= constraints' files are kept there", f.onceMigrations)
+	}
+	return nil
+}
+
 // generateLinesDue adds to due, by path, the migration files that each //go:generate line of
 // pkgs running oncegen with -migrations would write: go generate runs the line in its
 // package's directory (or the one go tool -C or go run -C names), where oncegen loads its own
@@ -261,12 +276,18 @@ func generateLinesDue(pkgs []*packages.Package, due map[string][]byte) error {
 		if err := lfs.Parse(l.Args); err != nil {
 			return atLine(l, inputError{err})
 		}
+		if err := lf.validDirs(); err != nil {
+			return atLine(l, inputError{err})
+		}
 		if lf.migrations == "" {
 			continue
 		}
-		dir := lf.migrations
+		dir, onceDir := lf.migrations, lf.onceMigrations
 		if !filepath.IsAbs(dir) {
 			dir = filepath.Join(l.Dir, dir)
+		}
+		if onceDir != "" && !filepath.IsAbs(onceDir) {
+			onceDir = filepath.Join(l.Dir, onceDir)
 		}
 		key := l.Dir + "\x00" + strings.Join(l.Args, "\x00")
 		if checked[key] {
@@ -277,7 +298,7 @@ func generateLinesDue(pkgs []*packages.Package, due map[string][]byte) error {
 		if err != nil {
 			return atLine(l, err)
 		}
-		files, err := dueMigrations(res, dir, lf)
+		files, err := dueMigrations(res, dir, onceDir, lf)
 		if err != nil {
 			return atLine(l, err)
 		}

@@ -25,7 +25,7 @@ func Migrations() fs.FS {
 }
 
 // Migrate brings db up to date: each migration not applied yet, in order, recorded in
-// outreach_migrations, then once's own schema (once.Migrate, a no-op where a migration
+// outreach_migrations, then once's own schema (onceschema.Migrate, a no-op where a migration
 // already created it). Instances starting together take turns.
 //
 // It then proves, with once.Verify, that the database holds every index and constraint the

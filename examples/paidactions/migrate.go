@@ -36,7 +36,7 @@ func SchemaSQL() string {
 }
 
 // Migrate brings db up to date: each migration not applied yet, in order, recorded in
-// paidactions_migrations, then once.Migrate for a runtime newer than the migrations.
+// paidactions_migrations, then onceschema.Migrate for a runtime newer than the migrations.
 // Instances starting together take turns.
 //
 // It then proves, with once.Verify, that the database holds every index and constraint the

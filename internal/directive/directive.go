@@ -4,6 +4,8 @@ import (
 	"go/ast"
 	"go/token"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Prefix is how every directive line begins.
@@ -143,14 +145,29 @@ func (d *Directive) FuncName() string {
 	return d.Func.Name.Name
 }
 
-// WrapperName is the name of the generated guard wrapper of the function F: FOnce.
+// The generated names follow Go's export rule from the function they come from: a
+// generated name is exported exactly when the function's name is, so an unexported
+// function's wrapper, rearm function and conflict constant add nothing to the package's API.
+
+// WrapperName is the name of the generated guard wrapper of the function F: FOnce (fOnce
+// for f).
 func WrapperName(funcName string) string { return funcName + "Once" }
 
-// RearmName is the name of the generated function that rearms the episode of F: RearmF.
-func RearmName(funcName string) string { return "Rearm" + funcName }
+// RearmName is the name of the generated function that rearms the episode of F: RearmF,
+// and rearmF for an unexported f (rearmSendAlert for sendAlert).
+func RearmName(funcName string) string {
+	if token.IsExported(funcName) {
+		return "Rearm" + funcName
+	}
+	r, size := utf8.DecodeRuneInString(funcName)
+	if up := unicode.ToUpper(r); up != r {
+		return "rearm" + string(up) + funcName[size:]
+	}
+	return "rearm" + funcName // _f: rearm_f
+}
 
 // ConflictName is the name of the generated constant holding the conflict clause of a
-// table= form of F: FConflict.
+// table= form of F: FConflict (fConflict for f).
 func ConflictName(funcName string) string { return funcName + "Conflict" }
 
 // ReceiverTypeName returns the receiver's type name of a method, without pointer or type

@@ -169,6 +169,20 @@ func StartRun(ctx context.Context, tx Tx) error { return nil }
 				d.IndexName(), d.IndexDef(), d.ConflictClause(), w.index, w.def, w.conflict)
 		}
 	}
+	// The rows each index covers: its predicate's, and where nulls are distinct, none with a
+	// null in the key (cmd/oncegen runs these on a table holding duplicates).
+	dups := []string{
+		"SELECT dedupe_key, count(*) FROM public.jobs WHERE (status = ANY (ARRAY['pending'::text, 'running'::text])) AND dedupe_key IS NOT NULL GROUP BY dedupe_key HAVING count(*) > 1;",
+		"SELECT org_id, day, count(*) FROM billing.charges GROUP BY org_id, day HAVING count(*) > 1;",
+		"SELECT rule_id, count(*) FROM public.alerts WHERE rule_id IS NOT NULL GROUP BY rule_id HAVING count(*) > 1;",
+		"SELECT org_id, day, count(*) FROM public.quota WHERE org_id IS NOT NULL AND day IS NOT NULL GROUP BY org_id, day HAVING count(*) > 1;",
+		"SELECT org_id, count(*) FROM public.runs WHERE (state = 'queued'::text) AND org_id IS NOT NULL GROUP BY org_id HAVING count(*) > 1;",
+	}
+	for i, want := range dups {
+		if got := ds[i].DuplicatesQuery(); got != want {
+			t.Errorf("%s's duplicates query:\n got %s\nwant %s", ds[i].Func.Name.Name, got, want)
+		}
+	}
 }
 
 func TestShortName_StableAndUnder63Bytes(t *testing.T) {
@@ -190,16 +204,31 @@ func TestShortName_StableAndUnder63Bytes(t *testing.T) {
 	}
 }
 
-func TestWrapperNames(t *testing.T) {
+// Every generated name is exported exactly when the function it comes from is, and reads as
+// Go's own names do (rearmSendTriggeredAlert, not RearmsendTriggeredAlert).
+func TestGeneratedNames_FollowTheExportRuleOfTheirFunction(t *testing.T) {
 	t.Parallel()
-	if got := directive.WrapperName("SendWelcome"); got != "SendWelcomeOnce" {
-		t.Errorf("WrapperName = %q", got)
-	}
-	if got := directive.RearmName("Fire"); got != "RearmFire" {
-		t.Errorf("RearmName = %q", got)
-	}
-	if got := directive.ConflictName("EnqueueJob"); got != "EnqueueJobConflict" {
-		t.Errorf("ConflictName = %q", got)
+	for _, c := range []struct{ fn, wrapper, rearm, conflict string }{
+		{"SendWelcome", "SendWelcomeOnce", "RearmSendWelcome", "SendWelcomeConflict"},
+		{"sendTriggeredAlert", "sendTriggeredAlertOnce", "rearmSendTriggeredAlert", "sendTriggeredAlertConflict"},
+		{"f", "fOnce", "rearmF", "fConflict"},
+		{"_f", "_fOnce", "rearm_f", "_fConflict"},
+		{"écrire", "écrireOnce", "rearmÉcrire", "écrireConflict"},
+		{"Écrire", "ÉcrireOnce", "RearmÉcrire", "ÉcrireConflict"},
+		{"世界", "世界Once", "rearm世界", "世界Conflict"},
+	} {
+		got := [3]string{directive.WrapperName(c.fn), directive.RearmName(c.fn), directive.ConflictName(c.fn)}
+		if want := [3]string{c.wrapper, c.rearm, c.conflict}; got != want {
+			t.Errorf("%s: wrapper, rearm, conflict = %q, want %q", c.fn, got, want)
+		}
+		for _, name := range got {
+			if token.IsExported(name) != token.IsExported(c.fn) {
+				t.Errorf("%s: generated %s, exported %t: want exported %t as the function is", c.fn, name, token.IsExported(name), token.IsExported(c.fn))
+			}
+			if !token.IsIdentifier(name) {
+				t.Errorf("%s: generated %q, not an identifier", c.fn, name)
+			}
+		}
 	}
 }
 

@@ -158,6 +158,32 @@ func (d *Directive) IndexDef() string {
 	return def
 }
 
+// DuplicatesQuery is the query that lists the keys a table= form's table already holds more
+// than once among the rows its unique index covers, with how many rows hold each: the keys
+// that stop the index's build. The rows covered are those the index's predicate admits
+// and, unless NULLS NOT DISTINCT, whose key columns are all non-null (rows with a null in
+// the key never conflict). "" without table=.
+func (d *Directive) DuplicatesQuery() string {
+	if !d.HasTable() {
+		return ""
+	}
+	cols := strings.Join(d.Columns, ", ")
+	var where []string
+	if p := d.IndexPredicate(); p != "" {
+		where = append(where, p)
+	}
+	if !d.NullsNotDistinct {
+		for _, c := range d.Columns {
+			where = append(where, c+" IS NOT NULL")
+		}
+	}
+	q := "SELECT " + cols + ", count(*) FROM " + d.QualifiedTable()
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	return q + " GROUP BY " + cols + " HAVING count(*) > 1;"
+}
+
 // ConflictClause is the ON CONFLICT clause the function's INSERT must use in a table= form:
 // its target and predicate match the index text for text, so PostgreSQL infers that index
 // (a bound parameter in the predicate fails with 42P10 once the plan goes generic); what

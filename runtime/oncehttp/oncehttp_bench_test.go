@@ -19,8 +19,8 @@ import (
 // BenchmarkMiddleware compares a handler that saves one row with the same handler behind the
 // middleware, fresh keys and replays, serially and with 8 goroutines. Requests are served
 // in-process (httptest.ResponseRecorder), so the difference is the middleware's own work:
-// its claim and its settle (on fresh keys the claim goes alone; replays get the read
-// pipelined with it, see the runtime's forever_pipeline.go).
+// its claim and its settle (on fresh keys the insert goes alone; replays get a claim that
+// reads the key's row first, see the runtime's claim_history.go).
 //
 //	go test -bench Middleware -run '^$' -benchtime 2000x ./runtime/oncehttp/
 func BenchmarkMiddleware(b *testing.B) {

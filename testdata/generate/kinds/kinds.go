@@ -127,3 +127,9 @@ func Import(ctx context.Context, row struct {
 //
 //once:forever key=email
 func key(ctx context.Context, email Email) error { return nil }
+
+// sendTriggeredAlert is unexported, and so is every name generated from it: its wrapper
+// sendTriggeredAlertOnce and its rearm function rearmSendTriggeredAlert.
+//
+//once:episode key=rule
+func sendTriggeredAlert(ctx context.Context, m Mailer, rule string) error { return nil }

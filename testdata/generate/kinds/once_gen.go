@@ -29,7 +29,8 @@ var (
 		ID   int64  `json:"id" db:"id"`
 		Note string `xml:"note,attr"`
 	}) error = Import
-	_ func(context.Context, Email) error = key
+	_ func(context.Context, Email) error          = key
+	_ func(context.Context, Mailer, string) error = sendTriggeredAlert
 )
 
 // SummaryOnce calls Summary under a request promise (once per request), guard "kinds.Summary",
@@ -173,4 +174,19 @@ func keyOnce(ctx context.Context, db once.DB, email Email) (once.Outcome, error)
 	}
 	fn := func(ctx context.Context) error { return key(ctx, email) }
 	return once.Forever{Name: "kinds.key"}.Do(ctx, db, once.Ref{Key: key2}, fn)
+}
+
+// sendTriggeredAlertOnce calls sendTriggeredAlert under an episode promise (once per episode,
+// until rearmed), guard "kinds.sendTriggeredAlert", keyed by rule. A call that fires the key's
+// latch runs sendTriggeredAlert; until rearmSendTriggeredAlert rearms it, further calls are
+// duplicates.
+func sendTriggeredAlertOnce(ctx context.Context, db once.DB, m Mailer, rule string) (once.Outcome, error) {
+	fn := func(ctx context.Context) error { return sendTriggeredAlert(ctx, m, rule) }
+	return once.Episode{Name: "kinds.sendTriggeredAlert"}.Do(ctx, db, once.MustKey(rule), fn)
+}
+
+// rearmSendTriggeredAlert rearms the episode of sendTriggeredAlert for a key: the next call of
+// sendTriggeredAlertOnce fires again. It reports whether the latch was set.
+func rearmSendTriggeredAlert(ctx context.Context, db once.DB, rule string) (bool, error) {
+	return once.Episode{Name: "kinds.sendTriggeredAlert"}.Rearm(ctx, db, once.MustKey(rule))
 }

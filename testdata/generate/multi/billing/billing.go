@@ -20,3 +20,12 @@ func Invoice(ctx context.Context, a acct.Account, month int, batch pgxv5.Batch) 
 //
 //once:provider key=a.Owner prefix=notify
 func Notify(ctx context.Context, a *acct.Account, extra ...string) error { return nil }
+
+// recordRefund is unexported, and so are its wrapper and its conflict constant
+// (recordRefundOnce, recordRefundConflict).
+//
+//once:forever table=refunds columns=charge_id
+func recordRefund(ctx context.Context, tx pgxv5.Tx, charge string) error {
+	_, err := tx.Exec(ctx, "INSERT INTO refunds (charge_id) VALUES ($1) "+recordRefundConflict, charge)
+	return err
+}

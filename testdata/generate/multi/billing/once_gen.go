@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	once "github.com/oncekit/once/runtime"
+	"github.com/oncekit/once/runtime/onceschema"
 	"github.com/oncekit/once/testdata/generate/multi/accounts"
 )
 
@@ -15,7 +16,16 @@ import (
 var (
 	_ func(context.Context, accounts.Account, int, pgx.Batch) (map[string][]accounts.ID, error) = Invoice
 	_ func(context.Context, *accounts.Account, ...string) error                                 = Notify
+	_ func(context.Context, pgx.Tx, string) error                                               = recordRefund
 )
+
+// The objects of the database this package's table= guards rely on, registered for
+// once.Verify to find, valid and in this form, when the program starts.
+func init() {
+	onceschema.Require(
+		onceschema.Requirement{Kind: onceschema.IndexObject, Table: "public.refunds", Name: "refunds_charge_id_once_forever", Def: "CREATE UNIQUE INDEX refunds_charge_id_once_forever ON public.refunds USING btree (charge_id)", Guards: []string{"billing.recordRefund"}},
+	)
+}
 
 // InvoiceOnce calls Invoice under a forever promise (once for ever), guard "billing.Invoice",
 // keyed by a.ID, month. A duplicate call does not run Invoice: it gets the outcome, and result,
@@ -31,4 +41,19 @@ func InvoiceOnce(ctx context.Context, db once.DB, a accounts.Account, month int,
 func NotifyOnce(ctx context.Context, a *accounts.Account, extra ...string) (once.Outcome, error) {
 	fn := func(ctx context.Context) error { return Notify(ctx, a, extra...) }
 	return once.Provider{Prefix: "notify"}.Do(ctx, once.MustKey(a.Owner), fn)
+}
+
+// recordRefundConflict is the ON CONFLICT clause recordRefund's INSERT into refunds must use: it
+// matches the unique index refunds_charge_id_once_forever text for text, so the insert is the
+// check.
+const recordRefundConflict = "ON CONFLICT (charge_id) DO NOTHING"
+
+// recordRefundOnce calls recordRefund under a forever promise (once for ever), guard
+// "billing.recordRefund", on the rows of refunds keyed by charge_id. It runs recordRefund in a
+// transaction; when recordRefund returns once.ErrConflict (its INSERT .. recordRefundConflict
+// returned no row: see once.InsertConflict), it rolls the transaction back and reports a
+// duplicate, without error.
+func recordRefundOnce(ctx context.Context, db once.DB, charge string) (once.Outcome, error) {
+	fn := func(ctx context.Context, tx pgx.Tx) error { return recordRefund(ctx, tx, charge) }
+	return once.Table{Name: "billing.recordRefund", OnConflict: once.Duplicate}.Do(ctx, db, fn)
 }
