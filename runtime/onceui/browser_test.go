@@ -200,16 +200,9 @@ WHERE action = 'resolve done' AND target = $1`, "operation "+killedID).Scan(&act
 	if actor != "ana" || reason != "provider shows the capture succeeded" || before != "uncertain" || after != "done" {
 		t.Fatalf("audit row: %s %q %s -> %s", actor, reason, before, after)
 	}
-	if err := chromedp.Do(tctx, chromedp.Navigate(detail), chromedp.WaitVisible("main h1")); err != nil {
-		t.Fatal(err)
-	}
-	shown, err := chromedp.Run(tctx, chromedp.Text("main"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(shown, "provider shows the capture succeeded") {
-		t.Fatalf("the operation's page does not show its audit row:\n%s", shown)
-	}
+	// The form's POST is answered with a redirect back to the operation's page, which now
+	// shows the audit row.
+	waitText(t, tctx, "provider shows the capture succeeded")
 	v, out, err := once.ForeverValue(ctx, pool, killedGuard, once.Ref{Scope: "acct-7", Key: "capture/991"}, mustNotRun)
 	if err != nil || out.Status != once.Duplicate || v != "ch_3PzA" {
 		t.Fatalf("the resolved key: %q %+v %v, want the operator's result replayed", v, out, err)
@@ -224,6 +217,7 @@ WHERE action = 'resolve done' AND target = $1`, "operation "+killedID).Scan(&act
 		t.Fatal(err)
 	}
 	waitFor(t, pool, `SELECT fired_at IS NULL FROM once.latches WHERE name = 'alerts.Down' AND key = 'db-1'`)
+	waitText(t, tctx, "No latch set.")
 	waitFor(t, pool, `SELECT count(*) = 1 FROM once.audit WHERE action = 'rearm' AND actor = 'ana' AND reason = 'database back up'`)
 	ep := once.Episode{Name: "alerts.Down"}
 	fired := 0
@@ -261,5 +255,22 @@ func waitFor(t *testing.T, pool *pgxpool.Pool, query string) {
 			t.Fatalf("not so after 10 s: %s (%v)", query, err)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitText waits, for up to 10 seconds, until the tab's main element shows text: the page a
+// form's POST was redirected to has loaded.
+func waitText(t *testing.T, tctx context.Context, text string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		shown, err := chromedp.Run(tctx, chromedp.Text("main"))
+		if err == nil && strings.Contains(shown, text) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the page does not show %q after 10 s (%v):\n%s", text, err, shown)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
