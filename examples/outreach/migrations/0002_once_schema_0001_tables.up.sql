@@ -60,6 +60,10 @@ CREATE TABLE IF NOT EXISTS once.operations (
 -- changes: a guard that keeps its outcomes for ever settles without an index entry.
 CREATE INDEX IF NOT EXISTS operations_expires_at ON once.operations (expires_at) WHERE expires_at IS NOT NULL;
 CREATE INDEX IF NOT EXISTS operations_uncertain ON once.operations (uncertain_since, id) WHERE uncertain_since IS NOT NULL;
+-- The operator console's overview counts a window of claims: a block range index keeps it to
+-- the window's pages (claims come in time order) and costs a claim nothing, since a new
+-- page's range is summarized by a later vacuum, not by the insert.
+CREATE INDEX IF NOT EXISTS operations_claimed_at ON once.operations USING brin (claimed_at);
 COMMENT ON TABLE once.operations IS 'once forever guards: one row per guard name, scope (tenant or account) and key. The insert is the claim; state says where the promise stands.';
 COMMENT ON COLUMN once.operations.scope IS 'tenant or account the key belongs to ('''' for none): the same key in two scopes is two operations.';
 COMMENT ON COLUMN once.operations.id IS 'the operation''s id: drawn at random when the key is first claimed, the same for every attempt, new for a key claimed again after its retention. Provider keys, checkpoints, ledger entries and follow-ups are derived from it or refer to it.';
@@ -123,6 +127,8 @@ CREATE TABLE IF NOT EXISTS once.followups (
 	CONSTRAINT followups_operation_id_action_once_forever UNIQUE (operation_id, action)
 );
 CREATE INDEX IF NOT EXISTS followups_due ON once.followups (due_at) WHERE state = 'pending';
+-- The dead ones, for an operator: few, and state is already read by followups_due.
+CREATE INDEX IF NOT EXISTS followups_dead ON once.followups (id) WHERE state = 'dead';
 COMMENT ON TABLE once.followups IS 'once follow-ups: actions (email the owner, export) enqueued in the transaction that settles an operation. pending = to deliver at due_at (attempts so far, last_error); delivered; dead = gave up after the drain''s attempt limit, for an operator.';
 
 -- open: once while the work is open. At most one row per guard and key is open, by the
@@ -251,6 +257,7 @@ CREATE TABLE IF NOT EXISTS once.audit (
 	after  jsonb       NULL
 );
 CREATE INDEX IF NOT EXISTS audit_at ON once.audit (at DESC, id DESC);
+CREATE INDEX IF NOT EXISTS audit_target ON once.audit (target, id);
 COMMENT ON TABLE once.audit IS 'once operator actions, newest first by at: who (actor) did what (action) to which row (target: a guard name, a key or a row id), why (reason, required), and the row before and after.';
 
 INSERT INTO once.schema_steps (step, name) VALUES (1, 'tables') ON CONFLICT (step) DO NOTHING;
