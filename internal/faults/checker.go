@@ -249,9 +249,9 @@ func Check(h *History, f Final) []Violation {
 	}
 	sort.Strings(probes)
 	for _, k := range probes {
-		if f.Probes[k] == "in_flight" {
+		if p := f.Probes[k]; p == "in_flight" || strings.HasPrefix(p, "blocked: ") {
 			kind, key, _ := strings.Cut(k, " ")
-			report("open-bound", kind, key, "still in flight after its stale window", nil)
+			report("open-bound", kind, key, "a call after its stale window: "+p, nil)
 		}
 	}
 	return out

@@ -47,7 +47,7 @@ func (w *workload) final(ctx context.Context) (Final, map[string]int, error) {
 				c.Err = err.Error()
 			}
 		})
-		f.Probes["forever "+key] = statusText(out.Status)
+		f.Probes["forever "+key] = probeText(out, err)
 		if out.Ran() {
 			// The probe settled the key; read it again so the checker sees its value.
 			var op Operation
@@ -58,10 +58,7 @@ func (w *workload) final(ctx context.Context) (Final, map[string]int, error) {
 
 		key = fmt.Sprintf("open-%d", i)
 		c, out, err := once.Open{Name: "faults", Stale: w.stale}.Claim(ctx, w.direct, key)
-		if err != nil {
-			return f, nil, fmt.Errorf("faults: probing %s: %w", key, err)
-		}
-		f.Probes["open "+key] = statusText(out.Status)
+		f.Probes["open "+key] = probeText(out, err)
 		if c != nil {
 			c.Finish(ctx, w.direct)
 		}
@@ -105,6 +102,15 @@ func scanCounts(ctx context.Context, w *workload, sql string, into map[string]in
 		into[k] = n
 	}
 	return rows.Err()
+}
+
+// probeText is a probe's answer: its status, or "blocked: " and the error of a call that
+// failed before it reached the promise.
+func probeText(out once.Outcome, err error) string {
+	if out.Status == 0 && err != nil {
+		return "blocked: " + err.Error()
+	}
+	return statusText(out.Status)
 }
 
 func statusText(s once.Status) string {

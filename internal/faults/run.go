@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -228,7 +229,10 @@ func (w *workload) call(ctx context.Context, r *rand.Rand) {
 	cctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	work := time.Duration(r.Intn(30)) * time.Millisecond
-	id := w.h.Begin(kind, key)
+	if kind == "transaction-unfenced" {
+		key = fmt.Sprintf("transaction-%d", r.Intn(w.keys))
+	}
+	id := w.h.Begin(strings.TrimSuffix(kind, "-unfenced"), key)
 	var out once.Outcome
 	var err error
 	var value string
@@ -282,10 +286,19 @@ func (w *workload) call(ctx context.Context, r *rand.Rand) {
 			done()
 			return nil
 		})
+	case "transaction-unfenced":
+		// The transaction guard's work without its lock: for the negative control only.
+		kind = "transaction"
+		err = pgx.BeginFunc(cctx, w.pool, func(tx pgx.Tx) error {
+			return decideOnce(cctx, tx, key, 5*time.Millisecond)
+		})
+		if err == nil {
+			out.Status = once.Ran
+		}
 	case "transaction":
 		g := once.Transaction{Name: "faults"}
 		out, err = g.Do(cctx, w.pool, key, func(ctx context.Context, tx pgx.Tx) error {
-			return decideOnce(ctx, tx, key)
+			return decideOnce(ctx, tx, key, 0)
 		})
 	}
 	w.h.End(id, func(c2 *Call) {
@@ -308,11 +321,12 @@ func (w *workload) call(ctx context.Context, r *rand.Rand) {
 
 // decideOnce is the transaction workload's decision: read whether the key was decided, and
 // if not, write the decision. Two callers that both read "not yet" would both write.
-func decideOnce(ctx context.Context, tx pgx.Tx, key string) error {
+func decideOnce(ctx context.Context, tx pgx.Tx, key string, think time.Duration) error {
 	var n int
 	if err := tx.QueryRow(ctx, `SELECT count(*) FROM faults_decisions WHERE key = $1`, key).Scan(&n); err != nil {
 		return err
 	}
+	sleep(ctx, think)
 	if n > 0 {
 		return nil
 	}

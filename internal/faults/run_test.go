@@ -78,4 +78,3 @@ func TestFaults_Pooler(t *testing.T) {
 	}
 	report(t, "TestFaults_Pooler", seed, d, res)
 }
-
