@@ -132,8 +132,13 @@ func (h *History) Counts() (calls, effects, faults map[string]int) {
 	calls, effects, faults = map[string]int{}, map[string]int{}, map[string]int{}
 	for _, c := range cs {
 		st := c.Status
-		if c.Err != "" {
+		switch {
+		case c.Err != "" && st == "":
+			st = "error"
+		case c.Err != "":
 			st += " error"
+		case st == "":
+			st = "answered"
 		}
 		calls[c.Kind+" "+st]++
 	}
