@@ -89,7 +89,7 @@ SEED ?= $(shell date +%s)
 RUN ?= TestFaults
 
 faults-short:
-	cd internal/faults && $(GO) vet ./... && $(GO) test -count=1 -timeout=5m ./...
+	cd internal/faults && $(GO) vet ./... && $(GO) test -count=1 -timeout=5m -parallel=16 ./...
 
 faults:
 	cd internal/faults && FAULTS_SEED=$(SEED) FAULTS_DURATION=$(DURATION) $(GO) test -count=1 -timeout=0 -v -run '^$(RUN)$$' .

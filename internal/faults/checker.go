@@ -17,6 +17,8 @@ type Final struct {
 	Slots map[string]int64
 	// Decisions is the rows the transaction workload wrote, by key.
 	Decisions map[string]int64
+	// ProviderEffects is the fake provider's effects, by the operation key in their body.
+	ProviderEffects map[string]int
 	// Probes is the status a call made after recovery got, by kind and key ("forever k1"):
 	// in_flight there means a key left open past its documented bound.
 	Probes map[string]string
@@ -75,7 +77,9 @@ func (v Violation) String() string {
 // Invariants names each invariant the checker states, one line each, in the order it
 // checks them.
 var Invariants = []struct{ Name, Statement string }{
-	{"forever-once", "at most one effect per forever key"},
+	{"forever-once", "at most one effect per forever key and per Idempotency-Key (oncehttp)"},
+	{"provider-once", "at most one effect at the provider per repeat-safe operation, however many attempts it took"},
+	{"request-once", "at most one effect per request scope and key"},
 	{"open-window", "at most one effect per open window: no two effects of an open key overlap, unless the guard told the earlier caller its claim was closed as stale"},
 	{"episode-once", "at most one effect per episode: each effect of a key has its own firing, and a key has at most one effect more than the rearms sent"},
 	{"statement-cap", "at most cap effects, and at most cap units held, per statement key"},
@@ -150,9 +154,20 @@ func Check(h *History, f Final) []Violation {
 		kind, key, _ := strings.Cut(k, "\x00")
 		sort.Slice(es, func(i, j int) bool { return es[i].Start.Before(es[j].Start) })
 		switch kind {
-		case "forever":
+		case "forever", "http":
 			if len(es) > 1 {
 				report("forever-once", kind, key, fmt.Sprintf("%d effects", len(es)), ids(es))
+			}
+			if len(es) == 1 {
+				for _, c := range calls {
+					if c.Kind == kind && c.Key == key && c.Status == "duplicate" && c.Err == "" && kind == "http" && c.Value != es[0].Value {
+						report("answer-consistent", kind, key, fmt.Sprintf("duplicate call %d got %q, the effect was %q", c.ID, c.Value, es[0].Value), []int{c.ID, es[0].Call})
+					}
+				}
+			}
+		case "request":
+			if len(es) > 1 {
+				report("request-once", kind, key, fmt.Sprintf("%d effects in one request scope", len(es)), ids(es))
 			}
 		case "open":
 			for i := 1; i < len(es); i++ {
@@ -190,6 +205,11 @@ func Check(h *History, f Final) []Violation {
 					report("lease-fence", kind, key, fmt.Sprintf("the runs of calls %d and %d overlap", prev.Call, cur.Call), []int{prev.Call, cur.Call})
 				}
 			}
+		}
+	}
+	for key, n := range f.ProviderEffects {
+		if n > 1 {
+			report("provider-once", "provider", key, fmt.Sprintf("%d effects at the provider", n), nil)
 		}
 	}
 	for key, n := range f.Decisions {

@@ -2,6 +2,7 @@ package faults
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	once "github.com/oncekit/once/runtime"
@@ -11,7 +12,14 @@ import (
 // and probes every forever and open key once: a key still in flight now, after its stale
 // window, was left open past its bound.
 func (w *workload) final(ctx context.Context) (Final, map[string]int, error) {
-	f := Final{Operations: map[string]Operation{}, Slots: map[string]int64{}, Decisions: map[string]int64{}, Probes: map[string]string{}}
+	f := Final{Operations: map[string]Operation{}, Slots: map[string]int64{}, Decisions: map[string]int64{}, Probes: map[string]string{}, ProviderEffects: map[string]int{}}
+	for _, e := range w.provider.Log() {
+		var body struct{ Key string }
+		if err := json.Unmarshal(e.Body, &body); err != nil {
+			return f, nil, fmt.Errorf("faults: reading the provider's effect %s: %w", e.ID, err)
+		}
+		f.ProviderEffects[body.Key]++
+	}
 	rows, err := w.direct.Query(ctx, `SELECT key, state::text, coalesce(result::text, '') FROM once.operations WHERE name = 'faults'`)
 	if err != nil {
 		return f, nil, fmt.Errorf("faults: reading once.operations: %w", err)

@@ -42,6 +42,14 @@ func TestChecker_NegativeControls(t *testing.T) {
 		// Every claim made a row of its own: the primary key no longer meets a second claim.
 		{"forever-once", []string{"forever"}, execAll(trigger("split_claims", "once.operations", "BEFORE INSERT",
 			`NEW.key := NEW.key || '#' || NEW.token; RETURN NEW;`)), nil},
+		{"forever-once", []string{"http"}, execAll(trigger("split_claims", "once.operations", "BEFORE INSERT",
+			`NEW.key := NEW.key || '#' || NEW.token; RETURN NEW;`)), nil},
+		// Split claims of a repeat-safe operation: each gets an id, and so a provider key, of
+		// its own.
+		{"provider-once", []string{"provider"}, execAll(trigger("split_claims", "once.operations", "BEFORE INSERT",
+			`NEW.key := NEW.key || '#' || NEW.token; RETURN NEW;`)), nil},
+		// The request's effect run by each caller, without the guard.
+		{"request-once", []string{"request-unguarded"}, nil, nil},
 		// The partial unique index no longer meets a second open claim.
 		{"open-window", []string{"open"}, execAll(trigger("split_claims", "once.open_claims", "BEFORE INSERT",
 			`NEW.key := NEW.key || '#' || NEW.token; RETURN NEW;`)), nil},
@@ -71,10 +79,10 @@ func TestChecker_NegativeControls(t *testing.T) {
 		}, nil},
 	}
 	for _, c := range controls {
-		t.Run(c.invariant, func(t *testing.T) {
+		t.Run(c.invariant+"/"+c.kinds[0], func(t *testing.T) {
 			t.Parallel()
 			db := pgtest.NewDatabase(t)
-			res, err := Run(context.Background(), Config{Seed: 1, Duration: 2 * time.Second, URL: db.URL, DirectURL: db.DirectURL,
+			res, err := Run(context.Background(), Config{Seed: 1, Duration: time.Second, URL: db.URL, DirectURL: db.DirectURL,
 				NoFaults: true, Kinds: c.kinds, Keys: 2, Callers: 8, Stale: time.Second, Setup: c.setup, BeforeCheck: c.beforeCheck})
 			if err != nil {
 				t.Fatal(err)

@@ -4,15 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/oncekit/once/internal/fakeprovider"
 	once "github.com/oncekit/once/runtime"
+	"github.com/oncekit/once/runtime/oncehttp"
 	"github.com/oncekit/once/runtime/onceschema"
 )
 
@@ -110,7 +116,15 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	defer pool.Close()
 
 	h := NewHistory()
-	w := &workload{h: h, pool: pool, direct: direct, stale: cfg.Stale, keys: cfg.Keys, kinds: cfg.Kinds}
+	provider := fakeprovider.Start()
+	defer provider.Close()
+	w := &workload{h: h, pool: pool, direct: direct, stale: cfg.Stale, keys: cfg.Keys, kinds: cfg.Kinds, provider: provider}
+	front, err := oncehttp.New(oncehttp.Config{DB: pool, Name: "faults-http", Stale: cfg.Stale,
+		Account: func(*http.Request) (string, error) { return "acct", nil }})
+	if err != nil {
+		return nil, err
+	}
+	w.front = front(http.HandlerFunc(w.serve))
 	if len(w.kinds) == 0 {
 		w.kinds = kinds
 	}
@@ -155,7 +169,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	// The documented bound: a claim with no living holder is stale after its window; the
 	// background withdrawals behind a pooler end within 2.6 s.
-	time.Sleep(cfg.Stale + 3*time.Second)
+	settle := cfg.Stale + 3*time.Second
+	if cfg.NoFaults {
+		settle = cfg.Stale + 200*time.Millisecond
+	}
+	time.Sleep(settle)
 	if cfg.BeforeCheck != nil {
 		if err := cfg.BeforeCheck(ctx, direct); err != nil {
 			return res, fmt.Errorf("faults: before the check: %w", err)
@@ -215,11 +233,24 @@ type workload struct {
 	stale  time.Duration
 	keys   int
 	kinds  []string
+	// provider is the counting fake provider the provider workload pays; front is the
+	// Idempotency-Key middleware around a handler that records its effect.
+	provider *fakeprovider.Server
+	front    http.Handler
+}
+
+// serve is the handler behind the Idempotency-Key middleware: its effect is its run.
+func (w *workload) serve(rw http.ResponseWriter, r *http.Request) {
+	id, _ := strconv.Atoi(r.Header.Get("X-Call"))
+	v := fmt.Sprintf("v-%d", id)
+	w.h.Effect(Effect{Call: id, Kind: "http", Key: r.Header.Get("Idempotency-Key"), Value: v})()
+	rw.WriteHeader(http.StatusOK)
+	io.WriteString(rw, v)
 }
 
 const statementCap = 3
 
-var kinds = []string{"forever", "open", "statement", "episode", "lease", "transaction"}
+var kinds = []string{"forever", "open", "statement", "episode", "lease", "transaction", "provider", "http", "request"}
 
 func (w *workload) call(ctx context.Context, r *rand.Rand) {
 	kind := w.kinds[r.Intn(len(w.kinds))]
@@ -232,7 +263,10 @@ func (w *workload) call(ctx context.Context, r *rand.Rand) {
 	if kind == "transaction-unfenced" {
 		key = fmt.Sprintf("transaction-%d", r.Intn(w.keys))
 	}
-	id := w.h.Begin(strings.TrimSuffix(kind, "-unfenced"), key)
+	if kind == "request-unguarded" {
+		key = fmt.Sprintf("request-%d", r.Intn(w.keys))
+	}
+	id := w.h.Begin(strings.TrimSuffix(strings.TrimSuffix(kind, "-unfenced"), "-unguarded"), key)
 	var out once.Outcome
 	var err error
 	var value string
@@ -286,6 +320,65 @@ func (w *workload) call(ctx context.Context, r *rand.Rand) {
 			done()
 			return nil
 		})
+	case "provider":
+		// A repeat-safe operation whose effect is a provider call under the operation's
+		// provider key: a dead holder's claim runs again, and the provider drops the repeat.
+		g := once.Forever{Name: "faults-provider", Stale: w.stale, RepeatSafe: true}
+		out, err = g.Do(cctx, w.pool, once.Ref{Key: key}, func(ctx context.Context) error {
+			a, _ := once.AttemptFrom(ctx)
+			w.h.Effect(Effect{Call: id, Kind: "provider-attempt", Key: key})()
+			rep, err := w.provider.Post(ctx, "/v1/charges", a.ProviderKey("charge"), map[string]string{"key": key})
+			if err == nil && rep.Status != http.StatusOK {
+				err = fmt.Errorf("provider answered %d", rep.Status)
+			}
+			return err
+		})
+	case "http":
+		req := httptest.NewRequestWithContext(cctx, http.MethodPost, "/v1/things", strings.NewReader(`{"n":1}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", key)
+		req.Header.Set("X-Call", strconv.Itoa(id))
+		rec := httptest.NewRecorder()
+		w.front.ServeHTTP(rec, req)
+		value = rec.Body.String()
+		switch {
+		case rec.Code == http.StatusOK && rec.Header().Get("Idempotent-Replayed") == "true":
+			out.Status = once.Duplicate
+		case rec.Code == http.StatusOK && value == fmt.Sprintf("v-%d", id):
+			out.Status = once.Ran
+		case rec.Code == http.StatusOK && value == "" && !rec.Flushed && len(rec.Header()) == 0:
+			// Nothing written: the middleware gave up (its context ended) without answering.
+			err = errors.New("no response written")
+		case rec.Code == http.StatusConflict:
+			out.Status = once.InFlight
+		default:
+			err = fmt.Errorf("status %d: %s", rec.Code, value)
+			value = ""
+		}
+	case "request":
+		// Request guards keep no state in the database: callers sharing a request's scope
+		// run its key once whatever the database does.
+		rctx := once.WithRequestScope(cctx)
+		var wg sync.WaitGroup
+		for j := 0; j < 4; j++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				once.Request{Name: "faults"}.Do(rctx, key, func(ctx context.Context) error {
+					w.h.Effect(Effect{Call: id, Kind: "request", Key: fmt.Sprintf("%s/%d", key, id)})()
+					return nil
+				})
+			}()
+		}
+		wg.Wait()
+		out.Status = once.Ran
+	case "request-unguarded":
+		// The request workload's effect without its guard: for the negative control only.
+		kind = "request"
+		for j := 0; j < 4; j++ {
+			w.h.Effect(Effect{Call: id, Kind: "request", Key: fmt.Sprintf("%s/%d", key, id)})()
+		}
+		out.Status = once.Ran
 	case "transaction-unfenced":
 		// The transaction guard's work without its lock: for the negative control only.
 		kind = "transaction"
