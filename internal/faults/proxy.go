@@ -26,6 +26,8 @@ type Proxy struct {
 
 // NewProxy starts a proxy forwarding a free loopback port to upstream (host:port).
 func NewProxy(upstream string) (*Proxy, error) {
+	// The toxics log every interruption through zerolog's global logger, at trace level.
+	zerolog.SetGlobalLevel(zerolog.WarnLevel)
 	srv := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.New(io.Discard))
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
