@@ -79,7 +79,7 @@ nested:
 # Faults between the application and PostgreSQL (internal/faults, a module of its own):
 # every kind's workload while a seeded schedule resets, delays, cuts and partitions its
 # connections and kills the server, then the checker over the history. faults-short is the
-# run inside make test (a fixed seed, half a minute straight and half a minute through
+# run inside make test (a fixed seed, 20 seconds straight and 20 seconds through
 # PgBouncer, and each invariant's negative control); faults is the long soak:
 #
 #   make faults DURATION=30m SEED=42      (SEED defaults to the clock; RUN=TestFaults_Pooler

@@ -82,8 +82,8 @@ func TestChecker_NegativeControls(t *testing.T) {
 		t.Run(c.invariant+"/"+c.kinds[0], func(t *testing.T) {
 			t.Parallel()
 			db := pgtest.NewDatabase(t)
-			res, err := Run(context.Background(), Config{Seed: 1, Duration: time.Second, URL: db.URL, DirectURL: db.DirectURL,
-				NoFaults: true, Kinds: c.kinds, Keys: 2, Callers: 8, Stale: time.Second, Setup: c.setup, BeforeCheck: c.beforeCheck})
+			res, err := Run(context.Background(), Config{Seed: 1, Duration: 2 * time.Second, URL: db.URL, DirectURL: db.DirectURL,
+				NoFaults: true, Deadline: 20 * time.Second, Work: 300 * time.Millisecond, Kinds: c.kinds, Keys: 2, Callers: 8, Stale: time.Second, Setup: c.setup, BeforeCheck: c.beforeCheck})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -95,7 +95,8 @@ func TestChecker_NegativeControls(t *testing.T) {
 				}
 				found = append(found, v.Invariant)
 			}
-			t.Fatalf("the checker did not report %s on a runtime broken for it (it reported %s)", c.invariant, strings.Join(found, ", "))
+			calls, _, _ := res.History.Counts()
+			t.Fatalf("the checker did not report %s on a runtime broken for it (it reported %s); calls:\n%s", c.invariant, strings.Join(found, ", "), FormatCounts(calls))
 		})
 	}
 }

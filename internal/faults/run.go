@@ -40,6 +40,11 @@ type Config struct {
 	// Stale is the forever and open guards' stale window, and the lease's TTL: the bound the
 	// checker waits before it probes for keys left open.
 	Stale time.Duration
+	// Deadline is the longest deadline a caller is given (each draws one up to it); zero
+	// means 2 s, short enough that some cut a claim or a settle off.
+	Deadline time.Duration
+	// Work is how long each effect lasts; zero draws it up to 30 ms.
+	Work time.Duration
 	// Kinds limits the workload to these kinds (all when empty).
 	Kinds []string
 	// NoFaults runs the workload without injecting any fault.
@@ -72,6 +77,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	if cfg.Keys == 0 {
 		cfg.Keys = 8
+	}
+	if cfg.Deadline == 0 {
+		cfg.Deadline = 2 * time.Second
 	}
 	if cfg.Stale == 0 {
 		cfg.Stale = 3 * time.Second
@@ -108,17 +116,22 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	pc.MaxConns = 12
-	pc.ConnConfig.ConnectTimeout = 2 * time.Second
+	// A connection must be made within a caller's longest deadline, or a busy machine's slow
+	// start of a backend decides the run instead of the faults.
+	pc.ConnConfig.ConnectTimeout = cfg.Deadline
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
 		return nil, fmt.Errorf("faults: connecting through the proxy: %w", err)
 	}
 	defer pool.Close()
 
+	if err := pool.Ping(ctx); err != nil {
+		return nil, fmt.Errorf("faults: reaching the database through the proxy: %w", err)
+	}
 	h := NewHistory()
 	provider := fakeprovider.Start()
 	defer provider.Close()
-	w := &workload{h: h, pool: pool, direct: direct, stale: cfg.Stale, keys: cfg.Keys, kinds: cfg.Kinds, provider: provider}
+	w := &workload{h: h, pool: pool, direct: direct, stale: cfg.Stale, keys: cfg.Keys, kinds: cfg.Kinds, provider: provider, deadline: cfg.Deadline, work: cfg.Work}
 	front, err := oncehttp.New(oncehttp.Config{DB: pool, Name: "faults-http", Stale: cfg.Stale,
 		Account: func(*http.Request) (string, error) { return "acct", nil }})
 	if err != nil {
@@ -138,8 +151,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// A call's own deadline cuts it, not the end of the run: the last calls finish.
 			for runCtx.Err() == nil {
-				w.call(runCtx, r)
+				w.call(ctx, r)
 			}
 		}()
 	}
@@ -233,6 +247,8 @@ type workload struct {
 	stale  time.Duration
 	keys   int
 	kinds  []string
+	// deadline is the longest deadline a caller draws; work how long an effect lasts.
+	deadline, work time.Duration
 	// provider is the counting fake provider the provider workload pays; front is the
 	// Idempotency-Key middleware around a handler that records its effect.
 	provider *fakeprovider.Server
@@ -256,10 +272,13 @@ func (w *workload) call(ctx context.Context, r *rand.Rand) {
 	kind := w.kinds[r.Intn(len(w.kinds))]
 	key := fmt.Sprintf("%s-%d", kind, r.Intn(w.keys))
 	// Callers with deadlines: some short enough to cut a claim or a settle off.
-	d := time.Duration(r.Intn(2000)+20) * time.Millisecond
+	d := 20*time.Millisecond + time.Duration(r.Int63n(int64(w.deadline)))
 	cctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	work := time.Duration(r.Intn(30)) * time.Millisecond
+	if w.work > 0 {
+		work = w.work
+	}
 	if kind == "transaction-unfenced" {
 		key = fmt.Sprintf("transaction-%d", r.Intn(w.keys))
 	}
@@ -383,7 +402,7 @@ func (w *workload) call(ctx context.Context, r *rand.Rand) {
 		// The transaction guard's work without its lock: for the negative control only.
 		kind = "transaction"
 		err = pgx.BeginFunc(cctx, w.pool, func(tx pgx.Tx) error {
-			return decideOnce(cctx, tx, key, 5*time.Millisecond)
+			return decideOnce(cctx, tx, key, w.work)
 		})
 		if err == nil {
 			out.Status = once.Ran

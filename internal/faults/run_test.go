@@ -12,7 +12,7 @@ import (
 )
 
 // seedAndDuration reads FAULTS_SEED and FAULTS_DURATION (make faults sets them), or gives
-// the short run's: a fixed seed, so CI replays the same schedule, and half a minute.
+// the short run's: a fixed seed, so CI replays the same schedule, and 20 seconds.
 func seedAndDuration(t *testing.T, short time.Duration) (int64, time.Duration) {
 	seed := int64(20261206)
 	if s := os.Getenv("FAULTS_SEED"); s != "" {
@@ -49,7 +49,7 @@ func report(t *testing.T, name string, seed int64, d time.Duration, res *Result)
 // The seeded run against a server of its own, which the schedule may kill -9 and restart:
 // every kind's workload under every fault, then the checker.
 func TestFaults(t *testing.T) {
-	seed, d := seedAndDuration(t, 30*time.Second)
+	seed, d := seedAndDuration(t, 20*time.Second)
 	// synchronous_commit stays on: a crash must lose no commit the server acknowledged.
 	srv, err := pgtest.StartServerWith(false, "synchronous_commit=on")
 	if err != nil {
@@ -70,7 +70,7 @@ func TestFaults(t *testing.T) {
 // The same run through PgBouncer in transaction mode (pgx in exec mode): the proxy sits
 // between pgx and the pooler. The server is the test binary's own, so it is not killed.
 func TestFaults_Pooler(t *testing.T) {
-	seed, d := seedAndDuration(t, 30*time.Second)
+	seed, d := seedAndDuration(t, 20*time.Second)
 	db := pgtest.NewPooledDatabase(t, "exec")
 	res, err := Run(context.Background(), Config{Seed: seed, Duration: d, URL: db.URL, DirectURL: db.DirectURL})
 	if err != nil {
