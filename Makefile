@@ -32,7 +32,7 @@ POOLER_RUN := Concurrent|Storm|Killed|Cancel|^TestEpisode_OneFirePerEpisode|^Tes
 POOLER_SKIP := Failover|NoticedWithinAMinute|Migrate_|Drain_|^Test(Digest|Inbound|SourceBudget|StartThread|Claim|SaveRender|Workers?|Generate)_
 POOLER_PKGS := ./runtime/... ./examples/ideas ./examples/reports ./examples/outreach ./examples/paidactions
 
-.PHONY: demo test lint unit race nested pooler sdkcheck
+.PHONY: demo test lint unit race nested pooler faults-short faults sdkcheck
 
 demo:
 	@echo "== oncegen: the examples' wrappers and migrations, regenerated and checked"
@@ -50,7 +50,7 @@ demo:
 	@$(GO) test -count=1 -v -run '^TestStory$$' ./examples/... | \
 	  grep -v -e '^=== ' -e '^PASS$$' -e '^ok ' -e '^?' -e '^--- PASS' -e '^testing: warning: no tests to run'
 
-test: lint unit race pooler nested
+test: lint unit race pooler nested faults-short
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v -e '^testdata/' -e '/testdata/')); \
@@ -75,6 +75,24 @@ nested:
 	  echo "(cd $$m && $(GO) vet ./... && $(GO) test -count=1 ./...)"; \
 	  (cd $$m && $(GO) vet ./... && $(GO) test -count=1 ./...); \
 	done
+
+# Faults between the application and PostgreSQL (internal/faults, a module of its own):
+# every kind's workload while a seeded schedule resets, delays, cuts and partitions its
+# connections and kills the server, then the checker over the history. faults-short is the
+# run inside make test (a fixed seed, 20 seconds straight and 20 seconds through
+# PgBouncer, and each invariant's negative control); faults is the long soak:
+#
+#   make faults DURATION=30m SEED=42      (SEED defaults to the clock; RUN=TestFaults_Pooler
+#                                          soaks through PgBouncer)
+DURATION ?= 30m
+SEED ?= $(shell date +%s)
+RUN ?= TestFaults
+
+faults-short:
+	cd internal/faults && $(GO) vet ./... && $(GO) test -count=1 -timeout=5m -parallel=16 ./...
+
+faults:
+	cd internal/faults && FAULTS_SEED=$(SEED) FAULTS_DURATION=$(DURATION) $(GO) test -count=1 -timeout=0 -v -run '^$(RUN)$$' .
 
 sdkcheck:
 	cd internal/sdktest && $(GO) vet ./... && $(GO) test -count=1 ./...
