@@ -141,7 +141,9 @@ func rename(t *testing.T, root string, pkgs []string) (string, []string) {
 	for _, pkg := range loaded {
 		for i, f := range pkg.Syntax {
 			file := pkg.CompiledGoFiles[i]
-			if done[file] {
+			// Only the cases' own files: a test's generated main lives in the build cache,
+			// and a relative path to it would write outside the copy.
+			if done[file] || !strings.HasPrefix(file, filepath.Join(root, "src")+string(filepath.Separator)) {
 				continue
 			}
 			done[file] = true
