@@ -282,22 +282,7 @@ func mustReadDir(t *testing.T, dir string) []fs.DirEntry {
 
 func copyDir(t *testing.T, from, to string) {
 	t.Helper()
-	err := filepath.WalkDir(from, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(from, path)
-		dst := filepath.Join(to, rel)
-		if d.IsDir() {
-			return os.MkdirAll(dst, 0o755)
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(dst, data, 0o644)
-	})
-	if err != nil {
+	if err := os.CopyFS(to, os.DirFS(from)); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,22 +62,7 @@ func copyTestdata(t *testing.T) string {
 	t.Helper()
 	tmp := t.TempDir()
 	for _, d := range []string{"app", "gateway"} {
-		from := filepath.Join("testdata", d)
-		err := filepath.WalkDir(from, func(path string, e fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			rel, _ := filepath.Rel(from, path)
-			dst := filepath.Join(tmp, d, rel)
-			if e.IsDir() {
-				return os.MkdirAll(dst, 0o755)
-			}
-			data, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			return os.WriteFile(dst, data, 0o644)
-		})
+		err := os.CopyFS(filepath.Join(tmp, d), os.DirFS(filepath.Join("testdata", d)))
 		if err != nil {
 			t.Fatal(err)
 		}

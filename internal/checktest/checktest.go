@@ -4,7 +4,6 @@
 package checktest
 
 import (
-	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -33,27 +32,9 @@ func gopath(t *testing.T, dir string) string {
 	stubs := filepath.Join(filepath.Dir(self), "..", "..", "analyzer", "testdata", "src")
 	gopath := t.TempDir()
 	for _, from := range []string{stubs, filepath.Join(dir, "src")} {
-		if err := copyTree(from, filepath.Join(gopath, "src")); err != nil {
+		if err := os.CopyFS(filepath.Join(gopath, "src"), os.DirFS(from)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	return gopath
-}
-
-func copyTree(from, to string) error {
-	return filepath.WalkDir(from, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(from, path)
-		dst := filepath.Join(to, rel)
-		if d.IsDir() {
-			return os.MkdirAll(dst, 0o755)
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(dst, data, 0o644)
-	})
 }
