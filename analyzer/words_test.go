@@ -290,10 +290,14 @@ func copyDir(t *testing.T, from, to string) {
 // The analyzer's source compares no identifier's name with a word: no name of a
 // function, type, field or variable the user chose is tested against a string literal or
 // a list of them. Names are compared only with data (the catalogue's, a directive's).
-// The packages of ONCE005, rebuilt on their own, are left to its test.
+// A library's own API names (a builder's methods, a clause type) are compared through the
+// catalogue's data or a named constant of that API. One file is left out:
+// internal/sqlfacts/naming.go holds the ORMs' own rules for the table or column a Go name
+// maps to (snake case and plural, gorm's ID field, ent's builder names), which is what the
+// library itself computes from the name, not a guess at what the code does.
 func TestSource_MatchesNoWordsAgainstNames(t *testing.T) {
 	t.Parallel()
-	skip := []string{"once005", "internal/sqlfacts", "testdata"}
+	skip := []string{"testdata", "internal/sqlfacts/naming.go"}
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err

@@ -153,9 +153,9 @@ func spread(args []ssa.Value) []ssa.Value {
 		if arr == nil {
 			out = append(out, a)
 		} else {
-			for _, ref := range *arr.Referrers() {
+			for _, ref := range refs(arr) {
 				if ia, ok := ref.(*ssa.IndexAddr); ok {
-					for _, st := range *ia.Referrers() {
+					for _, st := range refs(ia) {
 						if st, ok := st.(*ssa.Store); ok && st.Addr == ia {
 							out = append(out, st.Val)
 						}
@@ -195,10 +195,10 @@ func (r *reader) fieldsSet(v ssa.Value) (cols []string, consts bool) {
 	if x.Referrers() == nil {
 		return nil, false
 	}
-	for _, ref := range *x.Referrers() {
+	for _, ref := range refs(x) {
 		switch ref := ref.(type) {
 		case *ssa.FieldAddr:
-			for _, use := range *ref.Referrers() {
+			for _, use := range refs(ref) {
 				if st, ok := use.(*ssa.Store); ok && st.Addr == ref && (r.at == nil || before(st, r.at)) {
 					cols, consts = append(cols, fieldColumn(ref)), consts || isConst(st.Val)
 				}

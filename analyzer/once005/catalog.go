@@ -37,26 +37,38 @@ const (
 type orm struct {
 	name, generated, hint string
 	plural                bool
-	types                 map[string]bool
+	types, checks         map[string]bool
 	ends                  map[string]end
 }
 
 // The catalogue, read once. Its test checks it reads whole.
-var libraries, libraryPaths, rowsTypes, pure, serializable, duplicate = func() ([]*orm, map[string]bool, map[string]bool, map[string]bool, map[string]bool, []string) {
+var (
+	libraries    []*orm
+	libraryPaths map[string]bool   // the packages a package that may send SQL imports
+	rowsNext     map[string]bool   // Next methods whose true says a row came back
+	pure         map[string]bool   // packages whose functions give the same result for the same input
+	serializable map[string]bool   // isolation levels that serialise a transaction
+	tableMethods map[string]bool   // the method a model declares to name its table
+	linkRoles    map[string]string // a builder's shaping method, by the role it plays
+	clauseRoles  map[string]string // a clause type, by the role it plays
+	duplicate    []string          // what code handling a unique violation names
+)
+
+func init() {
 	var c struct {
 		Libraries []struct {
 			Name, Generated, Hint string
 			Plural                bool
-			Types                 []string
+			Types, Checks         []string
 			Ends                  map[string]string
 		}
-		Rows, Pure, Serializable, Duplicate []string
+		Rows, Pure, Serializable, Duplicate, TableMethods []string
+		Links, Clauses                                    map[string]string
 	}
 	_ = json.Unmarshal(catalogJSON, &c)
-	var libs []*orm
-	paths := map[string]bool{} // the packages a package that may send SQL imports
+	libraryPaths = map[string]bool{}
 	for _, l := range c.Libraries {
-		o := &orm{name: l.Name, generated: l.Generated, hint: l.Hint, plural: l.Plural, types: set(l.Types...), ends: map[string]end{}}
+		o := &orm{name: l.Name, generated: l.Generated, hint: l.Hint, plural: l.Plural, types: set(l.Types...), checks: set(l.Checks...), ends: map[string]end{}}
 		for key, spec := range l.Ends {
 			e := end{arg: -1, conds: -1}
 			for _, w := range strings.Fields(spec) {
@@ -76,13 +88,14 @@ var libraries, libraryPaths, rowsTypes, pure, serializable, duplicate = func() (
 			o.ends[key] = e
 		}
 		for _, t := range append(l.Types, l.Generated+".") {
-			paths[t[:strings.LastIndexByte(t, '.')]] = true
+			libraryPaths[t[:strings.LastIndexByte(t, '.')]] = true
 		}
-		libs = append(libs, o)
+		libraries = append(libraries, o)
 	}
-	delete(paths, "")
-	return libs, paths, set(c.Rows...), set(c.Pure...), set(c.Serializable...), c.Duplicate
-}()
+	delete(libraryPaths, "")
+	rowsNext, pure, serializable, tableMethods = set(c.Rows...), set(c.Pure...), set(c.Serializable...), set(c.TableMethods...)
+	linkRoles, clauseRoles, duplicate = c.Links, c.Clauses, c.Duplicate
+}
 
 func set(words ...string) map[string]bool {
 	m := map[string]bool{}
@@ -113,6 +126,17 @@ func (r *reader) library(t *types.Named, method string) (*orm, string) {
 		}
 	}
 	return nil, ""
+}
+
+// generatedCheck reports a function a generator wrote (ent's IsConstraintError) that
+// handles a unique violation.
+func (r *reader) generatedCheck(obj types.Object) bool {
+	for _, lib := range libraries {
+		if lib.checks[obj.Name()] && r.generatedBy(obj.Pkg(), lib.generated) {
+			return true
+		}
+	}
+	return false
 }
 
 // generatedBy reports a package importing a generator's (ent's): its builders are read

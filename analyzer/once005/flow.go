@@ -33,7 +33,7 @@ func follow(call ssa.CallInstruction, s sent) *taint {
 	for len(t.work) > 0 {
 		v := t.work[len(t.work)-1]
 		t.work = t.work[:len(t.work)-1]
-		for _, instr := range *v.Referrers() {
+		for _, instr := range refs(v) {
 			switch x := instr.(type) {
 			case *ssa.If:
 				t.ifs = append(t.ifs, x)
@@ -72,7 +72,7 @@ func (t *taint) add(v ssa.Value) {
 func (t *taint) store(addr ssa.Value) {
 	switch a := addr.(type) {
 	case *ssa.FieldAddr:
-		for _, ref := range *a.X.Referrers() {
+		for _, ref := range refs(a.X) {
 			if fa, ok := ref.(*ssa.FieldAddr); ok && fa.Field == a.Field {
 				t.add(fa)
 			}
@@ -161,7 +161,7 @@ func (t *taint) classify(cond ssa.Value) (c class, found int) {
 		}
 		fn := calleeOf(&x.Call)
 		switch recv, _ := argsOf(&x.Call); {
-		case fn != nil && fn.Name() == "Next" && recvType(fn) != nil && rowsTypes[recvType(fn).Obj().Pkg().Path()+"."+recvType(fn).Obj().Name()] && t.vals[recv]:
+		case fn != nil && rowsNext[fn.FullName()] && t.vals[recv]:
 			return exists, 1 // rows.Next(): a row came back
 		case t.errorArg(x):
 			return exists, -1 // errors.Is(err, sql.ErrNoRows), ent.IsNotFound(err)
@@ -306,9 +306,9 @@ func tested(cond ssa.Value, selected []string, depth int) (cols []string) {
 			return []string{fieldColumn(fa)}
 		}
 		if a, ok := x.X.(*ssa.Alloc); ok {
-			for _, ref := range *a.Referrers() { // Scan(&state): a's place among the destinations
+			for _, ref := range refs(a) { // Scan(&state): a's place among the destinations
 				if mi, ok := ref.(*ssa.MakeInterface); ok {
-					for _, use := range *mi.Referrers() {
+					for _, use := range refs(mi) {
 						if st, ok := use.(*ssa.Store); ok {
 							if ia, ok := st.Addr.(*ssa.IndexAddr); ok {
 								if n, ok := intConst(ia.Index); ok && int(n) < len(selected) {

@@ -143,9 +143,9 @@ func natural(v ssa.Value, depth int) bool {
 			return false
 		}
 	case *ssa.Alloc: // what is stored into it, its elements and its fields
-		for _, ref := range append([]ssa.Instruction{x}, *x.Referrers()...) {
+		for _, ref := range append([]ssa.Instruction{x}, refs(x)...) {
 			if a, ok := ref.(ssa.Value); ok && (a == x || isAddr(a)) {
-				for _, use := range *a.Referrers() {
+				for _, use := range refs(a) {
 					if st, ok := use.(*ssa.Store); ok && st.Addr == a && (depth > 8 || !natural(st.Val, depth+1)) {
 						return false
 					}
@@ -190,6 +190,7 @@ func (r *reader) filled(ins *opAt, in func(ssa.Value) bool) []string {
 	return cols
 }
 
+// refs returns v's referrers: none for a value that keeps no list (a global, a function).
 func refs(v ssa.Value) []ssa.Instruction {
 	if v == nil || v.Referrers() == nil {
 		return nil

@@ -40,7 +40,7 @@ var Analyzer = New(Config{})
 func New(cfg Config) *analysis.Analyzer {
 	schemas := append([]string(nil), cfg.Schemas...)
 	a := &analysis.Analyzer{
-		Name:     "once005",
+		Name:     analyzerName,
 		Doc:      passdoc.Extract(doc, "once005"),
 		URL:      "https://pkg.go.dev/github.com/oncekit/once/analyzer/once005",
 		Requires: []*analysis.Analyzer{factsAnalyzer},
@@ -57,9 +57,12 @@ func New(cfg Config) *analysis.Analyzer {
 	return a
 }
 
+// analyzerName is the check's name on the command line and in vet's output.
+const analyzerName = "once005"
+
 // SchemaFlag returns the -schema flag of an analyzer New made, or nil.
 func SchemaFlag(a *analysis.Analyzer) flag.Value {
-	if f := a.Flags.Lookup("schema"); f != nil && a.Name == "once005" {
+	if f := a.Flags.Lookup("schema"); f != nil && a.Name == analyzerName {
 		return f.Value
 	}
 	return nil
@@ -114,7 +117,7 @@ func check(pass *analysis.Pass, schemas []string) (any, error) {
 func (r *reader) collect(relevant bool) (sends bool) {
 	r.own.Tables = map[string]string{}
 	for _, f := range r.pass.Files {
-		test := strings.HasSuffix(r.pass.Fset.File(f.Pos()).Name(), "_test.go")
+		test := strings.HasSuffix(r.pass.Fset.Position(f.Pos()).Filename, "_test.go")
 		ds, _ := directive.ParseFile(r.pass.Fset, f)
 		for _, d := range ds {
 			if r.directives[d.Func] = d; d.HasTable() && !test {
@@ -124,7 +127,7 @@ func (r *reader) collect(relevant bool) (sends bool) {
 		ast.Inspect(f, func(n ast.Node) bool {
 			switch n := n.(type) {
 			case *ast.FuncDecl:
-				if n.Name.Name == "TableName" && n.Recv != nil && n.Body != nil && len(n.Body.List) == 1 {
+				if tableMethods[n.Name.Name] && n.Recv != nil && n.Body != nil && len(n.Body.List) == 1 {
 					ret, _ := n.Body.List[0].(*ast.ReturnStmt)
 					if t := named(r.pass.TypesInfo.TypeOf(n.Recv.List[0].Type)); ret != nil && len(ret.Results) == 1 && t != nil {
 						if s, ok := r.constString(ret.Results[0]); ok {

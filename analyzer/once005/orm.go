@@ -24,7 +24,7 @@ func (r *reader) orm(lib *orm, t *types.Named, key string, recv ssa.Value, args 
 		text = args
 	}
 	for _, l := range links {
-		if l.name == "Raw" || l.name == "SQL" || l.name == "NewRaw" {
+		if linkRoles[l.name] == roleRaw {
 			text = spread(l.args)
 		}
 	}
@@ -69,7 +69,7 @@ func (r *reader) orm(lib *orm, t *types.Named, key string, recv ssa.Value, args 
 		r.useModel(&s, args[e.conds], lib.plural) // Exist(&User{Email: e})
 	}
 	if suffix, _, ok := strings.Cut(key, "."); ok && lib.generated != "" { // UserUpsertOne writes users
-		s.op.Tables = []string{sqlfacts.TableOf(strings.TrimSuffix(t.Obj().Name(), suffix), true)}
+		s.op.Tables = []string{sqlfacts.BuilderTable(t.Obj().Name(), suffix)}
 		if strings.HasPrefix(suffix, "Upsert") {
 			s.op.Conflict = sqlfacts.DoNothing
 		}
@@ -80,6 +80,24 @@ func (r *reader) orm(lib *orm, t *types.Named, key string, recv ssa.Value, args 
 	return s, len(s.op.Tables) > 0
 }
 
+// The roles a builder's shaping method or a clause plays, as the catalogue names them.
+const (
+	roleModel    = "model"
+	roleTable    = "table"
+	roleWhere    = "where"
+	roleID       = "id"
+	roleLock     = "lock"
+	roleLockText = "lock-text"
+	roleOption   = "option"
+	roleIgnore   = "ignore"
+	roleOnText   = "on-text"
+	roleClauses  = "clauses"
+	roleRaw      = "raw"
+)
+
+// roles are the roles the reader knows; the catalogue's test checks it names no other.
+var roles = []string{roleModel, roleTable, roleWhere, roleID, roleLock, roleLockText, roleOption, roleIgnore, roleOnText, roleClauses, roleRaw}
+
 // link reads a chain's call: the libraries' shaping methods share names and meanings.
 func (r *reader) link(s *sent, lib *orm, l link) {
 	first, isStr := "", false
@@ -87,29 +105,31 @@ func (r *reader) link(s *sent, lib *orm, l link) {
 		first, isStr = str(l.args[0])
 	}
 	low := strings.ToLower(strings.TrimSpace(first))
-	switch {
-	case l.name == "Model" || l.name == "Table" && !isStr:
+	switch role := linkRoles[l.name]; {
+	case role == roleModel || role == roleTable && !isStr:
 		s.model = nil
 		r.useModel(s, l.args[0], lib.plural)
 		if s.op.Kind == sqlfacts.Insert && s.row == nil {
 			s.row, s.dests = l.args[0], l.args[:1]
 		}
-	case l.name == "Table":
+	case role == roleTable:
 		s.op.Tables, s.model = []string{strings.Fields(low + " ")[0]}, nil
-	case (l.name == "Where" || l.name == "And" || l.name == "Or") && lib.generated == "": // ent's predicates are functions
+	case role == roleWhere && lib.generated == "": // ent's predicates are functions
 		r.where(s, spread(l.args))
-	case l.name == "ID":
+	case role == roleID:
 		s.op.Keys = union(s.op.Keys, []string{"id"})
-	case l.name == "ForUpdate" || l.name == "ForShare" || l.name == "For" && (strings.HasPrefix(low, "update") || strings.HasPrefix(low, "share") || strings.HasPrefix(low, "no key")),
-		l.name == "Set" && first == "gorm:query_option" && len(l.args) > 1 && rowLock(l.args[1]):
+	case role == roleLock || role == roleLockText && (strings.HasPrefix(low, "update") || strings.HasPrefix(low, "share") || strings.HasPrefix(low, "no key")),
+		role == roleOption && first == "gorm:query_option" && len(l.args) > 1 && rowLock(l.args[1]):
 		s.op.RowLock = true
-	case l.name == "Ignore" || l.name == "On" && strings.HasPrefix(low, "conflict"):
+	case role == roleIgnore || role == roleOnText && strings.HasPrefix(low, "conflict"):
 		s.op.Conflict = sqlfacts.DoNothing
-	case l.name == "Clauses":
+	case role == roleClauses:
 		for _, c := range spread(l.args) {
-			if t := named(unwrap(c).Type()); t != nil && t.Obj().Pkg().Path() == "gorm.io/gorm/clause" {
-				s.op.RowLock = s.op.RowLock || t.Obj().Name() == "Locking"
-				if t.Obj().Name() == "OnConflict" || t.Obj().Name() == "Insert" {
+			if t := named(unwrap(c).Type()); t != nil {
+				switch clauseRoles[t.Obj().Pkg().Path()+"."+t.Obj().Name()] {
+				case roleLock:
+					s.op.RowLock = true
+				case roleIgnore:
 					s.op.Conflict = sqlfacts.DoNothing
 				}
 			}

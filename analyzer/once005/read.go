@@ -11,6 +11,7 @@ import (
 	"golang.org/x/tools/go/ssa"
 
 	"github.com/oncekit/once/analyzer/internal/ignore"
+	"github.com/oncekit/once/analyzer/internal/model"
 	"github.com/oncekit/once/analyzer/internal/sqlfacts"
 	"github.com/oncekit/once/internal/directive"
 )
@@ -120,7 +121,7 @@ func (r *reader) names(fi *fnInfo, syn, n ast.Node) bool {
 		if obj := r.pass.TypesInfo.Uses[id]; obj != nil && obj.Pkg() != nil {
 			key := obj.Pkg().Path() + "." + obj.Name()
 			fi.serial = fi.serial || serializable[key]
-			fi.dup = fi.dup || slices.Contains(duplicate, key) || obj.Name() == "IsConstraintError" && r.generatedBy(obj.Pkg(), "entgo.io/ent")
+			fi.dup = fi.dup || slices.Contains(duplicate, key) || r.generatedCheck(obj)
 		}
 	}
 	if e, ok := n.(ast.Expr); ok {
@@ -212,10 +213,8 @@ func (r *reader) helperOps(fi *fnInfo, ci ssa.CallInstruction, f *FuncFact, obj 
 // runtimeGuard reports a runtime guard holding a promise: its closure runs under it.
 func runtimeGuard(c *ssa.CallCommon) bool {
 	if fn := calleeOf(c); fn != nil {
-		if t := recvType(fn); t != nil && t.Obj().Pkg().Path() == "github.com/oncekit/once/runtime" {
-			k := directive.Kind(strings.ToLower(strings.TrimSuffix(t.Obj().Name(), "Func")))
-			return k.Rank() >= 0 && k != directive.Request
-		}
+		k, ok := model.GuardKind(model.FuncName(fn))
+		return ok && k != directive.Request
 	}
 	return false
 }

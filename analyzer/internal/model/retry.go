@@ -88,7 +88,7 @@ func branchesOn(v ssa.Value) []*ssa.If {
 			return
 		}
 		seen[x] = true
-		for _, r := range *x.Referrers() {
+		for _, r := range refs(x) {
 			switch r := r.(type) {
 			case *ssa.If:
 				out = append(out, r)

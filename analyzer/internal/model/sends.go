@@ -381,13 +381,9 @@ func (a *analyzer) requestOf(u *unit, v ssa.Value, s *Send) {
 
 // methodSet applies a later req.Method = "..." to the request built by call.
 func (a *analyzer) methodSet(u *unit, call *ssa.Call, s *Send) {
-	refs := call.Referrers()
-	if refs == nil {
-		return
-	}
-	for _, r := range *refs {
-		if ex, ok := r.(*ssa.Extract); ok && ex.Index == 0 && ex.Referrers() != nil {
-			for _, rr := range *ex.Referrers() {
+	for _, r := range refs(call) {
+		if ex, ok := r.(*ssa.Extract); ok && ex.Index == 0 {
+			for _, rr := range refs(ex) {
 				if fa, ok := rr.(*ssa.FieldAddr); ok && fa.Field == 0 {
 					for _, st := range storesTo(fa) {
 						a.methodOf(u, st.Val, s)

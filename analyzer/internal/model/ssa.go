@@ -182,3 +182,11 @@ func paramOf(v ssa.Value) *ssa.Parameter {
 	p, _ := v.(*ssa.Parameter)
 	return p
 }
+
+// refs returns v's referrers: none for a value that keeps no list (a global, a function).
+func refs(v ssa.Value) []ssa.Instruction {
+	if r := v.Referrers(); r != nil {
+		return *r
+	}
+	return nil
+}

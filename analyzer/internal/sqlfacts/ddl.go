@@ -102,6 +102,13 @@ func inParens(s string, open int) string {
 	return s[open+1:]
 }
 
+// ent's schema API: a chain from its field or index package (entgo.io/ent/schema/...)
+// ending in Unique() declares a unique column or index, and StorageKey names the column.
+const (
+	entUnique     = "Unique"
+	entStorageKey = "StorageKey"
+)
+
 // ParseGo returns, without types, the DDL in a Go file's string literals (joined with
 // +), and the fields and indexes of ent schema types ending in Unique().
 func ParseGo(src []byte) (out []Unique) {
@@ -133,7 +140,7 @@ func ParseGo(src []byte) (out []Unique) {
 				return false
 			}
 		case *ast.CallExpr:
-			if sel, ok := n.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Unique" && recv != nil && len(n.Args) == 0 {
+			if sel, ok := n.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == entUnique && recv != nil && len(n.Args) == 0 {
 				if cols := entColumns(n, pkgs); len(cols) > 0 {
 					out = append(out, Unique{Table: TableOf(recv.Name, true), Columns: cols})
 				}
@@ -167,7 +174,7 @@ func entColumns(call *ast.CallExpr, pkgs map[string]string) []string {
 		if sel == nil {
 			break
 		}
-		if sel.Sel.Name == "StorageKey" && len(c.Args) == 1 {
+		if sel.Sel.Name == entStorageKey && len(c.Args) == 1 {
 			storage = stringLit(c.Args[0])
 		}
 		if pkg, ok := sel.X.(*ast.Ident); ok && pkgs[pkg.Name] == "index" { // index.Fields("a", "b")

@@ -21,6 +21,12 @@ func Snake(name string) string {
 	return b.String()
 }
 
+// BuilderTable names the table a generated builder writes: ent names a builder after its
+// schema type and what it builds (UserCreate, UserUpsertOne), and the table after the type.
+func BuilderTable(builder, suffix string) string {
+	return TableOf(strings.TrimSuffix(builder, suffix), true)
+}
+
 // TableOf names a model's table as the ORMs do: snake case, the last word plural
 // (gorm, bun, ent) or not (xorm).
 func TableOf(typeName string, plural bool) string {

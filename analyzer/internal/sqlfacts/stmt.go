@@ -70,7 +70,7 @@ var (
 	rowLockRE   = regexp.MustCompile(`\bfor\s+(?:no\s+key\s+update|update|key\s+share|share)\b`)
 	whereRE     = regexp.MustCompile(`\bwhere\b`)
 	endRE       = regexp.MustCompile(`\b(?:returning|order\s+by|group\s+by|limit|for\s+(?:update|share|no\s+key|key))\b`)
-	compareRE   = regexp.MustCompile(name + `\s*(?:=|<>|!=|<=|>=|<|>|\bin\b|\bis\b|\blike\b|\bbetween\b|\bnot\s+in\b)`)
+	compareRE   = regexp.MustCompile(`(?:\b(?:lower|upper|btrim|trim)\s*\(\s*)?` + name + `(?:\s*\))?\s*(?:=|<>|!=|<=|>=|<|>|\bin\b|\bis\b|\blike\b|\bbetween\b|\bnot\s+in\b)`)
 	testRE      = regexp.MustCompile(`^\(?\s*` + name + `\s*(<=|>=|<>|!=|=|<|>|is\s+not|is)\s*(.*?)\)?\s*$`)
 	constRE     = regexp.MustCompile(`^(?:'(?:[^']|'')*'|-?[0-9]+(?:\.[0-9]+)?|true|false|null)$`)
 	andRE       = regexp.MustCompile(`\s+and\s+`)

@@ -66,6 +66,11 @@ func TestWhereKeys_ReadsAnORMsCondition(t *testing.T) {
 	if want := []string{"email", "org_id", "deleted_at", "name"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("WhereKeys = %q, want %q", got, want)
 	}
+	// A column compared through a text normalisation is still the column compared.
+	got = WhereKeys("user_id=$1 AND lower(title)=lower($2)")
+	if want := []string{"user_id", "title"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("WhereKeys = %q, want %q", got, want)
+	}
 }
 
 func TestTableOf_NamesAsTheORMsDo(t *testing.T) {

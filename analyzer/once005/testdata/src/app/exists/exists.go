@@ -269,3 +269,22 @@ func (s *Store) Number(ctx context.Context, t *Ticket) error {
 	_, err := s.db.Exec(ctx, `INSERT INTO tickets (no) VALUES ($1)`, t.No)
 	return err
 }
+
+// settings is a package-level value a read fills: a global keeps no list of its uses.
+var settings struct{ limit int64 }
+
+// LoadLimit reads into a field of a global, then inserts nothing: no finding, and no
+// failure to read it.
+func (s *Store) LoadLimit(ctx context.Context) error {
+	return s.db.QueryRow(ctx, `SELECT max_invites FROM settings WHERE id = 1`).Scan(&settings.limit)
+}
+
+// RecordLimit stores a read's value into the global's field.
+func (s *Store) RecordLimit(ctx context.Context) error {
+	var n int64
+	if err := s.db.QueryRow(ctx, `SELECT max_invites FROM settings WHERE id = 1`).Scan(&n); err != nil {
+		return err
+	}
+	settings.limit = n
+	return nil
+}
