@@ -38,7 +38,8 @@ SELECT count(*) FROM gone`
 // until none is left or ctx ends, and returns how many it deleted. With each it deletes its
 // checkpoints and its delivered follow-ups; its ledger entries stay. An expired row is
 // already ignored by claims (a retry after expiry runs as new); reaping only reclaims the
-// space. Run it from a scheduled job.
+// space. Run it from a scheduled job. It rolls up the closed days first (RollUp), so the
+// operator console's overview still counts the calls it deletes.
 func ReapExpired(ctx context.Context, db once.DB, batch int) (int64, error) {
 	if err := dbcall.ContextDB(ctx, db); err != nil {
 		return 0, err
@@ -48,6 +49,9 @@ func ReapExpired(ctx context.Context, db once.DB, batch int) (int64, error) {
 	}
 	if batch == 0 {
 		batch = DefaultReapBatch
+	}
+	if _, err := RollUp(ctx, db); err != nil {
+		return 0, fmt.Errorf("once: reaper: %w", err)
 	}
 	var total int64
 	for ctx.Err() == nil {

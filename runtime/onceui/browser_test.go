@@ -3,6 +3,7 @@ package onceui_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
 	"os"
 	"os/exec"
@@ -18,6 +19,7 @@ import (
 	"github.com/oncekit/once/internal/pgtest"
 	once "github.com/oncekit/once/runtime"
 	"github.com/oncekit/once/runtime/internal/crashtest"
+	"github.com/oncekit/once/runtime/onceops"
 	"github.com/oncekit/once/runtime/onceschema"
 )
 
@@ -94,11 +96,17 @@ func startBrowser(t *testing.T) context.Context {
 }
 
 // The console in a real browser against rows real guards made, among them the uncertain
-// outcome of a holder killed mid-effect: every page renders (screenshots saved); the
-// operator resolves that operation as done and rearms the latch by clicking; the database
-// and the audit show it, and the next guard calls follow: the resolved key replays the
-// operator's result, the rearmed latch fires once.
-func TestBrowser_OperatorResolvesAndRearms(t *testing.T) {
+// outcome of a holder killed mid-effect: every page renders (screenshots saved), and the
+// operator takes every action by clicking, with a reason typed: resolves that operation as
+// done and another as retry, closes an open claim, rearms a latch, refunds an allowance and
+// resets another, force-releases a lease and revives a dead follow-up. After each, the
+// database holds the change and its audit row (who, what, before, after, why), and the next
+// guard call follows it: the resolved key replays the operator's result, the retried one
+// runs again, the closed claim's key opens anew, the rearmed latch fires once, the refunded
+// allowance admits exactly the units given back, the reset one its whole cap, the released
+// lease goes to another holder with a higher fence, and the revived follow-up is pending
+// and delivered once.
+func TestBrowser_OperatorTakesEveryActionByClicking(t *testing.T) {
 	if crashtest.IsChild(t) {
 		conn, err := pgx.Connect(context.Background(), os.Getenv(envKilledDSN))
 		if err != nil {
@@ -120,7 +128,13 @@ func TestBrowser_OperatorResolvesAndRearms(t *testing.T) {
 	if err := onceschema.Migrate(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
-	populate(t, pool)
+	f := populate(t, pool)
+	// A second allowance, partly used, for the reset.
+	for range 2 {
+		if _, err := (once.Statement{Name: f.allowance, Cap: 3}).Do(ctx, pool, "org-2", 1, func(context.Context) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
 	child, err := crashtest.Start(t, map[string]string{envKilledDSN: db.URL})
 	if err != nil {
 		t.Fatal(err)
@@ -152,8 +166,15 @@ func TestBrowser_OperatorResolvesAndRearms(t *testing.T) {
 		{"leases", origin + "/leases", "runs.Org"},
 		{"followups", origin + "/followups", "smtp: 554 rejected"},
 	}
+	// One tab for every page: opening a tab per page costs more than the pages.
+	// The tab is opened here, with no deadline: a tab opened by a run with a deadline closes
+	// with it.
+	tab, closeTab := chromedp.NewContext(bctx)
+	defer closeTab()
+	if err := chromedp.Do(tab); err != nil {
+		t.Fatal(err)
+	}
 	for _, p := range pages {
-		tab, cancel := chromedp.NewContext(bctx)
 		tctx, cancelT := context.WithTimeout(tab, 15*time.Second)
 		var text string
 		var png []byte
@@ -165,7 +186,6 @@ func TestBrowser_OperatorResolvesAndRearms(t *testing.T) {
 			png, err = chromedp.Run(tctx, chromedp.FullScreenshot(100))
 		}
 		cancelT()
-		cancel()
 		if err != nil {
 			t.Fatalf("%s: %v", p.file, err)
 		}
@@ -181,7 +201,7 @@ func TestBrowser_OperatorResolvesAndRearms(t *testing.T) {
 	}
 
 	// Resolve the killed holder's operation as done, by clicking.
-	tctx, cancel := context.WithTimeout(bctx, 20*time.Second)
+	tctx, cancel := context.WithTimeout(tab, 90*time.Second)
 	defer cancel()
 	done := `form[action$="/act/resolve-done"]`
 	if err := chromedp.Do(tctx, chromedp.Navigate(detail), chromedp.WaitVisible(done),
@@ -229,6 +249,79 @@ WHERE action = 'resolve done' AND target = $1`, "operation "+killedID).Scan(&act
 	if fired != 1 {
 		t.Fatalf("the rearmed latch fired %d times, want once", fired)
 	}
+	auditRow(t, pool, "rearm", "latch alerts.Down \"db-1\"", "database back up", "firings", "1", "fired_at", "<nil>")
+
+	// Resolve the other uncertain operation as retry: the next call runs its function.
+	retry := `form[action$="/act/resolve-retry"]`
+	clickAction(t, tctx, origin+"/operation?name=billing.Charge&scope=acct-1&key="+url.QueryEscape(scriptKey), retry, "", "", "provider has no record of the charge")
+	waitFor(t, pool, `SELECT state = 'released' FROM once.operations WHERE id = '`+f.uncertainID+`'`)
+	auditRow(t, pool, "resolve retry", "operation "+f.uncertainID, "provider has no record of the charge", "state", "uncertain", "state", "released")
+	ran := 0
+	if _, out, err := once.ForeverValue(ctx, pool, once.Forever{Name: "billing.Charge"}, once.Ref{Scope: "acct-1", Key: scriptKey},
+		func(context.Context) (int, error) { ran++; return 1, nil }); err != nil || ran != 1 || out.Status != once.Ran {
+		t.Fatalf("the key resolved as retry: ran %d times, %+v %v; want it run once", ran, out, err)
+	}
+
+	// Close the open claim: the next claim of its key opens anew.
+	closeForm := `form[action$="/act/close"]`
+	clickAction(t, tctx, origin+"/claims", closeForm, "", "", "the worker's node was drained")
+	waitText(t, tctx, "No open claim.")
+	auditRow(t, pool, "close claim", fmt.Sprint("claim ", f.claimID), "the worker's node was drained", "state", "open", "state", "stale")
+	c, out, err := once.Open{Name: "research.Run", Stale: time.Hour}.Claim(ctx, pool, "org-1")
+	if err != nil || c == nil || c.ID == f.claimID {
+		t.Fatalf("after the close, a claim of org-1: %+v %+v %v; want a new claim", c, out, err)
+	}
+
+	// Refund two of org-1's three units: exactly two more calls are admitted.
+	refund := `form[action$="/act/refund"]:has(input[name="key"][value="org-1"])`
+	clickAction(t, tctx, origin+"/allowances", refund, "n", "2", "the report was never delivered")
+	waitFor(t, pool, `SELECT count(*) = 1 FROM once.counter_slots WHERE name = 'ai.Credits' AND key = 'org-1'`)
+	auditRow(t, pool, "refund 2", "allowance ai.Credits \"org-1\"", "the report was never delivered", "used", "3", "used", "1")
+	admitted(t, pool, "org-1", 2)
+
+	// Reset org-2's allowance (two of three used): the whole cap is admitted.
+	reset := `form[action$="/act/reset"]:has(input[name="key"][value="org-2"])`
+	clickAction(t, tctx, origin+"/allowances", reset, "", "", "new billing period agreed with support")
+	waitFor(t, pool, `SELECT count(*) = 0 FROM once.counter_slots WHERE name = 'ai.Credits' AND key = 'org-2'`)
+	auditRow(t, pool, "reset", "allowance ai.Credits \"org-2\"", "new billing period agreed with support", "used", "2", "used", "0")
+	admitted(t, pool, "org-2", 3)
+
+	// Force-release the held lease: another holder takes it, with a higher fence.
+	var fence int64
+	if err := pool.QueryRow(ctx, `SELECT fence FROM once.leases WHERE name = $1 AND key = 'org-1'`, f.lease).Scan(&fence); err != nil {
+		t.Fatal(err)
+	}
+	lease := once.Lease{Name: f.lease, TTL: time.Hour}
+	if h, out, err := lease.Acquire(ctx, pool, "org-1"); err != nil || h != nil {
+		t.Fatalf("the held lease was acquired by another holder before the release: %+v %+v %v", h, out, err)
+	}
+	release := `form[action$="/act/release"]`
+	clickAction(t, tctx, origin+"/leases", release, "", "", "the holder's pod is gone")
+	waitText(t, tctx, "No lease held.")
+	auditRow(t, pool, "force release", "lease runs.Org \"org-1\"", "the holder's pod is gone", "released_by", "<nil>", "released_by", "operator")
+	h, out, err := lease.Acquire(ctx, pool, "org-1")
+	if err != nil || h == nil || h.Fence <= fence {
+		t.Fatalf("after the release, another holder: %+v %+v %v; want the lease with a fence above %d", h, out, err, fence)
+	}
+
+	// Revive the dead follow-up: pending again, and a drain delivers it once.
+	revive := `form[action$="/act/revive"]`
+	clickAction(t, tctx, origin+"/followups", revive, "", "", "smtp relay fixed")
+	waitText(t, tctx, "No dead follow-up.")
+	waitFor(t, pool, fmt.Sprint(`SELECT state = 'pending' FROM once.followups WHERE id = `, f.followUpID))
+	auditRow(t, pool, "revive", fmt.Sprint("follow-up ", f.followUpID), "smtp relay fixed", "state", "dead", "state", "pending")
+	delivered := 0
+	drain := onceops.Drain{MaxAttempts: 1, Deliver: map[string]func(context.Context, onceops.FollowUp) error{
+		"email": func(context.Context, onceops.FollowUp) error { delivered++; return nil },
+	}}
+	for range 2 {
+		if _, err := drain.Run(ctx, pool); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if delivered != 1 {
+		t.Fatalf("the revived follow-up was delivered %d times, want once", delivered)
+	}
 	if err := chromedp.Do(tctx, chromedp.Navigate(origin+"/audit"), chromedp.WaitVisible("main h1")); err != nil {
 		t.Fatal(err)
 	}
@@ -238,6 +331,64 @@ WHERE action = 'resolve done' AND target = $1`, "operation "+killedID).Scan(&act
 	}
 	if err := os.WriteFile(filepath.Join(dir, "audit.png"), png, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// clickAction opens pageURL, types value into the form's input (when input is not "") and
+// reason into its reason, and clicks its button, as an operator does.
+func clickAction(t *testing.T, tctx context.Context, pageURL, form, input, value, reason string) {
+	t.Helper()
+	actions := []chromedp.Action[chromedp.Void]{chromedp.Navigate(pageURL), chromedp.WaitVisible(form)}
+	if input != "" {
+		actions = append(actions, chromedp.SendKeys(form+` input[name="`+input+`"]`, value))
+	}
+	actions = append(actions, chromedp.SendKeys(form+` input[name="reason"]`, reason), chromedp.Click(form+` button`))
+	if err := chromedp.Do(tctx, actions...); err != nil {
+		t.Fatalf("clicking %s on %s: %v", form, pageURL, err)
+	}
+}
+
+// auditRow checks the one audit row of action on target: by ana, for reason, with the
+// target's fields before and after as want says (field, value, ...: the first pair is read
+// from before, the second from after; "<nil>" is a JSON null).
+func auditRow(t *testing.T, pool *pgxpool.Pool, action, target, reason string, want ...string) {
+	t.Helper()
+	var actor, why string
+	var before, after map[string]any
+	err := pool.QueryRow(context.Background(), `SELECT actor, reason, before, after FROM once.audit WHERE action = $1 AND target = $2`,
+		action, target).Scan(&actor, &why, &before, &after)
+	if err != nil {
+		t.Fatalf("the audit row of %s on %s: %v", action, target, err)
+	}
+	if actor != "ana" || why != reason {
+		t.Fatalf("the audit row of %s on %s: by %q for %q, want ana for %q", action, target, actor, why, reason)
+	}
+	for i, row := range []map[string]any{before, after} {
+		if 2*i+1 >= len(want) {
+			break
+		}
+		field, value := want[2*i], want[2*i+1]
+		got, ok := row[field]
+		if !ok || fmt.Sprint(got) != value {
+			t.Fatalf("the audit row of %s on %s: %s %s = %v, want %s\n%v", action, target, []string{"before", "after"}[i], field, got, value, row)
+		}
+	}
+}
+
+// admitted checks that the ai.Credits allowance of key admits exactly n more units: n calls
+// run, the next is refused.
+func admitted(t *testing.T, pool *pgxpool.Pool, key string, n int) {
+	t.Helper()
+	g := once.Statement{Name: "ai.Credits", Cap: 3}
+	for i := range n + 1 {
+		ran := false
+		out, err := g.Do(context.Background(), pool, key, 1, func(context.Context) error { ran = true; return nil })
+		if i < n && (err != nil || !ran) {
+			t.Fatalf("allowance %s: call %d of the %d given back: ran %v, %+v %v", key, i+1, n, ran, out, err)
+		}
+		if i == n && (ran || out.Status != once.Refused) {
+			t.Fatalf("allowance %s: call %d ran %v (%+v %v), want it refused after %d", key, i+1, ran, out, err, n)
+		}
 	}
 }
 

@@ -252,13 +252,13 @@ func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, http.StatusBadRequest, "window: "+err.Error())
 		return
 	}
-	rows, days, err := overview(r.Context(), h.db, window)
+	rows, days, win, err := overview(r.Context(), h.db, window)
 	if err != nil {
 		h.dbFail(w, r, "the overview", err)
 		return
 	}
 	h.render(w, r, "overview", http.StatusOK, page{Title: "Overview", Data: map[string]any{
-		"Rows": rows, "Days": days, "Window": window, "Chart": chart(days, window)}})
+		"Rows": rows, "Days": days, "Window": window, "Chart": chart(days, window), "Rolled": win}})
 }
 
 func (h *handler) uncertain(w http.ResponseWriter, r *http.Request) {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,13 +13,15 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/oncekit/once/internal/pgtest"
+	"github.com/oncekit/once/runtime/onceops"
 	"github.com/oncekit/once/runtime/onceschema"
 	"github.com/oncekit/once/runtime/onceui"
 )
 
 // fillMillion fills once.operations with a million rows over 60 days of 20 guards and 1000
 // scopes (one in a thousand uncertain, one in a hundred open, the rest settled), and the
-// other tables with a hundred thousand rows each, then analyzes them as autovacuum would.
+// other tables with a hundred thousand rows each, then vacuums and analyzes them as
+// autovacuum would after so many inserts (the vacuum also summarizes the BRIN ranges).
 func fillMillion(b *testing.B, pool *pgxpool.Pool) {
 	b.Helper()
 	ctx := context.Background()
@@ -54,7 +57,7 @@ FROM generate_series(1, 100000) i`,
 SELECT id, name, scope, key, 'cost', 'usd_micros', 1000 FROM once.operations WHERE key = 'key-500'`,
 		`INSERT INTO once.audit (actor, action, target, reason)
 SELECT 'ana', 'resolve done', 'operation ' || gen_random_uuid(), 'checked' FROM generate_series(1, 10000)`,
-		`ANALYZE`,
+		`VACUUM ANALYZE`,
 	} {
 		if _, err := pool.Exec(ctx, sql); err != nil {
 			b.Fatalf("filling: %v\n%s", err, sql)
@@ -62,9 +65,10 @@ SELECT 'ana', 'resolve done', 'operation ' || gen_random_uuid(), 'checked' FROM 
 	}
 }
 
-// BenchmarkConsole_MillionOperations times every list and detail page through the handler
-// with a million rows in once.operations, and beside each the bare SQL of its main query
-// (the page's cost over the database's), logging each query's plan.
+// BenchmarkConsole_MillionOperations times every page through the handler with a million
+// rows in once.operations, and beside each the bare SQL of its main query (the page's cost
+// over the database's), logging each query's plan. The overview is timed first before any
+// roll-up (every claim of the window counted live), then after onceops.RollUp.
 //
 //	go test -run '^$' -bench Console_Million -benchtime 20x ./runtime/onceui
 func BenchmarkConsole_MillionOperations(b *testing.B) {
@@ -84,6 +88,32 @@ func BenchmarkConsole_MillionOperations(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	overviewSQL := func(days int) string {
+		return `SELECT name, day, calls, done, failed, released, in_flight, retried FROM once.guard_days
+WHERE kind = 'forever' AND day >= (statement_timestamp() AT TIME ZONE 'UTC')::date - ` + strconv.Itoa(days-1) + `
+	AND day < (statement_timestamp() AT TIME ZONE 'UTC')::date
+UNION ALL
+SELECT name, (claimed_at AT TIME ZONE 'UTC')::date, count(*), count(*) FILTER (WHERE state = 'done'), 0, 0, 0, 0
+FROM once.operations WHERE (claimed_at >= statement_timestamp() - interval '` + strconv.Itoa(days) + ` days'
+	AND claimed_at < date_trunc('day', statement_timestamp(), 'UTC') - interval '` + strconv.Itoa(days-1) + ` days')
+	OR claimed_at >= date_trunc('day', statement_timestamp(), 'UTC') GROUP BY 1, 2`
+	}
+	page := func(b *testing.B, path string) {
+		for b.Loop() {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+			if rec.Code != 200 {
+				b.Fatalf("%s: %d %s", path, rec.Code, rec.Body)
+			}
+		}
+	}
+	b.Run("overview-7d-unrolled/page", func(b *testing.B) { page(b, "/once/?window=7d") })
+	start = time.Now()
+	days, err := onceops.RollUp(ctx, pool)
+	if err != nil || days < 60 {
+		b.Fatalf("roll-up: %d days, %v", days, err)
+	}
+	b.Logf("rolled up %d days in %v", days, time.Since(start).Round(time.Millisecond))
 	var after string
 	{
 		rec := httptest.NewRecorder()
@@ -96,8 +126,9 @@ func BenchmarkConsole_MillionOperations(b *testing.B) {
 		after = strings.ReplaceAll(after[:strings.IndexByte(after, '"')], "&amp;", "&")
 	}
 	for _, p := range []struct{ name, path, sql string }{
-		{"overview", "/once/?window=7d", `SELECT name, date_trunc('day', claimed_at, 'UTC'), count(*), count(*) FILTER (WHERE state = 'done') FROM once.operations WHERE claimed_at >= statement_timestamp() - interval '7 days' GROUP BY 1, 2`},
-		{"overview-1d", "/once/?window=1d", ``},
+		{"overview-7d", "/once/?window=7d", overviewSQL(7)},
+		{"overview-1d", "/once/?window=1d", overviewSQL(1)},
+		{"overview-60d", "/once/?window=60d", overviewSQL(60)},
 		{"uncertain", "/once/uncertain", `SELECT * FROM once.operations WHERE uncertain_since IS NOT NULL AND state = 'uncertain' AND uncertain_since <= clock_timestamp() AND (uncertain_since, id) > ('-infinity', '00000000-0000-0000-0000-000000000000') ORDER BY uncertain_since, id LIMIT 51`},
 		{"uncertain-page2", "/once/uncertain?" + after, ``},
 		{"uncertain-filtered", "/once/uncertain?name=guard.0&scope=" + scope + "&age=1d", `SELECT * FROM once.operations WHERE uncertain_since IS NOT NULL AND state = 'uncertain' AND name = 'guard.0' AND scope = '` + scope + `' AND uncertain_since <= clock_timestamp() - interval '1 day' ORDER BY uncertain_since, id LIMIT 51`},
@@ -123,15 +154,7 @@ func BenchmarkConsole_MillionOperations(b *testing.B) {
 			rows.Close()
 			b.Logf("%s plan: %s", p.name, strings.Join(plan, " | "))
 		}
-		b.Run(p.name+"/page", func(b *testing.B) {
-			for b.Loop() {
-				rec := httptest.NewRecorder()
-				h.ServeHTTP(rec, httptest.NewRequest("GET", p.path, nil))
-				if rec.Code != 200 {
-					b.Fatalf("%s: %d %s", p.path, rec.Code, rec.Body)
-				}
-			}
-		})
+		b.Run(p.name+"/page", func(b *testing.B) { page(b, p.path) })
 		if p.sql != "" {
 			b.Run(p.name+"/sql", func(b *testing.B) {
 				for b.Loop() {

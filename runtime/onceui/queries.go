@@ -1,13 +1,19 @@
 package onceui
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // The console's reads. Each list is one statement, filtered by the URL's query and paged by
@@ -29,91 +35,209 @@ type dayCount struct {
 	Count int64
 }
 
-func overview(ctx context.Context, db querier, since time.Duration) ([]guardRow, []dayCount, error) {
-	var rows []guardRow
-	add := func(sql string, scan func(pgx.Rows, *guardRow) error, args ...any) error {
-		rs, err := db.Query(ctx, sql, args...)
-		if err != nil {
-			return err
-		}
-		defer rs.Close()
-		for rs.Next() {
-			var g guardRow
-			if err := scan(rs, &g); err != nil {
-				return err
-			}
-			rows = append(rows, g)
-		}
-		return rs.Err()
+// window is where an overview's counts come from: the claims at or after Start, the days
+// [RolledFrom, RolledTo) from their roll-ups (once.guard_days), the rest from the claims.
+type window struct {
+	Start, RolledFrom, RolledTo time.Time
+	// RolledAt is when the last of those days was rolled up (zero if none is).
+	RolledAt time.Time
+}
+
+// overviewWindow finds the rolled-up days inside the window of the last since: whole UTC
+// days, from the first rolled up to the last, that start at or after the window does.
+func overviewWindow(ctx context.Context, db querier, since time.Duration) (window, error) {
+	var w window
+	var now time.Time
+	var first, last, at *time.Time
+	if err := db.QueryRow(ctx, `SELECT statement_timestamp(), min(day), max(day), max(rolled_at) FROM once.rolled_days`).
+		Scan(&now, &first, &last, &at); err != nil {
+		return w, err
 	}
-	// One pass over the window's operations (the BRIN index on claimed_at keeps it to the
-	// window's pages), by guard and day: the guards' rows and the chart's bars at once.
-	byDay := map[time.Time]int64{}
-	err := func() error {
-		rs, err := db.Query(ctx, `SELECT name, date_trunc('day', claimed_at, 'UTC'), count(*), count(*) FILTER (WHERE state = 'done'),
+	w.Start = now.Add(-since)
+	w.RolledFrom, w.RolledTo = w.Start, w.Start
+	if first == nil {
+		return w, nil
+	}
+	from := w.Start.UTC().Truncate(24 * time.Hour)
+	if from.Before(w.Start) {
+		from = from.AddDate(0, 0, 1)
+	}
+	if f := dateUTC(*first); f.After(from) {
+		from = f
+	}
+	to := dateUTC(*last).AddDate(0, 0, 1)
+	if to.After(from) {
+		w.RolledFrom, w.RolledTo, w.RolledAt = from, to, *at
+	}
+	return w, nil
+}
+
+// dateUTC is the UTC midnight of a date column as pgx reads it.
+func dateUTC(d time.Time) time.Time {
+	return time.Date(d.Year(), d.Month(), d.Day(), 0, 0, 0, 0, time.UTC)
+}
+
+// The overview's reads. The calls of a window are the rolled-up days' rows plus a count of
+// the claims on the days not rolled up (at most the window's first partial day and the days
+// since the last roll-up: block ranges of the BRIN indexes on claimed_at and opened_at).
+// What is counted as it stands now is read on small indexes: uncertain operations on their
+// partial index, open claims on theirs.
+const (
+	overviewForeverSQL = `SELECT name, day, calls, done, failed, released, in_flight, retried FROM once.guard_days
+WHERE kind = 'forever' AND day >= ($2::timestamptz AT TIME ZONE 'UTC')::date AND day < ($3::timestamptz AT TIME ZONE 'UTC')::date
+UNION ALL
+SELECT name, (claimed_at AT TIME ZONE 'UTC')::date, count(*), count(*) FILTER (WHERE state = 'done'),
 	count(*) FILTER (WHERE state = 'failed'), count(*) FILTER (WHERE state = 'released'), count(*) FILTER (WHERE state = 'open'),
-	count(*) FILTER (WHERE state = 'uncertain'), coalesce(sum(attempts - 1), 0)
-FROM once.operations WHERE claimed_at >= statement_timestamp() - $1::interval GROUP BY 1, 2 ORDER BY 1, 2`, since)
-		if err != nil {
+	coalesce(sum(attempts - 1), 0)
+FROM once.operations WHERE (claimed_at >= $1 AND claimed_at < $2) OR claimed_at >= $3 GROUP BY 1, 2`
+	overviewUncertainSQL = `SELECT name, count(*) FROM once.operations
+WHERE uncertain_since IS NOT NULL AND state = 'uncertain' AND claimed_at >= $1 GROUP BY name`
+	overviewOpenSQL = `SELECT name, sum(calls), sum(done), sum(failed), sum(stale) FROM (
+	SELECT name, calls, done, failed, stale FROM once.guard_days
+	WHERE kind = 'open' AND day >= ($2::timestamptz AT TIME ZONE 'UTC')::date AND day < ($3::timestamptz AT TIME ZONE 'UTC')::date
+	UNION ALL
+	SELECT name, 1, (state = 'done')::int, (state = 'failed')::int, (state = 'stale')::int FROM once.open_claims
+	WHERE (opened_at >= $1 AND opened_at < $2) OR opened_at >= $3
+) c GROUP BY name`
+	overviewOpenNowSQL = `SELECT name, count(*), count(*) FILTER (WHERE alive_at < clock_timestamp() - stale_after)
+FROM once.open_claims WHERE state = 'open' GROUP BY name`
+)
+
+// overviewRead is one of the overview's reads: its SQL, its arguments, and how a row of it
+// becomes a part of a guard's row (parts of one guard are added up) and of a day's bar.
+type overviewRead struct {
+	sql  string
+	args []any
+	scan func(r pgx.Rows, g *guardRow, day *dayCount) error
+}
+
+func overview(ctx context.Context, db querier, since time.Duration) ([]guardRow, []dayCount, window, error) {
+	w, err := overviewWindow(ctx, db, since)
+	if err != nil {
+		return nil, nil, w, err
+	}
+	bounds := []any{w.Start, w.RolledFrom, w.RolledTo}
+	reads := []overviewRead{
+		{overviewForeverSQL, bounds, func(r pgx.Rows, g *guardRow, d *dayCount) error {
+			g.Kind = "forever"
+			err := r.Scan(&g.Name, &d.Day, &g.Calls, &g.Done, &g.Failed, &g.Released, &g.InFlight, &g.Retried)
+			d.Day, d.Count = dateUTC(d.Day), g.Done
 			return err
+		}},
+		{overviewUncertainSQL, []any{w.Start}, func(r pgx.Rows, g *guardRow, _ *dayCount) error {
+			g.Kind = "forever"
+			return r.Scan(&g.Name, &g.Uncertain)
+		}},
+		{overviewOpenSQL, bounds, func(r pgx.Rows, g *guardRow, _ *dayCount) error {
+			g.Kind = "open"
+			return r.Scan(&g.Name, &g.Calls, &g.Done, &g.Failed, &g.Stale)
+		}},
+		{overviewOpenNowSQL, nil, func(r pgx.Rows, g *guardRow, _ *dayCount) error {
+			g.Kind = "open"
+			return r.Scan(&g.Name, &g.InFlight, &g.Stale)
+		}},
+		{`SELECT name, coalesce(sum(firings), 0), count(*) FILTER (WHERE fired_at IS NOT NULL) FROM once.latches GROUP BY name`, nil,
+			func(r pgx.Rows, g *guardRow, _ *dayCount) error {
+				g.Kind = "episode"
+				return r.Scan(&g.Name, &g.Calls, &g.Set)
+			}},
+		{`SELECT name, count(*) FROM once.counter_slots GROUP BY name`, nil, func(r pgx.Rows, g *guardRow, _ *dayCount) error {
+			g.Kind = "statement"
+			return r.Scan(&g.Name, &g.Used)
+		}},
+		{`SELECT name, count(*) FILTER (WHERE released_at IS NULL AND expires_at > clock_timestamp()) FROM once.leases GROUP BY name`, nil,
+			func(r pgx.Rows, g *guardRow, _ *dayCount) error {
+				g.Kind = "lease"
+				return r.Scan(&g.Name, &g.Held)
+			}},
+	}
+	type part struct {
+		g guardRow
+		d dayCount
+	}
+	parts := make([][]part, len(reads))
+	errs := make([]error, len(reads))
+	read := func(i int) {
+		rs, err := db.Query(ctx, reads[i].sql, reads[i].args...)
+		if err != nil {
+			errs[i] = err
+			return
 		}
 		defer rs.Close()
 		for rs.Next() {
-			var g guardRow
-			var day time.Time
-			if err := rs.Scan(&g.Name, &day, &g.Calls, &g.Done, &g.Failed, &g.Released, &g.InFlight, &g.Uncertain, &g.Retried); err != nil {
-				return err
+			var p part
+			if err := reads[i].scan(rs, &p.g, &p.d); err != nil {
+				errs[i] = err
+				return
 			}
-			byDay[day] += g.Done
-			if n := len(rows); n > 0 && rows[n-1].Name == g.Name {
-				r := &rows[n-1]
-				r.Calls += g.Calls
-				r.Done += g.Done
-				r.Failed += g.Failed
-				r.Released += g.Released
-				r.InFlight += g.InFlight
-				r.Uncertain += g.Uncertain
-				r.Retried += g.Retried
-				continue
-			}
-			g.Kind = "forever"
-			rows = append(rows, g)
+			parts[i] = append(parts[i], p)
 		}
-		return rs.Err()
-	}()
-	if err == nil {
-		err = add(`SELECT name, count(*), count(*) FILTER (WHERE state = 'done'), count(*) FILTER (WHERE state IN ('failed')),
-	count(*) FILTER (WHERE state = 'open'), count(*) FILTER (WHERE state = 'stale'),
-	count(*) FILTER (WHERE state = 'open' AND alive_at < clock_timestamp() - stale_after)
-FROM once.open_claims WHERE opened_at >= clock_timestamp() - $1::interval OR state = 'open' GROUP BY name ORDER BY name`,
-			func(r pgx.Rows, g *guardRow) error {
-				g.Kind = "open"
-				var closedStale int64
-				err := r.Scan(&g.Name, &g.Calls, &g.Done, &g.Failed, &g.InFlight, &closedStale, &g.Stale)
-				g.Stale += closedStale
-				return err
-			}, since)
+		errs[i] = rs.Err()
 	}
-	if err == nil {
-		err = add(`SELECT name, coalesce(sum(firings), 0), count(*) FILTER (WHERE fired_at IS NOT NULL) FROM once.latches GROUP BY name ORDER BY name`,
-			func(r pgx.Rows, g *guardRow) error { g.Kind = "episode"; return r.Scan(&g.Name, &g.Calls, &g.Set) })
+	// A pool answers the reads side by side, each on a connection of its own: the page
+	// waits for the slowest read, not for their sum. A single connection reads in turn.
+	if _, ok := db.(*pgxpool.Pool); ok {
+		var wg sync.WaitGroup
+		for i := range reads {
+			wg.Go(func() { read(i) })
+		}
+		wg.Wait()
+	} else {
+		for i := range reads {
+			read(i)
+		}
 	}
-	if err == nil {
-		err = add(`SELECT name, count(*) FROM once.counter_slots GROUP BY name ORDER BY name`,
-			func(r pgx.Rows, g *guardRow) error { g.Kind = "statement"; return r.Scan(&g.Name, &g.Used) })
+	if err := errors.Join(errs...); err != nil {
+		return nil, nil, w, err
 	}
-	if err == nil {
-		err = add(`SELECT name, count(*) FILTER (WHERE released_at IS NULL AND expires_at > clock_timestamp()) FROM once.leases GROUP BY name ORDER BY name`,
-			func(r pgx.Rows, g *guardRow) error { g.Kind = "lease"; return r.Scan(&g.Name, &g.Held) })
+	type id struct{ kind, name string }
+	byGuard := map[id]*guardRow{}
+	byDay := map[time.Time]int64{}
+	for _, ps := range parts {
+		for _, p := range ps {
+			g := byGuard[id{p.g.Kind, p.g.Name}]
+			if g == nil {
+				g = &guardRow{Kind: p.g.Kind, Name: p.g.Name}
+				byGuard[id{p.g.Kind, p.g.Name}] = g
+			}
+			g.add(p.g)
+			if !p.d.Day.IsZero() {
+				byDay[p.d.Day] += p.d.Count
+			}
+		}
 	}
-	if err != nil {
-		return nil, nil, err
+	rows := make([]guardRow, 0, len(byGuard))
+	for _, g := range byGuard {
+		rows = append(rows, *g)
 	}
+	// The kinds in the order the page has always listed them, then by name.
+	order := map[string]int{"forever": 0, "open": 1, "episode": 2, "statement": 3, "lease": 4}
+	slices.SortFunc(rows, func(a, b guardRow) int {
+		if c := cmp.Compare(order[a.Kind], order[b.Kind]); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
 	days := make([]dayCount, 0, len(byDay))
 	for d, n := range byDay {
 		days = append(days, dayCount{Day: d, Count: n})
 	}
-	return rows, days, nil
+	return rows, days, w, nil
+}
+
+// add adds the counts of o, a part of g's row from one of the overview's reads.
+func (g *guardRow) add(o guardRow) {
+	g.Calls += o.Calls
+	g.Done += o.Done
+	g.Failed += o.Failed
+	g.Released += o.Released
+	g.InFlight += o.InFlight
+	g.Uncertain += o.Uncertain
+	g.Retried += o.Retried
+	g.Stale += o.Stale
+	g.Set += o.Set
+	g.Used += o.Used
+	g.Held += o.Held
 }
 
 // opRow is an operation as the lists and its detail page show it.

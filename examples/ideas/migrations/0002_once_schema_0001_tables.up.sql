@@ -148,6 +148,9 @@ CREATE TABLE IF NOT EXISTS once.open_claims (
 );
 -- Every ON CONFLICT against it repeats this predicate as a literal, text-identical.
 CREATE UNIQUE INDEX IF NOT EXISTS open_claims_name_key_once_open ON once.open_claims (name, key) WHERE state = 'open';
+-- The operator console's overview counts a window of claims: a block range index keeps the
+-- days not yet rolled up (once.guard_days) to their pages, and costs a claim nothing.
+CREATE INDEX IF NOT EXISTS open_claims_opened_at ON once.open_claims USING brin (opened_at);
 COMMENT ON TABLE once.open_claims IS 'once open guards: one row per claim. state open = work in progress (at most one per name and key); done, failed (reason says why) or stale (closed by a later claim or a sweep once it showed no life for stale_after). token is the owner''s proof.';
 COMMENT ON COLUMN once.open_claims.stale_after IS 'how long the claim may show no life before a later claim (or a sweep) closes it as stale: the window of the guard that made it.';
 COMMENT ON COLUMN once.open_claims.alive_at IS 'the claim''s last sign of life (its opening, or its holder''s last heartbeat).';
@@ -243,6 +246,32 @@ CREATE TABLE IF NOT EXISTS once.leases (
 	CHECK ((released_at IS NULL) = (released_by IS NULL))
 );
 COMMENT ON TABLE once.leases IS 'once lease guards: held by holder (an owner token) until expires_at (database clock) or released_at. fence grows by one at every change of holder; a write fenced with an older number comes from a holder that lost the lease.';
+
+-- The operator console's overview of past days: per UTC day, kind and guard, the calls
+-- claimed that day and where they stood when the day was rolled up (onceops.RollUp, which
+-- the reaper runs first). The overview reads the days rolled up here and counts the rest
+-- live, so no claim pays for the console and a window of weeks reads a few rows per day.
+CREATE TABLE IF NOT EXISTS once.guard_days (
+	day       date   NOT NULL,
+	kind      text   NOT NULL,
+	name      text   NOT NULL,
+	calls     bigint NOT NULL,
+	done      bigint NOT NULL,
+	failed    bigint NOT NULL,
+	released  bigint NOT NULL,
+	in_flight bigint NOT NULL,
+	uncertain bigint NOT NULL,
+	retried   bigint NOT NULL,
+	stale     bigint NOT NULL,
+	PRIMARY KEY (day, kind, name)
+);
+COMMENT ON TABLE once.guard_days IS 'once roll-ups for the operator console: per UTC day, guard kind (forever, open) and name, the calls claimed that day and their states when the day was rolled up; uncertain ones are counted live by the console.';
+-- The days rolled up: a day with no calls has no rows in once.guard_days, and is still done.
+CREATE TABLE IF NOT EXISTS once.rolled_days (
+	day       date        PRIMARY KEY,
+	rolled_at timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+COMMENT ON TABLE once.rolled_days IS 'once roll-ups: the UTC days counted into once.guard_days, and when. The days after the last one are counted live.';
 
 -- The operator console's audit trail: every action an operator takes on once's rows (a
 -- resolution, a forced release, a revival), who took it, why, and the row before and after.
