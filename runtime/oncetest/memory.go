@@ -11,8 +11,9 @@ import (
 	"github.com/oncekit/once/runtime/internal/memstore"
 )
 
-// ErrNoSQL is what the stand-in Memory returns answers to every statement, and what a guard
-// it cannot serve returns (errors.Is): it keeps the guards' state in memory and runs no SQL.
+// ErrNoSQL is the error Memory's stand-in answers every statement with, and the error a
+// guard it cannot serve wraps (match it with errors.Is): the stand-in keeps the guards'
+// state in memory and runs no SQL.
 var ErrNoSQL = memstore.ErrNoSQL
 
 // Memory returns an in-memory stand-in for a once.DB, for unit tests of code around a guard:
@@ -25,7 +26,9 @@ var ErrNoSQL = memstore.ErrNoSQL
 // duplicates replaying the recorded value or failure, in-flight and busy answers, stale
 // claims and expired leases and outcomes (by the local clock). It serves Forever (and
 // ForeverValue, Attempt.Heartbeat), Statement, Episode, Open (with Claim and its methods)
-// and Lease; Request and Provider take no DB at all.
+// and Lease; Request and Provider take no DB at all. It stands in for a *pgxpool.Pool: the
+// automatic heartbeat of Forever and Open runs on it, and their default stale window is a
+// pool's.
 //
 // It runs no SQL. Its Begin, Exec, Query and QueryRow return ErrNoSQL, and so do the guards
 // whose function works in a transaction on the caller's database, which a stand-in cannot
