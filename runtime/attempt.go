@@ -110,8 +110,8 @@ func (a *Attempt) uncertainty() error {
 }
 
 // heartbeatWhileRunning arranges the attempt's automatic heartbeat (see Forever.NoHeartbeat)
-// when its guard has one and its DB is a pool, which several goroutines may use at once (see
-// heartbeatWhileRunning, the function).
+// when its guard has one and its DB is a pool, which several goroutines may use at once, or
+// the stand-in for one (see heartbeatWhileRunning, the function).
 func (a *Attempt) heartbeatWhileRunning(ctx context.Context) (context.Context, func()) {
 	if !a.call.heartbeat || !beatsByItself(a.db) {
 		return ctx, func() {}

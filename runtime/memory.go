@@ -14,13 +14,15 @@ import (
 	"github.com/oncekit/once/runtime/internal/memstore"
 )
 
-// The guards' semantics on oncetest.Memory, the in-memory stand-in for unit tests. Each
-// function here stands in for one statement of a guard (a claim, a settle, a firing): the
-// guard calls it, at the entry of the function that would send the statement, when its DB
-// is the stand-in, and keeps its own control flow (waiting, running the function, undoing on
-// failure or panic, replaying a recorded outcome), so a caller observes what it would
-// against PostgreSQL. Each takes the store's lock for the whole step, as the statement is
-// atomic. Transaction and table= guards, whose functions work in the caller's own
+// The guards' semantics on oncetest.Memory, the in-memory stand-in for unit tests. Most
+// functions here stand in for one step of a guard (a claim, a settle, a reservation): the
+// guard calls it, at the entry of the function that would send the step's statements, when
+// its DB is the stand-in, and keeps its own control flow (waiting, running the function,
+// undoing on failure or panic, the heartbeat, replaying a recorded outcome), so a caller
+// observes what it would against PostgreSQL. Where a guard sends its statements inline
+// (Episode.Do, Lease.Acquire) the stand-in's function is the whole call, with the same
+// undo and the same waiting. Each step holds the store's lock throughout, as its statement
+// is atomic. Transaction and table= guards, whose functions work in the caller's own
 // transaction, and checkpoints, which are written in one, are refused with ErrNoSQL.
 
 // memoryOf returns the store behind db when db is the stand-in, and nil otherwise.
@@ -138,7 +140,7 @@ func (a *Attempt) memoryHeartbeat(m *memstore.Store) error {
 
 // Episode.
 
-// memoryEpisodeDo is Episode.Do on the stand-in.
+// memoryDo is Episode.Do on the stand-in.
 func (g Episode) memoryDo(ctx context.Context, m *memstore.Store, key string, fn func(context.Context) error) (Outcome, error) {
 	k, token := memstore.Key{Name: g.Name, Key: key}, newToken()
 	m.Lock()

@@ -93,6 +93,8 @@ func errKind(err error) string {
 		return "not-owner"
 	case errors.Is(err, once.ErrInvalid):
 		return "invalid"
+	case errors.Is(err, once.ErrResultTooLarge):
+		return "result-too-large"
 	case errors.Is(err, oncetest.ErrNoSQL):
 		return "no-sql"
 	}
@@ -228,6 +230,86 @@ var memoryScenarios = []memoryScenario{
 			"reused with another input: Status(0) err=mismatch",
 			"retried with its input: duplicate holder=#2 err=nil",
 			"same key in another scope: ran claim=#3 err=nil",
+		},
+	},
+	{
+		name: "forever releases a rejection after a retry and records an oversized result without it",
+		run: func(ctx context.Context, db once.DB, r *transcript) {
+			g := once.Forever{Name: "mem.Later"}
+			a, b := once.Ref{Key: "k", Input: "a"}, once.Ref{Key: "k", Input: "b"}
+			out, err := g.Do(ctx, db, a, func(context.Context) error { return errors.New("timeout") })
+			r.out("retryable", out, err)
+			out, err = g.Do(ctx, db, a, func(context.Context) error { return once.Rejected(errors.New("refused")) })
+			r.out("rejected on attempt 2", out, err)
+			out, err = g.Do(ctx, db, b, ok)
+			r.out("another input", out, err)
+			out, err = g.Do(ctx, db, a, func(ctx context.Context) error {
+				at, _ := once.AttemptFrom(ctx)
+				r.say("its input runs as attempt %d", at.Number())
+				return nil
+			})
+			r.out("its input", out, err)
+
+			big := once.Forever{Name: "mem.Big", MaxResult: 8}
+			for _, step := range []string{"oversized", "its duplicate"} {
+				_, out, err := once.ForeverValue(ctx, db, big, once.Ref{Key: "k"}, func(context.Context) (string, error) { return "a long report body", nil })
+				r.out(step, out, err)
+			}
+		},
+		want: []string{
+			"retryable: ran claim=#1 err=timeout",
+			"rejected on attempt 2: ran claim=#1 err=refused",
+			"another input: Status(0) err=mismatch",
+			"its input runs as attempt 3",
+			"its input: ran claim=#1 err=nil",
+			"oversized: ran claim=#2 err=result-too-large",
+			"its duplicate: duplicate holder=#2 err=result-too-large",
+		},
+	},
+	{
+		name: "a panicking function leaves each kind as a failure does",
+		run: func(ctx context.Context, db once.DB, r *transcript) {
+			boom := func(context.Context) error { panic("boom") }
+			try := func(what string, call func() (once.Outcome, error)) {
+				defer func() { r.say("%s panicked: %v", what, recover()) }()
+				call()
+			}
+			for _, safe := range []bool{false, true} {
+				g := once.Forever{Name: fmt.Sprint("mem.Panic.", safe), RepeatSafe: safe}
+				try(fmt.Sprint("forever repeat-safe ", safe), func() (once.Outcome, error) { return g.Do(ctx, db, once.Ref{Key: "k"}, boom) })
+				out, err := g.Do(ctx, db, once.Ref{Key: "k"}, ok)
+				r.out(fmt.Sprint("forever repeat-safe ", safe, " next"), out, err)
+			}
+			st := once.Statement{Name: "mem.Panic", Cap: 1}
+			try("statement", func() (once.Outcome, error) { return st.Do(ctx, db, "k", 1, boom) })
+			out, err := st.Do(ctx, db, "k", 1, ok)
+			r.out("statement next", out, err)
+			ep := once.Episode{Name: "mem.Panic"}
+			try("episode", func() (once.Outcome, error) { return ep.Do(ctx, db, "k", boom) })
+			out, err = ep.Do(ctx, db, "k", ok)
+			r.out("episode next", out, err)
+			op := once.Open{Name: "mem.Panic"}
+			try("open", func() (once.Outcome, error) { return op.Do(ctx, db, "k", boom) })
+			out, err = op.Do(ctx, db, "k", ok)
+			r.out("open next", out, err)
+			le := once.Lease{Name: "mem.Panic", TTL: time.Minute}
+			try("lease", func() (once.Outcome, error) { return le.Do(ctx, db, "k", boom) })
+			out, err = le.Do(ctx, db, "k", ok)
+			r.out("lease next", out, err)
+		},
+		want: []string{
+			"forever repeat-safe false panicked: boom",
+			"forever repeat-safe false next: duplicate holder=#1 err=uncertain",
+			"forever repeat-safe true panicked: boom",
+			"forever repeat-safe true next: ran claim=#2 err=nil",
+			"statement panicked: boom",
+			"statement next: ran count=1 err=nil",
+			"episode panicked: boom",
+			"episode next: ran firing=2 err=nil",
+			"open panicked: boom",
+			"open next: ran claim=#3 err=nil",
+			"lease panicked: boom",
+			"lease next: ran fence=2 err=nil",
 		},
 	},
 	{
@@ -765,4 +847,45 @@ func TestMemory_WrongStandInsFailTheTable(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkMemory compares a guard's call on the stand-in with the same call on PostgreSQL,
+// in one run (see compare): what a unit test saves, and a check that the stand-in is no
+// slower than what it stands in for.
+//
+//	go test -bench 'Memory/.*/memory-vs-postgres' -run '^$' -benchtime 2000x ./runtime/
+func BenchmarkMemory(b *testing.B) {
+	pool := benchPool(b)
+	mem := oncetest.Memory()
+	ctx := context.Background()
+	on := func(db once.DB, call func(db once.DB, key string) error) benchOp {
+		return func(*testing.B, *benchKeys) func() error { return func() error { return call(db, "k") } }
+	}
+	fresh := func(db once.DB, call func(db once.DB, key string) error) benchOp {
+		return func(_ *testing.B, keys *benchKeys) func() error { return func() error { return call(db, keys.next()) } }
+	}
+	forever := once.Forever{Name: "bench.MemoryForever"}
+	foreverCall := func(db once.DB, key string) error {
+		_, err := forever.Do(context.Background(), db, once.Ref{Key: key}, ok)
+		return err
+	}
+	for _, db := range []once.DB{pool, mem} {
+		if err := foreverCall(db, "k"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("forever-fresh", func(b *testing.B) {
+		compare(b, [2]string{"postgres", "memory"}, [2]benchOp{fresh(pool, foreverCall), fresh(mem, foreverCall)})
+	})
+	b.Run("forever-replay", func(b *testing.B) {
+		compare(b, [2]string{"postgres", "memory"}, [2]benchOp{on(pool, foreverCall), on(mem, foreverCall)})
+	})
+	episode := once.Episode{Name: "bench.MemoryEpisode"}
+	episodeCall := func(db once.DB, key string) error {
+		_, err := episode.Do(ctx, db, key, ok)
+		return err
+	}
+	b.Run("episode-fresh", func(b *testing.B) {
+		compare(b, [2]string{"postgres", "memory"}, [2]benchOp{fresh(pool, episodeCall), fresh(mem, episodeCall)})
+	})
 }
