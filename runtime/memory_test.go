@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -139,6 +140,27 @@ func fireAtOnce(r *transcript, n int, call func() (once.Outcome, error)) {
 	for _, k := range keys {
 		r.say("storm of %d: %d %s", n, counts[k], k)
 	}
+}
+
+// fireHolding is fireAtOnce for a promise that lasts while its function runs (open, lease):
+// the function, wherever it runs, holds until every other call has answered, so that no
+// call comes after it returned.
+func fireHolding(r *transcript, n int, call func(fn func(context.Context) error) (once.Outcome, error)) {
+	release := make(chan struct{})
+	var answered atomic.Int32
+	var closing sync.Once
+	fireAtOnce(r, n, func() (once.Outcome, error) {
+		ran := false
+		out, err := call(func(context.Context) error {
+			ran = true
+			within(r, "the other callers", release)
+			return nil
+		})
+		if !ran && answered.Add(1) == int32(n-1) {
+			closing.Do(func() { close(release) })
+		}
+		return out, err
+	})
 }
 
 // A scenario's guard names are its own, so that all run on one database at once.
@@ -613,20 +635,8 @@ var memoryScenarios = []memoryScenario{
 		name: "open storm starts once",
 		run: func(ctx context.Context, db once.DB, r *transcript) {
 			g := once.Open{Name: "mem.OpenStorm"}
-			release := make(chan struct{})
-			var answered sync.WaitGroup
-			answered.Add(23)
-			go func() { answered.Wait(); close(release) }()
-			fireAtOnce(r, 24, func() (once.Outcome, error) {
-				ran := false
-				out, err := g.Do(ctx, db, "k", func(context.Context) error {
-					ran = true
-					within(r, "the other callers", release)
-					return nil
-				})
-				if !ran {
-					answered.Done()
-				}
+			fireHolding(r, 24, func(fn func(context.Context) error) (once.Outcome, error) {
+				out, err := g.Do(ctx, db, "k", fn)
 				out.Claim, out.Holder = "", "" // ids checked elsewhere; here the count
 				return out, err
 			})
@@ -717,21 +727,8 @@ var memoryScenarios = []memoryScenario{
 		name: "lease storm has one holder",
 		run: func(ctx context.Context, db once.DB, r *transcript) {
 			g := once.Lease{Name: "mem.LeaseStorm", TTL: time.Minute}
-			release := make(chan struct{})
-			var answered sync.WaitGroup
-			answered.Add(23)
-			go func() { answered.Wait(); close(release) }()
-			fireAtOnce(r, 24, func() (once.Outcome, error) {
-				ran := false
-				out, err := g.Do(ctx, db, "k", func(context.Context) error {
-					ran = true
-					within(r, "the other callers", release)
-					return nil
-				})
-				if !ran {
-					answered.Done()
-				}
-				return out, err
+			fireHolding(r, 24, func(fn func(context.Context) error) (once.Outcome, error) {
+				return g.Do(ctx, db, "k", fn)
 			})
 		},
 		want: []string{"storm of 24: 23 busy err=nil", "storm of 24: 1 ran err=nil"},
