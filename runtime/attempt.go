@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/oncekit/once/runtime/internal/ledger"
 )
 
@@ -112,10 +110,10 @@ func (a *Attempt) uncertainty() error {
 }
 
 // heartbeatWhileRunning arranges the attempt's automatic heartbeat (see Forever.NoHeartbeat)
-// when its guard has one and its DB is a pool, which several goroutines may use at once (see
-// heartbeatWhileRunning, the function).
+// when its guard has one and its DB is a pool, which several goroutines may use at once, or
+// the stand-in for one (see heartbeatWhileRunning, the function).
 func (a *Attempt) heartbeatWhileRunning(ctx context.Context) (context.Context, func()) {
-	if _, pool := a.db.(*pgxpool.Pool); !a.call.heartbeat || !pool {
+	if !a.call.heartbeat || !beatsByItself(a.db) {
 		return ctx, func() {}
 	}
 	return heartbeatWhileRunning(ctx, a.call.stale, a.Heartbeat)

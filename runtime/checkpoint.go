@@ -46,6 +46,9 @@ func (a *Attempt) Checkpoint(ctx context.Context, tx DB, step string, state any)
 	if err := dbcall.DB(tx); err != nil {
 		return err
 	}
+	if memoryOf(tx) != nil || memoryOf(a.db) != nil {
+		return memoryRefused("forever", a.call.name, "a checkpoint is written in the transaction that did the step")
+	}
 	var enc []byte
 	if state != nil {
 		b, err := json.Marshal(state)
@@ -116,6 +119,9 @@ WHERE name = $1 AND scope = $2 AND key = $3 AND token = $4 AND state = 'open'`
 // is not taken for a dead holder's once Stale has passed. It returns an error wrapping
 // ErrNotOwner if the attempt no longer holds the claim.
 func (a *Attempt) Heartbeat(ctx context.Context) error {
+	if m := memoryOf(a.db); m != nil {
+		return a.memoryHeartbeat(m)
+	}
 	tag, err := a.db.Exec(ctx, heartbeatSQL, a.call.keyArgs(a.token)...)
 	if err != nil {
 		return fmt.Errorf("once: operation %s: heartbeat: %w", a.id, err)

@@ -65,6 +65,9 @@ func (g Episode) Do(ctx context.Context, db DB, key string, fn func(context.Cont
 	if fn == nil {
 		return Outcome{}, invalid("episode", g.Name, "nil function")
 	}
+	if m := memoryOf(db); m != nil {
+		return g.memoryDo(ctx, m, key, fn)
+	}
 	token := newToken()
 	var firing int64
 	site, err := sendClaim(ctx, db, func(cdb DB) error {
@@ -104,6 +107,9 @@ func (g Episode) withdrawUnseen(key, token string) withdrawal {
 func (g Episode) Rearm(ctx context.Context, db DB, key string) (rearmed bool, err error) {
 	if err := checkGuardCall(ctx, db, "episode", g.Name, key); err != nil {
 		return false, err
+	}
+	if m := memoryOf(db); m != nil {
+		return g.memoryRearm(m, key), nil
 	}
 	tag, err := db.Exec(ctx, `UPDATE once.latches SET fired_at = NULL, rearmed_at = clock_timestamp()
 WHERE name = $1 AND key = $2 AND fired_at IS NOT NULL`, g.Name, key)

@@ -14,7 +14,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/oncekit/once/runtime/internal/dbcall"
 )
@@ -385,7 +384,7 @@ func foreverDo[T any](ctx context.Context, db DB, p *foreverCall, fn func(contex
 	}
 	if p.stale == 0 {
 		p.stale = DefaultStale
-		if _, pool := db.(*pgxpool.Pool); pool && p.heartbeat {
+		if beatsByItself(db) && p.heartbeat {
 			p.stale = DefaultHeartbeatStale
 		}
 	}
@@ -513,6 +512,9 @@ type operationRow struct {
 // claim claims the call's key. It returns the new attempt, or the row that answers the call
 // instead (done, failed, uncertain, in flight), or an error (ErrMismatch among them).
 func (p *foreverCall) claim(ctx context.Context, db DB) (*Attempt, *operationRow, error) {
+	if m := memoryOf(db); m != nil {
+		return p.memoryClaim(m, db)
+	}
 	history := historyOf(p.name)
 	for round := range foreverRounds {
 		token := newToken()
@@ -754,6 +756,9 @@ func runAttempt[T any](ctx context.Context, p *foreverCall, a *Attempt, fn func(
 // done or failed (a released or uncertain attempt delivered nothing that can be counted). A
 // withdrawn attempt's claim is deleted, or released when it cannot be (see Rejected).
 func (a *Attempt) settle(ctx context.Context, state string, result []byte, text string) error {
+	if m := memoryOf(a.db); m != nil {
+		return a.memorySettle(m, state, result, text)
+	}
 	p := a.call
 	key := p.keyArgs(a.token)
 	if state == opWithdrawn {

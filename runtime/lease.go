@@ -74,6 +74,9 @@ func (g Lease) Acquire(ctx context.Context, db DB, key string) (*Held, Outcome, 
 	case g.Wait < 0:
 		return nil, Outcome{}, invalid("lease", g.Name, "negative wait %v", g.Wait)
 	}
+	if m := memoryOf(db); m != nil {
+		return g.memoryAcquire(ctx, m, key)
+	}
 	token := newToken()
 	var deadline time.Time
 	if g.Wait > 0 {
@@ -145,6 +148,9 @@ func (h *Held) Release(ctx context.Context, db DB) error {
 	if err := h.check(ctx, db); err != nil {
 		return err
 	}
+	if m := memoryOf(db); m != nil {
+		return h.memoryRelease(m)
+	}
 	tag, err := db.Exec(ctx, releaseSQL, h.Name, h.Key, h.Token)
 	if err != nil {
 		return fmt.Errorf("once: lease guard %s: release: %w", h.Name, err)
@@ -165,6 +171,9 @@ func (h *Held) Extend(ctx context.Context, db DB, ttl time.Duration) error {
 	}
 	if ttl <= 0 {
 		return invalid("lease", h.Name, "extend by a non-positive TTL %v", ttl)
+	}
+	if m := memoryOf(db); m != nil {
+		return h.memoryExtend(m, ttl)
 	}
 	err := db.QueryRow(ctx, `UPDATE once.leases SET expires_at = clock_timestamp() + $4::bigint * interval '1 microsecond'
 WHERE name = $1 AND key = $2 AND holder = $3 AND released_at IS NULL AND expires_at > clock_timestamp()
@@ -195,6 +204,9 @@ func (g Lease) Restore(ctx context.Context, db DB, key, token string) (*Held, er
 	}
 	if token == "" {
 		return nil, invalid("lease", name, "empty token")
+	}
+	if m := memoryOf(db); m != nil {
+		return g.memoryRestore(m, key, token)
 	}
 	h := &Held{Name: name, Key: key, Token: token}
 	err := db.QueryRow(ctx, `SELECT fence, expires_at FROM once.leases

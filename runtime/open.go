@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/oncekit/once/runtime/internal/dbcall"
 )
@@ -142,6 +141,9 @@ func (g Open) Claim(ctx context.Context, db DB, key string) (*Claim, Outcome, er
 
 // claim opens a claim whose window is stale, judging an open claim it meets by that claim's.
 func (g Open) claim(ctx context.Context, db DB, key string, stale time.Duration) (*Claim, Outcome, error) {
+	if m := memoryOf(db); m != nil {
+		return g.memoryClaim(m, key, stale)
+	}
 	token := newToken()
 	history := historyIn(&openHistories, g.Name)
 	for attempt := range maxClaimAttempts {
@@ -223,8 +225,7 @@ func (g Open) Do(ctx context.Context, db DB, key string, fn func(context.Context
 	if err := checkGuardCall(ctx, db, "open", g.Name, key); err != nil {
 		return Outcome{}, err
 	}
-	_, pool := db.(*pgxpool.Pool)
-	beat := pool && !g.NoHeartbeat
+	beat := beatsByItself(db) && !g.NoHeartbeat
 	stale, err := g.stale(beat)
 	if err != nil {
 		return Outcome{}, err
@@ -294,6 +295,9 @@ func (c *Claim) Heartbeat(ctx context.Context, db DB) error {
 	if err := c.check(ctx, db); err != nil {
 		return err
 	}
+	if m := memoryOf(db); m != nil {
+		return c.memoryHeartbeat(m)
+	}
 	tag, err := db.Exec(ctx, openHeartbeatSQL, c.ID, c.Token)
 	if err != nil {
 		return fmt.Errorf("once: open guard %s: claim %d: heartbeat: %w", c.Name, c.ID, err)
@@ -307,6 +311,9 @@ func (c *Claim) Heartbeat(ctx context.Context, db DB) error {
 func (c *Claim) settle(ctx context.Context, db DB, state string, reason *string) error {
 	if err := c.check(ctx, db); err != nil {
 		return err
+	}
+	if m := memoryOf(db); m != nil {
+		return c.memorySettle(m, state)
 	}
 	tag, err := db.Exec(ctx, `UPDATE once.open_claims SET state = $3, closed_at = clock_timestamp(), reason = $4
 WHERE id = $1 AND token = $2 AND state = 'open'`, c.ID, c.Token, state, reason)
@@ -325,6 +332,9 @@ WHERE id = $1 AND token = $2 AND state = 'open'`, c.ID, c.Token, state, reason)
 func (c *Claim) Open(ctx context.Context, db DB) (bool, error) {
 	if err := c.check(ctx, db); err != nil {
 		return false, err
+	}
+	if m := memoryOf(db); m != nil {
+		return c.memoryOpen(m, nil), nil
 	}
 	var open bool
 	err := db.QueryRow(ctx, "SELECT state = 'open' FROM once.open_claims WHERE id = $1 AND token = $2", c.ID, c.Token).Scan(&open)

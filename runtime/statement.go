@@ -268,6 +268,10 @@ func (g Statement) Reserve(ctx context.Context, db DB, key string, n int64) (use
 
 // reserve reserves n units under token, giving them back if the answer is lost.
 func (g Statement) reserve(ctx context.Context, db DB, key string, n int64, token string) (used int64, ok bool, err error) {
+	if m := memoryOf(db); m != nil {
+		used, ok = g.memoryReserve(m, key, n, token)
+		return used, ok, nil
+	}
 	history := reserveHistoryOf(g.Name)
 	markRead := false
 	// On a pool, callers of the key in this process share reads and statements (a
@@ -448,6 +452,9 @@ func (g Statement) groupSend(pool *pgxpool.Pool, key string) groupSend {
 // giveBack deletes the slots of key reserved under tokens (see giveBackSQL) and returns how
 // many it deleted.
 func (g Statement) giveBack(ctx context.Context, db DB, key string, tokens ...string) (int64, error) {
+	if m := memoryOf(db); m != nil {
+		return g.memoryGiveBack(m, key, tokens...), nil
+	}
 	tag, err := db.Exec(ctx, giveBackSQL, g.Name, key, tokens)
 	return tag.RowsAffected(), err
 }
@@ -470,6 +477,9 @@ func (g Statement) withdrawUnseen(key string, tokens ...string) withdrawal {
 func (g Statement) Refund(ctx context.Context, db DB, key string, n int64) error {
 	if err := g.check(ctx, db, key, n); err != nil {
 		return err
+	}
+	if m := memoryOf(db); m != nil {
+		return g.memoryRefund(m, key, n)
 	}
 	var refunded int64
 	if err := db.QueryRow(ctx, refundSQL, g.Name, key, n).Scan(&refunded); err != nil {

@@ -93,6 +93,9 @@ func (g Table) Do(ctx context.Context, db DB, fn func(context.Context, pgx.Tx) e
 	default:
 		return Outcome{}, invalid("table", g.Name, "OnConflict is %v: use Duplicate, InFlight or Refused", g.OnConflict)
 	}
+	if memoryOf(db) != nil {
+		return Outcome{}, memoryRefused("table", g.Name, "its function inserts into the caller's own table, in a transaction")
+	}
 	tx, err := db.Begin(ctx)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("once: table guard %s: begin: %w", g.Name, err)

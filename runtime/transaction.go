@@ -72,6 +72,9 @@ func (g Transaction) Do(ctx context.Context, db DB, key string, fn func(context.
 	case g.NoWait && g.LockTimeout > 0:
 		return Outcome{}, invalid("transaction", g.Name, "NoWait and LockTimeout both set: choose one")
 	}
+	if memoryOf(db) != nil {
+		return Outcome{}, memoryRefused("transaction", g.Name, "its function reads and writes in a transaction holding an advisory lock")
+	}
 	lockID := LockID(g.Name, key)
 	_, inTx := db.(pgx.Tx)
 	switch {

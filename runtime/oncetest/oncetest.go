@@ -27,6 +27,9 @@
 // Every database is a copy of one set up with once's schema step (onceschema.Migrate) the
 // first time a test asks, so a test pays for a file copy, not for the migration. An app's own
 // tables are its tests' to create.
+//
+// A unit test of code around a guard, whose effects are faked and which sends no SQL of its
+// own, can use Memory instead: an in-memory stand-in for once.DB that needs no server.
 package oncetest
 
 import (
