@@ -245,7 +245,7 @@ const foreverReadSQL = `SELECT ` + foreverRowColumns + `
 FROM once.operations WHERE name = $1 AND scope = $2 AND key = $3`
 
 // foreverRowColumns are what a duplicate is answered from ($4: the stale window, in µs).
-const foreverRowColumns = `id::text, state::text, token, attempts, fingerprint, result, result_form, error,
+const foreverRowColumns = `id::text, state::text, token, attempts, fingerprint, result, coalesce(result_form, ''), error,
 	state = 'open' AND alive_at < clock_timestamp() - $4::bigint * interval '1 microsecond',
 	expires_at IS NOT NULL AND expires_at <= clock_timestamp()`
 
@@ -267,7 +267,7 @@ const foreverReadFirstSQL = `WITH seen AS (
 	ON CONFLICT (name, scope, key) DO NOTHING
 	RETURNING 1
 )
-SELECT true, '', '', '', 0, NULL::bytea, NULL::json, NULL::text, NULL::text, false, false FROM claimed
+SELECT true, '', '', '', 0, NULL::bytea, NULL::json, '', NULL::text, false, false FROM claimed
 UNION ALL
 SELECT false, * FROM seen`
 
@@ -524,7 +524,7 @@ type operationRow struct {
 	attempts    int
 	fingerprint []byte
 	result      []byte
-	form        *string // result_form: nil for a plain result
+	form        string // result_form: "" for a plain result
 	errText     *string
 	stale       bool
 	expired     bool
@@ -692,8 +692,8 @@ func replay[T any](ctx context.Context, p *foreverCall, row *operationRow) (T, O
 		if !p.value {
 			return zero, out, nil
 		}
-		if row.form != nil {
-			if *row.form != formSealed {
+		if row.form != "" {
+			if row.form != formSealed {
 				return zero, out, nil // a digest: the work was done, its value is not kept
 			}
 			v, err := openSealed[T](ctx, p, row)
