@@ -31,6 +31,7 @@ type plan struct {
 	fprint  []directive.TypedExpr
 	capX    *directive.TypedExpr
 	nX      *directive.TypedExpr
+	sealX   *directive.TypedExpr // forever's seal=, in the package's scope
 	// keyParams are the parameters the key expressions use, in parameter order (Rearm takes
 	// these).
 	keyParams []param
@@ -52,7 +53,7 @@ func (c *checker) plan(g *Guard) *plan {
 		c.errs = append(c.errs, errs...)
 		return nil
 	}
-	p := &plan{g: g, fn: t.Obj, result: t.Result, keys: t.Key, scope: t.Scope, fprint: t.Fingerprint, capX: t.Cap, nX: t.N}
+	p := &plan{g: g, fn: t.Obj, result: t.Result, keys: t.Key, scope: t.Scope, fprint: t.Fingerprint, capX: t.Cap, nX: t.N, sealX: t.Seal}
 	sig := t.Sig
 	taken := map[string]bool{}
 	if r := sig.Recv(); r != nil {

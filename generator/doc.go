@@ -29,7 +29,9 @@
 // time.Now, time.Since or time.Until, of math/rand, math/rand/v2 or crypto/rand, or of a
 // constructor in a UUID/ULID package is refused: a retry must produce the same key. A
 // fingerprint= expression must have a type encoding/json encodes, or the runtime would
-// refuse every call.
+// refuse every call. A forever guard's seal= expression is type-checked in the package's
+// scope, not the function's (the sealer is the package's, evaluated at each call), and must
+// have Seal and Open methods as once.Sealer has.
 //
 // # Wrappers
 //

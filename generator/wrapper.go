@@ -186,7 +186,7 @@ func localNames(p *plan) names {
 	for _, pr := range p.params {
 		taken[pr.name] = true
 	}
-	for _, list := range [][]directive.TypedExpr{p.keys, p.fprint, exprs(p.scope, p.capX, p.nX)} {
+	for _, list := range [][]directive.TypedExpr{p.keys, p.fprint, exprs(p.scope, p.capX, p.nX, p.sealX)} {
 		for _, k := range list {
 			ast.Inspect(k.AST, func(n ast.Node) bool {
 				if id, ok := n.(*ast.Ident); ok {
@@ -462,7 +462,7 @@ func guardValue(p *plan) (jen.Code, error) {
 	typeName, fields := spec.Guard, spec.Fields(d)
 	if d.HasTable() {
 		typeName = directive.TableGuard
-		fields = []directive.Field{{Name: "Name", Value: d.Name}, {Name: "OnConflict", Value: runtimeName(spec.NotRun)}}
+		fields = []directive.Field{{Name: "Name", Value: d.Name}, {Name: "OnConflict", Value: directive.RuntimeName(spec.NotRun)}}
 		if spec.Table.Fields != nil {
 			fields = append(fields, spec.Table.Fields(d)...)
 		}
@@ -485,8 +485,21 @@ func guardValue(p *plan) (jen.Code, error) {
 			}
 		case directive.IntOrExpr:
 			v = intCode(x, p.typed(x))
-		case runtimeName:
-			v = jen.Qual(RuntimePath, string(x))
+		case directive.RuntimeName:
+			if x != "" {
+				v = jen.Qual(RuntimePath, string(x))
+			}
+		case *directive.Expr:
+			if x != nil {
+				if p.sealX == nil || p.sealX.Pos != x.Pos {
+					return nil, fmt.Errorf("oncegen: field %s of the %s guard: expression %s was not type-checked", f.Name, d.Kind, x.Text)
+				}
+				c, err := exprCode(p.sealX.AST, p.sealX.Info)
+				if err != nil {
+					return nil, err
+				}
+				v = c
+			}
 		default:
 			return nil, fmt.Errorf("oncegen: field %s of the %s guard has a value of type %T", f.Name, d.Kind, f.Value)
 		}
@@ -496,9 +509,6 @@ func guardValue(p *plan) (jen.Code, error) {
 	}
 	return jen.Qual(RuntimePath, typeName).Values(values...), nil
 }
-
-// runtimeName is a field value naming a declaration of package once (once.Duplicate).
-type runtimeName string
 
 // wrapperDoc is the wrapper's doc comment: which promise it keeps, and what a duplicate gets.
 func wrapperDoc(p *plan) string {

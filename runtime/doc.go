@@ -74,7 +74,8 @@
 // door (oncehttp) stores the account and the client's reference the same way, so all meet on
 // one row and one scope per account.
 //
-// The function's error decides what is recorded: nil records the result; Terminal records a
+// The function's error decides what is recorded: nil records the result (as it is, sealed by
+// Forever.Seal, as a digest or not at all: Forever.Record); Terminal records a
 // failure replayed to every retry; Rejected records nothing (the input was refused before
 // any work, and a corrected call may use the key); Uncertain records that nobody knows
 // whether the effect happened; any other error releases the key for a retry. While it runs,

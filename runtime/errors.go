@@ -33,10 +33,11 @@ var (
 	// ErrNoRequestScope: a request-length guard ran with a context that has no request
 	// scope (see WithRequestScope).
 	ErrNoRequestScope = errors.New("once: no request scope in context")
-	// ErrResultTooLarge: a function's result, encoded as JSON, was over its Forever guard's
-	// MaxResult. The effect happened and is recorded done, without the result; later calls
-	// get this error instead of a replay.
-	ErrResultTooLarge = errors.New("once: result too large to record")
+	// ErrResultTooLarge: a function's result could not be recorded: encoded as JSON (and
+	// sealed, with Forever.Seal), it was over its Forever guard's MaxResult, or it could not
+	// be encoded, or Seal failed. The effect happened and is recorded done, without the
+	// result (the row's error says why); later calls get this error instead of a replay.
+	ErrResultTooLarge = errors.New("once: result not recorded")
 	// ErrRetryable: the call failed for a reason that passes by itself (a serialization failure,
 	// a deadlock, a lost connection, a server shutting down) and left no claim behind, so the
 	// same call may be made again. An error matching it still matches the database error it

@@ -89,6 +89,19 @@ type Forever struct {
 	RepeatSafe bool
 	// MaxResult is the most bytes of JSON result recorded; zero means DefaultMaxResult.
 	MaxResult int
+	// Record says what is recorded of a successful call's value (ForeverValue): the value
+	// (RecordValue, the zero value), nothing (RecordNothing) or its digest (RecordDigest).
+	// Under the last two a duplicate learns that the work was done, not what it returned:
+	// it gets T's zero value with the Duplicate outcome.
+	Record Record
+	// Seal, when set, is what the recorded value passes through: its JSON is sealed before
+	// it is written (and stored as a JSON string of the sealed bytes' base64, marked sealed
+	// in result_form) and opened when a duplicate replays it, so a secret in the value (a
+	// payment's client secret) is never in once.operations in the clear. If Seal fails
+	// after the function succeeded, the operation is recorded done without its result, as
+	// one over MaxResult is; if Open fails, the duplicate gets an error wrapping it, with
+	// the Duplicate outcome, and the row is left as it is. It applies to RecordValue only.
+	Seal Sealer
 	// NoHeartbeat turns the automatic heartbeat off. By default, when the call's DB is a
 	// *pgxpool.Pool, a function still running after Stale/3 (15 s by default) starts showing
 	// the attempt's life every Stale/3, on a connection of its own from the pool, until it
@@ -231,7 +244,7 @@ const foreverReadSQL = `SELECT ` + foreverRowColumns + `
 FROM once.operations WHERE name = $1 AND scope = $2 AND key = $3`
 
 // foreverRowColumns are what a duplicate is answered from ($4: the stale window, in µs).
-const foreverRowColumns = `id::text, state::text, token, attempts, fingerprint, result, error,
+const foreverRowColumns = `id::text, state::text, token, attempts, fingerprint, result, coalesce(result_form, ''), error,
 	state = 'open' AND alive_at < clock_timestamp() - $4::bigint * interval '1 microsecond',
 	expires_at IS NOT NULL AND expires_at <= clock_timestamp()`
 
@@ -253,7 +266,7 @@ const foreverReadFirstSQL = `WITH seen AS (
 	ON CONFLICT (name, scope, key) DO NOTHING
 	RETURNING 1
 )
-SELECT true, '', '', '', 0, NULL::bytea, NULL::json, NULL::text, false, false FROM claimed
+SELECT true, '', '', '', 0, NULL::bytea, NULL::json, '', NULL::text, false, false FROM claimed
 UNION ALL
 SELECT false, * FROM seen`
 
@@ -262,7 +275,7 @@ SELECT false, * FROM seen`
 // callers taking over the same row only one succeeds; the other reads again.
 const foreverTakeoverSQL = `UPDATE once.operations SET state = 'open', token = $5, attempts = attempts + 1,
 	claimed_at = statement_timestamp(), alive_at = statement_timestamp(), settled_at = NULL, expires_at = NULL,
-	uncertain_since = NULL, result = NULL, error = NULL, fingerprint = coalesce(fingerprint, $6),
+	uncertain_since = NULL, result = NULL, result_form = NULL, error = NULL, fingerprint = coalesce(fingerprint, $6),
 	retain = $9::bigint * interval '1 microsecond'
 WHERE name = $1 AND scope = $2 AND key = $3 AND token = $4 AND (state = 'released' OR ($7::bool AND state = 'open'
 	AND alive_at < clock_timestamp() - $8::bigint * interval '1 microsecond'))
@@ -304,12 +317,12 @@ WHERE name = $1 AND scope = $2 AND key = $3 AND token = $4 AND state = 'open' AN
 // from open to done), and the table leaves room in each page for the new row version (its
 // fillfactor), so PostgreSQL writes the new version beside the old one and no index entry.
 // A guard with a Retain sets expires_at, which the reaper's index reads, and pays its entry.
-const foreverSettleDoneSQL = `UPDATE once.operations SET state = 'done', result = $5, error = $6,
+const foreverSettleDoneSQL = `UPDATE once.operations SET state = 'done', result = $5, result_form = $7, error = $6,
 	settled_at = statement_timestamp(), expires_at = statement_timestamp() + retain, uncertain_since = NULL
 WHERE name = $1 AND scope = $2 AND key = $3 AND token = $4 AND state IN ('open', 'uncertain')`
 
 // foreverSettleSQL records an attempt that failed, was released or is uncertain ($5).
-const foreverSettleSQL = `UPDATE once.operations SET state = $5::once.operation_state, result = NULL, error = $6,
+const foreverSettleSQL = `UPDATE once.operations SET state = $5::once.operation_state, result = NULL, result_form = NULL, error = $6,
 	settled_at = statement_timestamp(),
 	expires_at = CASE WHEN $5::once.operation_state <> 'uncertain' THEN statement_timestamp() + retain END,
 	uncertain_since = CASE WHEN $5::once.operation_state = 'uncertain' THEN coalesce(uncertain_since, statement_timestamp()) END
@@ -319,7 +332,7 @@ WHERE name = $1 AND scope = $2 AND key = $3 AND token = $4 AND state IN ('open',
 // statement, so they commit with the outcome or not at all, and only if the attempt still
 // owns the claim (the inserts read from the update's RETURNING).
 const foreverSettleWithSQL = `WITH op AS (
-	UPDATE once.operations SET state = $5::once.operation_state, result = $6, error = $7,
+	UPDATE once.operations SET state = $5::once.operation_state, result = $6, result_form = $15, error = $7,
 		settled_at = statement_timestamp(),
 		expires_at = CASE WHEN $5::once.operation_state <> 'uncertain' THEN statement_timestamp() + retain END,
 		uncertain_since = CASE WHEN $5::once.operation_state = 'uncertain' THEN coalesce(uncertain_since, statement_timestamp()) END
@@ -398,7 +411,7 @@ func foreverDo[T any](ctx context.Context, db DB, p *foreverCall, fn func(contex
 		return zero, Outcome{}, classify(err)
 	}
 	if a == nil {
-		return replay[T](p, row)
+		return replay[T](ctx, p, row)
 	}
 	return runAttempt(ctx, p, a, fn)
 }
@@ -414,13 +427,15 @@ type foreverCall struct {
 	heartbeat   bool
 	maxResult   int
 	wait        time.Duration
+	record      Record
+	sealer      Sealer
 	// value says the call records its function's value (ForeverValue), not only its outcome.
 	value bool
 }
 
 func (g Forever) call(ref Ref, value bool) *foreverCall {
 	return &foreverCall{name: g.Name, ref: ref, retain: g.Retain, stale: g.Stale, repeatSafe: g.RepeatSafe,
-		heartbeat: !g.NoHeartbeat, maxResult: g.MaxResult, wait: g.Wait, value: value}
+		heartbeat: !g.NoHeartbeat, maxResult: g.MaxResult, wait: g.Wait, record: g.Record, sealer: g.Seal, value: value}
 }
 
 // what names the call in errors: "forever guard billing.Charge".
@@ -457,6 +472,10 @@ func (p *foreverCall) check(nilFunc bool) error {
 		return p.invalid("negative MaxResult %d", p.maxResult)
 	case p.wait < 0:
 		return p.invalid("negative wait %v", p.wait)
+	case p.record > RecordDigest:
+		return p.invalid("unknown Record %d", p.record)
+	case p.record != RecordValue && p.sealer != nil:
+		return p.invalid("Seal is set but Record keeps no value to seal")
 	}
 	if p.maxResult == 0 {
 		p.maxResult = DefaultMaxResult
@@ -504,6 +523,7 @@ type operationRow struct {
 	attempts    int
 	fingerprint []byte
 	result      []byte
+	form        string // result_form: "" for a plain result
 	errText     *string
 	stale       bool
 	expired     bool
@@ -593,7 +613,7 @@ func (p *foreverCall) insertOrRead(ctx context.Context, db DB, token string, rea
 		var claimed bool
 		err := db.QueryRow(ctx, foreverReadFirstSQL, p.name, p.ref.Scope, p.ref.Key, dbcall.Micros(p.stale),
 			id, token, p.fingerprint, dbcall.MicrosOrNil(p.retain)).
-			Scan(&claimed, &row.id, &row.state, &row.token, &row.attempts, &row.fingerprint, &row.result, &row.errText, &row.stale, &row.expired)
+			Scan(&claimed, &row.id, &row.state, &row.token, &row.attempts, &row.fingerprint, &row.result, &row.form, &row.errText, &row.stale, &row.expired)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
 			return nil, nil, nil
@@ -622,7 +642,7 @@ func (p *foreverCall) insertOrRead(ctx context.Context, db DB, token string, rea
 func scanOperationRow(r pgx.Row) (*operationRow, error) {
 	row := &operationRow{}
 	err := r.Scan(&row.id, &row.state, &row.token, &row.attempts, &row.fingerprint,
-		&row.result, &row.errText, &row.stale, &row.expired)
+		&row.result, &row.form, &row.errText, &row.stale, &row.expired)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
@@ -654,8 +674,9 @@ func (p *foreverCall) errorf(err error, format string, args ...any) error {
 	return fmt.Errorf("once: %s: %s: %s: %w", p.what(), p.label(), fmt.Sprintf(format, args...), err)
 }
 
-// replay answers a call from the row it ran into.
-func replay[T any](p *foreverCall, row *operationRow) (T, Outcome, error) {
+// replay answers a call from the row it ran into. A result recorded as nothing or as a
+// digest replays T's zero value; a sealed one is opened (with ctx) first.
+func replay[T any](ctx context.Context, p *foreverCall, row *operationRow) (T, Outcome, error) {
 	var zero T
 	out := Outcome{Status: Duplicate, Holder: row.id}
 	text := ""
@@ -672,6 +693,16 @@ func replay[T any](p *foreverCall, row *operationRow) (T, Outcome, error) {
 		}
 		if !p.value {
 			return zero, out, nil
+		}
+		if row.form != "" {
+			if row.form != formSealed {
+				return zero, out, nil // a digest: the work was done, its value is not kept
+			}
+			v, err := openSealed[T](ctx, p, row)
+			if err != nil {
+				return zero, out, err
+			}
+			return v, out, nil
 		}
 		var v T
 		if err := json.Unmarshal(row.result, &v); err != nil {
@@ -704,13 +735,13 @@ func runAttempt[T any](ctx context.Context, p *foreverCall, a *Attempt, fn func(
 		if p.repeatSafe {
 			state = opReleased
 		}
-		a.settle(sctx, state, nil, "the function panicked")
+		a.settle(sctx, state, nil, "", "the function panicked")
 	})
 	stopHeartbeat()
 	sctx, cancel := dbcall.SettleContext(ctx)
 	defer cancel()
 
-	state, result, text := opDone, []byte(nil), ""
+	state, result, form, text := opDone, []byte(nil), "", ""
 	var tooLarge error
 	var term terminalError
 	var rejected rejectedError
@@ -720,6 +751,10 @@ func runAttempt[T any](ctx context.Context, p *foreverCall, a *Attempt, fn func(
 			uerr = err
 		}
 		state, text = opUncertain, uerr.Error()
+	case err == nil && p.value && p.record == RecordNothing:
+		form = formNone
+	case err == nil && p.value && (p.record == RecordDigest || p.sealer != nil):
+		result, form, text, tooLarge = p.atRest(sctx, a.id, v)
 	case err == nil && p.value:
 		enc, merr := json.Marshal(v)
 		switch {
@@ -740,7 +775,7 @@ func runAttempt[T any](ctx context.Context, p *foreverCall, a *Attempt, fn func(
 	default:
 		state, text = opReleased, err.Error()
 	}
-	if serr := a.settle(sctx, state, result, text); serr != nil {
+	if serr := a.settle(sctx, state, result, form, text); serr != nil {
 		return v, out, errors.Join(err, tooLarge, serr)
 	}
 	if tooLarge != nil {
@@ -754,10 +789,11 @@ func runAttempt[T any](ctx context.Context, p *foreverCall, a *Attempt, fn func(
 
 // settle records the attempt's outcome, with its ledger entries and follow-ups when it is
 // done or failed (a released or uncertain attempt delivered nothing that can be counted). A
-// withdrawn attempt's claim is deleted, or released when it cannot be (see Rejected).
-func (a *Attempt) settle(ctx context.Context, state string, result []byte, text string) error {
+// withdrawn attempt's claim is deleted, or released when it cannot be (see Rejected). form is
+// the result's form (see Record and Sealer), "" for a plain one.
+func (a *Attempt) settle(ctx context.Context, state string, result []byte, form, text string) error {
 	if m := memoryOf(a.db); m != nil {
-		return a.memorySettle(m, state, result, text)
+		return a.memorySettle(m, state, result, form, text)
 	}
 	p := a.call
 	key := p.keyArgs(a.token)
@@ -786,10 +822,11 @@ func (a *Attempt) settle(ctx context.Context, state string, result []byte, text 
 		args := append(key, state, dbcall.JSON(result), errText)
 		args = append(args, ledgerColumns(ledgerRows)...)
 		args = append(args, followUpColumns(followups)...)
+		args = append(args, formArg(form))
 		err = a.db.QueryRow(ctx, foreverSettleWithSQL, args...).Scan(&n)
 	case state == opDone:
 		var tag pgconn.CommandTag
-		tag, err = a.db.Exec(ctx, foreverSettleDoneSQL, append(key, dbcall.JSON(result), errText)...)
+		tag, err = a.db.Exec(ctx, foreverSettleDoneSQL, append(key, dbcall.JSON(result), errText, formArg(form))...)
 		n = tag.RowsAffected()
 	default:
 		var tag pgconn.CommandTag

@@ -34,7 +34,7 @@ func BenchmarkForever(b *testing.B) {
 				if _, err := pool.Exec(ctx, once.ForeverClaimSQL, name, "", key, once.NewOperationID(), "token", nil, nil); err != nil {
 					return err
 				}
-				_, err := pool.Exec(ctx, once.ForeverSettleDoneSQL, name, "", key, "token", string(enc), nil)
+				_, err := pool.Exec(ctx, once.ForeverSettleDoneSQL, name, "", key, "token", string(enc), nil, nil)
 				return err
 			}
 		}
@@ -72,10 +72,11 @@ func BenchmarkForever(b *testing.B) {
 			var id, state, token string
 			var attempts int
 			var fp, res []byte
+			var form string
 			var errText *string
 			var stale, expired bool
 			return pool.QueryRow(ctx, once.ForeverReadFirstSQL, "bench.Bare", "", "replayed", int64(1e9), once.NewOperationID(), "token2", nil, nil).
-				Scan(&claimed, &id, &state, &token, &attempts, &fp, &res, &errText, &stale, &expired)
+				Scan(&claimed, &id, &state, &token, &attempts, &fp, &res, &form, &errText, &stale, &expired)
 		}
 	}
 	guardReplay := func(b *testing.B, _ *benchKeys) func() error {

@@ -75,7 +75,7 @@ func (p *foreverCall) memoryClaim(m *memstore.Store, db DB) (*Attempt, *operatio
 	case op.State == opReleased || (stale && p.repeatSafe):
 		op.State, op.Token, op.AliveAt, op.Retain = opOpen, newToken(), now, p.retain
 		op.Attempts++
-		op.ExpiresAt, op.Result, op.Err = time.Time{}, nil, nil
+		op.ExpiresAt, op.Result, op.Form, op.Err = time.Time{}, nil, "", nil
 		if op.Fingerprint == nil {
 			op.Fingerprint = p.fingerprint
 		}
@@ -85,13 +85,13 @@ func (p *foreverCall) memoryClaim(m *memstore.Store, db DB) (*Attempt, *operatio
 		op.State, op.Err = opUncertain, &reason
 	}
 	return nil, &operationRow{id: op.ID, state: op.State, token: op.Token, attempts: op.Attempts,
-		fingerprint: op.Fingerprint, result: op.Result, errText: op.Err}, nil
+		fingerprint: op.Fingerprint, result: op.Result, form: op.Form, errText: op.Err}, nil
 }
 
 // memorySettle is Attempt.settle on the stand-in. What is recorded (state, result, text) is
 // the caller's, as it is for the database; ledger entries and follow-ups are not kept, as
 // only onceops reads them, and it needs PostgreSQL.
-func (a *Attempt) memorySettle(m *memstore.Store, state string, result []byte, text string) error {
+func (a *Attempt) memorySettle(m *memstore.Store, state string, result []byte, form, text string) error {
 	p := a.call
 	m.Lock()
 	defer m.Unlock()
@@ -115,9 +115,9 @@ func (a *Attempt) memorySettle(m *memstore.Store, state string, result []byte, t
 		op.Err = &text
 	}
 	now := m.Now()
-	op.State, op.Result, op.ExpiresAt = state, nil, time.Time{}
+	op.State, op.Result, op.Form, op.ExpiresAt = state, nil, "", time.Time{}
 	if state == opDone {
-		op.Result = result
+		op.Result, op.Form = result, form
 	}
 	if state != opUncertain && op.Retain > 0 {
 		op.ExpiresAt = now.Add(op.Retain)

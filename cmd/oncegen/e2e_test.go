@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -239,4 +240,58 @@ func filesNamed(paths []string, part string) []string {
 		}
 	}
 	return out
+}
+
+// Wrappers generated from result= and seal= keep a secret result out of once.operations
+// and replay what the docs say: a sealed intent whole, a redacted one without its secret,
+// a digest's and nothing's as the zero value. The plain guard's row holds the secret: the
+// control that shows the SQL assertion finds it where it is.
+func TestGeneratedWrappers_ResultsAtRest(t *testing.T) {
+	t.Parallel()
+	mod, storm := buildStorm(t)
+	db := setupDatabase(t, mod)
+	out, err := exec.Command(storm, "-db", db.URL, "-results", "o-42").Output()
+	if err != nil {
+		t.Fatalf("storm -results: %v\n%s", err, out)
+	}
+	type intent struct {
+		ID           string `json:"id"`
+		ClientSecret string `json:"client_secret"`
+	}
+	var got map[string][]struct {
+		Status string
+		Intent intent
+		Error  string
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("storm output %q: %v", out, err)
+	}
+	const secret = "pi_o-42_secret_e2e"
+	whole := intent{ID: "pi_o-42", ClientSecret: secret}
+	replayed := map[string]intent{"plain": whole, "sealed": whole, "redacted": {ID: "pi_o-42"}, "digest": {}, "none": {}}
+	forms := map[string]string{"plain": "", "sealed": "sealed", "redacted": "sealed", "digest": "digest", "none": "none"}
+	for form, want := range replayed {
+		calls := got[form]
+		if len(calls) != 2 || calls[0].Status != "ran" || calls[0].Intent != whole || calls[0].Error != "" {
+			t.Errorf("%s: first call %+v; want ran with the whole intent", form, calls)
+			continue
+		}
+		if calls[1].Status != "duplicate" || calls[1].Intent != want || calls[1].Error != "" {
+			t.Errorf("%s: duplicate %+v; want duplicate with %+v", form, calls[1], want)
+		}
+		name := "app.CreateIntent" + strings.ToUpper(form[:1]) + form[1:]
+		row, err := psqlCommand(db.URL, fmt.Sprintf(`SELECT coalesce(result_form, ''), (row_to_json(operations)::text LIKE '%%%s%%')
+FROM once.operations WHERE name = '%s'`, secret, name))
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", form, err, row)
+		}
+		wantRow := forms[form] + "|" + map[bool]string{true: "t", false: "f"}[form == "plain"]
+		if strings.TrimSpace(string(row)) != wantRow {
+			t.Errorf("%s: the row holds form|secret %q, want %q", form, strings.TrimSpace(string(row)), wantRow)
+		}
+	}
+	effects, err := psqlCommand(db.URL, `SELECT count(*) FROM effects WHERE kind LIKE 'intent-%'`)
+	if err != nil || strings.TrimSpace(string(effects)) != "5" {
+		t.Errorf("%s effects (%v), want 5: one per guard", effects, err)
+	}
 }

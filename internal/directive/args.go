@@ -21,14 +21,14 @@ const (
 	wordList                   // comma-separated plain words (SQL text values)
 	guardName                  // a guard name
 	word                       // a plain word
-	enum                       // one fixed word
+	enum                       // one of fixed words
 )
 
 // argSpec says what one argument takes, where its value goes and, for a missing required
 // one, what to write.
 type argSpec struct {
 	typ     valueType
-	only    string // the one value of an enum
+	only    string // the values of an enum, separated by |
 	example string // shown when the argument is missing
 	// set stores the parsed value in the Directive field that holds the argument.
 	set func(d *Directive, v value)
@@ -43,7 +43,7 @@ type value struct {
 	num   IntOrExpr     // intOrExpr, intLit
 	dur   time.Duration // duration
 	yes   bool          // boolean; an enum, given
-	text  string        // tableName, ident, guardName, word
+	text  string        // tableName, ident, guardName, word, enum (the value given)
 	words []string      // identList, wordList
 }
 

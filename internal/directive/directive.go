@@ -82,6 +82,11 @@ type Directive struct {
 	// ForeverWait is forever's wait=, how long a call that finds its key in flight waits for
 	// the holder's recorded result (0: it answers in flight at once).
 	ForeverWait time.Duration
+	// Result is forever's result=: what is recorded of the function's value ("value",
+	// "none" or "digest"; "" when not given, which records the value).
+	Result string
+	// Seal is forever's seal= expression, a once.Sealer the recorded value passes through.
+	Seal *Expr
 	// NullsNotDistinct is forever's nulls=notdistinct, in its table= form: the index treats
 	// NULL keys as equal.
 	NullsNotDistinct bool

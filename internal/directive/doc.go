@@ -65,6 +65,7 @@
 // function's scope. A key= or scope= part must have a type once.Key encodes, a
 // fingerprint= part one encoding/json encodes (no channels, functions, complex numbers, or
 // map keys that are not strings, integers or text marshalers), cap= and n= must be integers,
-// and none may read the clock or a random source. Its errors are [Error]s too, worded and
+// a forever's seal= (checked in the package's scope) a once.Sealer, and none may read the
+// clock or a random source. Its errors are [Error]s too, worded and
 // placed the same whichever tool prints them.
 package directive

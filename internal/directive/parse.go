@@ -393,11 +393,16 @@ func (p *fileParser) setValue(d *Directive, a Arg, s argSpec) {
 		}
 		val.text = v
 	case enum:
-		if v != s.only {
-			bad("the only value is %s=%s", a.Name, s.only)
+		choices := strings.Split(s.only, "|")
+		if !slices.Contains(choices, v) {
+			if len(choices) == 1 {
+				bad("the only value is %s=%s", a.Name, s.only)
+			} else {
+				bad("must be one of %s", strings.Join(choices, ", "))
+			}
 			return
 		}
-		val.yes = true
+		val.yes, val.text = true, v
 	}
 	s.set(d, val)
 }

@@ -108,7 +108,8 @@ type Spec struct {
 	MayWrapPaidEffect bool
 
 	// Fields are the runtime guard's fields the key= form's wrapper sets, in order: each
-	// value a string, bool, time.Duration or IntOrExpr; a zero value is left out.
+	// value a string, bool, time.Duration, IntOrExpr, RuntimeName or *Expr; a zero value is
+	// left out.
 	Fields func(d *Directive) []Field
 	// Doc is the sentences of the key= form's wrapper doc that say what a call does, after
 	// the promise, the guard and the key.
@@ -153,8 +154,12 @@ type TableForm struct {
 // Field is one field of a runtime guard's composite literal, as a generated wrapper sets it.
 type Field struct {
 	Name  string
-	Value any // string, bool, time.Duration or IntOrExpr
+	Value any // string, bool, time.Duration, IntOrExpr, RuntimeName or *Expr (typed by CheckTypes)
 }
+
+// RuntimeName is a field value naming a declaration of package once (once.RecordDigest); ""
+// leaves the field out.
+type RuntimeName string
 
 // Column is a column a table= form relies on. oncegen adopts it when the table has it in
 // this form, adds it when the table has no such column, and refuses any other form.
@@ -419,19 +424,43 @@ var specs = []*Spec{
 				set: func(d *Directive, v value) { d.RepeatSafe = v.yes }},
 			"wait": {typ: duration, example: "wait=5s",
 				set: func(d *Directive, v value) { d.ForeverWait = v.dur }},
+			"result": {typ: enum, only: "value|none|digest", example: "result=none",
+				set: func(d *Directive, v value) { d.Result = v.text }},
+			"seal": {typ: expr, example: "seal=resultSealer",
+				set: func(d *Directive, v value) { d.Seal = &v.exprs[0] }},
 		}),
 		Fields: func(d *Directive) []Field {
-			return []Field{{"Name", d.Name}, {"Retain", d.Retain}, {"Stale", d.Stale}, {"RepeatSafe", d.RepeatSafe}, {"Wait", d.ForeverWait}}
+			return []Field{{"Name", d.Name}, {"Retain", d.Retain}, {"Stale", d.Stale}, {"RepeatSafe", d.RepeatSafe}, {"Wait", d.ForeverWait},
+				{"Record", recordConst[d.Result]}, {"Seal", d.Seal}}
 		},
 		Doc: func(d *Directive) string {
 			s := "A duplicate call does not run " + d.Func.Name.Name + ": it gets the outcome, and result, the first call recorded"
-			if d.ForeverWait > 0 {
-				return s + "; one that finds the first still running waits up to " + shortDuration(d.ForeverWait) + " for it, then answers in flight."
+			switch d.Result {
+			case "none":
+				s = "A duplicate call does not run " + d.Func.Name.Name + ": it gets the outcome the first call recorded, and the zero value (result=none records nothing of the result)"
+			case "digest":
+				s = "A duplicate call does not run " + d.Func.Name.Name + ": it gets the outcome the first call recorded, and the zero value (result=digest records only the result's SHA-256)"
 			}
-			return s + "; one that finds the first still running answers in flight."
+			if d.ForeverWait > 0 {
+				s += "; one that finds the first still running waits up to " + shortDuration(d.ForeverWait) + " for it, then answers in flight."
+			} else {
+				s += "; one that finds the first still running answers in flight."
+			}
+			if d.Seal != nil {
+				s += " The result is recorded sealed by " + d.Seal.Text + " and opened by it for a duplicate."
+			}
+			return s
 		},
 		Mechanism: func(d *Directive) string {
 			s := "unique claim in once.operations, outcome recorded"
+			switch {
+			case d.Result == "none":
+				s += " without its result"
+			case d.Result == "digest":
+				s += " with its result's digest"
+			case d.Seal != nil:
+				s += " with its result sealed by " + d.Seal.Text
+			}
 			if d.Retain > 0 {
 				s += ", kept " + shortDuration(d.Retain)
 			}
@@ -460,6 +489,10 @@ var specs = []*Spec{
 		},
 	},
 }
+
+// recordConst names, by forever's result=, the once.Record constant the wrapper sets; the
+// value (the default) sets none.
+var recordConst = map[string]RuntimeName{"none": "RecordNothing", "digest": "RecordDigest"}
 
 // KeyedByRef reports that the kind's runtime guard takes a once.Ref (scope, key and input)
 // where the others take a key: the kind whose key= form takes scope= (forever).

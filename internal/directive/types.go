@@ -32,6 +32,8 @@ type Typed struct {
 	Scope       *TypedExpr
 	Fingerprint []TypedExpr
 	Cap, N      *TypedExpr
+	// Seal is forever's typed seal=, a once.Sealer in the package's scope (nil without it).
+	Seal *TypedExpr
 }
 
 // TypedExpr is one directive expression, parsed and type-checked in the guarded function's
@@ -60,7 +62,10 @@ type TypedExpr struct {
 //     the forms a generated wrapper can repeat (no function or composite literals, no channel
 //     receives);
 //   - each key= and scope= part has a type once.Key encodes, each fingerprint= part a
-//     type encoding/json encodes, and cap= and n= are integers.
+//     type encoding/json encodes, and cap= and n= are integers;
+//   - forever's seal= type-checks in the package's scope (a package-level variable, or a
+//     call of a package-level function) to a once.Sealer, and it and result= are only on a
+//     function returning (T, error), seal= only where the value itself is recorded.
 func CheckTypes(fset *token.FileSet, pkg *types.Package, info *types.Info, d *Directive) (*Typed, []*Error) {
 	c := &typeChecker{fset: fset, pkg: pkg, d: d}
 	t := c.check(info)
@@ -176,7 +181,84 @@ func (c *typeChecker) check(info *types.Info) *Typed {
 	if !d.N.IsLit && d.N.Expr.Text != "" {
 		t.N = c.intExpr("n", d.N.Expr, scope, t)
 	}
+	c.checkRecord(t)
 	return t
+}
+
+// checkRecord checks forever's result= and seal=: what is recorded of the function's value.
+func (c *typeChecker) checkRecord(t *Typed) {
+	d := c.d
+	for _, arg := range []string{"result", "seal"} {
+		if a, ok := d.Arg(arg); ok && t.Result == nil {
+			c.errorf(a.Pos, "%s: %s= says how its result is recorded, and it returns only an error: leave %s= out", c.on(), arg, arg)
+			return
+		}
+	}
+	if d.Seal == nil {
+		return
+	}
+	if d.Result != "" && d.Result != "value" {
+		a, _ := d.Arg("seal")
+		c.errorf(a.Pos, "%s: seal= seals the recorded value, and result=%s records none: leave one out", c.on(), d.Result)
+		return
+	}
+	// In the package's scope: the sealer is the package's, not a call's.
+	x := c.expr("seal", *d.Seal, token.NoPos, t)
+	if x == nil {
+		return
+	}
+	if b, ok := x.Type.(*types.Basic); ok && b.Kind() == types.UntypedNil {
+		c.errorf(x.Pos, "%s: seal=nil seals nothing: leave seal= out", c.on())
+		return
+	}
+	// The wrapper writes the expression inside a function whose parameters are the guarded
+	// function's: one of theirs with a name the expression uses would shadow it there.
+	var hidden *types.Var
+	ast.Inspect(x.AST, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok && hidden == nil {
+			if obj := x.Info.Uses[id]; obj != nil {
+				if v := shadowingVar(t.Sig, obj.Name()); v != nil && v != obj {
+					hidden = v
+				}
+			}
+		}
+		return hidden == nil
+	})
+	if hidden != nil {
+		c.errorf(x.Pos, "%s: seal=%s uses a package-level name that the parameter %s hides in the wrapper: rename one", c.on(), x.Text, hidden.Name())
+		return
+	}
+	if !types.AssignableTo(x.Type, sealerType(t.Sig.Params().At(0).Type())) {
+		c.errorf(x.Pos, "%s: seal=%s has type %s, which is not a once.Sealer: it needs the methods Seal and Open, each func(context.Context, []byte) ([]byte, error)",
+			c.on(), x.Text, types.TypeString(x.Type, types.RelativeTo(c.pkg)))
+		return
+	}
+	t.Seal = x
+}
+
+// shadowingVar returns sig's receiver or parameter called name, or nil.
+func shadowingVar(sig *types.Signature, name string) *types.Var {
+	if r := sig.Recv(); r != nil && r.Name() == name {
+		return r
+	}
+	for i := range sig.Params().Len() {
+		if p := sig.Params().At(i); p.Name() == name {
+			return p
+		}
+	}
+	return nil
+}
+
+// sealerType is once.Sealer's method set, built from context.Context (ctx, the guarded
+// function's first parameter's type): the package need not import the runtime yet.
+func sealerType(ctx types.Type) *types.Interface {
+	bytes := types.NewSlice(types.Typ[types.Byte])
+	method := func(name string) *types.Func {
+		params := types.NewTuple(types.NewVar(token.NoPos, nil, "ctx", ctx), types.NewVar(token.NoPos, nil, "b", bytes))
+		results := types.NewTuple(types.NewVar(token.NoPos, nil, "", bytes), types.NewVar(token.NoPos, nil, "", types.Universe.Lookup("error").Type()))
+		return types.NewFunc(token.NoPos, nil, name, types.NewSignatureType(nil, nil, nil, params, results, false))
+	}
+	return types.NewInterfaceType([]*types.Func{method("Open"), method("Seal")}, nil).Complete()
 }
 
 // invalidVar returns the receiver, parameter or result of sig whose type did not
@@ -286,7 +368,11 @@ func (c *typeChecker) expr(arg string, e Expr, scope token.Pos, t *Typed) *Typed
 		if te, ok := err.(types.Error); ok {
 			pos, msg = at(te.Pos), te.Msg
 		}
-		c.errorf(pos, "%s: %s=%s: %s (a key may use the function's parameters)", c.on(), arg, e.Text, msg)
+		hint := "a key may use the function's parameters"
+		if arg == "seal" {
+			hint = "seal= names a package-level variable or calls a package-level function"
+		}
+		c.errorf(pos, "%s: %s=%s: %s (%s)", c.on(), arg, e.Text, msg, hint)
 		return nil
 	}
 	ok := true

@@ -129,6 +129,16 @@ type Slug struct{ s string }
 func (s Slug) OnceKey() string { return s.s }
 
 type Service struct{ tenant string }
+
+func tenantOf(s Service) string { return s.tenant }
+
+// passThrough passes recorded results through as they are: a once.Sealer by its methods.
+type passThrough struct{}
+
+func (passThrough) Seal(ctx context.Context, b []byte) ([]byte, error) { return b, nil }
+func (passThrough) Open(ctx context.Context, b []byte) ([]byte, error) { return b, nil }
+
+var sealer passThrough
 `
 
 func TestCheckTypes_WellTypedDirectivesGetTheirTypes(t *testing.T) {
@@ -243,6 +253,18 @@ func F[T any](ctx context.Context, u User) error { return nil }`,
 		{"undefined parameter type", `//once:forever key=u.ID
 func F(ctx context.Context, u Usr) error { return nil }`,
 			`a.go:%[2]d:31: //once:forever on F: the type of u (Usr) does not type-check: fix it first`},
+		{"seal not a sealer", `//once:forever key=u.ID seal=tenantOf
+func F(ctx context.Context, u User) (int64, error) { return 0, nil }`,
+			`a.go:%[1]d:30: //once:forever on F: seal=tenantOf has type func(s Service) string, which is not a once.Sealer: it needs the methods Seal and Open, each func(context.Context, []byte) ([]byte, error)`},
+		{"seal with a digest", `//once:forever key=u.ID result=digest seal=sealer
+func F(ctx context.Context, u User) (int64, error) { return 0, nil }`,
+			`a.go:%[1]d:39: //once:forever on F: seal= seals the recorded value, and result=digest records none: leave one out`},
+		{"seal hidden by a parameter", `//once:forever key=u.ID seal=sealer
+func F(ctx context.Context, u User, sealer int) (int64, error) { return 0, nil }`,
+			`a.go:%[1]d:30: //once:forever on F: seal=sealer uses a package-level name that the parameter sealer hides in the wrapper: rename one`},
+		{"seal without a value", `//once:forever key=u.ID seal=sealer
+func F(ctx context.Context, u User) error { return nil }`,
+			`a.go:%[1]d:25: //once:forever on F: seal= says how its result is recorded, and it returns only an error: leave seal= out`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

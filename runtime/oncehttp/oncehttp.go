@@ -163,6 +163,13 @@ type Config struct {
 	// larger response is sent, and its operation recorded done, but cannot be replayed: a
 	// retry gets 500 (ProblemNotRecorded).
 	MaxResponse int
+	// Seal, when set, seals each recorded response (status, replayed headers and body, as
+	// JSON) before it is written to once.operations, and opens it when a retry replays it
+	// (once.Forever.Seal): a response body carrying a secret (a payment's client secret, a
+	// new API key) is never stored in the clear. A response whose Seal fails is sent and
+	// recorded done without it, and a retry gets 500 (ProblemNotRecorded); one whose Open
+	// fails at replay gets 500 (ProblemInternal), and the record is left as it is.
+	Seal once.Sealer
 	// StrictKeys accepts only the Structured Field String form the IETF draft specifies
 	// (Idempotency-Key: "abc-123"). By default a key that is not quoted is accepted too, as
 	// it is (Idempotency-Key: abc-123, as Stripe's clients send it), provided it is
@@ -241,6 +248,12 @@ func New(cfg Config) (func(http.Handler) http.Handler, error) {
 		Wait:        m.cfg.Wait,
 		// The body is stored base64-encoded inside the JSON record, with the headers.
 		MaxResult: m.cfg.MaxResponse/3*4 + 8<<10,
+		Seal:      m.cfg.Seal,
+	}
+	if m.cfg.Seal != nil {
+		// Sealed, the record is stored as the base64 of what Seal made of it, with the
+		// sealer's own overhead (a nonce and a tag, or a key id).
+		m.op.MaxResult = m.op.MaxResult/3*4 + 8<<10
 	}
 	// Checked here by the runtime's own rule, so a name the operation would refuse on every
 	// request (each answered 500) is refused once, at start-up.
@@ -356,7 +369,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"the first request with this Idempotency-Key may or may not have taken effect; it is awaiting reconciliation")
 	case errors.Is(err, once.ErrResultTooLarge):
 		writeProblem(w, http.StatusInternalServerError, ProblemNotRecorded, "Response not recorded",
-			"the first request with this Idempotency-Key was carried out, but its response was too large to keep")
+			"the first request with this Idempotency-Key was carried out, but its response could not be kept (too large, or it could not be sealed)")
 	case r.Context().Err() != nil && errors.Is(err, r.Context().Err()):
 		// The client hung up before its claim was answered (any claim that landed
 		// was withdrawn): nobody is left to answer or to tell.

@@ -33,6 +33,10 @@ type Operation struct {
 	Attempts int
 	// Result is the recorded result (JSON) of a done operation; nil otherwise.
 	Result json.RawMessage
+	// ResultForm is how Result is kept (once.Forever's Record and Seal): "" for the value
+	// itself, "sealed" for a JSON string of the base64 of the sealed value, "digest" for a
+	// JSON string of the value's hex SHA-256, "none" for nothing.
+	ResultForm string
 	// Error is the recorded error of a failed, released or uncertain operation: why.
 	Error string
 	// RecoveryPoint is the last checkpoint recorded ("" for none).
@@ -48,7 +52,7 @@ type Operation struct {
 	Retain time.Duration
 }
 
-const operationColumns = `id::text, name, scope, key, state::text, attempts, result, coalesce(error, ''), coalesce(recovery_point, ''),
+const operationColumns = `id::text, name, scope, key, state::text, attempts, result, coalesce(result_form, ''), coalesce(error, ''), coalesce(recovery_point, ''),
 	claimed_at, alive_at, settled_at, expires_at, (extract(epoch FROM retain) * 1000000)::bigint`
 
 func scanOperation(row pgx.Row) (Operation, error) {
@@ -56,7 +60,7 @@ func scanOperation(row pgx.Row) (Operation, error) {
 	var settled, expires *time.Time
 	var result []byte
 	var retain *int64
-	err := row.Scan(&r.ID, &r.Name, &r.Scope, &r.Key, &r.State, &r.Attempts, &result, &r.Error, &r.RecoveryPoint,
+	err := row.Scan(&r.ID, &r.Name, &r.Scope, &r.Key, &r.State, &r.Attempts, &result, &r.ResultForm, &r.Error, &r.RecoveryPoint,
 		&r.ClaimedAt, &r.AliveAt, &settled, &expires, &retain)
 	if err != nil {
 		return r, err
@@ -187,7 +191,7 @@ const resolveSQL = `WITH target AS (
 	WHERE id = $1::uuid AND uncertain_since IS NOT NULL AND state = 'uncertain'
 	FOR UPDATE
 )
-UPDATE once.operations o SET state = $2::once.operation_state, result = $3,
+UPDATE once.operations o SET state = $2::once.operation_state, result = $3, result_form = NULL,
 	error = CASE WHEN $2::once.operation_state = 'done' THEN NULL ELSE coalesce($4, o.error || ' (released by an operator)') END,
 	settled_at = statement_timestamp(), expires_at = statement_timestamp() + o.retain, uncertain_since = NULL
 FROM target

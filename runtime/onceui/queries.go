@@ -4,9 +4,11 @@ import (
 	"cmp"
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -245,17 +247,18 @@ type opRow struct {
 	ID, Name, Scope, Key, State, Error, Fingerprint, RecoveryPoint string
 	Attempts                                                       int64
 	Result                                                         []byte
+	ResultForm                                                     string // result_form: "" for a plain result
 	ClaimedAt, AliveAt                                             time.Time
 	SettledAt, ExpiresAt, UncertainSince                           *time.Time
 }
 
 const opColumns = `id::text, name, scope, key, state::text, coalesce(error, ''), coalesce(encode(fingerprint, 'hex'), ''),
-	coalesce(recovery_point, ''), attempts, result, claimed_at, alive_at, settled_at, expires_at, uncertain_since`
+	coalesce(recovery_point, ''), attempts, result, coalesce(result_form, ''), claimed_at, alive_at, settled_at, expires_at, uncertain_since`
 
 func scanOp(r pgx.CollectableRow) (opRow, error) {
 	var o opRow
 	err := r.Scan(&o.ID, &o.Name, &o.Scope, &o.Key, &o.State, &o.Error, &o.Fingerprint, &o.RecoveryPoint, &o.Attempts,
-		&o.Result, &o.ClaimedAt, &o.AliveAt, &o.SettledAt, &o.ExpiresAt, &o.UncertainSince)
+		&o.Result, &o.ResultForm, &o.ClaimedAt, &o.AliveAt, &o.SettledAt, &o.ExpiresAt, &o.UncertainSince)
 	return o, err
 }
 
@@ -418,10 +421,35 @@ FROM once.followups WHERE state = $1 AND id > $2 ORDER BY id LIMIT $3`, state, a
 	})
 }
 
-// shownResult is how a recorded result appears on a page. Every result passes through it,
-// so that a guard's redaction or encryption of results at rest decides here what a page
-// shows; until the runtime records which results are redacted, it shows the recorded JSON.
-func shownResult(b []byte) string {
+// shownResult is how a recorded result appears on a page, by the form it is kept in
+// (result_form; see once.Record and once.Sealer). Every result passes through it. A sealed
+// result is shown by its size only, never its stored bytes: they are what the guard chose
+// to keep from readers of the database, and a redacted one cannot be told from an encrypted
+// one. A digest is shown by its first 12 hex digits, enough to tell two results apart.
+func shownResult(b []byte, form string) string {
+	switch form {
+	case "none":
+		return "not recorded"
+	case "sealed":
+		var s string
+		if json.Unmarshal(b, &s) != nil {
+			return "sealed (unreadable)"
+		}
+		sealed, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			return "sealed (unreadable)"
+		}
+		return fmt.Sprintf("sealed (%d bytes)", len(sealed))
+	case "digest":
+		var s string
+		if json.Unmarshal(b, &s) != nil || len(s) < 12 {
+			return "digest (unreadable)"
+		}
+		return "digest " + s[:12]
+	case "":
+	default:
+		return "kept as " + form
+	}
 	if b == nil {
 		return ""
 	}

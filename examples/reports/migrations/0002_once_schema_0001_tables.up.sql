@@ -53,8 +53,13 @@ CREATE TABLE IF NOT EXISTS once.operations (
 	uncertain_since timestamptz NULL,
 	error           text        NULL,
 	result          json        NULL,
+	result_form     text        NULL,
 	state           once.operation_state NOT NULL DEFAULT 'open',
-	CONSTRAINT operations_name_scope_key_once_forever PRIMARY KEY (name, scope, key)
+	CONSTRAINT operations_name_scope_key_once_forever PRIMARY KEY (name, scope, key),
+	-- NULL is a plain result (or none, for a guard recording no value); a form other than
+	-- none holds its result, and none holds nothing.
+	CONSTRAINT operations_result_form CHECK (result_form IS NULL
+		OR (result_form IN ('sealed', 'digest', 'none') AND (result_form = 'none') = (result IS NULL)))
 ) WITH (fillfactor = 80);
 -- Both indexes cover only the rows they serve, and read no column an open-to-done settle
 -- changes: a guard that keeps its outcomes for ever settles without an index entry.
@@ -73,6 +78,8 @@ COMMENT ON COLUMN once.operations.retain IS 'how long the guard keeps a settled 
 COMMENT ON COLUMN once.operations.alive_at IS 'the last sign of life of the attempt holding an open claim (its claim, a checkpoint, a heartbeat): past the guard''s stale window, its holder is taken to be dead.';
 COMMENT ON COLUMN once.operations.expires_at IS 'when a settled outcome is forgotten (NULL = kept for ever); after it a retry runs as new work, and the reaper deletes the row.';
 COMMENT ON COLUMN once.operations.uncertain_since IS 'when the operation became uncertain (NULL unless it is): the order in which an operator reconciles them.';
+COMMENT ON COLUMN once.operations.result IS 'what a done operation returned, as JSON, in the form result_form names; NULL when nothing was recorded (error then says why, if the function returned a value).';
+COMMENT ON COLUMN once.operations.result_form IS 'how result is kept at rest (Forever.Record and Forever.Seal): NULL = the value itself, as JSON; sealed = a JSON string of the base64 of what the guard''s Sealer made of the value (never the value in the clear); digest = a JSON string of the hex SHA-256 of the value''s canonical JSON; none = nothing recorded, by the guard''s choice.';
 COMMENT ON COLUMN once.operations.state IS 'open = an attempt holds the claim (alive_at says when it last showed life); done = the effect happened, result holds what it returned; failed = a terminal failure, error is replayed to every retry; released = the last attempt failed in a way that is safe to retry, the next call runs again; uncertain = the effect may or may not have happened (its holder died, or its result was lost): never retried until an operator resolves it.';
 
 -- Recovery points: each records that a step of an operation is done, with what it produced,

@@ -33,6 +33,7 @@ type Operation struct {
 	Attempts         int
 	Fingerprint      []byte
 	Result           []byte
+	Form             string // the result's form (sealed, digest, none), "" for a plain one
 	Err              *string
 	AliveAt          time.Time
 	Retain           time.Duration

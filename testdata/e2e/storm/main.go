@@ -49,6 +49,7 @@ func main() {
 	direct := flag.Bool("direct", false, "call the functions without their guards")
 	verify := flag.Bool("verify", false, "print once.Verify's problems, one a line, and exit")
 	first := flag.Int64("first", 0, "make one call taking this many units of a fresh key's quota, and print its outcome")
+	intents := flag.String("results", "", "call each CreateIntent guard twice for this order, and print what each call got")
 	flag.Parse()
 	ctx := context.Background()
 	cfg, err := pgxpool.ParseConfig(*dsn)
@@ -73,6 +74,10 @@ func main() {
 	}
 	if *first > 0 {
 		firstCall(ctx, pool, *first)
+		return
+	}
+	if *intents != "" {
+		resultCalls(ctx, pool, *intents)
 		return
 	}
 
@@ -296,6 +301,34 @@ func firstCall(ctx context.Context, pool *pgxpool.Pool, n int64) {
 
 // waitFor polls cond until it holds, for ten seconds at most: a storm that cannot meet
 // stops waiting, and its counts say so.
+// IntentCall is what one call of a CreateIntent guard got.
+type IntentCall struct {
+	Status string
+	Intent app.Intent
+	Error  string `json:",omitempty"`
+}
+
+// resultCalls calls each CreateIntent guard twice for order, and prints, per form, what the
+// call that ran and the duplicate got.
+func resultCalls(ctx context.Context, pool *pgxpool.Pool, order string) {
+	guards := map[string]func(context.Context, once.DB, string) (app.Intent, once.Outcome, error){
+		"sealed": app.CreateIntentSealedOnce, "redacted": app.CreateIntentRedactedOnce,
+		"digest": app.CreateIntentDigestOnce, "none": app.CreateIntentNoneOnce, "plain": app.CreateIntentPlainOnce,
+	}
+	got := map[string][]IntentCall{}
+	for form, call := range guards {
+		for range 2 {
+			v, out, err := call(ctx, pool, order)
+			c := IntentCall{Status: out.Status.String(), Intent: v}
+			if err != nil {
+				c.Error = err.Error()
+			}
+			got[form] = append(got[form], c)
+		}
+	}
+	json.NewEncoder(os.Stdout).Encode(got)
+}
+
 func waitFor(cond func() bool) {
 	deadline := time.Now().Add(10 * time.Second)
 	for !cond() && time.Now().Before(deadline) {

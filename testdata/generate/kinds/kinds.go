@@ -133,3 +133,35 @@ func key(ctx context.Context, email Email) error { return nil }
 //
 //once:episode key=rule
 func sendTriggeredAlert(ctx context.Context, m Mailer, rule string) error { return nil }
+
+// sealer seals recorded results; it is a once.Sealer by its methods, without importing the
+// runtime.
+type sealer struct{ keyID string }
+
+func (sealer) Seal(ctx context.Context, plain []byte) ([]byte, error)  { return plain, nil }
+func (sealer) Open(ctx context.Context, sealed []byte) ([]byte, error) { return sealed, nil }
+
+// resultSealer is the package's sealer of payment results.
+var resultSealer = sealer{keyID: "k1"}
+
+func sealerFor(keyID string) *sealer { return &sealer{keyID: keyID} }
+
+// CreateIntent creates a payment whose receipt holds a secret: it is recorded sealed.
+//
+//once:forever key=order.ID seal=resultSealer
+func CreateIntent(ctx context.Context, order Order) (Receipt, error) { return Receipt{}, nil }
+
+// Refund keeps only the digest of its receipt.
+//
+//once:forever key=order.ID result=digest
+func Refund(ctx context.Context, order Order) (Receipt, error) { return Receipt{}, nil }
+
+// Payout records its receipt sealed by a sealer a call returns.
+//
+//once:forever key=order.ID result=value seal=sealerFor("k2")
+func Payout(ctx context.Context, order Order) (Receipt, error) { return Receipt{}, nil }
+
+// Void records nothing of its receipt.
+//
+//once:forever key=order.ID result=none
+func Void(ctx context.Context, order Order) (Receipt, error) { return Receipt{}, nil }

@@ -29,8 +29,12 @@ var (
 		ID   int64  `json:"id" db:"id"`
 		Note string `xml:"note,attr"`
 	}) error = Import
-	_ func(context.Context, Email) error          = key
-	_ func(context.Context, Mailer, string) error = sendTriggeredAlert
+	_ func(context.Context, Email) error            = key
+	_ func(context.Context, Mailer, string) error   = sendTriggeredAlert
+	_ func(context.Context, Order) (Receipt, error) = CreateIntent
+	_ func(context.Context, Order) (Receipt, error) = Refund
+	_ func(context.Context, Order) (Receipt, error) = Payout
+	_ func(context.Context, Order) (Receipt, error) = Void
 )
 
 // SummaryOnce calls Summary under a request promise (once per request), guard "kinds.Summary",
@@ -189,4 +193,41 @@ func sendTriggeredAlertOnce(ctx context.Context, db once.DB, m Mailer, rule stri
 // sendTriggeredAlertOnce fires again. It reports whether the latch was set.
 func rearmSendTriggeredAlert(ctx context.Context, db once.DB, rule string) (bool, error) {
 	return once.Episode{Name: "kinds.sendTriggeredAlert"}.Rearm(ctx, db, once.MustKey(rule))
+}
+
+// CreateIntentOnce calls CreateIntent under a forever promise (once for ever), guard
+// "kinds.CreateIntent", keyed by order.ID. A duplicate call does not run CreateIntent: it gets
+// the outcome, and result, the first call recorded; one that finds the first still running
+// answers in flight. The result is recorded sealed by resultSealer and opened by it for a
+// duplicate.
+func CreateIntentOnce(ctx context.Context, db once.DB, order Order) (Receipt, once.Outcome, error) {
+	fn := func(ctx context.Context) (Receipt, error) { return CreateIntent(ctx, order) }
+	return once.ForeverValue(ctx, db, once.Forever{Name: "kinds.CreateIntent", Seal: resultSealer}, once.Ref{Key: once.MustKey(order.ID)}, fn)
+}
+
+// RefundOnce calls Refund under a forever promise (once for ever), guard "kinds.Refund", keyed by
+// order.ID. A duplicate call does not run Refund: it gets the outcome the first call recorded,
+// and the zero value (result=digest records only the result's SHA-256); one that finds the first
+// still running answers in flight.
+func RefundOnce(ctx context.Context, db once.DB, order Order) (Receipt, once.Outcome, error) {
+	fn := func(ctx context.Context) (Receipt, error) { return Refund(ctx, order) }
+	return once.ForeverValue(ctx, db, once.Forever{Name: "kinds.Refund", Record: once.RecordDigest}, once.Ref{Key: once.MustKey(order.ID)}, fn)
+}
+
+// PayoutOnce calls Payout under a forever promise (once for ever), guard "kinds.Payout", keyed by
+// order.ID. A duplicate call does not run Payout: it gets the outcome, and result, the first call
+// recorded; one that finds the first still running answers in flight. The result is recorded
+// sealed by sealerFor("k2") and opened by it for a duplicate.
+func PayoutOnce(ctx context.Context, db once.DB, order Order) (Receipt, once.Outcome, error) {
+	fn := func(ctx context.Context) (Receipt, error) { return Payout(ctx, order) }
+	return once.ForeverValue(ctx, db, once.Forever{Name: "kinds.Payout", Seal: sealerFor("k2")}, once.Ref{Key: once.MustKey(order.ID)}, fn)
+}
+
+// VoidOnce calls Void under a forever promise (once for ever), guard "kinds.Void", keyed by
+// order.ID. A duplicate call does not run Void: it gets the outcome the first call recorded, and
+// the zero value (result=none records nothing of the result); one that finds the first still
+// running answers in flight.
+func VoidOnce(ctx context.Context, db once.DB, order Order) (Receipt, once.Outcome, error) {
+	fn := func(ctx context.Context) (Receipt, error) { return Void(ctx, order) }
+	return once.ForeverValue(ctx, db, once.Forever{Name: "kinds.Void", Record: once.RecordNothing}, once.Ref{Key: once.MustKey(order.ID)}, fn)
 }
