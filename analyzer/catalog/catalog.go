@@ -116,6 +116,7 @@ type Catalog struct {
 	unstable   map[string]string
 	rootFuncs  map[string]*Root
 	rootSigs   map[string]*Root
+	rootLeads  []*Root // signatures ending in "...)": their leading parameters
 	embeds     map[string]*Root
 	registrars map[string]*Root
 	pkgs       map[string]bool
@@ -339,6 +340,8 @@ func (c *Catalog) add(name string, data []byte) error {
 			return bad("root", i, r.Root, "set exactly one of signature, func, embeds and registrar")
 		case r.Root == "":
 			return bad("root", i, r.Func+r.Signature, "root is empty: say what runs the code again")
+		case strings.HasSuffix(r.Signature, ", ...)"):
+			c.rootLeads = append(c.rootLeads, &r)
 		case r.Signature != "":
 			put(c.rootSigs, r.Signature, &r)
 		case r.Func != "":
@@ -473,6 +476,13 @@ func matchURL(prefix, path string, parts []string, lead bool) bool {
 	return false
 }
 
+// Knows reports whether an effect, a read, a transport, a retry helper or a root names the
+// function.
+func (c *Catalog) Knows(fullName string) bool {
+	_, effect := c.Effect(fullName)
+	return effect || c.IsRead(fullName) || c.Transport(fullName) != nil || c.Retry(fullName) != nil || c.RootFunc(fullName) != nil
+}
+
 // Transport returns the entry of a function that sends requests.
 func (c *Catalog) Transport(fullName string) *Transport {
 	t, _ := get(c.transports, fullName)
@@ -501,7 +511,20 @@ func (c *Catalog) RootFunc(fullName string) *Root { r, _ := get(c.rootFuncs, ful
 
 // RootSignature returns the root entry of a function type, written as
 // [SignatureString] writes it.
-func (c *Catalog) RootSignature(sig string) *Root { r, _ := get(c.rootSigs, sig); return r }
+// An entry ending in ", ...)" names the leading parameters only: any further parameters and
+// any results match it (a handler that also takes the app's own value and returns an error).
+func (c *Catalog) RootSignature(sig string) *Root {
+	if r, ok := get(c.rootSigs, sig); ok {
+		return r
+	}
+	for _, r := range c.rootLeads {
+		lead := strings.TrimSuffix(r.Signature, ", ...)")
+		if rest, ok := strings.CutPrefix(sig, lead); ok && (strings.HasPrefix(rest, ", ") || strings.HasPrefix(rest, ")")) {
+			return r
+		}
+	}
+	return nil
+}
 
 // Embedded returns the root entry of a framework type whose embedders' methods are run.
 func (c *Catalog) Embedded(typeName string) *Root { r, _ := get(c.embeds, typeName); return r }

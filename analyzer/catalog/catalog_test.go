@@ -159,3 +159,24 @@ func TestLoad_RejectsBadEntriesByName(t *testing.T) {
 		t.Error("Load of a missing file succeeded")
 	}
 }
+
+// A root signature ending in ", ...)" names the leading parameters: a handler that also
+// takes the app's own value, or returns an error, matches; one missing the request does not.
+func TestRootSignature_LeadingParameters(t *testing.T) {
+	t.Parallel()
+	c, err := catalog.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for sig, want := range map[string]bool{
+		"func(net/http.ResponseWriter, *net/http.Request)":                                 true,
+		"func(net/http.ResponseWriter, *net/http.Request, *example.com/app.visitor) error": true,
+		"func(net/http.ResponseWriter, *net/http.RequestBody)":                             false,
+		"func(net/http.ResponseWriter, string)":                                            false,
+		"func(*net/http.Request, net/http.ResponseWriter)":                                 false,
+	} {
+		if got := c.RootSignature(sig) != nil; got != want {
+			t.Errorf("RootSignature(%q) found = %v, want %v", sig, got, want)
+		}
+	}
+}

@@ -58,7 +58,8 @@
 // when its caller retries or redelivers ("root" says what it is):
 //
 //   - {"signature": "func(net/http.ResponseWriter, *net/http.Request)"}: every function,
-//     method or function literal of that type (generic type arguments left out);
+//     method or function literal of that type (generic type arguments left out); ending in
+//     ", ...)", the leading parameters only, whatever follows them and whatever the results;
 //   - {"func": "(*github.com/robfig/cron/v3.Cron).AddFunc", "arg": 1}: a function value
 //     passed there; without "arg", the named function itself (a project's own worker);
 //   - {"embeds": "github.com/beego/beego/v2/server/web.Controller"}: the exported methods

@@ -29,7 +29,7 @@ func TestSQL(t *testing.T) {
 // check-then-insert with each ORM.
 func TestORMs(t *testing.T) {
 	t.Parallel()
-	analysistest.Run(t, testdata(t), once005.Analyzer, "ormshop/gormapp", "ormshop/xormapp", "ormshop/sqlxapp", "ormshop/entapp", "ormshop/bunapp")
+	analysistest.Run(t, testdata(t), once005.Analyzer, "ormshop/gormapp", "ormshop/gormv1app", "ormshop/xormapp", "ormshop/sqlxapp", "ormshop/entapp", "ormshop/bunapp")
 }
 
 // The facts say what each function sends, for its callers in other packages.

@@ -190,3 +190,56 @@ func refs(v ssa.Value) []ssa.Instruction {
 	}
 	return nil
 }
+
+// promoted names a method called through a type that embeds its receiver as the caller
+// wrote it: client.Send on a messaging.Client embedding *fcmClient calls (*fcmClient).Send,
+// which a catalogue names (messaging.Client).Send. It returns "" for any other call.
+func promoted(c *ssa.CallCommon, fn *types.Func) (full, display string) {
+	if c.IsInvoke() || fn.Signature().Recv() == nil || len(c.Args) == 0 {
+		return "", ""
+	}
+	var outer *types.Named
+	for v := c.Args[0]; ; {
+		switch x := v.(type) {
+		case *ssa.UnOp:
+			if x.Op != token.MUL {
+				return named(outer, fn)
+			}
+			v = x.X
+			continue
+		case *ssa.FieldAddr:
+			if p, ok := x.X.Type().Underlying().(*types.Pointer); ok {
+				if n := embeddedIn(p.Elem(), x.Field); n != nil {
+					outer, v = n, x.X
+					continue
+				}
+			}
+		case *ssa.Field:
+			if n := embeddedIn(x.X.Type(), x.Field); n != nil {
+				outer, v = n, x.X
+				continue
+			}
+		}
+		return named(outer, fn)
+	}
+}
+
+// named writes method fn of type n, in full and for a message; "" without n.
+func named(n *types.Named, fn *types.Func) (full, display string) {
+	if n == nil {
+		return "", ""
+	}
+	return "(" + n.Obj().Pkg().Path() + "." + n.Obj().Name() + ")." + fn.Name(), "(" + n.Obj().Pkg().Name() + "." + n.Obj().Name() + ")." + fn.Name()
+}
+
+// embeddedIn returns the named struct type t when its field i is embedded, else nil.
+func embeddedIn(t types.Type, i int) *types.Named {
+	n, ok := types.Unalias(t).(*types.Named)
+	if !ok || n.Obj().Pkg() == nil {
+		return nil
+	}
+	if st, ok := n.Underlying().(*types.Struct); ok && i < st.NumFields() && st.Field(i).Embedded() {
+		return n
+	}
+	return nil
+}

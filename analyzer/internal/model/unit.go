@@ -316,7 +316,10 @@ func (a *analyzer) visitCall(u *unit, f *ssa.Function, call ssa.CallInstruction,
 	if fn.Pkg() == nil {
 		return
 	}
-	name := FuncName(fn)
+	name, shown := FuncName(fn), ""
+	if outer, display := promoted(common, fn); outer != "" && a.cat.Knows(outer) {
+		name, shown = outer, display
+	}
 	if g, ok := guardCalls[name]; ok {
 		if g.key >= 0 {
 			a.keySink(u, call, sigArg(common, fn, g.key), string(g.kind), "the key of "+Display(fn))
@@ -333,7 +336,11 @@ func (a *analyzer) visitCall(u *unit, f *ssa.Function, call ssa.CallInstruction,
 		return
 	}
 	if e, ok := a.cat.Effect(name); ok {
-		a.addEffect(u, f, call, c, a.siteEffect(u, f, call, fn, e))
+		ef := a.siteEffect(u, f, call, fn, e)
+		if shown != "" {
+			ef.Via = shown
+		}
+		a.addEffect(u, f, call, c, ef)
 		return
 	}
 	if t := a.cat.Transport(name); t != nil {

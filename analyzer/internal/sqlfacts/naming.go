@@ -111,9 +111,9 @@ func TagUniques(table string, st *types.Struct) []Unique {
 				tagged = tagged || k != ""
 				switch {
 				case orm == "bun" && j == 0:
-				case (k == "uniqueindex" || k == "unique") && v != "":
+				case (k == "uniqueindex" || k == "unique" || k == "unique_index") && v != "":
 					add(orm+":"+strings.TrimSuffix(strings.Split(v, ",")[0], ")"), false)
-				case k == "unique" || k == "uniqueindex":
+				case k == "unique" || k == "uniqueindex" || k == "unique_index":
 					add("", false)
 				case k == "primarykey" || k == "primary_key" || k == "pk":
 					add("pk", true)

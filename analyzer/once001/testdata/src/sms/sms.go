@@ -2,9 +2,12 @@
 package sms
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/json"
 	"net/http"
+
+	"firebase.google.com/go/v4/messaging"
 
 	openapi "github.com/twilio/twilio-go/rest/api/v2010"
 )
@@ -47,3 +50,37 @@ func (s *Server) remind(to string) {
 
 // Remind is called by the application once.
 func Remind(s *Server, to string) { s.remind(to) }
+
+type visitor struct{ ip string }
+
+// Notify is a handler that also takes the app's own value and returns an error, as a
+// router of the app's own calls it: a client that retries the POST texts twice.
+func (s *Server) Notify(w http.ResponseWriter, r *http.Request, v *visitor) error {
+	var in signup
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+		return err
+	}
+	params := &openapi.CreateMessageParams{}
+	params.SetTo(in.Phone)
+	params.SetBody("A notice for " + v.ip)
+	s.twilio.CreateMessage(params) // want `call of \(\*openapi.ApiService\).CreateMessage sends the message with no //once: promise, on a path that runs it again: a repeat sends the message again; declare a promise on \(\*sms.Server\).Notify`
+	return nil
+}
+
+// notice takes the writer but not the request: not a handler's shape, nothing runs it again.
+func (s *Server) notice(w http.ResponseWriter, to string) {
+	params := &openapi.CreateMessageParams{}
+	params.SetTo(to)
+	s.twilio.CreateMessage(params)
+}
+
+// Notice is called by the application once.
+func Notice(s *Server, w http.ResponseWriter, to string) { s.notice(w, to) }
+
+// Pusher holds Firebase's client, whose Send is promoted from a type it embeds.
+type Pusher struct{ fcm *messaging.Client }
+
+// Ping pushes from a handler: a client that retries the POST pushes twice.
+func (p *Pusher) Ping(w http.ResponseWriter, r *http.Request) {
+	p.fcm.Send(context.Background(), &messaging.Message{Token: r.FormValue("token")}) // want `call of \(messaging.Client\).Send sends the push notification with no //once: promise, on a path that runs it again: a repeat sends the push notification again; declare a promise on \(\*sms.Pusher\).Ping`
+}
