@@ -78,33 +78,40 @@ var faultKinds = []struct {
 	Apply  func(r *rand.Rand, p *Proxy, s Server) (note string, heal func(), err error)
 }{
 	{"latency", 3, func(r *rand.Rand, p *Proxy, _ Server) (string, func(), error) {
-		lat, jit := int64(r.Intn(150)), int64(r.Intn(100))
-		heal, err := p.Toxic("latency", stream(r), map[string]int64{"latency": lat, "jitter": jit})
-		return fmt.Sprintf("latency %dms jitter %dms", lat, jit), heal, err
+		// The jitter comes from a seed the schedule draws, not toxiproxy's unseeded source.
+		lat, jit, seed := int64(r.Intn(150)), int64(r.Intn(100)), r.Int63()
+		st := stream(r)
+		heal, err := p.Toxic(seededLatencyType, st, map[string]int64{"latency": lat, "jitter": jit, "seed": seed})
+		return fmt.Sprintf("%s latency %dms jitter %dms seed %d", st, lat, jit, seed), heal, err
 	}},
 	{"reset_peer", 3, func(r *rand.Rand, p *Proxy, _ Server) (string, func(), error) {
 		ms := int64(r.Intn(200))
-		heal, err := p.Toxic("reset_peer", stream(r), map[string]int64{"timeout": ms})
-		return fmt.Sprintf("reset after %dms", ms), heal, err
+		st := stream(r)
+		heal, err := p.Toxic("reset_peer", st, map[string]int64{"timeout": ms})
+		return fmt.Sprintf("%s reset after %dms", st, ms), heal, err
 	}},
 	{"limit_data", 2, func(r *rand.Rand, p *Proxy, _ Server) (string, func(), error) {
 		n := int64(r.Intn(4000) + 1)
-		heal, err := p.Toxic("limit_data", stream(r), map[string]int64{"bytes": n})
-		return fmt.Sprintf("cut after %d bytes", n), heal, err
+		st := stream(r)
+		heal, err := p.Toxic("limit_data", st, map[string]int64{"bytes": n})
+		return fmt.Sprintf("%s cut after %d bytes", st, n), heal, err
 	}},
 	{"half_open", 2, func(r *rand.Rand, p *Proxy, _ Server) (string, func(), error) {
 		ms := int64(r.Intn(1500) + 100)
-		heal, err := p.Toxic("timeout", stream(r), map[string]int64{"timeout": ms})
-		return fmt.Sprintf("silent, closed after %dms", ms), heal, err
+		st := stream(r)
+		heal, err := p.Toxic("timeout", st, map[string]int64{"timeout": ms})
+		return fmt.Sprintf("%s silent, closed after %dms", st, ms), heal, err
 	}},
 	{"blackhole", 2, func(r *rand.Rand, p *Proxy, _ Server) (string, func(), error) {
-		heal, err := p.Toxic("timeout", stream(r), map[string]int64{"timeout": 0})
-		return "blackhole", heal, err
+		st := stream(r)
+		heal, err := p.Toxic("timeout", st, map[string]int64{"timeout": 0})
+		return st + " blackhole", heal, err
 	}},
 	{"bandwidth", 1, func(r *rand.Rand, p *Proxy, _ Server) (string, func(), error) {
 		kb := int64(r.Intn(20) + 1)
-		heal, err := p.Toxic("bandwidth", stream(r), map[string]int64{"rate": kb})
-		return fmt.Sprintf("%d KB/s", kb), heal, err
+		st := stream(r)
+		heal, err := p.Toxic("bandwidth", st, map[string]int64{"rate": kb})
+		return fmt.Sprintf("%s %d KB/s", st, kb), heal, err
 	}},
 	{"partition", 2, func(r *rand.Rand, p *Proxy, _ Server) (string, func(), error) {
 		p.Disable()

@@ -231,7 +231,9 @@ func schedule(ctx context.Context, r *rand.Rand, p *Proxy, s Server, h *History)
 		if err != nil {
 			continue
 		}
-		healed := h.Inject(k.Name, note)
+		// The note is the fault as the seed drew it, its timing too: two runs of one seed
+		// record the same notes.
+		healed := h.Inject(k.Name, fmt.Sprintf("%s, for %s after %s", note, hold, pause))
 		select {
 		case <-ctx.Done():
 		case <-time.After(hold):
