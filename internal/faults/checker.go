@@ -101,20 +101,18 @@ var Invariants = []struct{ Name, Statement string }{
 // violations, each shrunk to the calls of its key and the faults that overlapped them.
 func Check(h *History, f Final) []Violation {
 	calls, effects, faults, rearms := h.Snapshot()
+	// A violation's sub-history is its key's calls and effects, indexed once: a run of
+	// millions of calls may report thousands of keys.
+	callsOf := map[string][]Call{}
+	for _, c := range calls {
+		callsOf[c.Kind+"\x00"+c.Key] = append(callsOf[c.Kind+"\x00"+c.Key], c)
+	}
+	effectsOf := map[string][]Effect{}
+	for _, e := range effects {
+		effectsOf[e.Kind+"\x00"+e.Key] = append(effectsOf[e.Kind+"\x00"+e.Key], e)
+	}
 	byKey := func(kind, key string) ([]Call, []Effect) {
-		var cs []Call
-		var es []Effect
-		for _, c := range calls {
-			if c.Kind == kind && c.Key == key {
-				cs = append(cs, c)
-			}
-		}
-		for _, e := range effects {
-			if e.Kind == kind && e.Key == key {
-				es = append(es, e)
-			}
-		}
-		return cs, es
+		return callsOf[kind+"\x00"+key], effectsOf[kind+"\x00"+key]
 	}
 	var out []Violation
 	report := func(inv, kind, key, detail string, only []int) {
@@ -142,10 +140,6 @@ func Check(h *History, f Final) []Violation {
 			Calls: cs, Effects: es, Faults: overlapping(faults, cs)})
 	}
 
-	effectsOf := map[string][]Effect{}
-	for _, e := range effects {
-		effectsOf[e.Kind+"\x00"+e.Key] = append(effectsOf[e.Kind+"\x00"+e.Key], e)
-	}
 	callOf := map[int]Call{}
 	for _, c := range calls {
 		callOf[c.ID] = c
@@ -166,9 +160,9 @@ func Check(h *History, f Final) []Violation {
 			if len(es) > 1 {
 				report("forever-once", kind, key, fmt.Sprintf("%d effects", len(es)), ids(es))
 			}
-			if len(es) == 1 {
-				for _, c := range calls {
-					if c.Kind == kind && c.Key == key && c.Status == "duplicate" && c.Err == "" && kind == "http" && c.Value != es[0].Value {
+			if len(es) == 1 && kind == "http" {
+				for _, c := range callsOf[k] {
+					if c.Status == "duplicate" && c.Err == "" && c.Value != es[0].Value {
 						report("answer-consistent", kind, key, fmt.Sprintf("duplicate call %d got %q, the effect was %q", c.ID, c.Value, es[0].Value), []int{c.ID, es[0].Call})
 					}
 				}

@@ -48,15 +48,22 @@ func checkOperator(calls []Call, effects []Effect, faults []Fault, f Final) []Vi
 	for _, c := range calls {
 		callOf[c.ID] = c
 	}
-	effectsOf := func(kind, key string) []Effect {
-		var es []Effect
-		for _, e := range effects {
-			if e.Kind == kind && e.Key == key {
-				es = append(es, e)
-			}
+	// The keys' effects and forever calls, indexed once: a long run has millions.
+	byKey := map[string][]Effect{}
+	for _, e := range effects {
+		if e.Kind == "forever" || e.Kind == "lease" {
+			byKey[e.Kind+" "+e.Key] = append(byKey[e.Kind+" "+e.Key], e)
 		}
+	}
+	for _, es := range byKey {
 		sort.Slice(es, func(i, j int) bool { return es[i].Start.Before(es[j].Start) })
-		return es
+	}
+	effectsOf := func(kind, key string) []Effect { return byKey[kind+" "+key] }
+	foreverCalls := map[string][]Call{}
+	for _, c := range calls {
+		if c.Kind == "forever" {
+			foreverCalls[c.Key] = append(foreverCalls[c.Key], c)
+		}
 	}
 
 	for _, c := range calls {
@@ -96,8 +103,8 @@ func checkOperator(calls []Call, effects []Effect, faults []Fault, f Final) []Vi
 					report("resolved-kept", "forever "+c.Key, fmt.Sprintf("operation %s was resolved %s by call %d, and call %d ran it after", c.Target, state, c.ID, e.Call), []Call{c, callOf[e.Call]}, []Effect{e})
 				}
 			}
-			for _, d := range calls {
-				if d.Kind == "forever" && d.Key == c.Key && d.Start.After(c.End) && d.Err == "" && d.Status == "duplicate" && state == "done" && d.Value != c.Value {
+			for _, d := range foreverCalls[c.Key] {
+				if d.Start.After(c.End) && d.Err == "" && d.Status == "duplicate" && state == "done" && d.Value != c.Value {
 					report("resolved-kept", "forever "+c.Key, fmt.Sprintf("call %d got %q after call %d resolved it done with %q", d.ID, d.Value, c.ID, c.Value), []Call{c, d}, nil)
 				}
 			}
@@ -105,8 +112,8 @@ func checkOperator(calls []Call, effects []Effect, faults []Fault, f Final) []Vi
 			switch {
 			case !found || op.State != state:
 				cs, es := []Call{c}, effectsOf("forever", c.Key)
-				for _, d := range calls {
-					if d.Kind == "forever" && d.Key == c.Key && d.Status != "duplicate" && d.Status != "in_flight" {
+				for _, d := range foreverCalls[c.Key] {
+					if d.Status != "duplicate" && d.Status != "in_flight" {
 						cs = append(cs, d)
 					}
 				}
@@ -124,20 +131,15 @@ func checkOperator(calls []Call, effects []Effect, faults []Fault, f Final) []Vi
 }
 
 // auditShowsChange says what is wrong with an audit row of call c (a resolution leaves its
-// operation in state), or "" when its after shows the change the action makes.
+// operation in state), or "" when its after shows the change the action makes. A
+// resolution locks its row from before to after; a forced release or a rearm of a lease or
+// latch that was free changes nothing, and a holder may take it between the statements, so
+// their rows' after shows nothing certain.
 func auditShowsChange(c Call, a AuditRow, state string) string {
 	switch {
 	case strings.HasPrefix(c.Action, "resolve"):
 		if a.After == nil || a.After["state"] != state {
 			return fmt.Sprintf("after is %v, not %s", a.After["state"], state)
-		}
-	case c.Action == "force-release":
-		if a.After != nil && a.After["released_at"] == nil {
-			return "the lease is not released after"
-		}
-	case c.Action == "rearm":
-		if a.After != nil && a.After["fired_at"] != nil {
-			return "the latch is still set after"
 		}
 	case c.Action == "refund" || c.Action == "reset":
 		for _, side := range []map[string]any{a.Before, a.After} {

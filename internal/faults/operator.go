@@ -128,8 +128,8 @@ func refusal(err error) bool {
 // provider's record: an operation whose key had an effect is resolved done (with a value
 // of its own, which every later caller must get) or failed; one whose key had none, and no
 // call of which is running, is released to run again, or failed. An operation that is not
-// uncertain (a done or failed key), and one just resolved, are resolved again as well: the
-// function must refuse and change nothing.
+// uncertain (a done or failed key), and one just resolved done or failed, are resolved again
+// as well: the function must refuse and change nothing.
 func resolve(ctx context.Context, w *workload, r *rand.Rand, id int, c *Call) error {
 	list, err := onceops.ListUncertain(ctx, w.pool, "faults", 0)
 	if err != nil {
@@ -164,7 +164,7 @@ func resolve(ctx context.Context, w *workload, r *rand.Rand, id int, c *Call) er
 		c.Action = "resolve failed"
 		err = a.ResolveFailed(ctx, w.pool, op.ID, "the provider has no record of it")
 	}
-	if err != nil || r.Intn(2) == 0 {
+	if err != nil {
 		return err
 	}
 	// The same resolution again, as a second operator would: the operation is settled now.

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
 	"github.com/prometheus/client_golang/prometheus"
@@ -115,7 +116,12 @@ var faultKinds = []struct {
 	}},
 	{"partition", 2, func(r *rand.Rand, p *Proxy, _ Server) (string, func(), error) {
 		p.Disable()
-		return "connections refused and dropped", func() { p.Enable() }, nil
+		return "connections refused and dropped", func() {
+			// The port is listened on again; a busy machine may refuse it for a moment.
+			for deadline := time.Now().Add(10 * time.Second); p.Enable() != nil && time.Now().Before(deadline); {
+				time.Sleep(50 * time.Millisecond)
+			}
+		}, nil
 	}},
 	{"server_kill", 1, func(r *rand.Rand, p *Proxy, s Server) (string, func(), error) {
 		if s == nil {

@@ -198,6 +198,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		if err == nil || ctx.Err() != nil {
 			break
 		}
+		if time.Since(rec) > time.Minute {
+			return &Result{History: h}, fmt.Errorf("faults: the database did not answer through the proxy for a minute after the faults stopped: %w", err)
+		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	res := &Result{History: h, Recovery: time.Since(lastHeal)}

@@ -78,15 +78,3 @@ func TestFaults_Pooler(t *testing.T) {
 	}
 	report(t, "TestFaults_Pooler", seed, d, res)
 }
-
-// The operator loop beside the kinds it acts on, under faults: the short run's shape.
-func TestFaults_Operator(t *testing.T) {
-	seed, d := seedAndDuration(t, 10*time.Second)
-	db := pgtest.NewDatabase(t)
-	res, err := Run(context.Background(), Config{Seed: seed, Duration: d, URL: db.URL, DirectURL: db.DirectURL,
-		Kinds: []string{"forever", "lease", "statement", "episode", "open", "operator"}})
-	if err != nil {
-		t.Fatalf("seed %d: %v", seed, err)
-	}
-	report(t, "TestFaults_Operator", seed, d, res)
-}
