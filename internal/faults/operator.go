@@ -105,9 +105,8 @@ func (w *workload) end(id int, c Call, err error) {
 	w.h.End(id, func(c2 *Call) {
 		c2.Key, c2.Action, c2.Target, c2.N, c2.Count, c2.Value, c2.Repeat = c.Key, c.Action, c.Target, c.N, c.Count, c.Value, c.Repeat
 		switch {
-		case c.Action == "" && err == nil:
-			// Nothing to act on: no call was made.
-			c2.Status = "idle"
+		case c.Status != "":
+			c2.Status = c.Status
 		case err == nil:
 			c2.Status = "applied"
 		case refusal(err):
@@ -139,7 +138,8 @@ func resolve(ctx context.Context, w *workload, r *rand.Rand, id int, c *Call) er
 	if len(list) == 0 {
 		op, err := onceops.Lookup(ctx, w.pool, "faults", "", c.Key)
 		if errors.Is(err, onceops.ErrNoOperation) || (err == nil && op.State != "done" && op.State != "failed") {
-			c.Action = ""
+			// Nothing uncertain, and nothing settled to resolve again: no call was made.
+			c.Status = "idle"
 			return nil
 		}
 		if err != nil {
