@@ -145,6 +145,7 @@ func Check(h *History, f Final) []Violation {
 		callOf[c.ID] = c
 	}
 	givenBack := unitsGivenBack(calls)
+	forced := forcedReleases(calls)
 	keys := make([]string, 0, len(effectsOf))
 	for k := range effectsOf {
 		keys = append(keys, k)
@@ -207,7 +208,7 @@ func Check(h *History, f Final) []Violation {
 				if cur.Fence <= prev.Fence {
 					report("lease-fence", kind, key, fmt.Sprintf("call %d ran with fence %d after call %d with fence %d", cur.Call, cur.Fence, prev.Call, prev.Fence), []int{prev.Call, cur.Call})
 				}
-				if (prev.End.IsZero() || cur.Start.Before(prev.End)) && !callOf[prev.Call].NotOwner {
+				if (prev.End.IsZero() || cur.Start.Before(prev.End)) && !callOf[prev.Call].NotOwner && !forcedFree(forced[key], prev, cur) {
 					report("lease-fence", kind, key, fmt.Sprintf("the runs of calls %d and %d overlap", prev.Call, cur.Call), []int{prev.Call, cur.Call})
 				}
 			}

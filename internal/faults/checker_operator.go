@@ -34,12 +34,37 @@ func unitsGivenBack(calls []Call) map[string]int64 {
 	return out
 }
 
+// forcedReleases lists, per lease key, the operator's forced releases that may have
+// committed (applied, or whose answer was lost).
+func forcedReleases(calls []Call) map[string][]Call {
+	out := map[string][]Call{}
+	for _, c := range calls {
+		if c.Kind == "operator" && c.Action == "force-release" && c.Status != "refused" {
+			out[c.Key] = append(out[c.Key], c)
+		}
+	}
+	return out
+}
+
+// forcedFree says whether one of the forced releases was made while prev ran and before cur
+// began: the documented way two holders' runs overlap when the earlier one's next Release,
+// which would have told it (ErrNotOwner), did not reach the database.
+func forcedFree(releases []Call, prev, cur Effect) bool {
+	for _, r := range releases {
+		if r.Start.Before(cur.Start) && r.End.After(prev.Start) {
+			return true
+		}
+	}
+	return false
+}
+
 // checkOperator states the invariants of the operator's actions.
 func checkOperator(calls []Call, effects []Effect, faults []Fault, f Final) []Violation {
 	var out []Violation
 	report := func(inv, key, detail string, cs []Call, es []Effect) {
 		out = append(out, Violation{Invariant: inv, Key: key, Detail: detail, Calls: cs, Effects: es, Faults: overlapping(faults, cs)})
 	}
+	forced := forcedReleases(calls)
 	rows := map[int][]AuditRow{}
 	for _, a := range f.Audit {
 		rows[a.Call] = append(rows[a.Call], a)
@@ -99,7 +124,9 @@ func checkOperator(calls []Call, effects []Effect, faults []Fault, f Final) []Vi
 		case (c.Action == "resolve done" || c.Action == "resolve failed") && committed:
 			// resolved-kept: nothing of the key runs after the resolution; it answers as resolved.
 			for _, e := range effectsOf("forever", c.Key) {
-				if e.Start.After(c.End) {
+				// A call made after the resolution's answer, not a holder of the old claim
+				// still running (told at its settle that it lost the claim).
+				if callOf[e.Call].Start.After(c.End) {
 					report("resolved-kept", "forever "+c.Key, fmt.Sprintf("operation %s was resolved %s by call %d, and call %d ran it after", c.Target, state, c.ID, e.Call), []Call{c, callOf[e.Call]}, []Effect{e})
 				}
 			}
@@ -124,7 +151,7 @@ func checkOperator(calls []Call, effects []Effect, faults []Fault, f Final) []Vi
 		case c.Action == "refund" && c.N > statementCap && c.Status == "applied":
 			report("refund-bounded", "statement "+c.Key, fmt.Sprintf("call %d's refund of %d units, over the cap of %d, was applied", c.ID, c.N, statementCap), []Call{c}, nil)
 		case c.Action == "force-release" && committed:
-			releaseFence(c, effectsOf("lease", c.Key), callOf, report)
+			releaseFence(c, forced[c.Key], effectsOf("lease", c.Key), callOf, report)
 		}
 	}
 	return out
@@ -153,7 +180,7 @@ func auditShowsChange(c Call, a AuditRow, state string) string {
 
 // releaseFence states release-fence for the forced release r over the key's effects,
 // sorted by start.
-func releaseFence(r Call, es []Effect, callOf map[int]Call, report func(inv, key, detail string, cs []Call, es []Effect)) {
+func releaseFence(r Call, releases []Call, es []Effect, callOf map[int]Call, report func(inv, key, detail string, cs []Call, es []Effect)) {
 	var before int64
 	var held Effect // the holder running when the release was made
 	for _, e := range es {
@@ -166,7 +193,9 @@ func releaseFence(r Call, es []Effect, callOf map[int]Call, report func(inv, key
 	}
 	var entrants []Effect
 	for _, e := range es {
-		if e.Start.After(r.End) && e.Fence <= before {
+		// Holders that took the lease after the release's answer: not an earlier holder's
+		// run that began late.
+		if callOf[e.Call].Start.After(r.End) && e.Fence <= before {
 			report("release-fence", "lease "+r.Key, fmt.Sprintf("call %d held it with fence %d after call %d's forced release, with fence %d before it", e.Call, e.Fence, r.ID, before), []Call{r, callOf[e.Call]}, []Effect{e})
 		}
 		if held.Call != 0 && e.Start.After(r.Start) && (held.End.IsZero() || e.Start.Before(held.End)) {
@@ -175,7 +204,7 @@ func releaseFence(r Call, es []Effect, callOf map[int]Call, report func(inv, key
 	}
 	if len(entrants) >= 2 {
 		a, b := entrants[0], entrants[1]
-		if (a.End.IsZero() || b.Start.Before(a.End)) && !callOf[a.Call].NotOwner {
+		if (a.End.IsZero() || b.Start.Before(a.End)) && !callOf[a.Call].NotOwner && !forcedFree(releases, a, b) {
 			report("release-fence", "lease "+r.Key, fmt.Sprintf("calls %d and %d both took it while call %d still ran after call %d's forced release", a.Call, b.Call, held.Call, r.ID), []Call{r, callOf[held.Call], callOf[a.Call], callOf[b.Call]}, []Effect{held, a, b})
 		}
 	}
