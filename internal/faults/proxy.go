@@ -68,6 +68,16 @@ func (p *Proxy) Toxic(typ, stream string, attrs map[string]int64) (remove func()
 // once), until Enable.
 func (p *Proxy) Disable() { p.p.Stop() }
 
+// HealAll removes every toxic still in place and accepts connections again, and says how
+// many toxics it removed: a schedule heals each fault it injects, so any is a fault that
+// outlived its heal.
+func (p *Proxy) HealAll() int {
+	n := len(p.p.Toxics.GetToxicArray())
+	p.p.Toxics.ResetToxics(context.Background())
+	p.Enable()
+	return n
+}
+
 // Enable accepts connections again after Disable.
 func (p *Proxy) Enable() error { return p.p.Start() }
 

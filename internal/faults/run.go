@@ -112,6 +112,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	defer proxy.Close()
+	upstream := u.Host
 	u.Host = proxy.Addr
 	pc, err := pgxpool.ParseConfig(u.String())
 	if err != nil {
@@ -188,6 +189,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		lastHeal = schedule(runCtx, faultRng, proxy, cfg.Server, h)
 	}
 	wg.Wait()
+	leftover := proxy.HealAll()
 
 	// Recovery: the time from the last heal until a statement through the proxy answers.
 	rec := time.Now()
@@ -199,7 +201,15 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			break
 		}
 		if time.Since(rec) > time.Minute {
-			return &Result{History: h}, fmt.Errorf("faults: the database did not answer through the proxy for a minute after the faults stopped: %w", err)
+			// Say which side stopped answering: the server (or pooler) itself, or the proxy.
+			straight := "answers"
+			if c, err := pgx.Connect(ctx, cfg.URL); err != nil {
+				straight = err.Error()
+			} else {
+				c.Close(ctx)
+			}
+			return &Result{History: h}, fmt.Errorf("faults: %s straight: %s; through the proxy: "+
+				"the database did not answer for a minute after the faults stopped (%d toxics outlived their heal): %w", upstream, straight, leftover, err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -453,8 +463,9 @@ func (w *workload) call(ctx context.Context, r *rand.Rand) {
 	case "transaction-unfenced":
 		// The transaction guard's work without its lock: for the negative control only.
 		kind = "transaction"
+		// It thinks long enough that callers started apart on a busy machine still overlap.
 		err = pgx.BeginFunc(cctx, w.pool, func(tx pgx.Tx) error {
-			return decideOnce(cctx, tx, key, w.work)
+			return decideOnce(cctx, tx, key, max(w.work, 2*time.Second))
 		})
 		if err == nil {
 			out.Status = once.Ran
