@@ -19,6 +19,8 @@ type Final struct {
 	Decisions map[string]int64
 	// ProviderEffects is the fake provider's effects, by the operation key in their body.
 	ProviderEffects map[string]int
+	// Audit is the operator loop's rows of once.audit, in order.
+	Audit []AuditRow
 	// Probes is the status a call made after recovery got, by kind and key ("forever k1"):
 	// in_flight there means a key left open past its documented bound.
 	Probes map[string]string
@@ -88,26 +90,29 @@ var Invariants = []struct{ Name, Statement string }{
 	{"settled-kept", "no settled outcome lost: a forever caller told ran finds its key done with its value; statement units of callers told ran are still held"},
 	{"answer-consistent", "every answer matches the final state: a forever duplicate got the recorded value; a refusal's count fills the cap; a ran lease has a fence"},
 	{"open-bound", "no forever or open key left in flight once its stale window has passed"},
+	{"resolved-kept", "an operation an operator resolved done or failed never runs again and answers as resolved: no effect of its key starts after the resolution, callers after it get the resolved value, and the key holds the resolution"},
+	{"resolve-refused", "resolving an operation that is not uncertain (settled, or resolved a moment ago) is refused and changes nothing: no audit row"},
+	{"refund-bounded", "a refund gives back at most what was used: one of more than the key holds is refused, no key holds more than its cap before or after a refund or reset, and a key's effects never exceed its cap plus the units given back"},
+	{"release-fence", "after a forced release of a lease, every later holder's fence is higher than every fence before it, and while the released holder still runs at most one new holder enters"},
+	{"audit-committed", "an operator action's audit row exists iff its change committed: an applied action has exactly one row, a refused one none, and each row's after shows the change"},
 }
 
 // Check states every invariant over the history and the final state and returns the
 // violations, each shrunk to the calls of its key and the faults that overlapped them.
 func Check(h *History, f Final) []Violation {
 	calls, effects, faults, rearms := h.Snapshot()
+	// A violation's sub-history is its key's calls and effects, indexed once: a run of
+	// millions of calls may report thousands of keys.
+	callsOf := map[string][]Call{}
+	for _, c := range calls {
+		callsOf[c.Kind+"\x00"+c.Key] = append(callsOf[c.Kind+"\x00"+c.Key], c)
+	}
+	effectsOf := map[string][]Effect{}
+	for _, e := range effects {
+		effectsOf[e.Kind+"\x00"+e.Key] = append(effectsOf[e.Kind+"\x00"+e.Key], e)
+	}
 	byKey := func(kind, key string) ([]Call, []Effect) {
-		var cs []Call
-		var es []Effect
-		for _, c := range calls {
-			if c.Kind == kind && c.Key == key {
-				cs = append(cs, c)
-			}
-		}
-		for _, e := range effects {
-			if e.Kind == kind && e.Key == key {
-				es = append(es, e)
-			}
-		}
-		return cs, es
+		return callsOf[kind+"\x00"+key], effectsOf[kind+"\x00"+key]
 	}
 	var out []Violation
 	report := func(inv, kind, key, detail string, only []int) {
@@ -135,14 +140,12 @@ func Check(h *History, f Final) []Violation {
 			Calls: cs, Effects: es, Faults: overlapping(faults, cs)})
 	}
 
-	effectsOf := map[string][]Effect{}
-	for _, e := range effects {
-		effectsOf[e.Kind+"\x00"+e.Key] = append(effectsOf[e.Kind+"\x00"+e.Key], e)
-	}
 	callOf := map[int]Call{}
 	for _, c := range calls {
 		callOf[c.ID] = c
 	}
+	givenBack := unitsGivenBack(calls)
+	forced := forcedReleases(calls)
 	keys := make([]string, 0, len(effectsOf))
 	for k := range effectsOf {
 		keys = append(keys, k)
@@ -158,9 +161,9 @@ func Check(h *History, f Final) []Violation {
 			if len(es) > 1 {
 				report("forever-once", kind, key, fmt.Sprintf("%d effects", len(es)), ids(es))
 			}
-			if len(es) == 1 {
-				for _, c := range calls {
-					if c.Kind == kind && c.Key == key && c.Status == "duplicate" && c.Err == "" && kind == "http" && c.Value != es[0].Value {
+			if len(es) == 1 && kind == "http" {
+				for _, c := range callsOf[k] {
+					if c.Status == "duplicate" && c.Err == "" && c.Value != es[0].Value {
 						report("answer-consistent", kind, key, fmt.Sprintf("duplicate call %d got %q, the effect was %q", c.ID, c.Value, es[0].Value), []int{c.ID, es[0].Call})
 					}
 				}
@@ -192,8 +195,12 @@ func Check(h *History, f Final) []Violation {
 			}
 		case "statement":
 			limit := callOf[es[0].Call].Cap
-			if int64(len(es)) > limit {
-				report("statement-cap", kind, key, fmt.Sprintf("%d effects over a cap of %d", len(es), limit), ids(es))
+			if back := givenBack[key]; int64(len(es)) > limit+back {
+				inv := "statement-cap"
+				if back > 0 {
+					inv = "refund-bounded"
+				}
+				report(inv, kind, key, fmt.Sprintf("%d effects over a cap of %d and %d units given back", len(es), limit, back), ids(es))
 			}
 		case "lease":
 			for i := 1; i < len(es); i++ {
@@ -201,7 +208,7 @@ func Check(h *History, f Final) []Violation {
 				if cur.Fence <= prev.Fence {
 					report("lease-fence", kind, key, fmt.Sprintf("call %d ran with fence %d after call %d with fence %d", cur.Call, cur.Fence, prev.Call, prev.Fence), []int{prev.Call, cur.Call})
 				}
-				if (prev.End.IsZero() || cur.Start.Before(prev.End)) && !callOf[prev.Call].NotOwner {
+				if (prev.End.IsZero() || cur.Start.Before(prev.End)) && !callOf[prev.Call].NotOwner && !forcedFree(forced[key], prev, cur) {
 					report("lease-fence", kind, key, fmt.Sprintf("the runs of calls %d and %d overlap", prev.Call, cur.Call), []int{prev.Call, cur.Call})
 				}
 			}
@@ -247,8 +254,8 @@ func Check(h *History, f Final) []Violation {
 		}
 	}
 	for key, n := range ranUnits {
-		if f.Slots[key] < n {
-			report("settled-kept", "statement", key, fmt.Sprintf("%d callers told ran, %d units held", n, f.Slots[key]), nil)
+		if f.Slots[key] < n-givenBack[key] {
+			report("settled-kept", "statement", key, fmt.Sprintf("%d callers told ran, %d units given back, %d units held", n, givenBack[key], f.Slots[key]), nil)
 		}
 	}
 	for key, n := range f.Slots {
@@ -263,6 +270,7 @@ func Check(h *History, f Final) []Violation {
 			report("statement-cap", "statement", key, fmt.Sprintf("%d units held over a cap of %d", n, limit), nil)
 		}
 	}
+	out = append(out, checkOperator(calls, effects, faults, f)...)
 	probes := make([]string, 0, len(f.Probes))
 	for k := range f.Probes {
 		probes = append(probes, k)

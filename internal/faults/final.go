@@ -41,8 +41,17 @@ func (w *workload) final(ctx context.Context) (Final, map[string]int, error) {
 	if err := scanCounts(ctx, w, `SELECT key, count(*) FROM faults_decisions GROUP BY key`, f.Decisions); err != nil {
 		return f, nil, err
 	}
-	for i := 0; i < w.keys; i++ {
-		key := fmt.Sprintf("forever-%d", i)
+	// Every forever key the run used (a new set of keys every foreverRound), and every open key.
+	calls, _, _, _ := w.h.Snapshot()
+	seen := map[string]bool{}
+	var foreverKeys []string
+	for _, c := range calls {
+		if c.Kind == "forever" && !seen[c.Key] {
+			seen[c.Key] = true
+			foreverKeys = append(foreverKeys, c.Key)
+		}
+	}
+	for _, key := range foreverKeys {
 		id := w.h.Begin("forever", key)
 		v, out, err := once.ForeverValue(ctx, w.direct, once.Forever{Name: "faults", Stale: w.stale}, once.Ref{Key: key}, func(ctx context.Context) (string, error) {
 			v := fmt.Sprintf("v-%d", id)
@@ -63,8 +72,9 @@ func (w *workload) final(ctx context.Context) (Final, map[string]int, error) {
 				f.Operations[key] = op
 			}
 		}
-
-		key = fmt.Sprintf("open-%d", i)
+	}
+	for i := 0; i < w.keys; i++ {
+		key := fmt.Sprintf("open-%d", i)
 		c, out, err := once.Open{Name: "faults", Stale: w.stale}.Claim(ctx, w.direct, key)
 		f.Probes["open "+key] = probeText(out, err)
 		if c != nil {
@@ -73,7 +83,7 @@ func (w *workload) final(ctx context.Context) (Final, map[string]int, error) {
 	}
 	// Units held that no caller was told of: a reservation whose answer was cut off and
 	// whose clean-up could not reach the database. Documented to stay until refunded.
-	calls, _, _, _ := w.h.Snapshot()
+	calls, _, _, _ = w.h.Snapshot()
 	told := map[string]int64{}
 	for _, c := range calls {
 		if c.Kind == "statement" && c.Status == "ran" && c.Err == "" {
@@ -86,11 +96,13 @@ func (w *workload) final(ctx context.Context) (Final, map[string]int, error) {
 			left["statement units"] += int(n - told[k])
 		}
 	}
-	for k, op := range f.Operations {
-		if op.State != "done" {
+	for _, op := range f.Operations {
+		if op.State == "open" || op.State == "uncertain" {
 			left["forever "+op.State]++
-			_ = k
 		}
+	}
+	if f.Audit, err = w.readAudit(ctx); err != nil {
+		return f, nil, err
 	}
 	return f, left, nil
 }

@@ -26,6 +26,14 @@ type Call struct {
 	Fence    int64  // Lease's fence
 	Count    int64  // Statement's count
 	Cap      int64  // Statement's cap
+	// An operator call's action ("resolve done", "force-release", "refund", ...), the
+	// operation it resolved, the units it refunded (N), and whether it resolved an operation
+	// known to be settled already (Repeat: it must be refused). Count is what a reset gave
+	// back, or a sweep or a reap closed.
+	Action string
+	Target string
+	N      int64
+	Repeat bool
 }
 
 // Effect is one run of a guarded function: the side effect the guard keeps to its promise.
@@ -140,6 +148,10 @@ func (h *History) Counts() (calls, effects, faults map[string]int) {
 		case st == "":
 			st = "answered"
 		}
+		if c.Kind == "operator" {
+			calls[c.Kind+" "+c.Action+" "+st]++
+			continue
+		}
 		calls[c.Kind+" "+st]++
 	}
 	for _, e := range es {
@@ -163,6 +175,23 @@ func FormatCounts(m map[string]int) string {
 		fmt.Fprintf(&b, "  %-28s %d\n", k, m[k])
 	}
 	return b.String()
+}
+
+// keyState counts the effects recorded on kind's key and the calls of it not yet answered.
+func (h *History) keyState(kind, key string) (effects, running int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, e := range h.effects {
+		if e.Kind == kind && e.Key == key {
+			effects++
+		}
+	}
+	for _, c := range h.calls {
+		if c.Kind == kind && c.Key == key && c.End.IsZero() {
+			running++
+		}
+	}
+	return effects, running
 }
 
 // setFiring stamps the effects of call id with the episode's firing number, which the guard

@@ -2,6 +2,7 @@ package faults
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +22,12 @@ func execAll(sqls ...string) func(context.Context, *pgxpool.Pool) error {
 		return nil
 	}
 }
+
+// uncertainOperations makes the forever keys of the first round uncertain before the run,
+// for the operator loop to resolve: without faults no call leaves one.
+const uncertainOperations = `INSERT INTO once.operations (name, scope, key, id, token, state, settled_at, uncertain_since, error)
+SELECT 'faults', '', 'forever-' || i, gen_random_uuid(), 'seeded', 'uncertain', now(), now(), 'made uncertain by the test'
+FROM generate_series(0, 1) AS i`
 
 // trigger creates a plpgsql trigger function with body and attaches it to table.
 func trigger(name, table, when, body string) string {
@@ -77,13 +84,36 @@ func TestChecker_NegativeControls(t *testing.T) {
 			_, _, err := once.Open{Name: "faults", Stale: time.Second}.Claim(ctx, db, "open-0")
 			return err
 		}, nil},
+		// A resolution that does not hold: done or failed turned back into released, so the
+		// next call runs the operation again.
+		{"resolved-kept", []string{"forever", "operator"}, execAll(uncertainOperations, trigger("unresolve", "once.operations", "BEFORE UPDATE",
+			`IF OLD.state = 'uncertain' AND NEW.state IN ('done', 'failed') THEN NEW.state := 'released'; END IF; RETURN NEW;`)), nil},
+		// A resolution that leaves the operation uncertain: the next resolution of it lands too.
+		{"resolve-refused", []string{"forever", "operator"}, execAll(uncertainOperations, trigger("stay_uncertain", "once.operations", "BEFORE UPDATE",
+			`IF OLD.state = 'uncertain' AND NEW.state IN ('done', 'failed', 'released') THEN NEW.state := 'uncertain'; NEW.uncertain_since := OLD.uncertain_since; END IF; RETURN NEW;`)), nil},
+		// A refund that gives back every unit of every key, not the one asked for.
+		{"refund-bounded", []string{"statement", "operator"}, execAll(trigger("refund_all", "once.audit", "AFTER INSERT",
+			`IF NEW.action LIKE 'refund%' THEN DELETE FROM once.counter_slots WHERE name = 'faults'; END IF; RETURN NULL;`)), nil},
+		// A forced release that sets the fence back: the next holder's is no higher.
+		{"release-fence", []string{"lease", "operator"}, execAll(trigger("fence_back", "once.leases", "BEFORE UPDATE",
+			`IF NEW.released_by = 'operator' THEN NEW.fence := 1; END IF; RETURN NEW;`)), nil},
+		// Audit rows dropped: the actions commit without them.
+		{"audit-committed", []string{"lease", "operator"}, execAll(trigger("drop_audit", "once.audit", "BEFORE INSERT",
+			`RETURN NULL;`)), nil},
 	}
 	for _, c := range controls {
 		t.Run(c.invariant+"/"+c.kinds[0], func(t *testing.T) {
 			t.Parallel()
 			db := pgtest.NewDatabase(t)
-			res, err := Run(context.Background(), Config{Seed: 1, Duration: 2 * time.Second, URL: db.URL, DirectURL: db.DirectURL,
-				NoFaults: true, Deadline: 20 * time.Second, Work: 300 * time.Millisecond, Kinds: c.kinds, Keys: 2, Callers: 8, Stale: time.Second, Setup: c.setup, BeforeCheck: c.beforeCheck})
+			// The operator loop's actions are slower than the guards' calls and drawn among
+			// several: its controls run longer, so that a busy machine still makes enough.
+			d, callers := 4*time.Second, 8
+			if slices.Contains(c.kinds, "operator") {
+				// Fewer callers leave the operator loop connections of the pool's 12.
+				d, callers = 6*time.Second, 4
+			}
+			res, err := Run(context.Background(), Config{Seed: 1, Duration: d, URL: db.URL, DirectURL: db.DirectURL,
+				NoFaults: true, Deadline: 20 * time.Second, Work: 300 * time.Millisecond, Kinds: c.kinds, Keys: 2, Callers: callers, Stale: time.Second, Setup: c.setup, BeforeCheck: c.beforeCheck})
 			if err != nil {
 				t.Fatal(err)
 			}

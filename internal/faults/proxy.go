@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
 	"github.com/prometheus/client_golang/prometheus"
@@ -67,6 +68,16 @@ func (p *Proxy) Toxic(typ, stream string, attrs map[string]int64) (remove func()
 // once), until Enable.
 func (p *Proxy) Disable() { p.p.Stop() }
 
+// HealAll removes every toxic still in place and accepts connections again, and says how
+// many toxics it removed: a schedule heals each fault it injects, so any is a fault that
+// outlived its heal.
+func (p *Proxy) HealAll() int {
+	n := len(p.p.Toxics.GetToxicArray())
+	p.p.Toxics.ResetToxics(context.Background())
+	p.Enable()
+	return n
+}
+
 // Enable accepts connections again after Disable.
 func (p *Proxy) Enable() error { return p.p.Start() }
 
@@ -78,37 +89,49 @@ var faultKinds = []struct {
 	Apply  func(r *rand.Rand, p *Proxy, s Server) (note string, heal func(), err error)
 }{
 	{"latency", 3, func(r *rand.Rand, p *Proxy, _ Server) (string, func(), error) {
-		lat, jit := int64(r.Intn(150)), int64(r.Intn(100))
-		heal, err := p.Toxic("latency", stream(r), map[string]int64{"latency": lat, "jitter": jit})
-		return fmt.Sprintf("latency %dms jitter %dms", lat, jit), heal, err
+		// The jitter comes from a seed the schedule draws, not toxiproxy's unseeded source.
+		lat, jit, seed := int64(r.Intn(150)), int64(r.Intn(100)), r.Int63()
+		st := stream(r)
+		heal, err := p.Toxic(seededLatencyType, st, map[string]int64{"latency": lat, "jitter": jit, "seed": seed})
+		return fmt.Sprintf("%s latency %dms jitter %dms seed %d", st, lat, jit, seed), heal, err
 	}},
 	{"reset_peer", 3, func(r *rand.Rand, p *Proxy, _ Server) (string, func(), error) {
 		ms := int64(r.Intn(200))
-		heal, err := p.Toxic("reset_peer", stream(r), map[string]int64{"timeout": ms})
-		return fmt.Sprintf("reset after %dms", ms), heal, err
+		st := stream(r)
+		heal, err := p.Toxic("reset_peer", st, map[string]int64{"timeout": ms})
+		return fmt.Sprintf("%s reset after %dms", st, ms), heal, err
 	}},
 	{"limit_data", 2, func(r *rand.Rand, p *Proxy, _ Server) (string, func(), error) {
 		n := int64(r.Intn(4000) + 1)
-		heal, err := p.Toxic("limit_data", stream(r), map[string]int64{"bytes": n})
-		return fmt.Sprintf("cut after %d bytes", n), heal, err
+		st := stream(r)
+		heal, err := p.Toxic("limit_data", st, map[string]int64{"bytes": n})
+		return fmt.Sprintf("%s cut after %d bytes", st, n), heal, err
 	}},
 	{"half_open", 2, func(r *rand.Rand, p *Proxy, _ Server) (string, func(), error) {
 		ms := int64(r.Intn(1500) + 100)
-		heal, err := p.Toxic("timeout", stream(r), map[string]int64{"timeout": ms})
-		return fmt.Sprintf("silent, closed after %dms", ms), heal, err
+		st := stream(r)
+		heal, err := p.Toxic("timeout", st, map[string]int64{"timeout": ms})
+		return fmt.Sprintf("%s silent, closed after %dms", st, ms), heal, err
 	}},
 	{"blackhole", 2, func(r *rand.Rand, p *Proxy, _ Server) (string, func(), error) {
-		heal, err := p.Toxic("timeout", stream(r), map[string]int64{"timeout": 0})
-		return "blackhole", heal, err
+		st := stream(r)
+		heal, err := p.Toxic("timeout", st, map[string]int64{"timeout": 0})
+		return st + " blackhole", heal, err
 	}},
 	{"bandwidth", 1, func(r *rand.Rand, p *Proxy, _ Server) (string, func(), error) {
 		kb := int64(r.Intn(20) + 1)
-		heal, err := p.Toxic("bandwidth", stream(r), map[string]int64{"rate": kb})
-		return fmt.Sprintf("%d KB/s", kb), heal, err
+		st := stream(r)
+		heal, err := p.Toxic("bandwidth", st, map[string]int64{"rate": kb})
+		return fmt.Sprintf("%s %d KB/s", st, kb), heal, err
 	}},
 	{"partition", 2, func(r *rand.Rand, p *Proxy, _ Server) (string, func(), error) {
 		p.Disable()
-		return "connections refused and dropped", func() { p.Enable() }, nil
+		return "connections refused and dropped", func() {
+			// The port is listened on again; a busy machine may refuse it for a moment.
+			for deadline := time.Now().Add(10 * time.Second); p.Enable() != nil && time.Now().Before(deadline); {
+				time.Sleep(50 * time.Millisecond)
+			}
+		}, nil
 	}},
 	{"server_kill", 1, func(r *rand.Rand, p *Proxy, s Server) (string, func(), error) {
 		if s == nil {

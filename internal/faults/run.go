@@ -46,7 +46,8 @@ type Config struct {
 	Deadline time.Duration
 	// Work is how long each effect lasts; zero draws it up to 30 ms.
 	Work time.Duration
-	// Kinds limits the workload to these kinds (all when empty).
+	// Kinds limits the workload to these kinds (all when empty); "operator" among them runs
+	// the operator loop beside them (it always runs when Kinds is empty).
 	Kinds []string
 	// NoFaults runs the workload without injecting any fault.
 	NoFaults bool
@@ -111,6 +112,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	defer proxy.Close()
+	upstream := u.Host
 	u.Host = proxy.Addr
 	pc, err := pgxpool.ParseConfig(u.String())
 	if err != nil {
@@ -141,10 +143,21 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	w.front = front(http.HandlerFunc(w.serve))
+	operator := len(w.kinds) == 0
+	w.kinds = nil
+	for _, k := range cfg.Kinds {
+		if k == "operator" {
+			operator = true
+		} else {
+			w.kinds = append(w.kinds, k)
+		}
+	}
 	if len(w.kinds) == 0 {
 		w.kinds = kinds
 	}
+	w.operator = operator
 
+	w.start = time.Now()
 	runCtx, stop := context.WithTimeout(ctx, cfg.Duration)
 	defer stop()
 	var wg sync.WaitGroup
@@ -161,6 +174,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}()
 	}
 	faultRng := rand.New(rand.NewSource(master.Int63()))
+	if operator {
+		r := rand.New(rand.NewSource(master.Int63()))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.operate(runCtx, r)
+		}()
+	}
 	var lastHeal time.Time
 	if cfg.NoFaults {
 		<-runCtx.Done()
@@ -168,6 +189,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		lastHeal = schedule(runCtx, faultRng, proxy, cfg.Server, h)
 	}
 	wg.Wait()
+	leftover := proxy.HealAll()
 
 	// Recovery: the time from the last heal until a statement through the proxy answers.
 	rec := time.Now()
@@ -177,6 +199,17 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		cancel()
 		if err == nil || ctx.Err() != nil {
 			break
+		}
+		if time.Since(rec) > time.Minute {
+			// Say which side stopped answering: the server (or pooler) itself, or the proxy.
+			straight := "answers"
+			if c, err := pgx.Connect(ctx, cfg.URL); err != nil {
+				straight = err.Error()
+			} else {
+				c.Close(ctx)
+			}
+			return &Result{History: h}, fmt.Errorf("faults: %s straight: %s; through the proxy: "+
+				"the database did not answer for a minute after the faults stopped (%d toxics outlived their heal): %w", upstream, straight, leftover, err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -231,7 +264,9 @@ func schedule(ctx context.Context, r *rand.Rand, p *Proxy, s Server, h *History)
 		if err != nil {
 			continue
 		}
-		healed := h.Inject(k.Name, note)
+		// The note is the fault as the seed drew it, its timing too: two runs of one seed
+		// record the same notes.
+		healed := h.Inject(k.Name, fmt.Sprintf("%s, for %s after %s", note, hold, pause))
 		select {
 		case <-ctx.Done():
 		case <-time.After(hold):
@@ -256,6 +291,11 @@ type workload struct {
 	// Idempotency-Key middleware around a handler that records its effect.
 	provider *fakeprovider.Server
 	front    http.Handler
+	// start is when the workload started: forever keys change every foreverRound from it.
+	start time.Time
+	// operator says the operator loop runs: some forever calls then end uncertain, for it
+	// to resolve.
+	operator bool
 }
 
 // serve is the handler behind the Idempotency-Key middleware: its effect is its run.
@@ -269,11 +309,20 @@ func (w *workload) serve(rw http.ResponseWriter, r *http.Request) {
 
 const statementCap = 3
 
+// foreverRound is how long the forever workload calls one set of keys.
+const foreverRound = 10 * time.Second
+
 var kinds = []string{"forever", "open", "statement", "episode", "lease", "transaction", "provider", "http", "request"}
 
 func (w *workload) call(ctx context.Context, r *rand.Rand) {
 	kind := w.kinds[r.Intn(len(w.kinds))]
 	key := fmt.Sprintf("%s-%d", kind, r.Intn(w.keys))
+	if kind == "forever" {
+		// A forever key settles for good: a new set of keys every round keeps claims and
+		// settles, not only duplicates, under the faults of a long run.
+		round := int(time.Since(w.start) / foreverRound)
+		key = fmt.Sprintf("%s-%d", kind, round*w.keys+r.Intn(w.keys))
+	}
 	// Callers with deadlines: some short enough to cut a claim or a settle off.
 	d := 20*time.Millisecond + time.Duration(r.Int63n(int64(w.deadline)))
 	cctx, cancel := context.WithTimeout(ctx, d)
@@ -297,11 +346,21 @@ func (w *workload) call(ctx context.Context, r *rand.Rand) {
 	switch kind {
 	case "forever":
 		g := once.Forever{Name: "faults", Stale: w.stale}
+		// With the operator loop running, one call in eight does not know how its effect
+		// went (half of them had it, half did not) and leaves the key uncertain.
+		unsure := w.operator && r.Intn(8) == 0
+		skip := unsure && r.Intn(2) == 0
 		value, out, err = once.ForeverValue(cctx, w.pool, g, once.Ref{Key: key}, func(ctx context.Context) (string, error) {
 			v := fmt.Sprintf("v-%d", id)
+			if skip {
+				return "", once.Uncertain(errors.New("the provider's answer was lost before it was sent"))
+			}
 			done := w.h.Effect(Effect{Call: id, Kind: kind, Key: key, Value: v})
 			sleep(ctx, work)
 			done()
+			if unsure {
+				return "", once.Uncertain(errors.New("the provider's answer was lost"))
+			}
 			return v, nil
 		})
 	case "open":
@@ -404,8 +463,9 @@ func (w *workload) call(ctx context.Context, r *rand.Rand) {
 	case "transaction-unfenced":
 		// The transaction guard's work without its lock: for the negative control only.
 		kind = "transaction"
+		// It thinks long enough that callers started apart on a busy machine still overlap.
 		err = pgx.BeginFunc(cctx, w.pool, func(tx pgx.Tx) error {
-			return decideOnce(cctx, tx, key, w.work)
+			return decideOnce(cctx, tx, key, max(w.work, 2*time.Second))
 		})
 		if err == nil {
 			out.Status = once.Ran
