@@ -36,6 +36,9 @@ const (
 // in the database; a redaction drops or masks the secret fields in Seal and returns what it
 // is given in Open, so a duplicate gets the value without them. The runtime ships no crypto
 // of its own and holds no keys: see the package's examples for both.
+//
+// When Seal fails, the operation is recorded done without its result, with a reason that
+// leaves Seal's error out (it may quote the value); that error goes to the call that ran.
 type Sealer interface {
 	Seal(ctx context.Context, plain []byte) ([]byte, error)
 	Open(ctx context.Context, sealed []byte) ([]byte, error)
@@ -62,37 +65,46 @@ func formArg(form string) any {
 // through the Sealer, and the result's form. When nothing can be stored (the value cannot be
 // encoded, Seal failed, the sealed value is over MaxResult), result is nil and text says why;
 // the operation is recorded done without it, as a result over MaxResult is, and notRecorded
-// is the error the call that ran gets.
+// is the error the call that ran gets. A Sealer's error goes to that caller only, never into
+// the row: it may quote the value it could not seal.
 func (p *foreverCall) atRest(ctx context.Context, id string, v any) (result []byte, form, text string, notRecorded error) {
-	fail := func(why string, cause error) ([]byte, string, string, error) {
+	fail := func(why string, cause error, store bool) ([]byte, string, string, error) {
 		if cause == nil {
 			return nil, "", why, fmt.Errorf("%w: %s: operation %s: %s (recorded done without it)", ErrResultTooLarge, p.what(), id, why)
 		}
-		return nil, "", why + ": " + cause.Error(),
-			fmt.Errorf("%w: %s: operation %s: %s (recorded done without it): %w", ErrResultTooLarge, p.what(), id, why, cause)
+		text := why
+		if store {
+			text += ": " + cause.Error()
+		}
+		return nil, "", text, fmt.Errorf("%w: %s: operation %s: %s (recorded done without it): %w", ErrResultTooLarge, p.what(), id, why, cause)
 	}
 	if p.record == RecordDigest {
+		// Encoded first on its own: canonicalJSON's errors are an input's (ErrInvalid), and
+		// this value is a result whose effect has happened.
+		if _, err := json.Marshal(v); err != nil {
+			return fail("result could not be encoded for its digest", err, true)
+		}
 		c, err := canonicalJSON(v)
 		if err != nil {
-			return fail("result could not be encoded for its digest", err)
+			return fail("result could not be put in canonical form for its digest", nil, false)
 		}
 		sum := sha256.Sum256(c)
 		return []byte(`"` + hex.EncodeToString(sum[:]) + `"`), formDigest, "", nil
 	}
 	enc, err := json.Marshal(v)
 	if err != nil {
-		return fail("result could not be encoded", err)
+		return fail("result could not be encoded", err, true)
 	}
 	sealed, err := p.sealer.Seal(ctx, enc)
 	if err != nil {
-		return fail("result could not be sealed", err)
+		return fail("result could not be sealed", err, false)
 	}
 	stored := make([]byte, 0, base64.StdEncoding.EncodedLen(len(sealed))+2)
 	stored = append(stored, '"')
 	stored = base64.StdEncoding.AppendEncode(stored, sealed)
 	stored = append(stored, '"')
 	if len(stored) > p.maxResult {
-		return fail(fmt.Sprintf("sealed result of %d bytes is over the %d-byte limit and was not recorded; record the work in your own table and return its id", len(stored), p.maxResult), nil)
+		return fail(fmt.Sprintf("sealed result of %d bytes is over the %d-byte limit and was not recorded; record the work in your own table and return its id", len(stored), p.maxResult), nil, false)
 	}
 	return stored, formSealed, "", nil
 }

@@ -213,8 +213,7 @@ func (r *reader) helperOps(fi *fnInfo, ci ssa.CallInstruction, f *FuncFact, obj 
 // runtimeGuard reports a runtime guard holding a promise: its closure runs under it.
 func runtimeGuard(c *ssa.CallCommon) bool {
 	if fn := calleeOf(c); fn != nil {
-		k, ok := model.GuardKind(model.FuncName(fn))
-		return ok && k != directive.Request
+		return model.GuardHolds(model.FuncName(fn))
 	}
 	return false
 }

@@ -36,14 +36,17 @@ type AuditEntry struct {
 
 // The snapshots of each kind of target, read in the action's transaction before and after
 // it: the row as an operator reads it, its owner's token left out (a token is proof of a
-// holder, not something to show).
+// holder, not something to show), and an operation's result kept at rest in another form
+// (sealed, a digest) shown by its form only.
 const (
-	operationSnapshot = `SELECT to_jsonb(o) - 'token' FROM once.operations o WHERE name = $1 AND scope = $2 AND key = $3`
-	claimSnapshot     = `SELECT to_jsonb(c) - 'token' FROM once.open_claims c WHERE id = $1`
-	latchSnapshot     = `SELECT to_jsonb(l) - 'token' FROM once.latches l WHERE name = $1 AND key = $2`
-	leaseSnapshot     = `SELECT to_jsonb(l) - 'holder' FROM once.leases l WHERE name = $1 AND key = $2`
-	followUpSnapshot  = `SELECT to_jsonb(f) FROM once.followups f WHERE id = $1`
-	counterSnapshot   = `SELECT jsonb_build_object('name', $1::text, 'key', $2::text, 'used', count(*))
+	operationSnapshot = `SELECT (to_jsonb(o) - 'token' - 'result') || jsonb_build_object('result',
+	CASE WHEN o.result_form IS NULL THEN o.result::jsonb ELSE to_jsonb(o.result_form) END)
+FROM once.operations o WHERE name = $1 AND scope = $2 AND key = $3`
+	claimSnapshot    = `SELECT to_jsonb(c) - 'token' FROM once.open_claims c WHERE id = $1`
+	latchSnapshot    = `SELECT to_jsonb(l) - 'token' FROM once.latches l WHERE name = $1 AND key = $2`
+	leaseSnapshot    = `SELECT to_jsonb(l) - 'holder' FROM once.leases l WHERE name = $1 AND key = $2`
+	followUpSnapshot = `SELECT to_jsonb(f) FROM once.followups f WHERE id = $1`
+	counterSnapshot  = `SELECT jsonb_build_object('name', $1::text, 'key', $2::text, 'used', count(*))
 FROM once.counter_slots WHERE name = $1 AND key = $2`
 )
 

@@ -32,6 +32,14 @@ var guardCalls = map[string]guardCall{
 	RuntimePath + ".WithProviderKey": {directive.Provider, 1, -1},
 }
 
+// GuardHolds reports a runtime guard call whose function runs under a promise kept in
+// once's own tables: not Request's (per process), nor a Table guard's, whose promise is the
+// caller's own table and leaves what else the function reads and writes to it.
+func GuardHolds(name string) bool {
+	g, ok := guardCalls[name]
+	return ok && g.fn >= 0 && g.key >= 0 && g.kind != directive.Request
+}
+
 // GuardKind returns the kind of a runtime guard call by the callee's name (as FuncName
 // writes it), and whether it is one.
 func GuardKind(name string) (directive.Kind, bool) {

@@ -191,45 +191,37 @@ func refs(v ssa.Value) []ssa.Instruction {
 	return nil
 }
 
-// promoted names a method called through a type that embeds its receiver as the caller
-// wrote it: client.Send on a messaging.Client embedding *fcmClient calls (*fcmClient).Send,
-// which a catalogue names (messaging.Client).Send. It returns "" for any other call.
-func promoted(c *ssa.CallCommon, fn *types.Func) (full, display string) {
+// promoted names a method called through types that embed its receiver, as a caller may
+// hold it, from the innermost embedding type outward: client.Send on a messaging.Client
+// embedding *fcmClient calls (*fcmClient).Send, which a catalogue names
+// (messaging.Client).Send; an app's own type embedding the client comes after. Each entry
+// is the full name and the name for a message. It returns nothing for any other call.
+func promoted(c *ssa.CallCommon, fn *types.Func) [][2]string {
 	if c.IsInvoke() || fn.Signature().Recv() == nil || len(c.Args) == 0 {
-		return "", ""
+		return nil
 	}
-	var outer *types.Named
+	var out [][2]string
 	for v := c.Args[0]; ; {
+		var n *types.Named
 		switch x := v.(type) {
 		case *ssa.UnOp:
 			if x.Op != token.MUL {
-				return named(outer, fn)
+				return out
 			}
 			v = x.X
 			continue
 		case *ssa.FieldAddr:
 			if p, ok := x.X.Type().Underlying().(*types.Pointer); ok {
-				if n := embeddedIn(p.Elem(), x.Field); n != nil {
-					outer, v = n, x.X
-					continue
-				}
+				n, v = embeddedIn(p.Elem(), x.Field), x.X
 			}
 		case *ssa.Field:
-			if n := embeddedIn(x.X.Type(), x.Field); n != nil {
-				outer, v = n, x.X
-				continue
-			}
+			n, v = embeddedIn(x.X.Type(), x.Field), x.X
 		}
-		return named(outer, fn)
+		if n == nil {
+			return out
+		}
+		out = append(out, [2]string{"(" + n.Obj().Pkg().Path() + "." + n.Obj().Name() + ")." + fn.Name(), "(" + n.Obj().Pkg().Name() + "." + n.Obj().Name() + ")." + fn.Name()})
 	}
-}
-
-// named writes method fn of type n, in full and for a message; "" without n.
-func named(n *types.Named, fn *types.Func) (full, display string) {
-	if n == nil {
-		return "", ""
-	}
-	return "(" + n.Obj().Pkg().Path() + "." + n.Obj().Name() + ")." + fn.Name(), "(" + n.Obj().Pkg().Name() + "." + n.Obj().Name() + ")." + fn.Name()
 }
 
 // embeddedIn returns the named struct type t when its field i is embedded, else nil.

@@ -317,8 +317,11 @@ func (a *analyzer) visitCall(u *unit, f *ssa.Function, call ssa.CallInstruction,
 		return
 	}
 	name, shown := FuncName(fn), ""
-	if outer, display := promoted(common, fn); outer != "" && a.cat.Knows(outer) {
-		name, shown = outer, display
+	for _, p := range promoted(common, fn) {
+		if a.cat.Knows(p[0]) {
+			name, shown = p[0], p[1]
+			break
+		}
 	}
 	if g, ok := guardCalls[name]; ok {
 		if g.key >= 0 {

@@ -84,3 +84,11 @@ type Pusher struct{ fcm *messaging.Client }
 func (p *Pusher) Ping(w http.ResponseWriter, r *http.Request) {
 	p.fcm.Send(context.Background(), &messaging.Message{Token: r.FormValue("token")}) // want `call of \(messaging.Client\).Send sends the push notification with no //once: promise, on a path that runs it again: a repeat sends the push notification again; declare a promise on \(\*sms.Pusher\).Ping`
 }
+
+// Notifier embeds Firebase's client: its Send is promoted through two embedded types.
+type Notifier struct{ *messaging.Client }
+
+// Pong pushes through the app's own embedding type: a retried POST pushes twice.
+func (n Notifier) Pong(w http.ResponseWriter, r *http.Request) {
+	n.Send(r.Context(), &messaging.Message{Token: r.FormValue("token")}) // want `call of \(messaging.Client\).Send sends the push notification with no //once: promise, on a path that runs it again: a repeat sends the push notification again; declare a promise on \(sms.Notifier\).Pong`
+}

@@ -188,3 +188,17 @@ func enrollElsewhere(ctx context.Context, tx pgx.Tx, course, student int64) erro
 	_, err := tx.Exec(ctx, insert, course, student) // want `insert into enrollments is decided by a read of enrollments`
 	return err
 }
+
+// EnrollInTable runs the check and insert inside a Table guard's transaction: its promise is
+// the caller's own table, so what the function reads and writes elsewhere is still judged.
+func EnrollInTable(ctx context.Context, db *pgxpool.Pool, course, student int64) error {
+	_, err := once.Table{Name: "seats"}.Do(ctx, db, func(ctx context.Context, tx pgx.Tx) error {
+		var n int
+		if err := tx.QueryRow(ctx, find, course, student).Scan(&n); err != nil || n > 0 {
+			return err
+		}
+		_, err := tx.Exec(ctx, insert, course, student) // want `insert into enrollments is decided by a read of enrollments`
+		return err
+	})
+	return err
+}
