@@ -166,6 +166,19 @@ func rename(t *testing.T, root string, pkgs []string) (string, []string) {
 				if obj == nil {
 					obj = pkg.TypesInfo.Uses[id]
 				}
+				// An embedded field is named by its type: it is renamed with the type, or
+				// not at all (an SDK's client embedded in the app's own struct).
+				if v, isVar := obj.(*types.Var); isVar && v.IsField() && v.Embedded() {
+					t := v.Type()
+					if p, isPtr := t.(*types.Pointer); isPtr {
+						t = p.Elem()
+					}
+					n, isNamed := types.Unalias(t).(*types.Named)
+					if !isNamed {
+						return true
+					}
+					obj = n.Obj()
+				}
 				if pn, isPkg := obj.(*types.PkgName); isPkg {
 					if np := newPath[pn.Imported().Path()]; np != "" {
 						edits = append(edits, edit{tf.Offset(id.Pos()), tf.Offset(id.End()), np})
