@@ -10,6 +10,7 @@ import (
 	"golang.org/x/tools/go/analysis/analysistest"
 
 	"github.com/oncekit/once/analyzer"
+	"github.com/oncekit/once/internal/checktest"
 )
 
 // recorder collects what analysistest would report as test failures.
@@ -24,10 +25,7 @@ func (r *recorder) Errorf(format string, args ...any) {
 // safe. Without the flag the same package is reported.
 func TestSchemaFlag_NamesAConstraintFile(t *testing.T) {
 	t.Parallel()
-	dir, err := filepath.Abs(filepath.Join("once005", "testdata"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir := checktest.GOPATH(t, filepath.Join("once005", "testdata"))
 	named := analyzer.New(&analyzer.Config{Schemas: []string{"deploy/products.ddl"}})
 	analysistest.Run(t, dir, once005Of(named), "ormshop/custom")
 
@@ -41,10 +39,7 @@ func TestSchemaFlag_NamesAConstraintFile(t *testing.T) {
 // A -schema name that does not exist is an error naming it, not a silent empty schema.
 func TestSchemaFlag_MissingFileIsAnError(t *testing.T) {
 	t.Parallel()
-	dir, err := filepath.Abs(filepath.Join("once005", "testdata"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir := checktest.GOPATH(t, filepath.Join("once005", "testdata"))
 	var rec recorder
 	analysistest.Run(&rec, dir, once005Of(analyzer.New(&analyzer.Config{Schemas: []string{"deploy/missing.sql"}})), "ormshop/custom")
 	if len(rec.errs) == 0 || !strings.Contains(strings.Join(rec.errs, "\n"), "deploy/missing.sql") {

@@ -1,27 +1,16 @@
 package once005_test
 
 import (
-	"path/filepath"
 	"testing"
 
-	"golang.org/x/tools/go/analysis/analysistest"
-
 	"github.com/oncekit/once/analyzer/once005"
+	"github.com/oncekit/once/internal/checktest"
 )
-
-func testdata(t *testing.T) string {
-	t.Helper()
-	dir, err := filepath.Abs("testdata")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
 
 // app is a module of its own (its go.mod marks the root where the schema is read).
 func TestSQL(t *testing.T) {
 	t.Parallel()
-	analysistest.Run(t, testdata(t), once005.Analyzer, "app/exists", "app/locks", "app/store", "app/service", "app/claims", "app/counter", "app/declared", "app/dbtx", "app/names", "app/startup")
+	checktest.Run(t, "testdata", once005.Analyzer, "app/exists", "app/locks", "app/store", "app/service", "app/claims", "app/counter", "app/declared", "app/dbtx", "app/names", "app/startup")
 }
 
 // ormshop is a module of its own (its go.mod marks the root where the schema is read:
@@ -29,11 +18,11 @@ func TestSQL(t *testing.T) {
 // check-then-insert with each ORM.
 func TestORMs(t *testing.T) {
 	t.Parallel()
-	analysistest.Run(t, testdata(t), once005.Analyzer, "ormshop/gormapp", "ormshop/gormv1app", "ormshop/xormapp", "ormshop/sqlxapp", "ormshop/entapp", "ormshop/bunapp")
+	checktest.Run(t, "testdata", once005.Analyzer, "ormshop/gormapp", "ormshop/gormv1app", "ormshop/xormapp", "ormshop/sqlxapp", "ormshop/entapp", "ormshop/bunapp")
 }
 
 // The facts say what each function sends, for its callers in other packages.
 func TestFacts(t *testing.T) {
 	t.Parallel()
-	analysistest.Run(t, testdata(t), once005.Facts, "app/repo")
+	checktest.Run(t, "testdata", once005.Facts, "app/repo")
 }

@@ -17,16 +17,18 @@ import (
 // there on the patterns.
 func Run(t *testing.T, dir string, a *analysis.Analyzer, patterns ...string) []*analysistest.Result {
 	t.Helper()
-	return analysistest.Run(t, gopath(t, dir), a, patterns...)
+	return analysistest.Run(t, GOPATH(t, dir), a, patterns...)
 }
 
 // Fix is Run that also checks the suggested fixes against the .golden files.
 func Fix(t *testing.T, dir string, a *analysis.Analyzer, patterns ...string) []*analysistest.Result {
 	t.Helper()
-	return analysistest.RunWithSuggestedFixes(t, gopath(t, dir), a, patterns...)
+	return analysistest.RunWithSuggestedFixes(t, GOPATH(t, dir), a, patterns...)
 }
 
-func gopath(t *testing.T, dir string) string {
+// GOPATH returns a GOPATH of the test's own holding the stubs and dir/src, for a test that
+// runs analysistest itself.
+func GOPATH(t *testing.T, dir string) string {
 	t.Helper()
 	_, self, _, _ := runtime.Caller(0)
 	stubs := filepath.Join(filepath.Dir(self), "..", "..", "analyzer", "testdata", "src")
