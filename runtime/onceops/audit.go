@@ -107,7 +107,7 @@ func (a Audit) resolveAudited(ctx context.Context, db once.DB, action, id string
 	var pk []any
 	snapshot := func(tx pgx.Tx) ([]byte, error) {
 		if pk == nil {
-			if !isUUID(id) {
+			if !dbcall.IsUUID(id) {
 				return nil, nil
 			}
 			var name, scope, key string

@@ -31,7 +31,7 @@ func RecordLedger(ctx context.Context, db once.DB, op Operation, entries ...once
 	if err := dbcall.ContextDB(ctx, db); err != nil {
 		return 0, err
 	}
-	if !isUUID(op.ID) {
+	if !dbcall.IsUUID(op.ID) {
 		return 0, fmt.Errorf("%w: operation id %q is not a UUID", dbcall.ErrInvalid, op.ID)
 	}
 	var rows []ledger.Row

@@ -201,7 +201,7 @@ func resolve(ctx context.Context, db once.DB, id string, state string, result []
 	if err := dbcall.ContextDB(ctx, db); err != nil {
 		return err
 	}
-	if !isUUID(id) {
+	if !dbcall.IsUUID(id) {
 		return fmt.Errorf("%w: operation id %q is not a UUID", dbcall.ErrInvalid, id)
 	}
 	tag, err := db.Exec(ctx, resolveSQL, id, state, dbcall.JSON(result), message)
@@ -223,21 +223,3 @@ func resolve(ctx context.Context, db once.DB, id string, state string, result []
 	return fmt.Errorf("%w: operation %s is %s", ErrNotUncertain, id, was)
 }
 
-// isUUID reports whether s is a UUID in PostgreSQL's text form (8-4-4-4-12 hex digits).
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case i == 8 || i == 13 || i == 18 || i == 23:
-			if c != '-' {
-				return false
-			}
-		case !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'):
-			return false
-		}
-	}
-	return true
-}

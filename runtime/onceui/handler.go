@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	once "github.com/oncekit/once/runtime"
+	"github.com/oncekit/once/runtime/internal/dbcall"
 	"github.com/oncekit/once/runtime/onceops"
 )
 
@@ -271,7 +272,7 @@ func (h *handler) uncertain(w http.ResponseWriter, r *http.Request) {
 	c := cursor(r, 2)
 	afterAt, afterID := time.Time{}, "00000000-0000-0000-0000-000000000000"
 	if c[0] != "" {
-		if afterAt, err = time.Parse(time.RFC3339Nano, c[0]); err != nil || !isUUID(c[1]) {
+		if afterAt, err = time.Parse(time.RFC3339Nano, c[0]); err != nil || !dbcall.IsUUID(c[1]) {
 			h.fail(w, r, http.StatusBadRequest, "after: not a position in this list")
 			return
 		}
@@ -415,24 +416,6 @@ func (h *handler) audit(w http.ResponseWriter, r *http.Request) {
 		next = nextQuery(r.URL.Query(), true, strconv.FormatInt(list[pageSize-1].ID, 10))
 	}
 	h.render(w, r, "audit", http.StatusOK, page{Title: "Audit", Data: list, Next: next})
-}
-
-// isUUID reports whether s is a UUID in its text form.
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i, c := range []byte(s) {
-		switch {
-		case i == 8 || i == 13 || i == 18 || i == 23:
-			if c != '-' {
-				return false
-			}
-		case !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'):
-			return false
-		}
-	}
-	return true
 }
 
 // actionForm is the data of the "act" template: the form of action on page p, its button's

@@ -97,3 +97,23 @@ func Text(s string) bool {
 
 // IsControl reports an ASCII control character or DEL.
 func IsControl(r rune) bool { return r < ' ' || r == 0x7f }
+
+// IsUUID reports whether s is a UUID in PostgreSQL's text form (8-4-4-4-12 hex digits): an
+// operation's id as an operator or a page gives it back.
+func IsUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case i == 8 || i == 13 || i == 18 || i == 23:
+			if c != '-' {
+				return false
+			}
+		case !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'):
+			return false
+		}
+	}
+	return true
+}
