@@ -222,4 +222,3 @@ func resolve(ctx context.Context, db once.DB, id string, state string, result []
 	}
 	return fmt.Errorf("%w: operation %s is %s", ErrNotUncertain, id, was)
 }
-
