@@ -114,17 +114,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	defer proxy.Close()
 	upstream := u.Host
 	u.Host = proxy.Addr
-	pc, err := pgxpool.ParseConfig(u.String())
+	pool, _, err := proxiedPool(ctx, u.String(), proxy.Addr, upstream, cfg.Deadline)
 	if err != nil {
 		return nil, err
-	}
-	pc.MaxConns = 12
-	// A connection must be made within a caller's longest deadline, or a busy machine's slow
-	// start of a backend decides the run instead of the faults.
-	pc.ConnConfig.ConnectTimeout = cfg.Deadline
-	pool, err := pgxpool.NewWithConfig(ctx, pc)
-	if err != nil {
-		return nil, fmt.Errorf("faults: connecting through the proxy: %w", err)
 	}
 	defer pool.Close()
 
