@@ -77,8 +77,9 @@ nested:
 	done
 
 # Faults between the application and PostgreSQL (internal/faults, a module of its own):
-# every kind's workload and the operator loop while a seeded schedule resets, delays, cuts
-# and partitions its connections and kills the server, then the checker over the history.
+# every kind's workload (follow-ups and their drains too) and the operator loop while a
+# seeded schedule resets, delays, cuts and partitions its connections and kills the server,
+# then the checker over the history.
 # One seed is one schedule of faults, the latency's jitter included. faults-short is the
 # run inside make test (a fixed seed, 20 seconds straight and 20 seconds through
 # PgBouncer, and each invariant's negative control); faults is the long soak:

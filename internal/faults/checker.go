@@ -19,6 +19,11 @@ type Final struct {
 	Decisions map[string]int64
 	// ProviderEffects is the fake provider's effects, by the operation key in their body.
 	ProviderEffects map[string]int
+	// FollowUps is the follow-up workload's rows of once.followups after the final drain,
+	// by "key action"; FollowUpEffects the provider's effects of their deliveries, by the
+	// same.
+	FollowUps       map[string]FollowUpRow
+	FollowUpEffects map[string]int
 	// Audit is the operator loop's rows of once.audit, in order.
 	Audit []AuditRow
 	// Probes is the status a call made after recovery got, by kind and key ("forever k1"):
@@ -79,7 +84,7 @@ func (v Violation) String() string {
 // Invariants names each invariant the checker states, one line each, in the order it
 // checks them.
 var Invariants = []struct{ Name, Statement string }{
-	{"forever-once", "at most one effect per forever key and per Idempotency-Key (oncehttp)"},
+	{"forever-once", "at most one effect per forever key (the follow-up workload's operations too) and per Idempotency-Key (oncehttp)"},
 	{"provider-once", "at most one effect at the provider per repeat-safe operation, however many attempts it took"},
 	{"request-once", "at most one effect per request scope and key"},
 	{"open-window", "at most one effect per open window: no two effects of an open key overlap, unless the guard told the earlier caller its claim was closed as stale"},
@@ -94,6 +99,10 @@ var Invariants = []struct{ Name, Statement string }{
 	{"resolve-refused", "resolving an operation that is not uncertain (settled, or resolved a moment ago) is refused and changes nothing: no audit row"},
 	{"refund-bounded", "a refund gives back at most what was used: one of more than the key holds is refused, no key holds more than its cap before or after a refund or reset, and a key's effects never exceed its cap plus the units given back"},
 	{"release-fence", "after a forced release of a lease, every later holder's fence is higher than every fence before it, and while the released holder still runs at most one new holder enters"},
+	{"followup-once", "at most one delivery at the provider per operation and follow-up action, however many drains took it and however often"},
+	{"followup-delivered", "every follow-up of a settled operation is delivered exactly once after recovery unless it is dead: a caller told ran finds its operation's follow-ups enqueued, a follow-up marked delivered had exactly one delivery at the provider, and only one made to fail is dead"},
+	{"followup-revived", "a dead follow-up an operator revived is delivered exactly once, and reviving it again is refused"},
+	{"followup-bound", "no follow-up left pending once the bound after recovery has passed (the drains' hold and backoffs) and a drain ran"},
 	{"audit-committed", "an operator action's audit row exists iff its change committed: an applied action has exactly one row, a refused one none, and each row's after shows the change"},
 }
 
@@ -157,7 +166,7 @@ func Check(h *History, f Final) []Violation {
 		kind, key, _ := strings.Cut(k, "\x00")
 		sort.Slice(es, func(i, j int) bool { return es[i].Start.Before(es[j].Start) })
 		switch kind {
-		case "forever", "http":
+		case "forever", "http", "followup":
 			if len(es) > 1 {
 				report("forever-once", kind, key, fmt.Sprintf("%d effects", len(es)), ids(es))
 			}
@@ -271,6 +280,7 @@ func Check(h *History, f Final) []Violation {
 		}
 	}
 	out = append(out, checkOperator(calls, effects, faults, f)...)
+	out = append(out, checkFollowUps(calls, effects, faults, f)...)
 	probes := make([]string, 0, len(f.Probes))
 	for k := range f.Probes {
 		probes = append(probes, k)

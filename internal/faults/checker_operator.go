@@ -10,7 +10,7 @@ import (
 // leaves its operation in.
 var audited = map[string]string{
 	"resolve done": "done", "resolve failed": "failed", "resolve retry": "released",
-	"force-release": "", "rearm": "", "refund": "", "reset": "",
+	"force-release": "", "rearm": "", "refund": "", "reset": "", "revive": "", "revive again": "",
 }
 
 // unitsGivenBack bounds, per statement key, the units the operator loop gave back: those of
@@ -167,6 +167,11 @@ func auditShowsChange(c Call, a AuditRow, state string) string {
 	case strings.HasPrefix(c.Action, "resolve"):
 		if a.After == nil || a.After["state"] != state {
 			return fmt.Sprintf("after is %v, not %s", a.After["state"], state)
+		}
+	case c.Action == "revive":
+		// A revive locks the row from before to after.
+		if a.After == nil || a.After["state"] != "pending" {
+			return fmt.Sprintf("after is %v, not pending", a.After["state"])
 		}
 	case c.Action == "refund" || c.Action == "reset":
 		for _, side := range []map[string]any{a.Before, a.After} {

@@ -12,11 +12,26 @@ import (
 // and probes every forever and open key once: a key still in flight now, after its stale
 // window, was left open past its bound.
 func (w *workload) final(ctx context.Context) (Final, map[string]int, error) {
-	f := Final{Operations: map[string]Operation{}, Slots: map[string]int64{}, Decisions: map[string]int64{}, Probes: map[string]string{}, ProviderEffects: map[string]int{}}
+	f := Final{Operations: map[string]Operation{}, Slots: map[string]int64{}, Decisions: map[string]int64{}, Probes: map[string]string{}, ProviderEffects: map[string]int{}, FollowUpEffects: map[string]int{}}
+	if w.followups {
+		// After recovery, drains deliver what is due until nothing is pending or the bound
+		// passed; the provider's log is read after.
+		if err := w.finalDrain(ctx); err != nil {
+			return f, nil, err
+		}
+		var err error
+		if f.FollowUps, err = w.readFollowUps(ctx); err != nil {
+			return f, nil, err
+		}
+	}
 	for _, e := range w.provider.Log() {
-		var body struct{ Key string }
+		var body followUpBody
 		if err := json.Unmarshal(e.Body, &body); err != nil {
 			return f, nil, fmt.Errorf("faults: reading the provider's effect %s: %w", e.ID, err)
+		}
+		if e.Path == followUpPath(body.Action) {
+			f.FollowUpEffects[body.Key+" "+body.Action]++
+			continue
 		}
 		f.ProviderEffects[body.Key]++
 	}

@@ -97,6 +97,20 @@ func TestChecker_NegativeControls(t *testing.T) {
 		// A forced release that sets the fence back: the next holder's is no higher.
 		{"release-fence", []string{"lease", "operator"}, execAll(trigger("fence_back", "once.leases", "BEFORE UPDATE",
 			`IF NEW.released_by = 'operator' THEN NEW.fence := 1; END IF; RETURN NEW;`)), nil},
+		// A delivered follow-up is owed again, under another provider key: the provider sees a
+		// new request and does its effect again.
+		{"followup-once", []string{"followup"}, execAll(trigger("redeliver", "once.followups", "BEFORE UPDATE",
+			`IF NEW.state = 'delivered' THEN NEW.state := 'pending'; NEW.provider_key := NEW.provider_key || '-' || NEW.attempts; END IF; RETURN NEW;`)), nil},
+		// The settle's follow-ups are dropped: operations settle with nothing to deliver.
+		{"followup-delivered", []string{"followup"}, execAll(trigger("drop_followups", "once.followups", "BEFORE INSERT",
+			`RETURN NULL;`)), nil},
+		// A revive that does not take: the follow-up stays dead, and the revive says it was
+		// applied.
+		{"followup-revived", []string{"followup", "operator"}, execAll(trigger("stay_dead", "once.followups", "BEFORE UPDATE",
+			`IF OLD.state = 'dead' AND NEW.state = 'pending' THEN RETURN NULL; END IF; RETURN NEW;`)), nil},
+		// A delivery is never marked: the follow-up stays pending however often it is delivered.
+		{"followup-bound", []string{"followup"}, execAll(trigger("never_delivered", "once.followups", "BEFORE UPDATE",
+			`IF NEW.state = 'delivered' THEN RETURN NULL; END IF; RETURN NEW;`)), nil},
 		// Audit rows dropped: the actions commit without them.
 		{"audit-committed", []string{"lease", "operator"}, execAll(trigger("drop_audit", "once.audit", "BEFORE INSERT",
 			`RETURN NULL;`)), nil},

@@ -49,6 +49,7 @@ var operatorActions = []struct {
 		c.Count = n
 		return err
 	}},
+	{"revive", "followup", 3, revive},
 	{"reap", "forever", 1, func(ctx context.Context, w *workload, r *rand.Rand, id int, c *Call) error {
 		n, err := onceops.ReapExpired(ctx, w.pool, 0)
 		c.Count = n
@@ -120,7 +121,8 @@ func (w *workload) end(id int, c Call, err error) {
 // refusal says whether err is an operator function's answer that it changed nothing, as
 // opposed to an error that leaves unknown whether its change committed.
 func refusal(err error) bool {
-	return errors.Is(err, onceops.ErrNotUncertain) || errors.Is(err, onceops.ErrNoOperation) || errors.Is(err, once.ErrInvalid)
+	return errors.Is(err, onceops.ErrNotUncertain) || errors.Is(err, onceops.ErrNoOperation) || errors.Is(err, once.ErrInvalid) ||
+		errors.Is(err, onceops.ErrNotDead) || errors.Is(err, onceops.ErrNoFollowUp)
 }
 
 // resolve reconciles one uncertain operation as an operator would, with the history as the

@@ -114,17 +114,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	defer proxy.Close()
 	upstream := u.Host
 	u.Host = proxy.Addr
-	pc, err := pgxpool.ParseConfig(u.String())
+	pool, _, err := proxiedPool(ctx, u.String(), proxy.Addr, upstream, cfg.Deadline)
 	if err != nil {
 		return nil, err
-	}
-	pc.MaxConns = 12
-	// A connection must be made within a caller's longest deadline, or a busy machine's slow
-	// start of a backend decides the run instead of the faults.
-	pc.ConnConfig.ConnectTimeout = cfg.Deadline
-	pool, err := pgxpool.NewWithConfig(ctx, pc)
-	if err != nil {
-		return nil, fmt.Errorf("faults: connecting through the proxy: %w", err)
 	}
 	defer pool.Close()
 
@@ -156,6 +148,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		w.kinds = kinds
 	}
 	w.operator = operator
+	for _, k := range w.kinds {
+		w.followups = w.followups || k == "followup"
+	}
 
 	w.start = time.Now()
 	runCtx, stop := context.WithTimeout(ctx, cfg.Duration)
@@ -181,6 +176,16 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			defer wg.Done()
 			w.operate(runCtx, r)
 		}()
+	}
+	if w.followups {
+		for i := 0; i < followUpDrains; i++ {
+			r := rand.New(rand.NewSource(master.Int63()))
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				w.drainLoop(runCtx, r)
+			}()
+		}
 	}
 	var lastHeal time.Time
 	if cfg.NoFaults {
@@ -296,6 +301,10 @@ type workload struct {
 	// operator says the operator loop runs: some forever calls then end uncertain, for it
 	// to resolve.
 	operator bool
+	// followups says the follow-up workload runs, and its drains with it; mended holds the
+	// ids of the doomed follow-ups an operator mended before reviving them.
+	followups bool
+	mended    sync.Map
 }
 
 // serve is the handler behind the Idempotency-Key middleware: its effect is its run.
@@ -309,18 +318,27 @@ func (w *workload) serve(rw http.ResponseWriter, r *http.Request) {
 
 const statementCap = 3
 
-// foreverRound is how long the forever workload calls one set of keys.
-const foreverRound = 10 * time.Second
+// foreverRound is how long the forever workload calls one set of keys, and followUpRound
+// the follow-up workload: its operations settle quickly, and each enqueues its follow-ups
+// only once.
+const (
+	foreverRound  = 10 * time.Second
+	followUpRound = 2 * time.Second
+)
 
-var kinds = []string{"forever", "open", "statement", "episode", "lease", "transaction", "provider", "http", "request"}
+var kinds = []string{"forever", "open", "statement", "episode", "lease", "transaction", "provider", "http", "request", "followup"}
 
 func (w *workload) call(ctx context.Context, r *rand.Rand) {
 	kind := w.kinds[r.Intn(len(w.kinds))]
 	key := fmt.Sprintf("%s-%d", kind, r.Intn(w.keys))
-	if kind == "forever" {
+	if kind == "forever" || kind == "followup" {
 		// A forever key settles for good: a new set of keys every round keeps claims and
 		// settles, not only duplicates, under the faults of a long run.
-		round := int(time.Since(w.start) / foreverRound)
+		length := foreverRound
+		if kind == "followup" {
+			length = followUpRound
+		}
+		round := int(time.Since(w.start) / length)
 		key = fmt.Sprintf("%s-%d", kind, round*w.keys+r.Intn(w.keys))
 	}
 	// Callers with deadlines: some short enough to cut a claim or a settle off.
@@ -362,6 +380,17 @@ func (w *workload) call(ctx context.Context, r *rand.Rand) {
 				return "", once.Uncertain(errors.New("the provider's answer was lost"))
 			}
 			return v, nil
+		})
+	case "followup":
+		// The operation's follow-ups are written by the statement that settles it; one in
+		// three also enqueues one that fails until an operator mends it.
+		doomed := r.Intn(3) == 0
+		g := once.Forever{Name: followUpName, Stale: w.stale}
+		out, err = g.Do(cctx, w.pool, once.Ref{Key: key}, func(ctx context.Context) error {
+			w.h.Effect(Effect{Call: id, Kind: kind, Key: key})()
+			enqueued, err := enqueue(ctx, key, doomed)
+			value = enqueued
+			return err
 		})
 	case "open":
 		g := once.Open{Name: "faults", Stale: w.stale}
