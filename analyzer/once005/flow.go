@@ -37,6 +37,7 @@ func follow(call ssa.CallInstruction, s sent) *taint {
 			switch x := instr.(type) {
 			case *ssa.If:
 				t.ifs = append(t.ifs, x)
+				t.flags(x)
 			case *ssa.Return:
 				for i, r := range x.Results {
 					t.results[i] = t.results[i] || r == v
@@ -59,6 +60,71 @@ func follow(call ssa.CallInstruction, s sent) *taint {
 		}
 	}
 	return t
+}
+
+// flags taints the flags a branch on a read sets: a φ whose edges come from both arms of
+// the branch, with different values (found := false; if exists { found = true }), carries
+// the read's answer as surely as the read's own value.
+func (t *taint) flags(x *ssa.If) {
+	b := x.Block()
+	for _, join := range b.Parent().Blocks {
+		for _, instr := range join.Instrs {
+			phi, ok := instr.(*ssa.Phi)
+			if !ok {
+				break
+			}
+			var arm [2]ssa.Value
+			var seen [2]bool
+			for i, pred := range join.Preds {
+				side := armOf(b, pred, join)
+				if side < 0 {
+					continue
+				}
+				if seen[side] && arm[side] != phi.Edges[i] {
+					arm[side] = nil // one arm reaches the join with two values: not a flag
+				} else if !seen[side] {
+					arm[side] = phi.Edges[i]
+				}
+				seen[side] = true
+			}
+			if seen[0] && seen[1] && arm[0] != nil && arm[1] != nil && !sameConst(arm[0], arm[1]) {
+				t.add(phi)
+			}
+		}
+	}
+}
+
+// armOf says through which arm of the branch ending b an edge pred→join arrives: 0 or 1,
+// or -1 when either arm (or neither) may have led to it.
+func armOf(b, pred, join *ssa.BasicBlock) int {
+	for side, succ := range b.Succs {
+		if pred == b && succ == join {
+			return side
+		}
+	}
+	if pred == b {
+		return -1
+	}
+	for side, succ := range b.Succs {
+		other := b.Succs[1-side]
+		if succ != join && succ.Dominates(pred) && !(other != join && other.Dominates(pred)) {
+			return side
+		}
+	}
+	return -1
+}
+
+// sameConst reports two constants of equal value, which no flag is made of.
+func sameConst(a, b ssa.Value) bool {
+	ca, ok1 := a.(*ssa.Const)
+	cb, ok2 := b.(*ssa.Const)
+	if !ok1 || !ok2 {
+		return a == b
+	}
+	if ca.Value == nil || cb.Value == nil {
+		return ca.Value == cb.Value
+	}
+	return constant.Compare(ca.Value, token.EQL, cb.Value)
 }
 
 func (t *taint) add(v ssa.Value) {

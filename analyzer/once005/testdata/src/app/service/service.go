@@ -38,3 +38,39 @@ func ClaimLocked(ctx context.Context, tx pgx.Tx, account int64, key string) erro
 func Retry(ctx context.Context, tx pgx.Tx, account int64, key string) error {
 	return store.FindOrCreate(ctx, tx, account, key)
 }
+
+// Import decides through a flag: the read sets it, a later branch on it inserts. The
+// decision is the read's all the same.
+func Import(ctx context.Context, tx pgx.Tx, account int64, keys []string) error {
+	for _, key := range keys {
+		create := true
+		if _, found, err := store.FindAction(ctx, tx, account, key); err != nil {
+			return err
+		} else if found {
+			create = false
+		}
+		switch {
+		case create:
+			if err := store.CreateAction(ctx, tx, account, key); err != nil { // want `insert into paid_actions by store.CreateAction is decided by a read of paid_actions by store.FindAction`
+				return err
+			}
+		default:
+		}
+	}
+	return nil
+}
+
+// Tally sets a flag from something else than the read: the insert is not decided by it.
+func Tally(ctx context.Context, tx pgx.Tx, account int64, key string, dryRun bool) error {
+	if _, _, err := store.FindAction(ctx, tx, account, key); err != nil {
+		return err
+	}
+	write := true
+	if dryRun {
+		write = false
+	}
+	if write {
+		return store.CreateAction(ctx, tx, account, key)
+	}
+	return nil
+}
