@@ -47,3 +47,6 @@ func SetDuplicateFlush(interval time.Duration, sql string) (restore func()) {
 
 // FlushDuplicatesSQL is the statement that adds a process's counts to their rows.
 func FlushDuplicatesSQL() string { return flushDuplicatesSQL }
+
+// SetCounting turns the counting of calls answered without running on or off.
+func SetCounting(on bool) { uncounted.Store(!on) }
