@@ -50,9 +50,8 @@ const duplicateFlushTimeout = 5 * time.Second
 const timedRetries = 3
 
 // flushDuplicatesSQL adds counts to their rows, in key order: two processes writing the
-// same rows lock them in the same order, so their writes never deadlock. (A variable only
-// so that a test can show that a write that sets the count, not adds to it, is caught.)
-var flushDuplicatesSQL = `INSERT INTO once.duplicate_days AS d (day, name, kind, status, answered)
+// same rows lock them in the same order, so their writes never deadlock.
+const flushDuplicatesSQL = `INSERT INTO once.duplicate_days AS d (day, name, kind, status, answered)
 SELECT * FROM unnest($1::date[], $2::text[], $3::text[], $4::text[], $5::bigint[]) ORDER BY 1, 2, 3, 4
 ON CONFLICT (day, name, kind, status) DO UPDATE SET answered = d.answered + excluded.answered`
 
@@ -82,11 +81,20 @@ var (
 	heldTally = &tally{counts: map[answeredKey]int64{}}
 	// duplicatesWritten and duplicatesDropped count calls, over the process's life.
 	duplicatesWritten, duplicatesDropped atomic.Int64
-	// flushInterval is DuplicateFlushInterval; tests shorten it.
-	flushInterval = DuplicateFlushInterval
+	// flushEvery is DuplicateFlushInterval, and flushSQL flushDuplicatesSQL, but in a test
+	// that shortens the one or shows that a write that sets a count, not adds to it, is
+	// caught (atomic, since timers read them as a test changes them).
+	flushEvery atomic.Int64
+	flushSQL   atomic.Pointer[string]
 	// uncounted turns counting off, for the benchmark that measures what it costs a call.
 	uncounted atomic.Bool
 )
+
+func init() {
+	flushEvery.Store(int64(DuplicateFlushInterval))
+	sql := flushDuplicatesSQL
+	flushSQL.Store(&sql)
+}
 
 // tallyOf returns the counts db's calls add to, or nil for the stand-in.
 func tallyOf(db DB) *tally {
@@ -125,7 +133,7 @@ func countAnswered(db DB, kind, name string, s Status) {
 	}
 	t.mu.Unlock()
 	if arm {
-		time.AfterFunc(flushInterval, t.timedWrite)
+		time.AfterFunc(time.Duration(flushEvery.Load()), t.timedWrite)
 	}
 }
 
@@ -145,7 +153,7 @@ func (t *tally) timedWrite() {
 		}
 		t.mu.Unlock()
 		if arm {
-			time.AfterFunc(flushInterval, t.timedWrite)
+			time.AfterFunc(time.Duration(flushEvery.Load()), t.timedWrite)
 		}
 	}
 }
@@ -192,7 +200,7 @@ func (t *tally) write(ctx context.Context, db DB) error {
 		names[i], kinds[i], statuses[i], answered[i] = k.name, k.kind, k.status.String(), counts[k]
 		total += counts[k]
 	}
-	_, err := db.Exec(ctx, flushDuplicatesSQL, days, names, kinds, statuses, answered)
+	_, err := db.Exec(ctx, *flushSQL.Load(), days, names, kinds, statuses, answered)
 	switch {
 	case err == nil:
 		duplicatesWritten.Add(total)

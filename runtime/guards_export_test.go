@@ -40,13 +40,12 @@ var ServerRefusal = serverRefusal
 // SetDuplicateFlush makes the timed write of the calls answered without running come every
 // interval and send sql, until the returned function restores both.
 func SetDuplicateFlush(interval time.Duration, sql string) (restore func()) {
-	oldInterval, oldSQL := flushInterval, flushDuplicatesSQL
-	flushInterval, flushDuplicatesSQL = interval, sql
-	return func() { flushInterval, flushDuplicatesSQL = oldInterval, oldSQL }
+	oldInterval, oldSQL := flushEvery.Swap(int64(interval)), flushSQL.Swap(&sql)
+	return func() { flushEvery.Store(oldInterval); flushSQL.Store(oldSQL) }
 }
 
 // FlushDuplicatesSQL is the statement that adds a process's counts to their rows.
-func FlushDuplicatesSQL() string { return flushDuplicatesSQL }
+func FlushDuplicatesSQL() string { return *flushSQL.Load() }
 
 // SetCounting turns the counting of calls answered without running on or off.
 func SetCounting(on bool) { uncounted.Store(!on) }
