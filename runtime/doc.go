@@ -66,6 +66,15 @@
 // until an operator resolves it (onceops.ListUncertain). A call that ran reports Ran with
 // the function's error, whatever it is.
 //
+// Every call answered without running (Status.Answered: Duplicate, InFlight, Refused, Busy)
+// is counted, per UTC day, guard and status, for the operator console's "duplicates
+// answered": by the process in memory, since the answer itself writes nothing, and added to
+// once.duplicate_days at most every DuplicateFlushInterval (10 s) on a pool or an SQLDB.
+// Calls made on a pgx.Tx or a *pgx.Conn are held until FlushDuplicates; call it at shutdown
+// in any case, so the last seconds are written too. A write that fails never fails or
+// delays a guard call (see duplicates.go and DuplicateCounts). Request guards, which keep
+// no state in the database, are not counted.
+//
 // # Forever guards
 //
 // A Forever guard claims a key by inserting its row; the first caller runs the function and

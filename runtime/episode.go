@@ -74,6 +74,7 @@ func (g Episode) Do(ctx context.Context, db DB, key string, fn func(context.Cont
 		return cdb.QueryRow(ctx, fireSQL, g.Name, key, token).Scan(&firing)
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
+		countAnswered(db, "episode", g.Name, Duplicate)
 		return Outcome{Status: Duplicate}, nil
 	}
 	if err != nil {

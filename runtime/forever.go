@@ -411,7 +411,9 @@ func foreverDo[T any](ctx context.Context, db DB, p *foreverCall, fn func(contex
 		return zero, Outcome{}, classify(err)
 	}
 	if a == nil {
-		return replay[T](ctx, p, row)
+		v, out, err := replay[T](ctx, p, row)
+		countAnswered(db, "forever", p.name, out.Status)
+		return v, out, err
 	}
 	return runAttempt(ctx, p, a, fn)
 }

@@ -1,5 +1,7 @@
 package once
 
+import "time"
+
 // The statements the guards send, for the benchmarks' bare side: the same text, so that a
 // comparison measures only what a guard adds around its SQL.
 const (
@@ -34,3 +36,16 @@ func SetStatementBusyShare(name string, share float64) {
 
 // ServerRefusal is the check a guard makes of the server's parameters, over a lookup.
 var ServerRefusal = serverRefusal
+
+// SetDuplicateFlush makes the timed write of the calls answered without running come every
+// interval and send sql, until the returned function restores both.
+func SetDuplicateFlush(interval time.Duration, sql string) (restore func()) {
+	oldInterval, oldSQL := flushEvery.Swap(int64(interval)), flushSQL.Swap(&sql)
+	return func() { flushEvery.Store(oldInterval); flushSQL.Store(oldSQL) }
+}
+
+// FlushDuplicatesSQL is the statement that adds a process's counts to their rows.
+func FlushDuplicatesSQL() string { return *flushSQL.Load() }
+
+// SetCounting turns the counting of calls answered without running on or off.
+func SetCounting(on bool) { uncounted.Store(!on) }

@@ -97,6 +97,7 @@ func (g Lease) Acquire(ctx context.Context, db DB, key string) (*Held, Outcome, 
 		}
 		left := time.Until(deadline)
 		if g.Wait == 0 || left <= 0 {
+			countAnswered(db, "lease", g.Name, Busy)
 			return nil, Outcome{Status: Busy}, nil
 		}
 		// Poll with jittered, growing pauses: waiters do not retry in lockstep, and a long

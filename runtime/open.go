@@ -167,6 +167,7 @@ func (g Open) claim(ctx context.Context, db DB, key string, stale time.Duration)
 		case id == 0:
 			continue // the open claim was settled in between, or is newer than the read: claim again
 		case !wasStale:
+			countAnswered(db, "open", g.Name, InFlight)
 			return nil, Outcome{Status: InFlight, Holder: strconv.FormatInt(id, 10)}, nil
 		}
 		// Closed as stale, by this statement or a concurrent one: claim again.

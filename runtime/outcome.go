@@ -26,15 +26,32 @@ const (
 	Busy
 )
 
-var statusNames = [...]string{"", "ran", "duplicate", "in flight", "refused", "busy"}
+// statuses is the one table of what each status is: its name, as logs and
+// once.duplicate_days spell it, and whether a call with it was answered without running its
+// function (and is counted so; see duplicates.go).
+var statuses = [...]struct {
+	name     string
+	answered bool
+}{
+	Ran:       {"ran", false},
+	Duplicate: {"duplicate", true},
+	InFlight:  {"in flight", true},
+	Refused:   {"refused", true},
+	Busy:      {"busy", true},
+}
 
 // String returns the status in lower case, as it reads in logs.
 func (s Status) String() string {
-	if int(s) < len(statusNames) && s != 0 {
-		return statusNames[s]
+	if int(s) < len(statuses) && s != 0 {
+		return statuses[s].name
 	}
 	return "Status(" + strconv.Itoa(int(s)) + ")"
 }
+
+// Answered reports whether a call with this status was answered without running its
+// function: the promise was kept or held elsewhere (Duplicate, InFlight, Refused, Busy).
+// Such calls are what once.duplicate_days counts.
+func (s Status) Answered() bool { return int(s) < len(statuses) && statuses[s].answered }
 
 // Outcome says what happened to one guarded call, beyond its error. Each field means one
 // thing, and is set only by the kinds it names; the others leave it zero.

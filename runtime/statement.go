@@ -263,7 +263,11 @@ func (g Statement) Reserve(ctx context.Context, db DB, key string, n int64) (use
 	if err := g.check(ctx, db, key, n); err != nil {
 		return 0, false, err
 	}
-	return g.reserve(ctx, db, key, n, newToken())
+	used, ok, err = g.reserve(ctx, db, key, n, newToken())
+	if err == nil && !ok {
+		countAnswered(db, "statement", g.Name, Refused)
+	}
+	return used, ok, err
 }
 
 // reserve reserves n units under token, giving them back if the answer is lost.
@@ -521,6 +525,7 @@ func (g Statement) Do(ctx context.Context, db DB, key string, n int64, fn func(c
 		return Outcome{}, err
 	}
 	if !ok {
+		countAnswered(db, "statement", g.Name, Refused)
 		return Outcome{Status: Refused, Count: used}, nil
 	}
 	out := Outcome{Status: Ran, Count: used}

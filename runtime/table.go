@@ -121,6 +121,7 @@ func (g Table) Do(ctx context.Context, db DB, fn func(context.Context, pgx.Tx) e
 		if rerr := tx.Rollback(ctx); rerr != nil {
 			return Outcome{}, fmt.Errorf("once: table guard %s: rollback: %w", g.Name, rerr)
 		}
+		countAnswered(db, "table", g.Name, refused.Status)
 		return refused, nil
 	}
 	if errors.Is(err, pgx.ErrNoRows) {

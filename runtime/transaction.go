@@ -134,6 +134,7 @@ func (g Transaction) run(ctx context.Context, db DB, lockID int64, fn func(conte
 	}
 	if !got {
 		out.Status = Busy
+		countAnswered(db, "transaction", g.Name, Busy)
 		return out, nil
 	}
 	out.Status = Ran

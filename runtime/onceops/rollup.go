@@ -31,17 +31,31 @@ const rollUpDaySQL = `WITH bounds AS (
 )
 INSERT INTO once.rolled_days (day) SELECT day FROM bounds ON CONFLICT (day) DO NOTHING`
 
-// RollUp counts every closed UTC day not rolled up yet (from the first day with a claim, or
-// the day after the last one rolled up, to yesterday) into once.guard_days, per guard, and
-// returns how many days it counted. The operator console's overview reads those days from
-// there and counts only the rest (today, and days not rolled up) from the claims themselves,
-// so a window of weeks costs a few rows per day; without roll-ups it counts them all.
+// RollUpMargin is how long after its end a UTC day is rolled up. Until then it is counted
+// live, so that what lands late is counted: a claim whose transaction commits after
+// midnight, and the outcome of a claim in flight at midnight, whose holder has by then
+// settled it or shown no life for longer than the default stale windows (20 minutes, or 45 s
+// with a heartbeat).
+const RollUpMargin = time.Hour
+
+// RollUp counts every UTC day not rolled up yet that ended at least RollUpMargin ago (from
+// the first day with a claim, or the day after the last one rolled up) into
+// once.guard_days, per guard, and returns how many days it counted. The operator console's
+// overview reads those days from there and counts only the rest (today, and days not
+// rolled up) from the claims themselves, so a window of weeks costs a few rows per day;
+// without roll-ups it counts them all.
 //
 // A day is counted once, as its calls stand then: a call settled or resolved later is shown
 // with the state it had (the console counts uncertain operations live). ReapExpired rolls up
-// first, so a day's calls are counted before their rows are deleted. Run it, or the reaper,
+// first, and deletes no row of a day not rolled up, so a day's calls are counted before
+// their rows are deleted. Run it, or the reaper,
 // from a scheduled job; a run is idempotent, and one day per statement.
 func RollUp(ctx context.Context, db once.DB) (days int, err error) {
+	return rollUp(ctx, db, RollUpMargin)
+}
+
+// rollUp is RollUp with the days that ended less than margin ago left out.
+func rollUp(ctx context.Context, db once.DB, margin time.Duration) (days int, err error) {
 	if err := dbcall.ContextDB(ctx, db); err != nil {
 		return 0, err
 	}
@@ -50,7 +64,7 @@ func RollUp(ctx context.Context, db once.DB) (days int, err error) {
 	// whole-table read, once).
 	if err := db.QueryRow(ctx, `SELECT coalesce((SELECT max(day) + 1 FROM once.rolled_days),
 	(SELECT least((SELECT min(claimed_at) FROM once.operations), (SELECT min(opened_at) FROM once.open_claims)) AT TIME ZONE 'UTC')::date),
-	(statement_timestamp() AT TIME ZONE 'UTC')::date`).Scan(&next, &today); err != nil {
+	((statement_timestamp() - $1::bigint * interval '1 microsecond') AT TIME ZONE 'UTC')::date`, dbcall.Micros(margin)).Scan(&next, &today); err != nil {
 		return 0, fmt.Errorf("once: roll-up: finding the days to count: %w", err)
 	}
 	if next == nil {

@@ -18,6 +18,7 @@ var runtimeIndexes = []struct{ table, name, def string }{
 	{"checkpoints", "checkpoints_pkey", "CREATE UNIQUE INDEX checkpoints_pkey ON once.checkpoints USING btree (operation_id, step)"},
 	{"counter_full", "counter_full_pkey", "CREATE UNIQUE INDEX counter_full_pkey ON once.counter_full USING btree (name, key)"},
 	{"counter_slots", "counter_slots_pkey", "CREATE UNIQUE INDEX counter_slots_pkey ON once.counter_slots USING btree (name, key, slot)"},
+	{"duplicate_days", "duplicate_days_pkey", "CREATE UNIQUE INDEX duplicate_days_pkey ON once.duplicate_days USING btree (day, name, kind, status)"},
 	{"followups", "followups_dead", "CREATE INDEX followups_dead ON once.followups USING btree (id) WHERE (state = 'dead'::text)"},
 	{"followups", "followups_due", "CREATE INDEX followups_due ON once.followups USING btree (due_at) WHERE (state = 'pending'::text)"},
 	{"followups", "followups_operation_id_action_once_forever", "CREATE UNIQUE INDEX followups_operation_id_action_once_forever ON once.followups USING btree (operation_id, action)"},

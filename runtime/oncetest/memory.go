@@ -35,6 +35,8 @@ var ErrNoSQL = memstore.ErrNoSQL
 // give: Transaction, Table (the table= forms), checkpoints (Attempt.Checkpoint, Step). A test
 // of those, of the operator tools (onceops), of Verify or of the app's own SQL uses DB.
 // Ledger entries and follow-ups a function records are not kept: only onceops reads them.
+// Calls answered without running are not counted (once.FlushDuplicates writes nothing on
+// it): the count is the operator console's, and the stand-in has no console.
 //
 // Each call returns a new, empty stand-in, safe for concurrent use.
 func Memory() once.DB { return &memoryDB{store: memstore.New()} }

@@ -152,6 +152,18 @@ func TestBrowser_OperatorTakesEveryActionByClicking(t *testing.T) {
 		t.Fatalf("after the holder was killed: %v, want ErrUncertain", err)
 	}
 
+	// Receipts sent once and asked for 41 more times: 41 duplicates answered, written now
+	// rather than by the pool's timer.
+	receipts := once.Forever{Name: "receipts.Send"}
+	for range 42 {
+		if _, err := receipts.Do(ctx, pool, once.Ref{Key: "r-1"}, func(context.Context) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := once.FlushDuplicates(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+
 	srv := console(t, pool, false)
 	origin := srv.URL + base
 	detail := origin + "/operation?name=" + url.QueryEscape(killedGuard.Name) + "&scope=acct-7&key=" + url.QueryEscape("capture/991")
@@ -191,6 +203,9 @@ func TestBrowser_OperatorTakesEveryActionByClicking(t *testing.T) {
 		}
 		if !strings.Contains(text, p.want) {
 			t.Fatalf("%s does not show %q:\n%s", p.file, p.want, text)
+		}
+		if p.file == "overview" {
+			overviewAnswered(t, tab)
 		}
 		if strings.Contains(p.file, "uncertain") && !strings.Contains(text, scriptKey) {
 			t.Fatalf("the uncertain page does not show the <script> key as text:\n%s", text)
@@ -423,5 +438,29 @@ func waitText(t *testing.T, tctx context.Context, text string) {
 			t.Fatalf("the page does not show %q after 10 s (%v):\n%s", text, err, shown)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// overviewAnswered checks the overview shown in tab: receipts.Send's 41 duplicates in its
+// row, and today's bar of the duplicates chart as tall as every guard's answers together
+// (every call of the test was answered today).
+func overviewAnswered(t *testing.T, tab context.Context) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(tab, 15*time.Second)
+	defer cancel()
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`(() => {
+	const rows = [...document.querySelectorAll('tbody tr')];
+	const receipts = rows.find(r => r.cells[1] && r.cells[1].textContent === 'receipts.Send');
+	const total = rows.reduce((n, r) => n + Number((r.querySelector('td.answered') || {}).textContent || 0), 0);
+	const bars = document.querySelectorAll('svg[aria-label="duplicates answered per day"] rect title');
+	return [receipts ? receipts.querySelector('td.answered').textContent : '', String(total),
+		bars.length ? bars[bars.length - 1].textContent : ''];
+})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	today := time.Now().UTC().Format("2006-01-02")
+	if got[0] != "41" || got[2] != today+": "+got[1] {
+		t.Fatalf("overview: receipts.Send answered %q (want 41); all guards %s; today's bar %q (want %q)", got[0], got[1], got[2], today+": "+got[1])
 	}
 }

@@ -7,10 +7,11 @@ import (
 	"time"
 )
 
-// chart draws the overview's per-day bars as SVG, on the server: one bar per day of the
-// window (at most 60), scaled to the busiest day. It writes only numbers and dates into the
-// markup, so it is safe to mark as HTML.
-func chart(days []dayCount, window time.Duration) template.HTML {
+// chart draws one of the overview's per-day counts (value) as SVG bars, on the server: one
+// bar per day of the window (at most 60), scaled to the busiest day, labelled label. It
+// writes only numbers, dates and label (a constant of the console's) into the markup, so it
+// is safe to mark as HTML.
+func chart(days []dayCount, window time.Duration, label string, value func(dayCount) int64) template.HTML {
 	n := int(window / (24 * time.Hour))
 	if n < 1 {
 		n = 1
@@ -24,7 +25,7 @@ func chart(days []dayCount, window time.Duration) template.HTML {
 	for _, d := range days {
 		i := n - 1 - int(today.Sub(d.Day.UTC().Truncate(24*time.Hour))/(24*time.Hour))
 		if i >= 0 && i < n {
-			counts[i] += d.Count
+			counts[i] += value(d)
 			if counts[i] > max {
 				max = counts[i]
 			}
@@ -33,7 +34,7 @@ func chart(days []dayCount, window time.Duration) template.HTML {
 	const w, h, bottom = 600, 140, 20
 	bw := float64(w) / float64(n)
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="chart" viewBox="0 0 %d %d" role="img" aria-label="operations done per day">`, w, h+bottom)
+	fmt.Fprintf(&b, `<svg class="chart" viewBox="0 0 %d %d" role="img" aria-label="%s">`, w, h+bottom, label)
 	for i, c := range counts {
 		bh := float64(h) * float64(c) / float64(max)
 		day := today.AddDate(0, 0, i-n+1)

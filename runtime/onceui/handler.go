@@ -259,7 +259,9 @@ func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.render(w, r, "overview", http.StatusOK, page{Title: "Overview", Data: map[string]any{
-		"Rows": rows, "Days": days, "Window": window, "Chart": chart(days, window), "Rolled": win}})
+		"Rows": rows, "Days": days, "Window": window, "Rolled": win,
+		"AnsweredChart": chart(days, window, "duplicates answered per day", func(d dayCount) int64 { return d.Answered }),
+		"DoneChart":     chart(days, window, "operations done per day", func(d dayCount) int64 { return d.Done })}})
 }
 
 func (h *handler) uncertain(w http.ResponseWriter, r *http.Request) {

@@ -19,7 +19,7 @@ func overviewTables(t *testing.T, b *browser, window string) (guards, chart stri
 		t.Fatalf("overview %s: %d\n%s", window, code, body)
 	}
 	tbody := regexp.MustCompile(`(?s)<tbody>.*?</tbody>`).FindString(body)
-	svg := regexp.MustCompile(`(?s)<svg.*?</svg>`).FindString(body)
+	svg := regexp.MustCompile(`(?s)<svg[^>]*aria-label="operations done per day".*?</svg>`).FindString(body)
 	if tbody == "" || svg == "" {
 		t.Fatalf("overview %s has no table or chart:\n%s", window, body)
 	}

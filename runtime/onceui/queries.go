@@ -29,12 +29,36 @@ type guardRow struct {
 	Kind, Name                                 string
 	Calls, Done, Failed, Released, InFlight    int64
 	Uncertain, Retried, Stale, Set, Used, Held int64
+	// Answered counts the calls answered without running, by why (once.duplicate_days).
+	Answered answered
 }
 
-// dayCount is a bar of the overview's chart.
+// answered is a guard's calls answered without running, by the status they were answered
+// with.
+type answered struct{ Duplicate, InFlight, Refused, Busy int64 }
+
+// Total is every call answered without running: the work duplicates did not cost.
+func (a answered) Total() int64 { return a.Duplicate + a.InFlight + a.Refused + a.Busy }
+
+// add adds a count of status (as once.Status spells it) to a.
+func (a *answered) add(status string, n int64) {
+	switch status {
+	case "duplicate":
+		a.Duplicate += n
+	case "in flight":
+		a.InFlight += n
+	case "refused":
+		a.Refused += n
+	case "busy":
+		a.Busy += n
+	}
+}
+
+// dayCount is a day of the overview's charts: the operations done that day and the calls
+// answered without running.
 type dayCount struct {
-	Day   time.Time
-	Count int64
+	Day            time.Time
+	Done, Answered int64
 }
 
 // window is where an overview's counts come from: the claims at or after Start, the days
@@ -103,6 +127,10 @@ WHERE uncertain_since IS NOT NULL AND state = 'uncertain' AND claimed_at >= $1 G
 ) c GROUP BY name`
 	overviewOpenNowSQL = `SELECT name, count(*), count(*) FILTER (WHERE alive_at < clock_timestamp() - stale_after)
 FROM once.open_claims WHERE state = 'open' GROUP BY name`
+	// The calls answered without running, as the processes wrote them: whole UTC days, from
+	// the day the window starts in (a range of its primary key).
+	overviewAnsweredSQL = `SELECT kind, name, day, status, answered FROM once.duplicate_days
+WHERE day >= ($1::timestamptz AT TIME ZONE 'UTC')::date`
 )
 
 // overviewRead is one of the overview's reads: its SQL, its arguments, and how a row of it
@@ -123,7 +151,15 @@ func overview(ctx context.Context, db querier, since time.Duration) ([]guardRow,
 		{overviewForeverSQL, bounds, func(r pgx.Rows, g *guardRow, d *dayCount) error {
 			g.Kind = "forever"
 			err := r.Scan(&g.Name, &d.Day, &g.Calls, &g.Done, &g.Failed, &g.Released, &g.InFlight, &g.Retried)
-			d.Day, d.Count = dateUTC(d.Day), g.Done
+			d.Day, d.Done = dateUTC(d.Day), g.Done
+			return err
+		}},
+		{overviewAnsweredSQL, []any{w.Start}, func(r pgx.Rows, g *guardRow, d *dayCount) error {
+			var status string
+			var n int64
+			err := r.Scan(&g.Kind, &g.Name, &d.Day, &status, &n)
+			g.Answered.add(status, n)
+			d.Day, d.Answered = dateUTC(d.Day), n
 			return err
 		}},
 		{overviewUncertainSQL, []any{w.Start}, func(r pgx.Rows, g *guardRow, _ *dayCount) error {
@@ -194,7 +230,7 @@ func overview(ctx context.Context, db querier, since time.Duration) ([]guardRow,
 	}
 	type id struct{ kind, name string }
 	byGuard := map[id]*guardRow{}
-	byDay := map[time.Time]int64{}
+	byDay := map[time.Time]dayCount{}
 	for _, ps := range parts {
 		for _, p := range ps {
 			g := byGuard[id{p.g.Kind, p.g.Name}]
@@ -204,7 +240,10 @@ func overview(ctx context.Context, db querier, since time.Duration) ([]guardRow,
 			}
 			g.add(p.g)
 			if !p.d.Day.IsZero() {
-				byDay[p.d.Day] += p.d.Count
+				d := byDay[p.d.Day]
+				d.Done += p.d.Done
+				d.Answered += p.d.Answered
+				byDay[p.d.Day] = d
 			}
 		}
 	}
@@ -213,7 +252,7 @@ func overview(ctx context.Context, db querier, since time.Duration) ([]guardRow,
 		rows = append(rows, *g)
 	}
 	// The kinds in the order the page has always listed them, then by name.
-	order := map[string]int{"forever": 0, "open": 1, "episode": 2, "statement": 3, "lease": 4}
+	order := map[string]int{"forever": 0, "open": 1, "episode": 2, "statement": 3, "lease": 4, "transaction": 5, "table": 6}
 	slices.SortFunc(rows, func(a, b guardRow) int {
 		if c := cmp.Compare(order[a.Kind], order[b.Kind]); c != 0 {
 			return c
@@ -221,8 +260,9 @@ func overview(ctx context.Context, db querier, since time.Duration) ([]guardRow,
 		return strings.Compare(a.Name, b.Name)
 	})
 	days := make([]dayCount, 0, len(byDay))
-	for d, n := range byDay {
-		days = append(days, dayCount{Day: d, Count: n})
+	for d, c := range byDay {
+		c.Day = d
+		days = append(days, c)
 	}
 	return rows, days, w, nil
 }
@@ -240,6 +280,10 @@ func (g *guardRow) add(o guardRow) {
 	g.Set += o.Set
 	g.Used += o.Used
 	g.Held += o.Held
+	g.Answered.Duplicate += o.Answered.Duplicate
+	g.Answered.InFlight += o.Answered.InFlight
+	g.Answered.Refused += o.Answered.Refused
+	g.Answered.Busy += o.Answered.Busy
 }
 
 // opRow is an operation as the lists and its detail page show it.

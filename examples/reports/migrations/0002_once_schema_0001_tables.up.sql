@@ -279,6 +279,22 @@ CREATE TABLE IF NOT EXISTS once.rolled_days (
 	rolled_at timestamptz NOT NULL DEFAULT clock_timestamp()
 );
 COMMENT ON TABLE once.rolled_days IS 'once roll-ups: the UTC days counted into once.guard_days, and when. The days after the last one are counted live.';
+-- The calls answered without running (a replay, a claim in flight, a set latch, a full cap,
+-- a held lease or lock), per UTC day and guard: the work a duplicate did not cost. A
+-- duplicate's answer writes nothing, so each process counts its answers in memory and adds
+-- them here in one statement at most every 10 s (once.DuplicateFlushInterval) and when
+-- the program calls once.FlushDuplicates; a process that dies loses what it counted since.
+CREATE TABLE IF NOT EXISTS once.duplicate_days (
+	day      date   NOT NULL,
+	name     text   NOT NULL,
+	kind     text   NOT NULL,
+	status   text   NOT NULL CHECK (status IN ('duplicate', 'in flight', 'refused', 'busy')),
+	answered bigint NOT NULL CHECK (answered >= 0),
+	PRIMARY KEY (day, name, kind, status)
+);
+COMMENT ON TABLE once.duplicate_days IS 'once calls answered without running their function, per UTC day (by the answering process''s clock), guard name and kind, and why (status); counted by the processes and written every 10 s, so the last seconds of a process that died are missing.';
+COMMENT ON COLUMN once.duplicate_days.status IS 'why the calls did not run, as once.Status names it: duplicate (the promise was kept: a recorded result replayed, a latch set), in flight (another holder''s claim is open), refused (a counter''s cap), busy (a lease or lock held).';
+COMMENT ON COLUMN once.duplicate_days.answered IS 'how many calls were answered so: every writer adds to it, none sets it.';
 
 -- The operator console's audit trail: every action an operator takes on once's rows (a
 -- resolution, a forced release, a revival), who took it, why, and the row before and after.

@@ -2,6 +2,7 @@
 -- lost. Written only when the user asks for it by name (oncegen -down-drops-once-tables).
 -- squawk-ignore-file ban-drop-table
 DROP TABLE IF EXISTS once.audit;
+DROP TABLE IF EXISTS once.duplicate_days;
 DROP TABLE IF EXISTS once.rolled_days;
 DROP TABLE IF EXISTS once.guard_days;
 DROP TABLE IF EXISTS once.leases;

@@ -1,0 +1,95 @@
+package once_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	once "github.com/oncekit/once/runtime"
+)
+
+// BenchmarkStorm measures the path a storm takes: many goroutines calling one key whose
+// promise is already held, so every call is answered without running (a replay, an open
+// claim in flight, a set latch, a full cap, a held lease). It is the path that must stay
+// free of writes and of row locks; the number is a time per answered call, all callers
+// together (b.RunParallel, 4 goroutines per CPU on a pool of their own connections).
+//
+//	go test -bench 'Storm' -run '^$' -benchtime 3000x -count 5 ./runtime/
+//
+// Storm/counting/KIND/counted-vs-uncounted-parallel is the ratio that says what counting the
+// answers (duplicates.go) costs such a call, measured in one run under the same load.
+func BenchmarkStorm(b *testing.B) {
+	pool := benchPool(b)
+	ctx := context.Background()
+	run := func(context.Context) error { return nil }
+	never := func(context.Context) error { b.Error("a storm call ran its function"); return nil }
+
+	forever := once.Forever{Name: "storm.Charge"}
+	if _, err := forever.Do(ctx, pool, once.Ref{Key: "k"}, run); err != nil {
+		b.Fatal(err)
+	}
+	open := once.Open{Name: "storm.Research"}
+	if _, _, err := open.Claim(ctx, pool, "k"); err != nil {
+		b.Fatal(err)
+	}
+	episode := once.Episode{Name: "storm.Alert"}
+	if _, err := episode.Do(ctx, pool, "k", run); err != nil {
+		b.Fatal(err)
+	}
+	statement := once.Statement{Name: "storm.Generate", Cap: 1}
+	if _, err := statement.Do(ctx, pool, "k", 1, run); err != nil {
+		b.Fatal(err)
+	}
+	lease := once.Lease{Name: "storm.Leader", TTL: time.Hour}
+	if _, _, err := lease.Acquire(ctx, pool, "k"); err != nil {
+		b.Fatal(err)
+	}
+	kinds := []struct {
+		name string
+		call func() (once.Outcome, error)
+		want once.Status
+	}{
+		{"forever", func() (once.Outcome, error) { return forever.Do(ctx, pool, once.Ref{Key: "k"}, never) }, once.Duplicate},
+		{"open", func() (once.Outcome, error) { return open.Do(ctx, pool, "k", never) }, once.InFlight},
+		{"episode", func() (once.Outcome, error) { return episode.Do(ctx, pool, "k", never) }, once.Duplicate},
+		{"statement", func() (once.Outcome, error) { return statement.Do(ctx, pool, "k", 1, never) }, once.Refused},
+		{"lease", func() (once.Outcome, error) { return lease.Do(ctx, pool, "k", never) }, once.Busy},
+	}
+	// What counting costs a storm's call: the same call with counting off and on, alternated
+	// under the same load (see compare).
+	b.Run("counting", func(b *testing.B) {
+		defer once.SetCounting(true)
+		for _, k := range kinds {
+			side := func(on bool) benchOp {
+				return func(b *testing.B, _ *benchKeys) func() error {
+					return func() error {
+						once.SetCounting(on)
+						out, err := k.call()
+						if err == nil && out.Status != k.want {
+							err = fmt.Errorf("%v, want %v", out.Status, k.want)
+						}
+						return err
+					}
+				}
+			}
+			b.Run(k.name, func(b *testing.B) {
+				compare(b, [2]string{"uncounted", "counted"}, [2]benchOp{side(false), side(true)})
+			})
+		}
+	})
+	for _, k := range kinds {
+		b.Run(k.name, func(b *testing.B) {
+			b.SetParallelism(benchParallelism)
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					out, err := k.call()
+					if err != nil || out.Status != k.want {
+						b.Errorf("%v, %v; want %v", out.Status, err, k.want)
+						return
+					}
+				}
+			})
+		})
+	}
+}
