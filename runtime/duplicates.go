@@ -86,8 +86,6 @@ var (
 	// caught (atomic, since timers read them as a test changes them).
 	flushEvery atomic.Int64
 	flushSQL   atomic.Pointer[string]
-	// uncounted turns counting off, for the benchmark that measures what it costs a call.
-	uncounted atomic.Bool
 )
 
 func init() {
@@ -117,7 +115,7 @@ func tallyOf(db DB) *tally {
 // is answered with. It only adds in memory (and, for the first count after a write, arms
 // the timer), so a guard's answer never waits for the count's write.
 func countAnswered(db DB, kind, name string, s Status) {
-	if !s.Answered() || uncounted.Load() {
+	if !s.Answered() {
 		return
 	}
 	t := tallyOf(db)

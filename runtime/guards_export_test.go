@@ -46,6 +46,3 @@ func SetDuplicateFlush(interval time.Duration, sql string) (restore func()) {
 
 // FlushDuplicatesSQL is the statement that adds a process's counts to their rows.
 func FlushDuplicatesSQL() string { return *flushSQL.Load() }
-
-// SetCounting turns the counting of calls answered without running on or off.
-func SetCounting(on bool) { uncounted.Store(!on) }

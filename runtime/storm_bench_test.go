@@ -2,7 +2,6 @@ package once_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -17,8 +16,7 @@ import (
 //
 //	go test -bench 'Storm' -run '^$' -benchtime 3000x -count 5 ./runtime/
 //
-// Storm/counting/KIND/counted-vs-uncounted-parallel is the ratio that says what counting the
-// answers (duplicates.go) costs such a call, measured in one run under the same load.
+// What counting an answered call costs it (duplicates.go) is BenchmarkCountAnswered's.
 func BenchmarkStorm(b *testing.B) {
 	pool := benchPool(b)
 	ctx := context.Background()
@@ -56,28 +54,6 @@ func BenchmarkStorm(b *testing.B) {
 		{"statement", func() (once.Outcome, error) { return statement.Do(ctx, pool, "k", 1, never) }, once.Refused},
 		{"lease", func() (once.Outcome, error) { return lease.Do(ctx, pool, "k", never) }, once.Busy},
 	}
-	// What counting costs a storm's call: the same call with counting off and on, alternated
-	// under the same load (see compare).
-	b.Run("counting", func(b *testing.B) {
-		defer once.SetCounting(true)
-		for _, k := range kinds {
-			side := func(on bool) benchOp {
-				return func(b *testing.B, _ *benchKeys) func() error {
-					return func() error {
-						once.SetCounting(on)
-						out, err := k.call()
-						if err == nil && out.Status != k.want {
-							err = fmt.Errorf("%v, want %v", out.Status, k.want)
-						}
-						return err
-					}
-				}
-			}
-			b.Run(k.name, func(b *testing.B) {
-				compare(b, [2]string{"uncounted", "counted"}, [2]benchOp{side(false), side(true)})
-			})
-		}
-	})
 	for _, k := range kinds {
 		b.Run(k.name, func(b *testing.B) {
 			b.SetParallelism(benchParallelism)
