@@ -18,11 +18,14 @@ type taint struct {
 	results map[int]bool
 	// an error means "no row"; a bool, "a row exists"; a number counts rows; or sums
 	errAbsent, exists, count, sum bool
+	// flag holds the flags a branch on what was read sets: 1 where true means a row was
+	// found, -1 where it means none was, 0 for another property of the row
+	flag map[ssa.Value]int
 }
 
 // follow taints what call (a read) returns, and what it fills.
 func follow(call ssa.CallInstruction, s sent) *taint {
-	t := &taint{vals: map[ssa.Value]bool{}, results: map[int]bool{},
+	t := &taint{vals: map[ssa.Value]bool{}, results: map[int]bool{}, flag: map[ssa.Value]int{},
 		errAbsent: s.op.ErrAbsent, exists: s.exists, count: s.op.Count, sum: s.op.Sum}
 	if v, ok := call.(*ssa.Call); ok {
 		t.add(v)
@@ -62,32 +65,50 @@ func follow(call ssa.CallInstruction, s sent) *taint {
 	return t
 }
 
-// flags taints the flags a branch on a read sets: a φ whose edges come from both arms of
-// the branch, with different values (found := false; if exists { found = true }), carries
-// the read's answer as surely as the read's own value.
+// flags taints the flags a branch on what was read sets: a φ whose edges come from both
+// arms of the branch with the two booleans (found := false; if exists { found = true })
+// carries the read's answer as surely as the read's own value.
 func (t *taint) flags(x *ssa.If) {
+	c, found := t.classify(x.Cond)
+	if c != exists && c != other || c == exists && found == 0 {
+		return
+	}
 	b := x.Block()
+	foundArm := map[bool]int{true: 0, false: 1}[found > 0]
 	for _, join := range b.Parent().Blocks {
 		for _, instr := range join.Instrs {
 			phi, ok := instr.(*ssa.Phi)
 			if !ok {
 				break
 			}
-			var arm [2]ssa.Value
-			var seen [2]bool
+			var arm [2]*ssa.Const
+			var seen [2]int // 0 unseen, 1 one constant, 2 anything else
 			for i, pred := range join.Preds {
 				side := armOf(b, pred, join)
 				if side < 0 {
 					continue
 				}
-				if seen[side] && arm[side] != phi.Edges[i] {
-					arm[side] = nil // one arm reaches the join with two values: not a flag
-				} else if !seen[side] {
-					arm[side] = phi.Edges[i]
+				k, isConst := phi.Edges[i].(*ssa.Const)
+				switch {
+				case !isConst || k.Value == nil || k.Value.Kind() != constant.Bool:
+					seen[side] = 2
+				case seen[side] == 0:
+					arm[side], seen[side] = k, 1
+				case constant.BoolVal(arm[side].Value) != constant.BoolVal(k.Value):
+					seen[side] = 2
 				}
-				seen[side] = true
 			}
-			if seen[0] && seen[1] && arm[0] != nil && arm[1] != nil && !sameConst(arm[0], arm[1]) {
+			if seen[0] != 1 || seen[1] != 1 {
+				continue
+			}
+			onFound, onAbsent := constant.BoolVal(arm[foundArm].Value), constant.BoolVal(arm[1-foundArm].Value)
+			switch {
+			case onFound == onAbsent:
+			case c == other: // a flag of another property of the row
+				t.flag[phi] = 0
+				t.add(phi)
+			default:
+				t.flag[phi] = map[bool]int{true: 1, false: -1}[onFound]
 				t.add(phi)
 			}
 		}
@@ -112,19 +133,6 @@ func armOf(b, pred, join *ssa.BasicBlock) int {
 		}
 	}
 	return -1
-}
-
-// sameConst reports two constants of equal value, which no flag is made of.
-func sameConst(a, b ssa.Value) bool {
-	ca, ok1 := a.(*ssa.Const)
-	cb, ok2 := b.(*ssa.Const)
-	if !ok1 || !ok2 {
-		return a == b
-	}
-	if ca.Value == nil || cb.Value == nil {
-		return ca.Value == cb.Value
-	}
-	return constant.Compare(ca.Value, token.EQL, cb.Value)
 }
 
 func (t *taint) add(v ssa.Value) {
@@ -186,6 +194,11 @@ const (
 
 // classify says what cond tests; found is ±1 where it holds with a row (not) found.
 func (t *taint) classify(cond ssa.Value) (c class, found int) {
+	if f, ok := t.flag[cond]; ok && f != 0 {
+		return exists, f
+	} else if ok {
+		return other, 0
+	}
 	switch x := cond.(type) {
 	case *ssa.UnOp:
 		if x.Op == token.NOT {
