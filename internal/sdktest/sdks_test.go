@@ -1,8 +1,10 @@
 package sdktest_test
 
-// The SDKs whose packages the catalogue names, at their current major versions (and
-// stripe-go v81, the last with usage records). The test loads the packages the catalogue
-// names; these imports keep the modules in go.mod.
+// The SDKs whose packages the catalogue names, at every major version it names: the
+// current one, and the older ones still in use (stripe-go v82 beside v85, v81 the last
+// with usage records; resend-go v2 beside v3; gofrs/uuid before and after v5). The test
+// checks each entry against the version it names; these imports keep the modules in go.mod
+// and their packages loaded.
 import (
 	_ "github.com/anthropics/anthropic-sdk-go"
 	_ "github.com/anthropics/anthropic-sdk-go/option"
@@ -13,26 +15,48 @@ import (
 	_ "github.com/openai/openai-go/v3"
 	_ "github.com/openai/openai-go/v3/option"
 	_ "github.com/openai/openai-go/v3/responses"
+	_ "github.com/resend/resend-go/v2"
 	_ "github.com/resend/resend-go/v3"
 	_ "github.com/sashabaranov/go-openai"
 	_ "github.com/sendgrid/sendgrid-go"
 	_ "github.com/stripe/stripe-go/v81/usagerecord"
+	_ "github.com/stripe/stripe-go/v82"
+	_ "github.com/stripe/stripe-go/v82/charge"
+	_ "github.com/stripe/stripe-go/v82/checkout/session"
+	_ "github.com/stripe/stripe-go/v82/coupon"
+	_ "github.com/stripe/stripe-go/v82/customer"
+	_ "github.com/stripe/stripe-go/v82/invoice"
+	_ "github.com/stripe/stripe-go/v82/invoiceitem"
+	_ "github.com/stripe/stripe-go/v82/paymentintent"
+	_ "github.com/stripe/stripe-go/v82/paymentlink"
+	_ "github.com/stripe/stripe-go/v82/payout"
+	_ "github.com/stripe/stripe-go/v82/price"
+	_ "github.com/stripe/stripe-go/v82/product"
+	_ "github.com/stripe/stripe-go/v82/refund"
+	_ "github.com/stripe/stripe-go/v82/setupintent"
+	_ "github.com/stripe/stripe-go/v82/subscription"
+	_ "github.com/stripe/stripe-go/v82/subscriptionitem"
+	_ "github.com/stripe/stripe-go/v82/transfer"
 	_ "github.com/stripe/stripe-go/v85"
 	_ "github.com/stripe/stripe-go/v85/charge"
 	_ "github.com/stripe/stripe-go/v85/checkout/session"
+	_ "github.com/stripe/stripe-go/v85/coupon"
 	_ "github.com/stripe/stripe-go/v85/customer"
 	_ "github.com/stripe/stripe-go/v85/invoice"
 	_ "github.com/stripe/stripe-go/v85/invoiceitem"
 	_ "github.com/stripe/stripe-go/v85/paymentintent"
+	_ "github.com/stripe/stripe-go/v85/paymentlink"
 	_ "github.com/stripe/stripe-go/v85/payout"
 	_ "github.com/stripe/stripe-go/v85/price"
 	_ "github.com/stripe/stripe-go/v85/product"
 	_ "github.com/stripe/stripe-go/v85/refund"
+	_ "github.com/stripe/stripe-go/v85/setupintent"
 	_ "github.com/stripe/stripe-go/v85/subscription"
 	_ "github.com/stripe/stripe-go/v85/subscriptionitem"
 	_ "github.com/stripe/stripe-go/v85/transfer"
 	_ "github.com/tmc/langchaingo/llms"
 	_ "github.com/tmc/langchaingo/llms/anthropic"
+	_ "github.com/tmc/langchaingo/llms/googleai"
 	_ "github.com/tmc/langchaingo/llms/openai"
 	_ "github.com/twilio/twilio-go"
 	_ "github.com/twilio/twilio-go/rest/api/v2010"
@@ -44,6 +68,7 @@ import (
 	_ "github.com/aws/aws-sdk-go/service/ses"
 	_ "github.com/aws/aws-sdk-go/service/sns"
 	_ "github.com/bwmarrin/discordgo"
+	_ "github.com/casdoor/go-sms-sender"
 	_ "github.com/containrrr/shoutrrr"
 	_ "github.com/containrrr/shoutrrr/pkg/router"
 	_ "github.com/go-mail/mail"
@@ -58,9 +83,12 @@ import (
 	_ "github.com/plutov/paypal/v4"
 	_ "github.com/sideshow/apns2"
 	_ "github.com/slack-go/slack"
+	_ "github.com/wneessen/go-mail"
 	_ "google.golang.org/genai"
+	_ "gopkg.in/gomail.v2"
 	_ "gopkg.in/telebot.v3"
 
+	_ "github.com/gofrs/uuid"
 	_ "github.com/gofrs/uuid/v5"
 	_ "github.com/google/uuid"
 	_ "github.com/lithammer/shortuuid/v4"
