@@ -22,6 +22,17 @@ func (a *analyzer) invoke(u *unit, f *ssa.Function, call ssa.CallInstruction, c 
 	if a.cat.IsRead(name) {
 		return
 	}
+	if call.Common().IsInvoke() {
+		for _, t := range madeFrom(call.Common().Value, map[ssa.Value]bool{}) {
+			obj, _, _ := types.LookupFieldOrMethod(t, true, m.Pkg(), m.Name())
+			if fn, ok := obj.(*types.Func); ok {
+				if e, ok := a.cat.Effect(FuncName(fn)); ok {
+					a.addEffect(u, f, call, c, a.siteEffect(u, f, call, fn, e))
+					return
+				}
+			}
+		}
+	}
 	iface, ok := call.Common().Value.Type().Underlying().(*types.Interface)
 	if !call.Common().IsInvoke() {
 		iface, ok = recvType(m).Underlying().(*types.Interface)
@@ -65,6 +76,42 @@ func (a *analyzer) invoke(u *unit, f *ssa.Function, call ssa.CallInstruction, c 
 	}
 	a.site(one)
 	a.addEffect(u, f, call, c, one)
+}
+
+// madeFrom returns the concrete types an interface value is made from in its function: a
+// conversion of a concrete value, or a φ of values some of which are, as where a library
+// holds the standard library's client behind an interface of its own. A catalogued method
+// of one of them is what the call reaches.
+func madeFrom(v ssa.Value, seen map[ssa.Value]bool) []types.Type {
+	if seen[v] {
+		return nil
+	}
+	seen[v] = true
+	switch x := v.(type) {
+	case *ssa.MakeInterface:
+		return []types.Type{x.X.Type()}
+	case *ssa.ChangeInterface:
+		return madeFrom(x.X, seen)
+	case *ssa.Phi:
+		var out []types.Type
+		for _, e := range x.Edges {
+			out = append(out, madeFrom(e, seen)...)
+		}
+		return out
+	case *ssa.UnOp: // a variable a closure shares lives in a cell: what is stored there
+		cell, ok := x.X.(*ssa.Alloc)
+		if x.Op != token.MUL || !ok || cell.Referrers() == nil {
+			return nil
+		}
+		var out []types.Type
+		for _, r := range *cell.Referrers() {
+			if st, ok := r.(*ssa.Store); ok && st.Addr == cell {
+				out = append(out, madeFrom(st.Val, seen)...)
+			}
+		}
+		return out
+	}
+	return nil
 }
 
 // implementations returns, per implementation of iface visible to the pass, the effects
