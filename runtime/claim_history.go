@@ -8,7 +8,9 @@ import (
 // A claim whose key is new needs one statement, the insert; a claim that meets an existing
 // row also needs the read that answers it. A claim that reads the key's row first and
 // inserts only where there is none makes a duplicate one statement (a plain read) instead of
-// two round trips, and costs every new key a read before its insert. Which is cheaper
+// two round trips, and costs every new key a read before its insert (a Forever guard sends
+// them as two statements, the read alone being the cheapest answer to a duplicate; an Open
+// guard as one, see claimOrReadSQL). Which is cheaper
 // depends on the guard: most keys of a guard that charges each order are new, while the keys
 // at a front door under a retry storm are mostly duplicates.
 //

@@ -236,39 +236,16 @@ const foreverClaimSQL = `INSERT INTO once.operations (name, scope, key, id, toke
 VALUES ($1, $2, $3, $4, $5, $6, $7::bigint * interval '1 microsecond')
 ON CONFLICT (name, scope, key) DO NOTHING`
 
-// foreverReadSQL reads the row a claim ran into, in a statement of its own: after the
-// insert, in a new snapshot (READ COMMITTED), so it sees the row the insert ran into (the
-// insert waits for that row's inserter to commit). Staleness and expiry are judged by the
-// database's clock, which every process shares.
-const foreverReadSQL = `SELECT ` + foreverRowColumns + `
-FROM once.operations WHERE name = $1 AND scope = $2 AND key = $3`
-
-// foreverRowColumns are what a duplicate is answered from ($4: the stale window, in µs).
-const foreverRowColumns = `id::text, state::text, token, attempts, fingerprint, result, coalesce(result_form, ''), error,
+// foreverReadSQL reads the key's row: the one a claim ran into, in a statement of its own
+// after the insert, in a new snapshot (READ COMMITTED), so it sees the row the insert ran
+// into (the insert waits for that row's inserter to commit); or, for a guard whose claims
+// keep meeting existing rows, before any insert (see insertOrRead). Its columns are what a
+// duplicate is answered from; staleness ($4: the stale window, in µs) and expiry are judged
+// by the database's clock, which every process shares.
+const foreverReadSQL = `SELECT id::text, state::text, token, attempts, fingerprint, result, coalesce(result_form, ''), error,
 	state = 'open' AND alive_at < clock_timestamp() - $4::bigint * interval '1 microsecond',
-	expires_at IS NOT NULL AND expires_at <= clock_timestamp()`
-
-// foreverReadFirstSQL is the claim of a guard whose claims keep meeting existing rows (see
-// claim_history.go): the read of the key's row and, only when there is none, the insert,
-// in one statement. A duplicate is then a plain read, one index probe, with no insert
-// attempted. The read sees the snapshot the statement started with; when it sees no row,
-// the insert is the check, and a row committed after the snapshot is a conflict, which DO
-// NOTHING skips: no row comes back, and the caller claims again, in a statement whose
-// snapshot sees that row. (Not a one-statement insert-or-select answering from the insert's
-// conflict: its snapshot predates the winner's commit, so the select would see nothing.)
-const foreverReadFirstSQL = `WITH seen AS (
-	SELECT ` + foreverRowColumns + `
-	FROM once.operations WHERE name = $1 AND scope = $2 AND key = $3
-), claimed AS (
-	INSERT INTO once.operations (name, scope, key, id, token, fingerprint, retain)
-	SELECT $1::text, $2::text, $3::text, $5::uuid, $6::text, $7::bytea, $8::bigint * interval '1 microsecond'
-	WHERE NOT EXISTS (SELECT FROM seen)
-	ON CONFLICT (name, scope, key) DO NOTHING
-	RETURNING 1
-)
-SELECT true, '', '', '', 0, NULL::bytea, NULL::json, '', NULL::text, false, false FROM claimed
-UNION ALL
-SELECT false, * FROM seen`
+	expires_at IS NOT NULL AND expires_at <= clock_timestamp()
+FROM once.operations WHERE name = $1 AND scope = $2 AND key = $3`
 
 // foreverTakeoverSQL gives a released claim, or (for a repeat-safe guard) a stale open one,
 // to a new attempt of the same operation. It is conditional on the token read, so of two
@@ -365,8 +342,8 @@ SELECT count(*) FROM op`
 //     above, or running fn if the holder released the key).
 //   - Ref.Input different from the input the key was first used with: ErrMismatch.
 //
-// A duplicate is one round trip: a guard that has been meeting existing rows lately sends
-// a claim that reads the key's row first (see claim_history.go).
+// A duplicate is one round trip: a guard that has been meeting existing rows lately reads
+// the key's row before it claims (see claim_history.go).
 //
 // The outcome is recorded even when ctx was cancelled while fn ran. If fn panics, the claim
 // is released (RepeatSafe) or marked uncertain, and the panic goes on.
@@ -603,29 +580,25 @@ func (p *foreverCall) claim(ctx context.Context, db DB) (*Attempt, *operationRow
 	return nil, nil, fmt.Errorf("once: %s: %s kept changing during %d attempts to claim it", p.what(), p.label(), foreverRounds)
 }
 
-// insertOrRead sends the claim. When readFirst says so, it is the statement that reads the
-// key's row first and inserts only where there is none (foreverReadFirstSQL); otherwise it
-// is the insert alone, followed, only if the insert found the key taken, by the read a
-// duplicate needs. It returns the new attempt, or the row read, or neither when the claim
-// must be made again.
+// insertOrRead sends the claim. When readFirst says so, it first reads the key's row
+// (foreverReadSQL, a plain read by the primary key: no insert planned, no lock, nothing
+// written), and answers from it when there is one, so a duplicate is one round trip and the
+// cheapest statement the table allows; only where there is none does it send the insert.
+// Otherwise it sends the insert alone and, only if the insert found the key taken, the read a
+// duplicate needs. Either way the insert is the check: a row the read did not see (committed
+// after its snapshot) is a conflict, and the read after it finds the row. It returns the new
+// attempt, or the row read, or neither when the claim must be made again.
 func (p *foreverCall) insertOrRead(ctx context.Context, db DB, token string, readFirst bool) (*Attempt, *operationRow, error) {
-	id := newOperationID()
 	if readFirst {
-		row := &operationRow{}
-		var claimed bool
-		err := db.QueryRow(ctx, foreverReadFirstSQL, p.name, p.ref.Scope, p.ref.Key, dbcall.Micros(p.stale),
-			id, token, p.fingerprint, dbcall.MicrosOrNil(p.retain)).
-			Scan(&claimed, &row.id, &row.state, &row.token, &row.attempts, &row.fingerprint, &row.result, &row.form, &row.errText, &row.stale, &row.expired)
-		switch {
-		case errors.Is(err, pgx.ErrNoRows):
-			return nil, nil, nil
-		case err != nil:
-			return nil, nil, p.errorf(err, "claim")
-		case claimed:
-			return p.newAttempt(db, id, token, 1, ""), nil, nil
+		row, err := scanOperationRow(db.QueryRow(ctx, foreverReadSQL, p.name, p.ref.Scope, p.ref.Key, dbcall.Micros(p.stale)))
+		if err != nil {
+			return nil, nil, p.errorf(err, "reading the claimed operation")
 		}
-		return nil, row, nil
+		if row != nil {
+			return nil, row, nil
+		}
 	}
+	id := newOperationID()
 	tag, err := db.Exec(ctx, foreverClaimSQL, p.name, p.ref.Scope, p.ref.Key, id, token, p.fingerprint, dbcall.MicrosOrNil(p.retain))
 	if err != nil {
 		return nil, nil, p.errorf(err, "claim")

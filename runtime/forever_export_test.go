@@ -4,7 +4,6 @@ package once
 const (
 	ForeverClaimSQL      = foreverClaimSQL
 	ForeverReadSQL       = foreverReadSQL
-	ForeverReadFirstSQL  = foreverReadFirstSQL
 	ForeverSettleDoneSQL = foreverSettleDoneSQL
 )
 

@@ -681,10 +681,11 @@ func TestForever_RoundTrips(t *testing.T) {
 		}
 	}
 
-	// A guard meeting duplicates reads each key's row first: a duplicate is one read.
+	// A guard meeting duplicates reads each key's row first: a duplicate is one read, and a
+	// new key costs that read before its claim.
 	once.SetDuplicateShare(g.Name, 1)
 	tracer.take()
-	step("fresh, reading first (the claim that reads first, the settle)", "fresh", pool, once.Ran, 2, 2)
+	step("fresh, reading first (the read that finds no row, the claim, the settle)", "fresh", pool, once.Ran, 3, 3)
 	step("replay, reading first (one read)", "fresh", pool, once.Duplicate, 1, 1)
 
 	// A guard whose keys are new sends the claim alone; its duplicate reads after.

