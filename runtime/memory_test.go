@@ -601,17 +601,19 @@ var memoryScenarios = []memoryScenario{
 	{
 		name: "open closes a silent claim as stale",
 		run: func(ctx context.Context, db once.DB, r *transcript) {
-			g := once.Open{Name: "mem.Export", Stale: time.Second}
+			// The window is wide next to the sleeps: a loaded machine (-race, CI) only
+			// lengthens them, which the claim within the window must survive.
+			g := once.Open{Name: "mem.Export", Stale: 3 * time.Second}
 			c, out, err := g.Claim(ctx, db, "file/1")
 			r.out("claim", out, err)
-			time.Sleep(600 * time.Millisecond)
+			time.Sleep(2 * time.Second)
 			if c != nil {
 				r.say("heartbeat: err=%s", errKind(c.Heartbeat(ctx, db)))
 			}
-			time.Sleep(600 * time.Millisecond)
+			time.Sleep(1500 * time.Millisecond) // 3.5 s since the claim, 1.5 s since the heartbeat
 			_, out, err = g.Claim(ctx, db, "file/1")
 			r.out("claim within the window since the heartbeat", out, err)
-			time.Sleep(1500 * time.Millisecond)
+			time.Sleep(3500 * time.Millisecond)
 			_, out, err = g.Claim(ctx, db, "file/1")
 			r.out("claim after the window", out, err)
 			if c != nil {
