@@ -81,29 +81,38 @@ func writeDirect(b *bytes.Buffer, v any) bool {
 			b.WriteString("null")
 			return true
 		}
-		keys := make([]string, 0, len(v))
 		for k := range v {
 			if !utf8.ValidString(k) {
 				return false
 			}
-			keys = append(keys, k)
 		}
-		slices.Sort(keys)
-		b.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeCanonicalString(b, k)
-			b.WriteByte(':')
-			if !writeDirect(b, v[k]) {
-				return false
-			}
-		}
-		b.WriteByte('}')
+		return writeObject(b, v, func(e any) bool { return writeDirect(b, e) })
 	default:
 		return false
 	}
+	return true
+}
+
+// writeObject writes m's members in key order, each value by write, and reports false as
+// soon as write does.
+func writeObject(b *bytes.Buffer, m map[string]any, write func(any) bool) bool {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		writeCanonicalString(b, k)
+		b.WriteByte(':')
+		if !write(m[k]) {
+			return false
+		}
+	}
+	b.WriteByte('}')
 	return true
 }
 
@@ -154,23 +163,11 @@ func writeCanonical(b *bytes.Buffer, v any) error {
 		}
 		b.WriteByte(']')
 	case map[string]any:
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
+		var err error
+		writeObject(b, v, func(e any) bool { err = writeCanonical(b, e); return err == nil })
+		if err != nil {
+			return err
 		}
-		slices.Sort(keys)
-		b.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeCanonicalString(b, k)
-			b.WriteByte(':')
-			if err := writeCanonical(b, v[k]); err != nil {
-				return err
-			}
-		}
-		b.WriteByte('}')
 	default:
 		return fmt.Errorf("unexpected %T in decoded JSON", v) // json.Decoder yields only the types above
 	}
