@@ -7,7 +7,6 @@ import (
 
 	"github.com/oncekit/once/analyzer/internal/ignore"
 	"github.com/oncekit/once/analyzer/internal/model"
-	"github.com/oncekit/once/analyzer/internal/passdoc"
 	"github.com/oncekit/once/internal/directive"
 )
 
@@ -22,40 +21,31 @@ var Analyzer = New(model.New(func() model.Config { return model.Config{} }))
 
 // New returns the check reading the directives parsed by the shared analysis m.
 func New(m *analysis.Analyzer) *analysis.Analyzer {
-	return &analysis.Analyzer{
-		Name:     "once000",
-		Doc:      passdoc.Extract(doc, "once000"),
-		URL:      "https://pkg.go.dev/github.com/oncekit/once/analyzer/once000",
-		Requires: []*analysis.Analyzer{m},
-		// A malformed directive often comes with code that does not compile yet.
-		RunDespiteErrors: true,
-		Run: func(pass *analysis.Pass) (any, error) {
-			res := pass.ResultOf[m].(*model.Result)
-			rep := ignore.NewReporter(pass, res.Ignores, Code)
-			for _, e := range res.DirectiveErrors {
+	a := model.Check(Code, doc, m, func(pass *analysis.Pass, res *model.Result, rep *ignore.Reporter) {
+		for _, e := range res.DirectiveErrors {
+			rep.Report(analysis.Diagnostic{Pos: e.Pos, Message: e.Msg})
+		}
+		// The well-formed directives are checked against the package's types by the
+		// function oncegen uses: a key that does not type-check reads the same from both.
+		for _, d := range res.Directives {
+			_, errs := directive.CheckTypes(pass.Fset, pass.Pkg, pass.TypesInfo, d)
+			for _, e := range errs {
 				rep.Report(analysis.Diagnostic{Pos: e.Pos, Message: e.Msg})
 			}
-			// The well-formed directives are checked against the package's types by the
-			// function oncegen uses: a key that does not type-check reads the same from both.
-			for _, d := range res.Directives {
-				_, errs := directive.CheckTypes(pass.Fset, pass.Pkg, pass.TypesInfo, d)
-				for _, e := range errs {
-					rep.Report(analysis.Diagnostic{Pos: e.Pos, Message: e.Msg})
-				}
+		}
+		for _, n := range res.Notes {
+			if n.Problem != "" {
+				rep.Report(analysis.Diagnostic{Pos: n.Pos, Message: n.Problem})
 			}
-			for _, n := range res.Notes {
-				if n.Problem != "" {
-					rep.Report(analysis.Diagnostic{Pos: n.Pos, Message: n.Problem})
-				}
+		}
+		for _, ig := range res.Ignores.List {
+			if ig.Problem != "" {
+				// Not through rep: a malformed ignore cannot silence its own report.
+				pass.Report(analysis.Diagnostic{Pos: ig.Pos, Category: Code, Message: ig.Problem + " (" + Code + ")"})
 			}
-			for _, ig := range res.Ignores.List {
-				if ig.Problem != "" {
-					// Not through rep: a malformed ignore cannot silence its own report.
-					pass.Report(analysis.Diagnostic{Pos: ig.Pos, Category: Code, Message: ig.Problem + " (" + Code + ")"})
-				}
-			}
-			rep.Finish()
-			return nil, nil
-		},
-	}
+		}
+	})
+	// A malformed directive often comes with code that does not compile yet.
+	a.RunDespiteErrors = true
+	return a
 }

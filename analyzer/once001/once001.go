@@ -8,7 +8,6 @@ import (
 
 	"github.com/oncekit/once/analyzer/internal/ignore"
 	"github.com/oncekit/once/analyzer/internal/model"
-	"github.com/oncekit/once/analyzer/internal/passdoc"
 )
 
 //go:embed doc.go
@@ -22,24 +21,14 @@ var Analyzer = New(model.New(func() model.Config { return model.Config{} }))
 
 // New returns the check reading the shared analysis m.
 func New(m *analysis.Analyzer) *analysis.Analyzer {
-	return &analysis.Analyzer{
-		Name:     "once001",
-		Doc:      passdoc.Extract(doc, "once001"),
-		URL:      "https://pkg.go.dev/github.com/oncekit/once/analyzer/once001",
-		Requires: []*analysis.Analyzer{m},
-		Run: func(pass *analysis.Pass) (any, error) {
-			res := pass.ResultOf[m].(*model.Result)
-			rep := ignore.NewReporter(pass, res.Ignores, Code)
-			for _, p := range res.Sites {
-				rep.Use(p)
-			}
-			for _, f := range res.Findings {
-				rep.Report(diagnostic(f))
-			}
-			rep.Finish()
-			return nil, nil
-		},
-	}
+	return model.Check(Code, doc, m, func(pass *analysis.Pass, res *model.Result, rep *ignore.Reporter) {
+		for _, p := range res.Sites {
+			rep.Use(p)
+		}
+		for _, f := range res.Findings {
+			rep.Report(diagnostic(f))
+		}
+	})
 }
 
 func diagnostic(f *model.Finding) analysis.Diagnostic {

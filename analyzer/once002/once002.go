@@ -8,7 +8,6 @@ import (
 
 	"github.com/oncekit/once/analyzer/internal/ignore"
 	"github.com/oncekit/once/analyzer/internal/model"
-	"github.com/oncekit/once/analyzer/internal/passdoc"
 )
 
 //go:embed doc.go
@@ -22,28 +21,18 @@ var Analyzer = New(model.New(func() model.Config { return model.Config{} }))
 
 // New returns the check reading the shared analysis m.
 func New(m *analysis.Analyzer) *analysis.Analyzer {
-	return &analysis.Analyzer{
-		Name:     "once002",
-		Doc:      passdoc.Extract(doc, "once002"),
-		URL:      "https://pkg.go.dev/github.com/oncekit/once/analyzer/once002",
-		Requires: []*analysis.Analyzer{m},
-		Run: func(pass *analysis.Pass) (any, error) {
-			res := pass.ResultOf[m].(*model.Result)
-			rep := ignore.NewReporter(pass, res.Ignores, Code)
-			for _, k := range res.Keys {
-				who := "the provider does the work again"
-				if k.Kind != "provider" {
-					who = "the //once:" + k.Kind + " promise runs it again"
-				}
-				d := analysis.Diagnostic{Pos: k.Pos,
-					Message: fmt.Sprintf("%s is made from %s: a retry makes a new key, and %s; derive it from a stable id", k.What, k.From, who)}
-				if k.Source.IsValid() && k.Source != k.Pos {
-					d.Related = []analysis.RelatedInformation{{Pos: k.Source, Message: "the key is made here"}}
-				}
-				rep.Report(d)
+	return model.Check(Code, doc, m, func(pass *analysis.Pass, res *model.Result, rep *ignore.Reporter) {
+		for _, k := range res.Keys {
+			who := "the provider does the work again"
+			if k.Kind != "provider" {
+				who = "the //once:" + k.Kind + " promise runs it again"
 			}
-			rep.Finish()
-			return nil, nil
-		},
-	}
+			d := analysis.Diagnostic{Pos: k.Pos,
+				Message: fmt.Sprintf("%s is made from %s: a retry makes a new key, and %s; derive it from a stable id", k.What, k.From, who)}
+			if k.Source.IsValid() && k.Source != k.Pos {
+				d.Related = []analysis.RelatedInformation{{Pos: k.Source, Message: "the key is made here"}}
+			}
+			rep.Report(d)
+		}
+	})
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/oncekit/once/analyzer/internal/ignore"
 	"github.com/oncekit/once/analyzer/internal/model"
-	"github.com/oncekit/once/analyzer/internal/passdoc"
 )
 
 //go:embed doc.go
@@ -25,23 +24,13 @@ var Analyzer = New(model.New(func() model.Config { return model.Config{} }))
 
 // New returns the check reading the calls found by the shared analysis m.
 func New(m *analysis.Analyzer) *analysis.Analyzer {
-	return &analysis.Analyzer{
-		Name:     "once004",
-		Doc:      passdoc.Extract(doc, "once004"),
-		URL:      "https://pkg.go.dev/github.com/oncekit/once/analyzer/once004",
-		Requires: []*analysis.Analyzer{m},
-		Run:      func(pass *analysis.Pass) (any, error) { return run(pass, m) },
-	}
+	return model.Check(Code, doc, m, run)
 }
 
-func run(pass *analysis.Pass, m *analysis.Analyzer) (any, error) {
-	res := pass.ResultOf[m].(*model.Result)
-	rep := ignore.NewReporter(pass, res.Ignores, Code)
-	defer rep.Finish()
+func run(pass *analysis.Pass, res *model.Result, rep *ignore.Reporter) {
 	for _, b := range res.Bypasses {
 		rep.Report(diagnostic(pass, b))
 	}
-	return nil, nil
 }
 
 func diagnostic(pass *analysis.Pass, b *model.Bypass) analysis.Diagnostic {

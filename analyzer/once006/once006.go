@@ -13,7 +13,6 @@ import (
 
 	"github.com/oncekit/once/analyzer/internal/ignore"
 	"github.com/oncekit/once/analyzer/internal/model"
-	"github.com/oncekit/once/analyzer/internal/passdoc"
 	"github.com/oncekit/once/internal/directive"
 )
 
@@ -28,19 +27,10 @@ var Analyzer = New(model.New(func() model.Config { return model.Config{} }))
 
 // New returns the check reading the shared analysis m.
 func New(m *analysis.Analyzer) *analysis.Analyzer {
-	return &analysis.Analyzer{
-		Name:     "once006",
-		Doc:      passdoc.Extract(doc, "once006"),
-		URL:      "https://pkg.go.dev/github.com/oncekit/once/analyzer/once006",
-		Requires: []*analysis.Analyzer{m},
-		Run:      func(pass *analysis.Pass) (any, error) { return run(pass, m) },
-	}
+	return model.Check(Code, doc, m, run)
 }
 
-func run(pass *analysis.Pass, m *analysis.Analyzer) (any, error) {
-	res := pass.ResultOf[m].(*model.Result)
-	rep := ignore.NewReporter(pass, res.Ignores, Code)
-	defer rep.Finish()
+func run(pass *analysis.Pass, res *model.Result, rep *ignore.Reporter) {
 	for _, r := range res.Requests {
 		rep.Report(analysis.Diagnostic{Pos: r.Pos, Message: fmt.Sprintf(
 			"%s lasts one request, but it reaches %s, which %s: the next request (a retry, a second tab) %s again; declare a longer promise (provider, forever, open or episode)",
@@ -51,7 +41,6 @@ func run(pass *analysis.Pass, m *analysis.Analyzer) (any, error) {
 			checkTable(pass, rep, fn, d)
 		}
 	}
-	return nil, nil
 }
 
 // sqlMethods are the methods that send SQL, by identity: the argument index of the

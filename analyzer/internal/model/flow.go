@@ -119,42 +119,16 @@ func (fs *flows) compute(v ssa.Value) flow {
 		for _, e := range v.Edges {
 			out.merge(fs.of(e))
 		}
-	case *ssa.Extract:
-		return fs.of(v.Tuple)
-	case *ssa.Field:
-		return fs.of(v.X)
-	case *ssa.FieldAddr:
-		out = fs.of(v.X)
-		fs.stores(v, &out, 0)
-	case *ssa.IndexAddr:
-		out = fs.of(v.X)
-		fs.stores(v, &out, 0)
-	case *ssa.Index:
-		return fs.of(v.X)
-	case *ssa.Lookup:
-		return fs.of(v.X)
-	case *ssa.Slice:
-		return fs.of(v.X)
-	case *ssa.Convert:
-		return fs.of(v.X)
-	case *ssa.ChangeType:
-		return fs.of(v.X)
-	case *ssa.ChangeInterface:
-		return fs.of(v.X)
-	case *ssa.MakeInterface:
-		return fs.of(v.X)
-	case *ssa.TypeAssert:
-		return fs.of(v.X)
-	case *ssa.SliceToArrayPointer:
-		return fs.of(v.X)
+	case *ssa.FieldAddr, *ssa.IndexAddr:
+		out = fs.of(*v.(ssa.Instruction).Operands(nil)[0])
+		fs.stores(v.(ssa.Value), &out, 0)
+	case *ssa.Extract, *ssa.Field, *ssa.Index, *ssa.Lookup, *ssa.Slice, *ssa.Convert, *ssa.ChangeType, *ssa.ChangeInterface,
+		*ssa.MakeInterface, *ssa.TypeAssert, *ssa.SliceToArrayPointer, *ssa.Next, *ssa.Range:
+		return fs.of(*v.(ssa.Instruction).Operands(nil)[0]) // the value it is made from
 	case *ssa.MakeClosure:
 		for _, b := range v.Bindings {
 			out.merge(fs.of(b))
 		}
-	case *ssa.Next:
-		return fs.of(v.Iter)
-	case *ssa.Range:
-		return fs.of(v.X)
 	}
 	return out
 }

@@ -39,10 +39,3 @@ func GuardHolds(name string) bool {
 	g, ok := guardCalls[name]
 	return ok && g.fn >= 0 && g.key >= 0 && g.kind != directive.Request
 }
-
-// GuardKind returns the kind of a runtime guard call by the callee's name (as FuncName
-// writes it), and whether it is one.
-func GuardKind(name string) (directive.Kind, bool) {
-	g, ok := guardCalls[name]
-	return g.kind, ok && g.fn >= 0
-}

@@ -55,21 +55,17 @@ func outcomes(v *ssa.Call) []ssa.Value {
 		if types.Identical(t, types.Universe.Lookup("error").Type()) {
 			out = append(out, x)
 		} else if typeName(t) == "net/http.Response" {
-			if refs := x.Referrers(); refs != nil {
-				for _, r := range *refs {
-					if fa, ok := r.(*ssa.FieldAddr); ok && fa.X == x {
-						out = append(out, fa)
-					}
+			for _, r := range refs(x) {
+				if fa, ok := r.(*ssa.FieldAddr); ok && fa.X == x {
+					out = append(out, fa)
 				}
 			}
 		}
 	}
 	if tup, ok := v.Type().(*types.Tuple); ok {
-		if refs := v.Referrers(); refs != nil {
-			for _, r := range *refs {
-				if ex, ok := r.(*ssa.Extract); ok && ex.Index < tup.Len() {
-					add(ex)
-				}
+		for _, r := range refs(v) {
+			if ex, ok := r.(*ssa.Extract); ok && ex.Index < tup.Len() {
+				add(ex)
 			}
 		}
 	} else {

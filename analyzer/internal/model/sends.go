@@ -233,20 +233,18 @@ func variadic(v ssa.Value) []ssa.Value {
 		return nil
 	}
 	var out []ssa.Value
-	if refs := sl.X.Referrers(); refs != nil {
-		for _, r := range *refs {
-			if ia, ok := r.(*ssa.IndexAddr); ok {
-				if i, ok := constInt(ia.Index); ok {
-					for _, st := range storesTo(ia) {
-						for int(i) >= len(out) {
-							out = append(out, nil)
-						}
-						v := st.Val
-						if mi, ok := v.(*ssa.MakeInterface); ok {
-							v = mi.X
-						}
-						out[i] = v
+	for _, r := range refs(sl.X) {
+		if ia, ok := r.(*ssa.IndexAddr); ok {
+			if i, ok := constInt(ia.Index); ok {
+				for _, st := range storesTo(ia) {
+					for int(i) >= len(out) {
+						out = append(out, nil)
 					}
+					v := st.Val
+					if mi, ok := v.(*ssa.MakeInterface); ok {
+						v = mi.X
+					}
+					out[i] = v
 				}
 			}
 		}
@@ -267,28 +265,26 @@ func (a *analyzer) fieldURL(u *unit, fa *ssa.FieldAddr, s *Send) bool {
 		a.fieldURLs[field] = nil // a cycle reads nothing
 		got = &Send{}
 		first := true
-		for fn := range ssautilAll(a.pkg) {
-			for _, b := range fn.Blocks {
-				for _, ins := range b.Instrs {
-					st, ok := ins.(*ssa.Store)
-					if !ok {
-						continue
-					}
-					sfa, ok := st.Addr.(*ssa.FieldAddr)
-					if !ok || sfa.X.Type().Underlying().(*types.Pointer).Elem().Underlying().(*types.Struct).Field(sfa.Field) != field {
-						continue
-					}
-					one := &Send{}
-					owner := a.units[rootFunc(fn)]
-					if owner == nil {
-						continue
-					}
-					lead := a.urlParts(owner, st.Val, one, 0)
-					if first {
-						got.URL, got.Lead = one.URL, lead && len(one.URL) > 0
-						first = false
-					} else if !lead || len(one.URL) == 0 || len(got.URL) == 0 || one.URL[0] != got.URL[0] {
-						got.Lead = false
+		for _, owner := range a.sortedUnits() {
+			for _, fn := range withLiterals(owner.fn) {
+				for _, b := range fn.Blocks {
+					for _, ins := range b.Instrs {
+						st, ok := ins.(*ssa.Store)
+						if !ok {
+							continue
+						}
+						sfa, ok := st.Addr.(*ssa.FieldAddr)
+						if !ok || sfa.X.Type().Underlying().(*types.Pointer).Elem().Underlying().(*types.Struct).Field(sfa.Field) != field {
+							continue
+						}
+						one := &Send{}
+						lead := a.urlParts(owner, st.Val, one, 0)
+						if first {
+							got.URL, got.Lead = one.URL, lead && len(one.URL) > 0
+							first = false
+						} else if !lead || len(one.URL) == 0 || len(got.URL) == 0 || one.URL[0] != got.URL[0] {
+							got.Lead = false
+						}
 					}
 				}
 			}
@@ -302,42 +298,13 @@ func (a *analyzer) fieldURL(u *unit, fa *ssa.FieldAddr, s *Send) bool {
 	return got.Lead
 }
 
-// ssautilAll yields every function of the package with a body, literals included.
-func ssautilAll(pkg *ssa.Package) map[*ssa.Function]bool {
-	out := map[*ssa.Function]bool{}
-	var add func(f *ssa.Function)
-	add = func(f *ssa.Function) {
-		if f == nil || out[f] {
-			return
-		}
-		out[f] = true
-		for _, anon := range f.AnonFuncs {
-			add(anon)
-		}
-	}
-	for _, m := range pkg.Members {
-		switch m := m.(type) {
-		case *ssa.Function:
-			add(m)
-		case *ssa.Type:
-			ms := pkg.Prog.MethodSets.MethodSet(types.NewPointer(m.Type()))
-			for i := 0; i < ms.Len(); i++ {
-				if f := pkg.Prog.MethodValue(ms.At(i)); f != nil && f.Pkg == pkg {
-					add(f)
-				}
-			}
-		}
+// withLiterals returns f and the function literals written in it, at any depth.
+func withLiterals(f *ssa.Function) []*ssa.Function {
+	out := []*ssa.Function{f}
+	for i := 0; i < len(out); i++ {
+		out = append(out, out[i].AnonFuncs...)
 	}
 	return out
-}
-
-// rootFunc returns the declared function a function or literal belongs to.
-func rootFunc(f *ssa.Function) *types.Func {
-	for f.Parent() != nil {
-		f = f.Parent()
-	}
-	obj, _ := f.Object().(*types.Func)
-	return obj
 }
 
 // requestOf finds how the request v was built: its method and URL.
@@ -349,14 +316,8 @@ func (a *analyzer) requestOf(u *unit, v ssa.Value, s *Send) {
 				s.ReqParam = i
 			}
 			return
-		case *ssa.Phi:
-			v = x.Edges[0]
-			continue
-		case *ssa.UnOp:
-			v = x.X
-			continue
-		case *ssa.Extract:
-			v = x.Tuple
+		case *ssa.Phi, *ssa.UnOp, *ssa.Extract:
+			v = *x.(ssa.Instruction).Operands(nil)[0] // the first edge, the operand, the tuple
 			continue
 		case *ssa.Call:
 			fn, _ := calleeFunc(x.Common())

@@ -45,18 +45,13 @@ func (a *analyzer) findSets() {
 		for _, u := range a.sortedUnits() {
 			sc := &scan{writes: map[string]bool{}}
 			scans[u] = sc
-			var visit func(f *ssa.Function)
-			visit = func(f *ssa.Function) {
+			for _, f := range withLiterals(u.fn) {
 				for _, b := range f.Blocks {
 					for _, ins := range b.Instrs {
 						a.setOp(u, ins, &sc.checks, sc.writes)
 					}
 				}
-				for _, anon := range f.AnonFuncs {
-					visit(anon)
-				}
 			}
-			visit(u.fn)
 			res := u.obj.Signature().Results()
 			for _, c := range sc.checks {
 				if c.set != "" && sc.writes[c.set] && res.Len() == 1 && types.Identical(res.At(0).Type(), types.Typ[types.Bool]) && !u.setVerdict {
@@ -77,13 +72,8 @@ func (a *analyzer) findSets() {
 				// An effect made right here behind the set is this finding's: one per
 				// mistake. One made further down is reported where it is made.
 				for _, x := range u.effs {
-					if x.at == nil || x.at.Parent() != c.at.Parent() || x.pos != x.at.Pos() {
-						continue
-					}
-					for _, i := range c.ifs {
-						if reaches(i.Block(), x.at.Block(), nil) || i.Block() == x.at.Block() {
-							x.Reported = true
-						}
+					if behind(c, x) && x.pos == x.at.Pos() {
+						x.Reported = true
 					}
 				}
 				name := c.set
@@ -184,14 +174,22 @@ func lastingSet(u *unit, v ssa.Value) string {
 // effectAfter returns an effect of the unit the check's branch leads to.
 func effectAfter(u *unit, c setCheck) *eff {
 	for _, e := range u.effs {
-		if e.at == nil || e.at.Parent() != c.at.Parent() {
-			continue
-		}
-		for _, i := range c.ifs {
-			if reaches(i.Block(), e.at.Block(), nil) || i.Block() == e.at.Block() {
-				return e
-			}
+		if behind(c, e) {
+			return e
 		}
 	}
 	return nil
+}
+
+// behind reports whether a branch of the check leads to e, in the check's function.
+func behind(c setCheck, e *eff) bool {
+	if e.at == nil || e.at.Parent() != c.at.Parent() {
+		return false
+	}
+	for _, i := range c.ifs {
+		if reaches(i.Block(), e.at.Block(), nil) || i.Block() == e.at.Block() {
+			return true
+		}
+	}
+	return false
 }
