@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -82,14 +83,18 @@ type Unstable struct {
 	Source string `json:"source"`
 }
 
-// Root is code a framework runs again. Exactly one of Signature, Func, Embeds and
-// Registrar is set; Arg goes with Func.
+// Root is code a framework runs again. Exactly one of Signature, Func, Embeds, Registrar
+// and Delivers is set; Arg goes with Func. Delivers names a function that hands its caller
+// a message (or a channel of messages) the sender delivers again until it is
+// acknowledged: what the caller does after it, or in a function literal it starts, is
+// done again.
 type Root struct {
 	Signature string `json:"signature,omitempty"`
 	Func      string `json:"func,omitempty"`
 	Arg       *int   `json:"arg,omitempty"`
 	Embeds    string `json:"embeds,omitempty"`
 	Registrar string `json:"registrar,omitempty"`
+	Delivers  string `json:"delivers,omitempty"`
 	Root      string `json:"root"`
 }
 
@@ -119,6 +124,7 @@ type Catalog struct {
 	rootLeads  []*Root // signatures ending in "...)": their leading parameters
 	embeds     map[string]*Root
 	registrars map[string]*Root
+	delivers   map[string]*Root
 	pkgs       map[string]bool
 	// Files names the files read, for messages; Hash identifies their contents.
 	Files []string
@@ -221,7 +227,7 @@ func newCatalog() *Catalog {
 	return &Catalog{funcs: map[string]*Effect{}, readFuncs: map[string]bool{}, transports: map[string]*Transport{},
 		requests: map[string]*Request{}, retries: map[string]*Retry{}, unstable: map[string]string{},
 		rootFuncs: map[string]*Root{}, rootSigs: map[string]*Root{}, embeds: map[string]*Root{},
-		registrars: map[string]*Root{}, pkgs: map[string]bool{}}
+		registrars: map[string]*Root{}, delivers: map[string]*Root{}, pkgs: map[string]bool{}}
 }
 
 // add parses one file and adds its entries, checking each so that a typo in a project's
@@ -236,15 +242,15 @@ func (c *Catalog) add(name string, data []byte) error {
 	bad := func(list string, i int, what, format string, args ...any) error {
 		return fmt.Errorf("catalogue %s: %s %d (%s): %s", name, list, i+1, what, fmt.Sprintf(format, args...))
 	}
-	fn := func(list string, i int, full string) (string, error) {
+	fn := func(list string, i int, full string) error {
 		pkg, ok := funcPackage(full)
 		if !ok {
-			return "", bad(list, i, full, "not a full function name like pkg/path.Func or (*pkg/path.Type).Method")
+			return bad(list, i, full, "not a full function name like pkg/path.Func or (*pkg/path.Type).Method")
 		}
 		if list != "unstable" {
 			c.pkgs[Normalize(pkg)] = true
 		}
-		return full, nil
+		return nil
 	}
 	for i := range f.Effects {
 		e := f.Effects[i]
@@ -252,7 +258,7 @@ func (c *Catalog) add(name string, data []byte) error {
 		switch {
 		case e.Effect == "":
 			return bad("effect", i, what, "effect is empty")
-		case !contains(Classes, e.Class):
+		case !slices.Contains(Classes, e.Class):
 			return bad("effect", i, what, "class %q is not one of %s", e.Class, strings.Join(Classes, ", "))
 		case e.Key != nil && e.Key.Field == "" && e.Key.Setter == "" && len(e.Key.HeaderNames()) == 0:
 			return bad("effect", i, what, "key names no field, setter or header")
@@ -262,11 +268,10 @@ func (c *Catalog) add(name string, data []byte) error {
 			return bad("effect", i, what, "url must be absolute and path must start with /")
 		}
 		if e.Func != "" {
-			n, err := fn("effect", i, e.Func)
-			if err != nil {
+			if err := fn("effect", i, e.Func); err != nil {
 				return err
 			}
-			put(c.funcs, n, &e)
+			put(c.funcs, e.Func, &e)
 		} else {
 			c.urls = append(c.urls, &e)
 		}
@@ -277,11 +282,10 @@ func (c *Catalog) add(name string, data []byte) error {
 		case r.Func != "" && (r.URL != "" || r.Path != ""), r.Func == "" && r.URL == "" && r.Path == "":
 			return bad("read", i, r.Func+r.URL+r.Path, "set func, or url and/or path")
 		case r.Func != "":
-			n, err := fn("read", i, r.Func)
-			if err != nil {
+			if err := fn("read", i, r.Func); err != nil {
 				return err
 			}
-			put(c.readFuncs, n, true)
+			put(c.readFuncs, r.Func, true)
 		default:
 			c.readURLs = append(c.readURLs, &r)
 		}
@@ -291,28 +295,25 @@ func (c *Catalog) add(name string, data []byte) error {
 		if (t.URL == nil) == (t.Request == nil) {
 			return bad("transport", i, t.Func, "set url (with method) or request")
 		}
-		n, err := fn("transport", i, t.Func)
-		if err != nil {
+		if err := fn("transport", i, t.Func); err != nil {
 			return err
 		}
 		t.Method = strings.ToUpper(t.Method)
-		put(c.transports, n, &t)
+		put(c.transports, t.Func, &t)
 	}
 	for i := range f.Requests {
 		r := f.Requests[i]
-		n, err := fn("request", i, r.Func)
-		if err != nil {
+		if err := fn("request", i, r.Func); err != nil {
 			return err
 		}
-		put(c.requests, n, &r)
+		put(c.requests, r.Func, &r)
 	}
 	for i := range f.Retries {
 		r := f.Retries[i]
-		n, err := fn("retry", i, r.Func)
-		if err != nil {
+		if err := fn("retry", i, r.Func); err != nil {
 			return err
 		}
-		put(c.retries, n, &r)
+		put(c.retries, r.Func, &r)
 	}
 	for i, u := range f.Unstable {
 		if u.Source != "clock" && u.Source != "random" {
@@ -322,7 +323,7 @@ func (c *Catalog) add(name string, data []byte) error {
 		if full != u.Func {
 			full += ".X"
 		}
-		if _, err := fn("unstable", i, full); err != nil {
+		if err := fn("unstable", i, full); err != nil {
 			return err
 		}
 		put(c.unstable, u.Func, u.Source)
@@ -330,14 +331,14 @@ func (c *Catalog) add(name string, data []byte) error {
 	for i := range f.Roots {
 		r := f.Roots[i]
 		set := 0
-		for _, s := range []string{r.Signature, r.Func, r.Embeds, r.Registrar} {
+		for _, s := range []string{r.Signature, r.Func, r.Embeds, r.Registrar, r.Delivers} {
 			if s != "" {
 				set++
 			}
 		}
 		switch {
 		case set != 1:
-			return bad("root", i, r.Root, "set exactly one of signature, func, embeds and registrar")
+			return bad("root", i, r.Root, "set exactly one of signature, func, embeds, registrar and delivers")
 		case r.Root == "":
 			return bad("root", i, r.Func+r.Signature, "root is empty: say what runs the code again")
 		case strings.HasSuffix(r.Signature, ", ...)"):
@@ -345,13 +346,17 @@ func (c *Catalog) add(name string, data []byte) error {
 		case r.Signature != "":
 			put(c.rootSigs, r.Signature, &r)
 		case r.Func != "":
-			n, err := fn("root", i, r.Func)
-			if err != nil {
+			if err := fn("root", i, r.Func); err != nil {
 				return err
 			}
-			put(c.rootFuncs, n, &r)
+			put(c.rootFuncs, r.Func, &r)
 		case r.Embeds != "":
 			put(c.embeds, r.Embeds, &r)
+		case r.Delivers != "":
+			if err := fn("root", i, r.Delivers); err != nil {
+				return err
+			}
+			put(c.delivers, r.Delivers, &r)
 		default:
 			put(c.registrars, r.Registrar, &r)
 		}
@@ -383,15 +388,6 @@ func unstar(name string) string {
 		return "(" + name[2:]
 	}
 	return name
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // funcPackage returns the package path of a full function name. The name is the last
@@ -480,7 +476,7 @@ func matchURL(prefix, path string, parts []string, lead bool) bool {
 // function.
 func (c *Catalog) Knows(fullName string) bool {
 	_, effect := c.Effect(fullName)
-	return effect || c.IsRead(fullName) || c.Transport(fullName) != nil || c.Retry(fullName) != nil || c.RootFunc(fullName) != nil
+	return effect || c.IsRead(fullName) || c.Transport(fullName) != nil || c.Retry(fullName) != nil || c.RootFunc(fullName) != nil || c.Delivers(fullName) != nil
 }
 
 // Transport returns the entry of a function that sends requests.
@@ -531,6 +527,10 @@ func (c *Catalog) Embedded(typeName string) *Root { r, _ := get(c.embeds, typeNa
 
 // Registrar returns the root entry of a parameter type after which a service is registered.
 func (c *Catalog) Registrar(typeName string) *Root { r, _ := get(c.registrars, typeName); return r }
+
+// Delivers returns the root entry of a function that hands its caller a message the sender
+// delivers again until it is acknowledged.
+func (c *Catalog) Delivers(fullName string) *Root { r, _ := get(c.delivers, fullName); return r }
 
 // Names reports whether an entry other than an unstable source names a function of the
 // package, so an analyzer can skip packages that use none (the clock alone makes no

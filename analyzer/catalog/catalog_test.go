@@ -49,6 +49,12 @@ func TestDefault_NamesEffectsTransportsAndRoots(t *testing.T) {
 	if r := c.RootFunc("(*github.com/robfig/cron/v3.Cron).AddFunc"); r == nil || r.Arg == nil || *r.Arg != 1 {
 		t.Error("cron's AddFunc does not run its argument 1")
 	}
+	if r := c.Delivers("(*github.com/rabbitmq/amqp091-go.Channel).Consume"); r == nil || c.Delivers("(*github.com/rabbitmq/amqp091-go.Channel).Publish") != nil {
+		t.Error("RabbitMQ's Consume hands over no deliveries, or Publish does")
+	}
+	if r := c.RootFunc("(go.temporal.io/sdk/worker.ActivityRegistry).RegisterActivity"); r == nil || r.Arg == nil || *r.Arg != 0 {
+		t.Error("Temporal's RegisterActivity does not run its argument 0")
+	}
 	if c.Unstable("time.Now", "time") != "clock" || c.Unstable("math/rand.Intn", "math/rand") != "random" || c.Unstable("time.Date", "time") != "" {
 		t.Error("time.Now is not the clock, math/rand.Intn not random, or time.Date unstable")
 	}

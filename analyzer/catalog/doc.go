@@ -61,11 +61,22 @@
 //     method or function literal of that type (generic type arguments left out); ending in
 //     ", ...)", the leading parameters only, whatever follows them and whatever the results;
 //   - {"func": "(*github.com/robfig/cron/v3.Cron).AddFunc", "arg": 1}: a function value
-//     passed there; without "arg", the named function itself (a project's own worker);
+//     passed there, or, when a value of another type is passed, each of its exported
+//     methods (Temporal's activities registered as a struct); without "arg", the named
+//     function itself (a project's own worker);
 //   - {"embeds": "github.com/beego/beego/v2/server/web.Controller"}: the exported methods
 //     of a type embedding that one, which the framework routes requests to;
 //   - {"registrar": "google.golang.org/grpc.ServiceRegistrar"}: the methods of the value
-//     passed after a parameter of that type (a generated RegisterFooServer).
+//     passed after a parameter of that type (a generated RegisterFooServer);
+//   - {"delivers": "(*github.com/rabbitmq/amqp091-go.Channel).Consume"}: a function that
+//     hands its caller a message, or a channel of messages, that the broker delivers again
+//     until it is acknowledged: what the caller does after the call, and what the function
+//     literals it starts do, is done again.
+//
+// A loop that a timer turns (a wait on time.Tick, time.After, a Ticker's or a Timer's
+// channel, or time.Sleep, in a loop that goes on until stopped rather than over a list or
+// a count) is a root without an entry: a hand-written scheduler does again what failed, or
+// was not recorded as done, at its next turn.
 //
 // # Versions
 //

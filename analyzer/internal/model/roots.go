@@ -2,6 +2,7 @@ package model
 
 import (
 	"go/types"
+	"slices"
 	"sort"
 
 	"golang.org/x/tools/go/ssa"
@@ -186,7 +187,7 @@ func (a *analyzer) judge(e *eff, strictTop bool) {
 		f.Repeats = append(f.Repeats, Repeat{Pos: e.repeatPos, What: e.Repeat})
 	}
 	for _, u := range e.unrelated {
-		if !contains(f.Unrelated, u) {
+		if !slices.Contains(f.Unrelated, u) {
 			f.Unrelated = append(f.Unrelated, u)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"slices"
 	"sort"
 	"strings"
 
@@ -114,17 +115,16 @@ func (a *analyzer) sortedUnits() []*unit {
 
 // markCalled records the functions fn and its literals call statically.
 func (a *analyzer) markCalled(fn *ssa.Function) {
-	for _, b := range fn.Blocks {
-		for _, ins := range b.Instrs {
-			if c, ok := ins.(ssa.CallInstruction); ok {
-				if g, invoke := calleeFunc(c.Common()); g != nil && !invoke {
-					a.called[g.Origin()] = true
+	for _, f := range withLiterals(fn) {
+		for _, b := range f.Blocks {
+			for _, ins := range b.Instrs {
+				if c, ok := ins.(ssa.CallInstruction); ok {
+					if g, invoke := calleeFunc(c.Common()); g != nil && !invoke {
+						a.called[g.Origin()] = true
+					}
 				}
 			}
 		}
-	}
-	for _, anon := range fn.AnonFuncs {
-		a.markCalled(anon)
 	}
 }
 
@@ -291,12 +291,10 @@ func closureValues(f, anon *ssa.Function) []ssa.Value {
 		}
 	}
 	for i := 0; i < len(out) && i < 8; i++ {
-		if refs := out[i].Referrers(); refs != nil {
-			for _, r := range *refs {
-				switch r := r.(type) {
-				case *ssa.ChangeType, *ssa.MakeInterface, *ssa.Convert:
-					out = append(out, r.(ssa.Value))
-				}
+		for _, r := range refs(out[i]) {
+			switch r := r.(type) {
+			case *ssa.ChangeType, *ssa.MakeInterface, *ssa.Convert:
+				out = append(out, r.(ssa.Value))
 			}
 		}
 	}
@@ -357,8 +355,15 @@ func (a *analyzer) visitCall(u *unit, f *ssa.Function, call ssa.CallInstruction,
 		return
 	}
 	if r := a.cat.RootFunc(name); r != nil && r.Arg != nil {
-		if g := funcValue(sigArg(common, fn, *r.Arg)); g != nil {
+		v := sigArg(common, fn, *r.Arg)
+		if g := funcValue(v); g != nil {
 			a.roots[g.Origin()] = root{what: r.Root, pos: call.Pos()}
+		} else {
+			// A value of a type whose exported methods the framework runs, each on its
+			// own (Temporal's activities registered as a struct).
+			for _, m := range registeredMethods(v) {
+				a.roots[m.Origin()] = root{what: r.Root, pos: call.Pos()}
+			}
 		}
 		return
 	}
@@ -391,6 +396,30 @@ func funcValue(v ssa.Value) *types.Func {
 		}
 		return nil
 	}
+}
+
+// registeredMethods returns the exported methods of a value of a named type handed over
+// as an interface, when it is not a function.
+func registeredMethods(v ssa.Value) []*types.Func {
+	mi, ok := v.(*ssa.MakeInterface)
+	if !ok {
+		return nil
+	}
+	t := mi.X.Type()
+	if _, isFunc := t.Underlying().(*types.Signature); isFunc || typeName(t) == "" {
+		return nil
+	}
+	if _, isPtr := t.(*types.Pointer); !isPtr {
+		t = types.NewPointer(t)
+	}
+	var out []*types.Func
+	ms := types.NewMethodSet(t)
+	for i := 0; i < ms.Len(); i++ {
+		if m, ok := ms.At(i).Obj().(*types.Func); ok && m.Exported() {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // summaryOf returns what calling fn does: its unit's summary in this package, its fact
@@ -529,8 +558,12 @@ func (a *analyzer) addEffect(u *unit, f *ssa.Function, call ssa.CallInstruction,
 		e.at = call
 	}
 	if e.Repeat == "" {
-		if loop := retryLoop(f, call); loop {
+		if retryLoop(f, call) {
 			e.Repeat, e.repeatPos = "the retry loop of "+Display(u.obj), call.Pos()
+		} else if timerLoop(f, call) {
+			e.Repeat, e.repeatPos = "the loop of "+Display(u.obj)+" that a timer turns: what failed, or was not recorded as done, is done again at the next turn, and every replica runs it", call.Pos()
+		} else if r := a.delivered(f, call); r != nil {
+			e.Repeat, e.repeatPos = r.what, r.pos
 		}
 	}
 	for _, l := range u.latches {
@@ -635,7 +668,7 @@ func (a *analyzer) site(e *eff) {
 	a.res.Sites = append(a.res.Sites, e.pos)
 	a.cov.site(e)
 	for _, ig := range a.res.Ignores.List {
-		if ig.Problem == "" && ig.From <= e.pos && e.pos < ig.To && contains(ig.Codes, "ONCE001") {
+		if ig.Problem == "" && ig.From <= e.pos && e.pos < ig.To && slices.Contains(ig.Codes, "ONCE001") {
 			e.Ignored = true
 		}
 	}
@@ -644,15 +677,6 @@ func (a *analyzer) site(e *eff) {
 func (a *analyzer) inPackage(pos token.Pos) bool {
 	for _, f := range a.pass.Files {
 		if f.FileStart <= pos && pos <= f.FileEnd {
-			return true
-		}
-	}
-	return false
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
 			return true
 		}
 	}
@@ -675,11 +699,8 @@ func (a *analyzer) keyOf(u *unit, v ssa.Value, field, setter string) keyState {
 	}
 	for {
 		switch x := v.(type) {
-		case *ssa.MakeInterface:
-			v = x.X
-			continue
-		case *ssa.ChangeType:
-			v = x.X
+		case *ssa.MakeInterface, *ssa.ChangeType:
+			v = *x.(ssa.Instruction).Operands(nil)[0]
 			continue
 		case *ssa.Parameter:
 			for i, p := range u.fn.Params {
@@ -745,11 +766,9 @@ func (a *analyzer) keySet(u *unit, v ssa.Value, field, setter string, depth int)
 
 func storesTo(addr ssa.Value) []*ssa.Store {
 	var out []*ssa.Store
-	if refs := addr.Referrers(); refs != nil {
-		for _, r := range *refs {
-			if s, ok := r.(*ssa.Store); ok && s.Addr == addr {
-				out = append(out, s)
-			}
+	for _, r := range refs(addr) {
+		if s, ok := r.(*ssa.Store); ok && s.Addr == addr {
+			out = append(out, s)
 		}
 	}
 	return out
