@@ -132,10 +132,22 @@ func toFinding(repo, root string, d jsonDiagnostic, funcAt func(string, int) (st
 		return Finding{}, err
 	}
 	rel := file
-	if r, err := filepath.Rel(root, file); err == nil && !strings.HasPrefix(r, "..") {
-		rel = filepath.ToSlash(r)
+	for _, dir := range []string{root, evalSymlinks(root)} {
+		if r, err := filepath.Rel(dir, file); err == nil && !strings.HasPrefix(r, "..") {
+			rel = filepath.ToSlash(r)
+			break
+		}
 	}
 	return Finding{Repo: repo, File: rel, Func: fn, Line: line, Code: code, Message: d.Message}, nil
+}
+
+// evalSymlinks returns dir with its symbolic links resolved, as a tool run inside it
+// prints its files' names, or dir when it cannot.
+func evalSymlinks(dir string) string {
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		return real
+	}
+	return dir
 }
 
 // splitPosn splits "file:line:col" (or "file:line").

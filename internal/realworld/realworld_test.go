@@ -159,6 +159,15 @@ func TestParseJSON_OneFindingPerDiagnosticWithItsFunction(t *testing.T) {
 	if strings.Join(got, "|") != want {
 		t.Fatalf("findings = %q, want %q", strings.Join(got, "|"), want)
 	}
+	// A tree reached through a symbolic link: the tool prints the files' real names.
+	link := filepath.Join(t.TempDir(), "acme+shop")
+	if err := os.Symlink(root, link); err != nil {
+		t.Fatal(err)
+	}
+	fs, err = realworld.ParseJSON("acme/shop", link, oncelintJSON(root), realworld.NewFuncIndex().EnclosingFunc)
+	if err != nil || len(fs) != 2 || fs[0].File != "billing/pay.go" {
+		t.Fatalf("through a link: findings = %v, err = %v", fs, err)
+	}
 	_, err = realworld.ParseJSON("acme/shop", root, []byte(`{"p":{"once001":{"error":"boom"}}}`), realworld.NewFuncIndex().EnclosingFunc)
 	if err == nil || !strings.Contains(err.Error(), "once001 on p: boom") {
 		t.Fatalf("analyzer error: err = %v", err)
