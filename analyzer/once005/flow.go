@@ -94,7 +94,7 @@ func (t *taint) flags(x *ssa.If) {
 					seen[side] = 2
 				case seen[side] == 0:
 					arm[side], seen[side] = k, 1
-				case constant.BoolVal(arm[side].Value) != constant.BoolVal(k.Value):
+				case seen[side] == 1 && constant.BoolVal(arm[side].Value) != constant.BoolVal(k.Value):
 					seen[side] = 2
 				}
 			}

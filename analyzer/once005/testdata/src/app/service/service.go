@@ -74,3 +74,26 @@ func Tally(ctx context.Context, tx pgx.Tx, account int64, key string, dryRun boo
 	}
 	return nil
 }
+
+// Refresh sets the flag from the read's answer on one path and from elsewhere on another,
+// merged in one place: no constant stands for either answer, so the flag is not followed.
+func Refresh(ctx context.Context, tx pgx.Tx, account int64, key string, stale func() bool) error {
+	create := false
+	_, found, err := store.FindAction(ctx, tx, account, key)
+	if err != nil {
+		return err
+	}
+	if found {
+		if account > 0 {
+			create = stale()
+		} else {
+			create = true
+		}
+	} else {
+		create = true
+	}
+	if create {
+		return store.CreateAction(ctx, tx, account, key)
+	}
+	return nil
+}
