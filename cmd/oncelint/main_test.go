@@ -274,3 +274,20 @@ func TestMalformedDirective_CarriesItsCode(t *testing.T) {
 		}
 	}
 }
+
+// A vendored dependency is a dependency: its effect is reported at the module's call of it,
+// with the place it is made as the related one, never inside vendor/.
+func TestVendored_DependencyEffectAtTheCall(t *testing.T) {
+	t.Parallel()
+	out, code := run(t, "vendored", nil, oncelint, "./...")
+	if code != 3 {
+		t.Errorf("exit code %d, want 3 (findings)\n%s", code, out)
+	}
+	if !strings.Contains(out, "server/main.go:11:2: call of mail.Notify sends the email with no //once: promise") ||
+		!strings.Contains(out, "vendor/example.com/mail/mail.go:8:9: \tthe effect is made here") {
+		t.Errorf("want the finding at the handler's call of the vendored mail.Notify:\n%s", out)
+	}
+	if strings.Contains(out, "mail.go:8:9: call of") {
+		t.Errorf("a finding inside vendor/:\n%s", out)
+	}
+}

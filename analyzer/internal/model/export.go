@@ -14,6 +14,9 @@ func (a *analyzer) factOf(u *unit) *FuncFact {
 	for _, e := range u.effs {
 		fe := e.Effect
 		fe.Params = paramList(e.params)
+		if !a.user && fe.Site != "" && fe.Made == "" {
+			fe.Site, fe.Made = "", fe.Site // a dependency's effect is made at the analysed code's call
+		}
 		f.Effects = append(f.Effects, fe)
 	}
 	if d := u.decl; d != nil {

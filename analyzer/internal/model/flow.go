@@ -218,7 +218,7 @@ func (fs *flows) call(c *ssa.CallCommon, pos token.Pos) flow {
 		}
 		return out
 	}
-	for i := 0; i < paramCount(fn); i++ {
+	for i := 0; argAt(c, i) != nil; i++ {
 		out.merge(fs.of(argAt(c, i)))
 	}
 	return out

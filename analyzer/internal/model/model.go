@@ -194,9 +194,14 @@ func std(pass *analysis.Pass) bool {
 }
 
 // isUser reports whether the package is the analysed code (the main module, a workspace
-// module) rather than a dependency: the build says so, by giving a dependency a version.
-// Without module information, everything outside the standard library is.
+// module) rather than a dependency: one the build gives a version, or one in a vendor
+// directory (vendor/<import path>, whose module a vendored build may not name). Without
+// module information, everything outside the standard library is.
 func isUser(pass *analysis.Pass) bool {
+	if len(pass.Files) > 0 && !strings.Contains("/"+pass.Pkg.Path()+"/", "/vendor/") &&
+		strings.Contains(filepath.ToSlash(pass.Fset.Position(pass.Files[0].Pos()).Filename), "/vendor/"+pass.Pkg.Path()+"/") {
+		return false
+	}
 	if pass.Module != nil && pass.Module.Path != "" {
 		return pass.Module.Version == "" && pass.Module.Path != "std"
 	}

@@ -143,15 +143,6 @@ func sigArg(c *ssa.CallCommon, fn *types.Func, i int) ssa.Value {
 	return argAt(c, i)
 }
 
-// paramCount is the number of parameters of a function, receiver first.
-func paramCount(fn *types.Func) int {
-	n := fn.Signature().Params().Len()
-	if fn.Signature().Recv() != nil {
-		n++
-	}
-	return n
-}
-
 // isBound reports whether a closure is a bound method value (x.M), whose one binding is
 // the receiver.
 func isBound(mc *ssa.MakeClosure) bool {
