@@ -12,8 +12,11 @@
 //
 //   - code that runs again reaches it: a handler of an HTTP route or an RPC, a job, queue,
 //     webhook or cron handler of a framework the catalogue knows (or that the project's
-//     catalogue names), a retry loop (a loop that calls again only after the call
-//     failed), a retry helper or a client that retries by itself;
+//     catalogue names), a Temporal activity, what follows a message received from a broker
+//     that delivers it again until it is acknowledged, a loop a timer turns (a hand-written
+//     scheduler: a wait on a ticker, time.After or time.Sleep in a loop that goes on until
+//     stopped), a retry loop (a loop that calls again only after the call failed), a retry
+//     helper or a client that retries by itself;
 //   - nothing on the way covers it: no //once: promise (of a kind that covers, keyed by
 //     values the effect's content derives from), no runtime guard around it, no claim
 //     declared with table= taken before it, and no stable idempotency key the way its
