@@ -232,9 +232,17 @@ const (
 // row). The operation's id ($4) and the attempt's token ($5) are drawn in the process: the
 // claim costs the server no draw, and needs nothing back but the tag. Its row writes one
 // index entry, the primary key's: the key is the promise.
-const foreverClaimSQL = `INSERT INTO once.operations (name, scope, key, id, token, fingerprint, retain)
+//
+// A call with neither an input to fingerprint nor a retention, the common one, sends
+// foreverClaimPlainSQL, which binds only what it stores: every parameter is decoded by the
+// server at each execution, NULL or not.
+const (
+	foreverClaimSQL = `INSERT INTO once.operations (name, scope, key, id, token, fingerprint, retain)
 VALUES ($1, $2, $3, $4, $5, $6, $7::bigint * interval '1 microsecond')
 ON CONFLICT (name, scope, key) DO NOTHING`
+	foreverClaimPlainSQL = `INSERT INTO once.operations (name, scope, key, id, token) VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (name, scope, key) DO NOTHING`
+)
 
 // foreverReadSQL reads the key's row: the one a claim ran into, in a statement of its own
 // after the insert, in a new snapshot (READ COMMITTED), so it sees the row the insert ran
@@ -295,6 +303,14 @@ WHERE name = $1 AND scope = $2 AND key = $3 AND token = $4 AND state = 'open' AN
 // fillfactor), so PostgreSQL writes the new version beside the old one and no index entry.
 // A guard with a Retain sets expires_at, which the reaper's index reads, and pays its entry.
 const foreverSettleDoneSQL = `UPDATE once.operations SET state = 'done', result = $5, result_form = $7, error = $6,
+	settled_at = statement_timestamp(), expires_at = statement_timestamp() + retain, uncertain_since = NULL
+WHERE name = $1 AND scope = $2 AND key = $3 AND token = $4 AND state IN ('open', 'uncertain')`
+
+// foreverSettleResultSQL is foreverSettleDoneSQL for a plain result ($5, or NULL) recorded
+// with no note: it binds only the result. It leaves result_form as it is, NULL: a claim
+// writes none, and every statement that makes a row open or uncertain clears it. A form's
+// parameter would cost the server its domain's input function at every bind.
+const foreverSettleResultSQL = `UPDATE once.operations SET state = 'done', result = $5, error = NULL,
 	settled_at = statement_timestamp(), expires_at = statement_timestamp() + retain, uncertain_since = NULL
 WHERE name = $1 AND scope = $2 AND key = $3 AND token = $4 AND state IN ('open', 'uncertain')`
 
@@ -599,7 +615,13 @@ func (p *foreverCall) insertOrRead(ctx context.Context, db DB, token string, rea
 		}
 	}
 	id := newOperationID()
-	tag, err := db.Exec(ctx, foreverClaimSQL, p.name, p.ref.Scope, p.ref.Key, id, token, p.fingerprint, dbcall.MicrosOrNil(p.retain))
+	var tag pgconn.CommandTag
+	var err error
+	if p.fingerprint == nil && p.retain == 0 {
+		tag, err = db.Exec(ctx, foreverClaimPlainSQL, p.name, p.ref.Scope, p.ref.Key, id, token)
+	} else {
+		tag, err = db.Exec(ctx, foreverClaimSQL, p.name, p.ref.Scope, p.ref.Key, id, token, p.fingerprint, dbcall.MicrosOrNil(p.retain))
+	}
 	if err != nil {
 		return nil, nil, p.errorf(err, "claim")
 	}
@@ -771,9 +793,8 @@ func (a *Attempt) settle(ctx context.Context, state string, result []byte, form,
 		return a.memorySettle(m, state, result, form, text)
 	}
 	p := a.call
-	key := p.keyArgs(a.token)
 	if state == opWithdrawn {
-		tag, err := a.db.Exec(ctx, foreverWithdrawSQL, key...)
+		tag, err := a.db.Exec(ctx, foreverWithdrawSQL, p.keyArgs(a.token)...)
 		if err != nil {
 			return p.errorf(err, "withdrawing the claim of operation %s", a.id)
 		}
@@ -794,18 +815,22 @@ func (a *Attempt) settle(ctx context.Context, state string, result []byte, form,
 	var err error
 	switch {
 	case (state == opDone || state == opFailed) && (len(ledgerRows) > 0 || len(followups) > 0):
-		args := append(key, state, dbcall.JSON(result), errText)
+		args := append(p.keyArgs(a.token), state, dbcall.JSON(result), errText)
 		args = append(args, ledgerColumns(ledgerRows)...)
 		args = append(args, followUpColumns(followups)...)
 		args = append(args, formArg(form))
 		err = a.db.QueryRow(ctx, foreverSettleWithSQL, args...).Scan(&n)
+	case state == opDone && form == "" && errText == nil:
+		var tag pgconn.CommandTag
+		tag, err = a.db.Exec(ctx, foreverSettleResultSQL, p.name, p.ref.Scope, p.ref.Key, a.token, dbcall.JSON(result))
+		n = tag.RowsAffected()
 	case state == opDone:
 		var tag pgconn.CommandTag
-		tag, err = a.db.Exec(ctx, foreverSettleDoneSQL, append(key, dbcall.JSON(result), errText, formArg(form))...)
+		tag, err = a.db.Exec(ctx, foreverSettleDoneSQL, append(p.keyArgs(a.token), dbcall.JSON(result), errText, formArg(form))...)
 		n = tag.RowsAffected()
 	default:
 		var tag pgconn.CommandTag
-		tag, err = a.db.Exec(ctx, foreverSettleSQL, append(key, state, errText)...)
+		tag, err = a.db.Exec(ctx, foreverSettleSQL, append(p.keyArgs(a.token), state, errText)...)
 		n = tag.RowsAffected()
 	}
 	if err != nil {

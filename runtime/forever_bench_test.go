@@ -30,10 +30,10 @@ func BenchmarkForever(b *testing.B) {
 		return func(b *testing.B, keys *benchKeys) func() error {
 			return func() error {
 				key := keys.next()
-				if _, err := pool.Exec(ctx, once.ForeverClaimSQL, name, "", key, once.NewOperationID(), "token", nil, nil); err != nil {
+				if _, err := pool.Exec(ctx, once.ForeverClaimPlainSQL, name, "", key, once.NewOperationID(), "token"); err != nil {
 					return err
 				}
-				_, err := pool.Exec(ctx, once.ForeverSettleDoneSQL, name, "", key, "token", string(enc), nil, nil)
+				_, err := pool.Exec(ctx, once.ForeverSettleResultSQL, name, "", key, "token", string(enc))
 				return err
 			}
 		}

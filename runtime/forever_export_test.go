@@ -2,9 +2,11 @@ package once
 
 // The statements a Forever guard sends, for the benchmarks and tests that send them bare.
 const (
-	ForeverClaimSQL      = foreverClaimSQL
-	ForeverReadSQL       = foreverReadSQL
-	ForeverSettleDoneSQL = foreverSettleDoneSQL
+	ForeverClaimSQL        = foreverClaimSQL
+	ForeverClaimPlainSQL   = foreverClaimPlainSQL
+	ForeverReadSQL         = foreverReadSQL
+	ForeverSettleDoneSQL   = foreverSettleDoneSQL
+	ForeverSettleResultSQL = foreverSettleResultSQL
 )
 
 // NewOperationID draws an operation id as a claim does (ForeverClaimSQL's $4).

@@ -789,8 +789,15 @@ func TestForever_HolderMarkedUncertainForSilenceCanStillSettle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := operationState(t, pool, out.Claim); r.state != "done" {
-		t.Fatalf("operation %+v, want done: the holder came back with the outcome", r)
+	if r := operationState(t, pool, out.Claim); r.state != "done" || r.errText != "" {
+		t.Fatalf("operation %+v, want done with no note: the holder came back with the outcome", r)
+	}
+	var uncertainSince, form *string
+	if err := pool.QueryRow(ctx, `SELECT uncertain_since::text, result_form FROM once.operations WHERE id = $1::uuid`, out.Claim).Scan(&uncertainSince, &form); err != nil {
+		t.Fatal(err)
+	}
+	if uncertainSince != nil || form != nil {
+		t.Fatalf("uncertain_since %v, result_form %v after the settle; want both NULL (a plain value, no longer uncertain)", uncertainSince, form)
 	}
 	if v, _, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: "k"}, func(context.Context) (int, error) { return 0, nil }); v != 42 || err != nil {
 		t.Fatalf("replay %d, %v; want 42", v, err)

@@ -32,8 +32,8 @@ BEGIN
 	t0 := once_exec_cpu();
 	FOR i IN 1..n LOOP
 		k := base || i;
-		INSERT INTO once.operations (name, scope, key, id, token, fingerprint, retain)
-		VALUES ('exec.claim', '', k, '6a1f7d3c-1111-4222-8333-444455556666', '0123456789abcdef0123456789abcdef', NULL, NULL::bigint * interval '1 microsecond')
+		INSERT INTO once.operations (name, scope, key, id, token)
+		VALUES ('exec.claim', '', k, '6a1f7d3c-1111-4222-8333-444455556666', '0123456789abcdef0123456789abcdef')
 		ON CONFLICT (name, scope, key) DO NOTHING;
 	END LOOP;
 	RETURN round((once_exec_cpu() - t0) * 1e6 / current_setting('once_exec.hz')::numeric / n, 1);
@@ -44,10 +44,10 @@ BEGIN
 	t0 := once_exec_cpu();
 	FOR i IN 1..n LOOP
 		k := base || i;
-		INSERT INTO once.operations (name, scope, key, id, token, fingerprint, retain)
-		VALUES ('exec.forever', '', k, '6a1f7d3c-1111-4222-8333-444455556666', '0123456789abcdef0123456789abcdef', NULL, NULL::bigint * interval '1 microsecond')
+		INSERT INTO once.operations (name, scope, key, id, token)
+		VALUES ('exec.forever', '', k, '6a1f7d3c-1111-4222-8333-444455556666', '0123456789abcdef0123456789abcdef')
 		ON CONFLICT (name, scope, key) DO NOTHING;
-		UPDATE once.operations SET state = 'done', result = '1', result_form = NULL, error = NULL,
+		UPDATE once.operations SET state = 'done', result = '1', error = NULL,
 			settled_at = statement_timestamp(), expires_at = statement_timestamp() + retain, uncertain_since = NULL
 		WHERE name = 'exec.forever' AND scope = '' AND key = k AND token = '0123456789abcdef0123456789abcdef' AND state IN ('open', 'uncertain');
 	END LOOP;
