@@ -1,6 +1,7 @@
 package model
 
 import (
+	"cmp"
 	"go/types"
 	"sort"
 )
@@ -14,8 +15,8 @@ func (a *analyzer) factOf(u *unit) *FuncFact {
 	for _, e := range u.effs {
 		fe := e.Effect
 		fe.Params = paramList(e.params)
-		if !a.user && fe.Site != "" && fe.Made == "" {
-			fe.Site, fe.Made = "", fe.Site // a dependency's effect is made at the analysed code's call
+		if !a.user { // a dependency's effect is made at the analysed code's call
+			fe.Site, fe.Made = "", cmp.Or(fe.Made, fe.Site)
 		}
 		f.Effects = append(f.Effects, fe)
 	}

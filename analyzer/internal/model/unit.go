@@ -1,6 +1,7 @@
 package model
 
 import (
+	"cmp"
 	"go/ast"
 	"go/token"
 	"go/types"
@@ -554,9 +555,7 @@ func (a *analyzer) addEffect(u *unit, f *ssa.Function, call ssa.CallInstruction,
 	if e == nil {
 		return
 	}
-	if e.at == nil {
-		e.at = call
-	}
+	e.at = cmp.Or(e.at, call)
 	if e.Repeat == "" {
 		if retryLoop(f, call) {
 			e.Repeat, e.repeatPos = "the retry loop of "+Display(u.obj), call.Pos()
