@@ -3,11 +3,13 @@ package main_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -72,19 +74,54 @@ func findingLines(t *testing.T, out string) []string {
 	return found
 }
 
+// standaloneOnce holds oncelint's own findings on a and b, computed once for the tests
+// that compare go vet's with them: two identical go vet commands running at the same time
+// on one build cache would race for one cache entry.
+var standaloneOnce = sync.OnceValues(func() (map[string][]string, error) {
+	found := map[string][]string{}
+	abs, err := filepath.Abs(filepath.Join("testdata", "layers"))
+	if err != nil {
+		return nil, err
+	}
+	for _, pkg := range []string{"./a", "./b"} {
+		cmd := exec.Command(oncelint, "-catalog=oncelint.json", pkg)
+		cmd.Dir = abs
+		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=", "GOTOOLCHAIN=local")
+		out, err := cmd.CombinedOutput()
+		if _, findings := err.(*exec.ExitError); err != nil && !findings {
+			return nil, fmt.Errorf("oncelint %s: %v", pkg, err)
+		}
+		var lines []string
+		for _, line := range strings.Split(string(out), "\n") {
+			line = strings.TrimPrefix(line, abs+"/")
+			if strings.HasSuffix(line, ")") && strings.Contains(line, "(ONCE") {
+				lines = append(lines, line)
+			}
+		}
+		if len(lines) != 1 {
+			return nil, fmt.Errorf("oncelint %s: want one finding, got %q; it printed:\n%s", pkg, lines, out)
+		}
+		found[pkg] = lines
+	}
+	return found, nil
+})
+
+// standaloneFindings returns oncelint's own findings on a and b.
+func standaloneFindings(t *testing.T) map[string][]string {
+	t.Helper()
+	found, err := standaloneOnce()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return found
+}
+
 // vetSequences vets a (which imports b) and b one after the other, in both orders, each
 // order on a fresh build cache, and reports every run whose findings differ from
 // oncelint's own on the same package.
 func vetSequences(t *testing.T, toolchain, tool string) (mismatches []string) {
 	t.Helper()
-	standalone := map[string][]string{}
-	for _, pkg := range []string{"./a", "./b"} {
-		out, _ := run(t, "layers", nil, oncelint, "-catalog=oncelint.json", pkg)
-		standalone[pkg] = findingLines(t, out)
-		if len(standalone[pkg]) != 1 {
-			t.Fatalf("oncelint %s: want one finding, got %q", pkg, standalone[pkg])
-		}
-	}
+	standalone := standaloneFindings(t)
 	for _, jsonOut := range []bool{false, true} {
 		// The third run repeats the first command, which may reuse its own cached results.
 		for _, order := range [][]string{{"./a", "./b", "./a"}, {"./b", "./a", "./b"}} {
