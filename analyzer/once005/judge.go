@@ -2,6 +2,7 @@ package once005
 
 import (
 	"fmt"
+	"go/token"
 	"go/types"
 	"regexp"
 	"slices"
@@ -178,7 +179,13 @@ func (r *reader) filled(ins *opAt, in func(ssa.Value) bool) []string {
 	if load, ok := row.(*ssa.UnOp); ok {
 		row = load.X
 	}
+	uses := refs(row) // and, where it holds a pointer to the row (Create(&u) of a *User u), its loads' uses
 	for _, ref := range refs(row) {
+		if load, ok := ref.(*ssa.UnOp); ok && load.Op == token.MUL {
+			uses = append(uses, refs(load)...)
+		}
+	}
+	for _, ref := range uses {
 		if fa, ok := ref.(*ssa.FieldAddr); ok {
 			for _, use := range refs(fa) {
 				if st, ok := use.(*ssa.Store); ok && st.Addr == fa && in(st.Val) {

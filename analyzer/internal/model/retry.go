@@ -108,21 +108,8 @@ func evalAt200(v ssa.Value) (ok, val bool) {
 	if !okx || !oky {
 		return false, false
 	}
-	switch bin.Op {
-	case token.EQL:
-		return true, x == y
-	case token.NEQ:
-		return true, x != y
-	case token.LSS:
-		return true, x < y
-	case token.LEQ:
-		return true, x <= y
-	case token.GTR:
-		return true, x > y
-	case token.GEQ:
-		return true, x >= y
-	}
-	return false, false
+	val, ok = map[token.Token]bool{token.EQL: x == y, token.NEQ: x != y, token.LSS: x < y, token.LEQ: x <= y, token.GTR: x > y, token.GEQ: x >= y}[bin.Op]
+	return ok, val
 }
 
 // statusValue evaluates an expression over a response's StatusCode, taken as 200.

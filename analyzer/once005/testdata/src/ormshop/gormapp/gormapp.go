@@ -4,6 +4,7 @@ package gormapp
 import (
 	"context"
 	"errors"
+	"math/rand"
 	"strconv"
 
 	"gorm.io/gorm"
@@ -244,4 +245,27 @@ func ClaimAnyLocker(db *gorm.DB, l *models.Locker) error {
 		return errors.New("holder has a locker")
 	}
 	return db.Create(l).Error // want `insert into lockers is decided by a read of lockers`
+}
+
+// guestByEmail reads into a pointer, and gives nil when there is none.
+func (s *Service) guestByEmail(ctx context.Context, email string) (*models.Guest, error) {
+	var g *models.Guest
+	if err := s.db.WithContext(ctx).Where("email = ?", email).First(&g).Error; err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// AddGuest refuses an email another guest holds, then creates the one it is
+// given: the same race, the read one call down.
+func (s *Service) AddGuest(ctx context.Context, g *models.Guest) (*models.Guest, error) {
+	if g.ID == "" {
+		g.ID = strconv.Itoa(rand.Int())
+	}
+	if g.Email != "" {
+		if found, _ := s.guestByEmail(ctx, g.Email); found != nil && found.ID != g.ID {
+			return g, ErrTaken
+		}
+	}
+	return g, s.db.WithContext(ctx).Create(&g).Error // want `insert into guests is decided by a read of guests`
 }

@@ -133,3 +133,9 @@ type Member struct {
 	Seq  int
 	Name string `xorm:"varchar(100)"`
 }
+
+// Guest has a string id its callers may give, and no unique email.
+type Guest struct {
+	ID    string `gorm:"primaryKey"`
+	Email string
+}
