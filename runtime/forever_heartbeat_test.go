@@ -29,12 +29,17 @@ func TestForever_HeartbeatKeepsALongEffectItsClaim(t *testing.T) {
 			key := name
 			var wg sync.WaitGroup
 			var firstErr error
+			started := make(chan struct{})
 			wg.Go(func() {
 				_, _, firstErr = once.ForeverValue(ctx, pool, g, once.Ref{Key: key}, func(ctx context.Context) (int, error) {
+					close(started)
 					time.Sleep(2*stale + stale/2) // a long render, with no checkpoint on the way
 					return 1, effect(ctx, pool, "render", key, 1)
 				})
 			})
+			// The second caller comes Stale and a half after the claim landed (however long
+			// the claim itself took), while the first still renders.
+			<-started
 			time.Sleep(stale + stale/2)
 			_, out, err := once.ForeverValue(ctx, pool, g, once.Ref{Key: key}, func(ctx context.Context) (int, error) {
 				return 2, effect(ctx, pool, "render", key, 2)
