@@ -34,6 +34,9 @@
 // random source on the way) is new work each time, not a duplicate: it is reported only
 // with -strict.
 //
+// An effect a worker started with go makes for each value it receives from a channel a
+// struct holds (an in-process queue) is made where a value is sent on that channel.
+//
 // Each effect is reported once, where it is made: at the call in the function nearest
 // the effect, by the package that finds the repeat path (which may be a package calling
 // it). An effect reached through an interface whose implementations perform effects is

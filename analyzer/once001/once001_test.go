@@ -9,5 +9,5 @@ import (
 
 func TestOnce001(t *testing.T) {
 	t.Parallel()
-	checktest.Run(t, "testdata", once001.Analyzer, "sms", "alerts", "checkout", "retries", "jobs", "declared", "oncall", "mailer", "ticker")
+	checktest.Run(t, "testdata", once001.Analyzer, "sms", "alerts", "checkout", "retries", "jobs", "declared", "oncall", "mailer", "ticker", "queue")
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"golang.org/x/tools/go/analysis"
+	"golang.org/x/tools/go/ast/astutil"
 
 	"github.com/oncekit/once/analyzer/internal/ignore"
 	"github.com/oncekit/once/analyzer/internal/model"
@@ -118,7 +119,7 @@ func suggestFix(pass *analysis.Pass, b *model.Bypass, wrapper *types.Func) (anal
 	newCall := fun + "(" + strings.Join(append([]string{ctxArg, db}, args...), ", ") + ")"
 	edits := []analysis.TextEdit{{Pos: call.Pos(), End: call.End(), NewText: []byte(newCall)}}
 	// The wrapper's extra Outcome result comes before the error.
-	switch parent := parentOf(b.Func, call).(type) {
+	switch parent := parentOf(pass, call).(type) {
 	case *ast.ExprStmt:
 	case *ast.AssignStmt:
 		if len(parent.Rhs) != 1 || len(parent.Lhs) != fsig.Results().Len() || len(parent.Lhs) == 0 {
@@ -167,24 +168,12 @@ func dbInScope(pass *analysis.Pass, b *model.Bypass, dbType types.Type) string {
 	return found[0]
 }
 
-// parentOf returns the node directly enclosing n in root.
-func parentOf(root ast.Node, n ast.Node) ast.Node {
-	var parent ast.Node
-	var stack []ast.Node
-	ast.Inspect(root, func(m ast.Node) bool {
-		if parent != nil {
-			return false
+// parentOf returns the node directly enclosing n.
+func parentOf(pass *analysis.Pass, n ast.Node) ast.Node {
+	for _, f := range pass.Files {
+		if path, _ := astutil.PathEnclosingInterval(f, n.Pos(), n.End()); len(path) > 1 && path[0] == n {
+			return path[1]
 		}
-		if m == nil {
-			stack = stack[:len(stack)-1]
-			return true
-		}
-		if m == n && len(stack) > 0 {
-			parent = stack[len(stack)-1]
-			return false
-		}
-		stack = append(stack, m)
-		return true
-	})
-	return parent
+	}
+	return nil
 }

@@ -12,7 +12,7 @@ import (
 // loop around a wait on a timer (a receive from time.Tick, time.After or a Ticker's or
 // Timer's channel, or time.Sleep) holds the call, and goes on until stopped rather than
 // over a collection or a count.
-func timerLoop(f *ssa.Function, call ssa.CallInstruction) bool {
+func timerLoop(f *ssa.Function, call ssa.Instruction) bool {
 	for _, b := range f.Blocks {
 		for _, ins := range b.Instrs {
 			if timerWait(ins) {
@@ -115,7 +115,7 @@ func iterates(h *ssa.BasicBlock) bool {
 // delivered returns what delivers again the message call is made for: a call of a function
 // that hands over messages (catalogue: delivers) that reaches call in f, or one in a
 // function enclosing f (the literal that ranges over what it handed over).
-func (a *analyzer) delivered(f *ssa.Function, call ssa.CallInstruction) *root {
+func (a *analyzer) delivered(f *ssa.Function, call ssa.Instruction) *root {
 	for g, inner := f, false; g != nil; g, inner = g.Parent(), true {
 		for _, b := range g.Blocks {
 			for _, ins := range b.Instrs {

@@ -8,6 +8,7 @@ import (
 	"go/types"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 
 	"golang.org/x/tools/go/analysis"
@@ -143,12 +144,10 @@ func run(pass *analysis.Pass, cfg *Config) (_ any, err error) {
 	defer func() {
 		// A dependency the analysis cannot follow leaves its importers without its facts,
 		// not without their findings; the analysed code's own failure is an error.
-		if r := recover(); r != nil {
-			if isUser(pass) {
-				err = fmt.Errorf("analysing %s: %v", pass.Pkg.Path(), r)
-			} else {
-				err = nil
-			}
+		if r := recover(); r != nil && isUser(pass) {
+			err = fmt.Errorf("analysing %s: %v", pass.Pkg.Path(), r)
+		} else if r != nil {
+			err = nil
 		}
 	}()
 	res.Ignores = ignore.Parse(pass.Fset, pass.Files)
@@ -225,6 +224,7 @@ type analyzer struct {
 	rootTypes map[string]bool
 	roots     map[*types.Func]root
 	rootEffs  []*eff
+	queued    map[string][]*eff // the effects of workers, by the queue they receive from
 	closure   []*types.Package
 	synthetic map[string]token.Pos
 	starts    map[token.Pos]token.Pos
@@ -253,13 +253,7 @@ func (a *analyzer) needed() bool {
 	if len(a.res.Directives) > 0 || len(a.res.Notes) > 0 || a.cat.Names(a.pass.Pkg.Path()) {
 		return true
 	}
-	impls := false
-	for _, p := range a.importClosure() {
-		if f := a.packageFact(p); f != nil && len(f.Impls) > 0 {
-			impls = true
-			break
-		}
-	}
+	impls := slices.ContainsFunc(a.importClosure(), func(p *types.Package) bool { f := a.packageFact(p); return f != nil && len(f.Impls) > 0 })
 	if a.verdictShaped() {
 		return true
 	}

@@ -11,7 +11,7 @@ import (
 // and every way back to it passes a branch taken when its error is non-nil or its HTTP
 // answer's status is tested. A loop over items, or a pagination, calls again after a
 // success too, and is no retry.
-func retryLoop(f *ssa.Function, call ssa.CallInstruction) bool {
+func retryLoop(f *ssa.Function, call ssa.Instruction) bool {
 	v, ok := call.(*ssa.Call)
 	if !ok || f.Blocks == nil {
 		return false

@@ -39,7 +39,7 @@ type unit struct {
 type eff struct {
 	Effect
 	pos       token.Pos
-	at        ssa.CallInstruction
+	at        ssa.Instruction
 	params    uint64
 	repeatPos token.Pos
 	unrelated []string
@@ -58,6 +58,7 @@ type ctx struct {
 	guard  *guardCtx
 	repeat *root
 	root   *root
+	worker string // the queue a worker started with go receives from
 }
 
 type guardCtx struct {
@@ -71,6 +72,7 @@ type guardCtx struct {
 func (a *analyzer) analyse() {
 	a.called = map[*types.Func]bool{}
 	a.roots = map[*types.Func]root{}
+	a.queued = map[string][]*eff{}
 	a.rootTypes = map[string]bool{}
 	for _, f := range a.pass.Files {
 		if a.isTest(f.Pos()) {
@@ -215,6 +217,8 @@ func (a *analyzer) walk(u *unit, f *ssa.Function, c *ctx) {
 		for _, ins := range b.Instrs {
 			if call, ok := ins.(ssa.CallInstruction); ok {
 				a.visitCall(u, f, call, c)
+			} else if s, ok := ins.(*ssa.Send); ok {
+				a.sendOn(u, f, s, c)
 			}
 		}
 	}
@@ -231,6 +235,9 @@ func (a *analyzer) closureCtx(u *unit, f, anon *ssa.Function, parent *ctx) *ctx 
 	}
 	if r := a.cat.RootSignature(SignatureString(anon.Signature)); r != nil {
 		c.root = &root{what: r.Root, pos: anon.Pos()}
+	}
+	if slices.Contains(started(f), anon) {
+		c.worker = workerQueue(anon)
 	}
 	for _, v := range closureValues(f, anon) {
 		refs := v.Referrers()
@@ -304,6 +311,16 @@ func closureValues(f, anon *ssa.Function) []ssa.Value {
 
 // visitCall classifies one call of the unit.
 func (a *analyzer) visitCall(u *unit, f *ssa.Function, call ssa.CallInstruction, c *ctx) {
+	if g, ok := call.(*ssa.Go); ok && g.Call.StaticCallee() != nil {
+		if q := workerQueue(g.Call.StaticCallee()); q != "" {
+			wc := ctx{worker: q}
+			if c != nil {
+				wc = *c
+				wc.worker = q
+			}
+			c = &wc
+		}
+	}
 	common := call.Common()
 	fn, invoke := calleeFunc(common)
 	if fn == nil {
@@ -551,7 +568,7 @@ func (a *analyzer) keyedSite(u *unit, call ssa.CallInstruction, e *eff) *eff {
 }
 
 // addEffect adds an effect reached at call in f to the unit, under what runs f.
-func (a *analyzer) addEffect(u *unit, f *ssa.Function, call ssa.CallInstruction, c *ctx, e *eff) {
+func (a *analyzer) addEffect(u *unit, f *ssa.Function, call ssa.Instruction, c *ctx, e *eff) {
 	if e == nil {
 		return
 	}
@@ -592,6 +609,10 @@ func (a *analyzer) addEffect(u *unit, f *ssa.Function, call ssa.CallInstruction,
 			e.Repeat, e.repeatPos = c.root.what, c.root.pos
 		}
 		a.rootEffs = append(a.rootEffs, e)
+		return
+	}
+	if c != nil && c.worker != "" {
+		a.queued[c.worker] = append(a.queued[c.worker], e) // made for each value sent
 		return
 	}
 	u.effs = append(u.effs, e)

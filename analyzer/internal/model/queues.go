@@ -1,0 +1,79 @@
+package model
+
+import (
+	"cmp"
+	"go/token"
+	"go/types"
+	"slices"
+
+	"golang.org/x/tools/go/ssa"
+)
+
+// queueField names the channel field v is loaded from (the type and the field), or "".
+func queueField(v ssa.Value) string {
+	if load, ok := v.(*ssa.UnOp); ok && load.Op == token.MUL {
+		if fa, ok := load.X.(*ssa.FieldAddr); ok && typeName(fa.X.Type()) != "" {
+			st := fa.X.Type().Underlying().(*types.Pointer).Elem().Underlying().(*types.Struct)
+			return typeName(fa.X.Type()) + "." + st.Field(fa.Field).Name()
+		}
+	}
+	return ""
+}
+
+// workerQueue returns the queue f receives from in a loop, or "": f is a worker, and what
+// it does for each value is done once per value sent on that field's channel, by the
+// functions that send, not by the one that starts it.
+func workerQueue(f *ssa.Function) string {
+	for _, b := range f.Blocks {
+		for _, ins := range b.Instrs {
+			var chans []ssa.Value
+			if x, ok := ins.(*ssa.UnOp); ok && x.Op == token.ARROW {
+				chans = append(chans, x.X)
+			} else if x, ok := ins.(*ssa.Select); ok {
+				for _, st := range x.States {
+					chans = append(chans, st.Chan)
+				}
+			}
+			for _, ch := range chans {
+				if h, _ := innermostLoop(f, b); h != nil && queueField(ch) != "" {
+					return queueField(ch)
+				}
+			}
+		}
+	}
+	return ""
+}
+
+func isWorker(f *ssa.Function) bool { return workerQueue(f) != "" }
+
+// started returns the functions f starts with go.
+func started(f *ssa.Function) (out []*ssa.Function) {
+	for _, b := range f.Blocks {
+		for _, ins := range b.Instrs {
+			if g, ok := ins.(*ssa.Go); ok && g.Call.StaticCallee() != nil {
+				out = append(out, g.Call.StaticCallee())
+			}
+		}
+	}
+	return out
+}
+
+// sendOn adds to the unit what the workers of a queue do with the value sent.
+func (a *analyzer) sendOn(u *unit, f *ssa.Function, s *ssa.Send, c *ctx) {
+	q := queueField(s.Chan)
+	if q == "" {
+		return
+	}
+	for _, w := range a.sortedUnits() { // the units starting workers, wherever they are
+		if slices.ContainsFunc(withLiterals(w.fn), func(f *ssa.Function) bool { return slices.ContainsFunc(started(f), isWorker) }) {
+			a.summarize(w)
+		}
+	}
+	for _, e := range a.queued[q] {
+		ne := *e // made here, where the value is sent, with the worker's call related
+		ne.Site, ne.pos, ne.Func, ne.Via, ne.Made, ne.Chain = a.posString(s.Pos()), s.Pos(), Display(u.obj), "the worker of "+q, cmp.Or(e.Made, e.Site), nil
+		ne.params = u.flows.of(s.X).params
+		a.site(&ne)
+		a.addEffect(u, f, s, c, &ne)
+	}
+}
