@@ -13,8 +13,11 @@ import (
 func queueField(v ssa.Value) string {
 	if load, ok := v.(*ssa.UnOp); ok && load.Op == token.MUL {
 		if fa, ok := load.X.(*ssa.FieldAddr); ok && typeName(fa.X.Type()) != "" {
-			st := fa.X.Type().Underlying().(*types.Pointer).Elem().Underlying().(*types.Struct)
-			return typeName(fa.X.Type()) + "." + st.Field(fa.Field).Name()
+			if p, ok := fa.X.Type().Underlying().(*types.Pointer); ok {
+				if st, ok := p.Elem().Underlying().(*types.Struct); ok { // not a type parameter's
+					return typeName(fa.X.Type()) + "." + st.Field(fa.Field).Name()
+				}
+			}
 		}
 	}
 	return ""
@@ -44,8 +47,6 @@ func workerQueue(f *ssa.Function) string {
 	return ""
 }
 
-func isWorker(f *ssa.Function) bool { return workerQueue(f) != "" }
-
 // started returns the functions f starts with go.
 func started(f *ssa.Function) (out []*ssa.Function) {
 	for _, b := range f.Blocks {
@@ -65,7 +66,9 @@ func (a *analyzer) sendOn(u *unit, f *ssa.Function, s *ssa.Send, c *ctx) {
 		return
 	}
 	for _, w := range a.sortedUnits() { // the units starting workers, wherever they are
-		if slices.ContainsFunc(withLiterals(w.fn), func(f *ssa.Function) bool { return slices.ContainsFunc(started(f), isWorker) }) {
+		if slices.ContainsFunc(withLiterals(w.fn), func(f *ssa.Function) bool {
+			return slices.ContainsFunc(started(f), func(g *ssa.Function) bool { return workerQueue(g) != "" })
+		}) {
 			a.summarize(w)
 		}
 	}
