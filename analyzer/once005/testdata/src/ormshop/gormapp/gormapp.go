@@ -256,8 +256,9 @@ func (s *Service) guestByEmail(ctx context.Context, email string) (*models.Guest
 	return g, nil
 }
 
-// AddGuest refuses an email another guest holds, then creates the one it is
-// given: the same race, the read one call down.
+// AddGuest refuses an email another guest holds, then creates the one it is given, the
+// read one call down: the same race, since a guest given with no id gets a new one drawn
+// here, and the primary key refuses nothing.
 func (s *Service) AddGuest(ctx context.Context, g *models.Guest) (*models.Guest, error) {
 	if g.ID == "" {
 		g.ID = strconv.Itoa(rand.Int())
