@@ -59,19 +59,16 @@ func started(f *ssa.Function) (out []*ssa.Function) {
 	return out
 }
 
+// startsWorker reports whether fn or its literals start a worker.
+func startsWorker(fn *ssa.Function) bool {
+	return slices.ContainsFunc(withLiterals(fn), func(f *ssa.Function) bool {
+		return slices.ContainsFunc(started(f), func(g *ssa.Function) bool { return workerQueue(g) != "" })
+	})
+}
+
 // sendOn adds to the unit what the workers of a queue do with the value sent.
 func (a *analyzer) sendOn(u *unit, f *ssa.Function, s *ssa.Send, c *ctx) {
-	q := queueField(s.Chan)
-	if q == "" {
-		return
-	}
-	for _, w := range a.sortedUnits() { // the units starting workers, wherever they are
-		if slices.ContainsFunc(withLiterals(w.fn), func(f *ssa.Function) bool {
-			return slices.ContainsFunc(started(f), func(g *ssa.Function) bool { return workerQueue(g) != "" })
-		}) {
-			a.summarize(w)
-		}
-	}
+	q := queueField(s.Chan) // no worker's queue is "": a send on any other channel adds nothing
 	for _, e := range a.queued[q] {
 		ne := *e // made here, where the value is sent, with the worker's call related
 		ne.Site, ne.pos, ne.Func, ne.Via, ne.Made, ne.Chain = a.posString(s.Pos()), s.Pos(), Display(u.obj), "the worker of "+q, cmp.Or(e.Made, e.Site), nil

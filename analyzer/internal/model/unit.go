@@ -97,7 +97,10 @@ func (a *analyzer) analyse() {
 			a.markCalled(fn)
 		}
 	}
-	for _, u := range a.sortedUnits() {
+	// The units starting a queue's worker go first: its effects are added where values
+	// are sent to the queue, which may be anywhere in the package.
+	units := a.sortedUnits()
+	for _, u := range append(slices.DeleteFunc(slices.Clone(units), func(u *unit) bool { return !startsWorker(u.fn) }), units...) {
 		a.summarize(u)
 	}
 	a.findRoots()
