@@ -178,9 +178,8 @@ func TestStatement_RefundBeyondWhatWasReservedChangesNothing(t *testing.T) {
 // moment, not only at the end. Each caller keeps asking until the cap is filled by work that
 // succeeded; every caller's first run fails and is refunded (so refunds happen however the
 // callers' starts fall), and refusals (read without a lock) keep meeting counters that a
-// refund is about to lower. If a refusal or a refund could
-// let a reservation past the cap, more than cap functions would run at once, or the counter
-// would end above the successes.
+// refund is about to lower. If a refusal or a refund could let a reservation past the cap,
+// more than cap functions would run at once, or the counter would end above the successes.
 func TestStatement_RefundsRacingWithRefusalsKeepTheCap(t *testing.T) {
 	t.Parallel()
 	pool := setup(t, stormConns)

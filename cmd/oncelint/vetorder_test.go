@@ -3,7 +3,6 @@ package main_test
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -74,46 +73,30 @@ func findingLines(t *testing.T, out string) []string {
 	return found
 }
 
-// standaloneOnce holds oncelint's own findings on a and b, computed once for the tests
-// that compare go vet's with them: two identical go vet commands running at the same time
-// on one build cache would race for one cache entry.
-var standaloneOnce = sync.OnceValues(func() (map[string][]string, error) {
-	found := map[string][]string{}
-	abs, err := filepath.Abs(filepath.Join("testdata", "layers"))
-	if err != nil {
-		return nil, err
-	}
-	for _, pkg := range []string{"./a", "./b"} {
-		cmd := exec.Command(oncelint, "-catalog=oncelint.json", pkg)
-		cmd.Dir = abs
-		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=", "GOTOOLCHAIN=local")
-		out, err := cmd.CombinedOutput()
-		if _, findings := err.(*exec.ExitError); err != nil && !findings {
-			return nil, fmt.Errorf("oncelint %s: %v", pkg, err)
-		}
-		var lines []string
-		for _, line := range strings.Split(string(out), "\n") {
-			line = strings.TrimPrefix(line, abs+"/")
-			if strings.HasSuffix(line, ")") && strings.Contains(line, "(ONCE") {
-				lines = append(lines, line)
-			}
-		}
-		if len(lines) != 1 {
-			return nil, fmt.Errorf("oncelint %s: want one finding, got %q; it printed:\n%s", pkg, lines, out)
-		}
-		found[pkg] = lines
-	}
-	return found, nil
-})
+// standalone holds oncelint's own findings on a and b, computed once for the tests that
+// compare go vet's with them: two identical go vet commands running at the same time on
+// one build cache would race for one cache entry.
+var standalone struct {
+	sync.Mutex
+	found map[string][]string
+}
 
 // standaloneFindings returns oncelint's own findings on a and b.
 func standaloneFindings(t *testing.T) map[string][]string {
 	t.Helper()
-	found, err := standaloneOnce()
-	if err != nil {
-		t.Fatal(err)
+	standalone.Lock()
+	defer standalone.Unlock()
+	if standalone.found == nil {
+		found := map[string][]string{}
+		for _, pkg := range []string{"./a", "./b"} {
+			out, _ := run(t, "layers", nil, oncelint, "-catalog=oncelint.json", pkg)
+			if found[pkg] = findingLines(t, out); len(found[pkg]) != 1 {
+				t.Fatalf("oncelint %s: want one finding, got %q; it printed:\n%s", pkg, found[pkg], out)
+			}
+		}
+		standalone.found = found
 	}
-	return found
+	return standalone.found
 }
 
 // vetSequences vets a (which imports b) and b one after the other, in both orders, each
@@ -121,18 +104,18 @@ func standaloneFindings(t *testing.T) map[string][]string {
 // oncelint's own on the same package.
 func vetSequences(t *testing.T, toolchain, tool string) (mismatches []string) {
 	t.Helper()
-	standalone := standaloneFindings(t)
+	want := standaloneFindings(t)
 	for _, jsonOut := range []bool{false, true} {
 		// The third run repeats the first command, which may reuse its own cached results.
 		for _, order := range [][]string{{"./a", "./b", "./a"}, {"./b", "./a", "./b"}} {
 			gocache := t.TempDir()
 			for _, pkg := range order {
 				got := vetIn(t, gocache, toolchain, tool, jsonOut, pkg)
-				if !slices.Equal(got, standalone[pkg]) {
+				if !slices.Equal(got, want[pkg]) {
 					mismatches = append(mismatches,
 						"json="+map[bool]string{false: "no", true: "yes"}[jsonOut]+
 							" order "+strings.Join(order, ",")+": go vet "+pkg+" printed "+
-							strings.Join(got, "; ")+", oncelint "+pkg+" prints "+strings.Join(standalone[pkg], "; "))
+							strings.Join(got, "; ")+", oncelint "+pkg+" prints "+strings.Join(want[pkg], "; "))
 				}
 			}
 		}
