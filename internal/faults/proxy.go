@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand"
-	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,17 +29,12 @@ func NewProxy(upstream string) (*Proxy, error) {
 	// The toxics log every interruption through zerolog's global logger, at trace level.
 	zerolog.SetGlobalLevel(zerolog.WarnLevel)
 	srv := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.New(io.Discard))
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("faults: finding a port for the proxy: %w", err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	p := toxiproxy.NewProxy(srv, "pg", addr, upstream)
+	// Port 0: the proxy binds a free port itself and keeps it across restarts.
+	p := toxiproxy.NewProxy(srv, "pg", "127.0.0.1:0", upstream)
 	if err := p.Start(); err != nil {
 		return nil, fmt.Errorf("faults: starting the proxy: %w", err)
 	}
-	return &Proxy{p: p, Addr: addr, Alive: true}, nil
+	return &Proxy{p: p, Addr: p.Listen, Alive: true}, nil
 }
 
 // Close stops the proxy and drops its connections.

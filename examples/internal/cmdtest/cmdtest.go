@@ -46,8 +46,7 @@ func Start(t testing.TB, run Run, args []string, env map[string]string) *Command
 		}
 	})
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if m := servingRE.FindStringSubmatch(c.log.String()); m != nil {
-			c.URL = m[1]
+		if c.URL = ServingURL(c.log.String()); c.URL != "" {
 			return c
 		}
 		select {
@@ -60,6 +59,14 @@ func Start(t testing.TB, run Run, args []string, env map[string]string) *Command
 			t.Fatalf("cmdtest: the command did not serve within 30s:\n%s", c.log)
 		}
 	}
+}
+
+// ServingURL returns where a command's log says it serves, or "" if it has not said yet.
+func ServingURL(log string) string {
+	if m := servingRE.FindStringSubmatch(log); m != nil {
+		return m[1]
+	}
+	return ""
 }
 
 // Log returns what the command has logged so far.

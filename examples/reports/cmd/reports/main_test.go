@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -33,8 +32,9 @@ func TestCommand_ServesAndWorks(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	addr := freeAddr(t)
-	cmd := exec.Command(bin, "-addr", addr, "-work-every", "20ms", "-account", "acme:owner@acme.test:acme-token")
+	// Port 0: the command picks a free port and says which in its log, so no other
+	// process can take the port between a test's choice and the command's listen.
+	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-work-every", "20ms", "-account", "acme:owner@acme.test:acme-token")
 	cmd.Env = append(os.Environ(), "DATABASE_URL="+db.URL, "MODEL_URL=", "MAIL_URL=") // the local fakes
 	logs := &cmdtest.Log{}
 	cmd.Stdout, cmd.Stderr = logs, logs
@@ -51,7 +51,7 @@ func TestCommand_ServesAndWorks(t *testing.T) {
 		}
 	}()
 
-	base := "http://" + addr
+	var base string
 	call := func(method, path, key string, body any) (int, map[string]any) {
 		t.Helper()
 		var rd io.Reader
@@ -76,8 +76,10 @@ func TestCommand_ServesAndWorks(t *testing.T) {
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		if status, _ := call("GET", "/usage", "", nil); status == http.StatusOK {
-			break
+		if base = cmdtest.ServingURL(logs.String()); base != "" {
+			if status, _ := call("GET", "/usage", "", nil); status == http.StatusOK {
+				break
+			}
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the command did not start serving:\n%s", logs.String())
@@ -157,15 +159,4 @@ func TestRun_WithoutDatabaseURLSaysSo(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "DATABASE_URL is not set") {
 		t.Fatalf("run without DATABASE_URL: %v", err)
 	}
-}
-
-// freeAddr returns a loopback address no one listens on now.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
