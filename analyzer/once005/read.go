@@ -30,7 +30,7 @@ type reader struct {
 	sites      map[*ssa.Function][]site
 	escaped    map[*ssa.Function]bool // used other than by calling it
 	follows    map[*opAt]*taint
-	models     map[*types.Named]bool
+	models     map[[2]any]bool // a model's tags, read once per table it is written to (an ORM each)
 	at         ssa.Instruction // the call being read
 	reported   map[token.Pos]bool
 	all        []sqlfacts.Unique // the unique constraints seen, read once
@@ -65,7 +65,7 @@ func (r *reader) build() {
 		prog.CreatePackage(p, nil, nil, true)
 	}
 	prog.CreatePackage(r.pass.Pkg, r.pass.Files, r.pass.TypesInfo, false).Build()
-	r.follows, r.models, r.sites, r.escaped = map[*opAt]*taint{}, map[*types.Named]bool{}, map[*ssa.Function][]site{}, map[*ssa.Function]bool{}
+	r.follows, r.models, r.sites, r.escaped = map[*opAt]*taint{}, map[[2]any]bool{}, map[*ssa.Function][]site{}, map[*ssa.Function]bool{}
 	var add func(fn *ssa.Function)
 	add = func(fn *ssa.Function) {
 		r.order = append(r.order, r.info(fn))
@@ -150,8 +150,8 @@ func (r *reader) ensure(fi *fnInfo) {
 			r.at = ci
 			if s, ok := r.read(c); ok {
 				fi.ops = append(fi.ops, &opAt{sent: s, instr: ci})
-				if s.model != nil && !r.models[s.model] {
-					r.models[s.model] = true
+				if mt := [2]any{s.model, s.op.Table()}; s.model != nil && !r.models[mt] {
+					r.models[mt] = true
 					r.own.Uniques = append(r.own.Uniques, sqlfacts.TagUniques(s.op.Table(), s.model.Underlying().(*types.Struct))...)
 				}
 				continue
