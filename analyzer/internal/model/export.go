@@ -3,7 +3,8 @@ package model
 import (
 	"cmp"
 	"go/types"
-	"sort"
+	"maps"
+	"slices"
 )
 
 // factOf returns the unit's summary in the form of its fact.
@@ -54,10 +55,7 @@ func (a *analyzer) export() {
 		any = true
 	}
 	pf := &PackageFact{Impls: a.impls()}
-	for t := range a.rootTypes {
-		pf.RootTypes = append(pf.RootTypes, t)
-	}
-	sort.Strings(pf.RootTypes)
+	pf.RootTypes = slices.Sorted(maps.Keys(a.rootTypes))
 	if any || len(pf.Impls) > 0 || len(pf.RootTypes) > 0 {
 		a.pass.ExportPackageFact(pf)
 	}

@@ -3,6 +3,7 @@ package model
 import (
 	"go/token"
 	"go/types"
+	"slices"
 
 	"golang.org/x/tools/go/ssa"
 )
@@ -140,12 +141,7 @@ func statusValue(v ssa.Value) (int64, bool) {
 }
 
 func isNil(x, y ssa.Value) bool {
-	for _, v := range []ssa.Value{x, y} {
-		if c, ok := v.(*ssa.Const); ok && c.IsNil() {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc([]ssa.Value{x, y}, func(v ssa.Value) bool { c, ok := v.(*ssa.Const); return ok && c.IsNil() })
 }
 
 // reaches reports whether to is reachable from from's successors without taking an edge

@@ -2,8 +2,9 @@ package model
 
 import (
 	"go/types"
+	"maps"
 	"slices"
-	"sort"
+	"strings"
 
 	"golang.org/x/tools/go/ssa"
 )
@@ -138,14 +139,10 @@ func (a *analyzer) decide() {
 		}
 	}
 	// Functions of other packages handed to a framework here.
-	var objs []*types.Func
-	for obj := range a.roots {
-		if obj.Pkg() != a.pass.Pkg {
-			objs = append(objs, obj)
+	for _, obj := range slices.SortedFunc(maps.Keys(a.roots), func(x, y *types.Func) int { return strings.Compare(FuncName(x), FuncName(y)) }) {
+		if obj.Pkg() == a.pass.Pkg {
+			continue
 		}
-	}
-	sort.Slice(objs, func(i, j int) bool { return FuncName(objs[i]) < FuncName(objs[j]) })
-	for _, obj := range objs {
 		if s := a.summaryOf(obj); s != nil {
 			r := a.roots[obj]
 			for _, e := range s.Effects {

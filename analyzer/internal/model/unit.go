@@ -5,8 +5,8 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"golang.org/x/tools/go/ssa"
@@ -91,9 +91,7 @@ func (a *analyzer) analyse() {
 			if fn == nil {
 				continue
 			}
-			u := &unit{obj: obj, fn: fn, decl: a.res.Declared[obj]}
-			u.flows = a.newFlows(fn)
-			a.units[obj] = u
+			a.units[obj] = &unit{obj: obj, fn: fn, decl: a.res.Declared[obj], flows: a.newFlows(fn)}
 			a.markCalled(fn)
 		}
 	}
@@ -111,12 +109,7 @@ func (a *analyzer) analyse() {
 }
 
 func (a *analyzer) sortedUnits() []*unit {
-	out := make([]*unit, 0, len(a.units))
-	for _, u := range a.units {
-		out = append(out, u)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].obj.Pos() < out[j].obj.Pos() })
-	return out
+	return slices.SortedFunc(maps.Values(a.units), func(x, y *unit) int { return cmp.Compare(x.obj.Pos(), y.obj.Pos()) })
 }
 
 // markCalled records the functions fn and its literals call statically.
