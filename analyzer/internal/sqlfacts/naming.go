@@ -80,8 +80,9 @@ func TagUniques(table string, st *types.Struct) []Unique {
 	var out []Unique
 	group := map[string]int{}
 	tagged, id, idInt := false, "", false
-	for i := range st.NumFields() {
-		f, tag := st.Field(i), st.Tag(i)
+	fs, tags := flat(st)
+	for i, f := range fs {
+		tag := tags[i]
 		col, low, isInt := Column(f.Name(), tag), strings.ToLower(tag), false
 		if b, ok := f.Type().Underlying().(*types.Basic); ok {
 			isInt = b.Info()&types.IsInteger != 0
@@ -125,4 +126,17 @@ func TagUniques(table string, st *types.Struct) []Unique {
 		out = append(out, Unique{table, []string{id}, true, idInt})
 	}
 	return out
+}
+
+// flat returns a struct's fields and tags, an embedded struct's (gorm.Model) in its place.
+func flat(st *types.Struct) (fs []*types.Var, tags []string) {
+	for i := range st.NumFields() {
+		if e, ok := st.Field(i).Type().Underlying().(*types.Struct); ok && st.Field(i).Anonymous() {
+			efs, etags := flat(e)
+			fs, tags = append(fs, efs...), append(tags, etags...)
+		} else {
+			fs, tags = append(fs, st.Field(i)), append(tags, st.Tag(i))
+		}
+	}
+	return fs, tags
 }

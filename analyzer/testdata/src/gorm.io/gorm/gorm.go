@@ -4,6 +4,7 @@ package gorm
 import (
 	"context"
 	"errors"
+	"time"
 
 	"gorm.io/gorm/clause"
 )
@@ -12,6 +13,13 @@ var (
 	ErrRecordNotFound = errors.New("record not found")
 	ErrDuplicatedKey  = errors.New("duplicated key not allowed")
 )
+
+// Model is the base a model embeds: a primary key the database numbers, and timestamps.
+type Model struct {
+	ID        uint `gorm:"primarykey"`
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
 
 // DB is gorm's chainable handle.
 type DB struct {
