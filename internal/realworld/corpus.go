@@ -10,8 +10,10 @@ package realworld
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -206,11 +208,15 @@ type Corpus struct {
 }
 
 // Load reads repos.txt, labels.tsv and verdicts.tsv from dir and checks that every label
-// and verdict names a listed repository.
+// and verdict names a listed repository. A corpus before its first run has no verdicts.tsv:
+// it has no verdicts.
 func Load(dir string) (*Corpus, error) {
 	var c Corpus
 	read := func(file string, parse func(name string, r io.Reader) error) error {
 		f, err := os.Open(filepath.Join(dir, file))
+		if errors.Is(err, fs.ErrNotExist) && file == "verdicts.tsv" {
+			return nil
+		}
 		if err != nil {
 			return fmt.Errorf("reading the corpus: %w", err)
 		}

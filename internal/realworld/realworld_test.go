@@ -280,6 +280,30 @@ func TestScore_AllJudgedIsOKAndAFailedRepoIsNot(t *testing.T) {
 	}
 }
 
+// A corpus before its first run has labels and no verdicts.tsv yet.
+func TestLoad_WithoutVerdictsHasNone(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"repos.txt":  "acme/shop " + commit + " . ./...\n",
+		"labels.tsv": row("acme/shop", "a.go", "F", "1", "ONCE001", "FLAG", "r"),
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := realworld.Load(dir)
+	if err != nil || len(c.Labels) != 1 || len(c.Verdicts) != 0 {
+		t.Fatalf("Load = %+v, %v; want one label, no verdict", c, err)
+	}
+	if err := os.Remove(filepath.Join(dir, "labels.tsv")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := realworld.Load(dir); err == nil || !strings.Contains(err.Error(), "labels.tsv") {
+		t.Fatalf("Load without labels.tsv: err = %v", err)
+	}
+}
+
 func TestLoad_RefusesAnUnknownRepository(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
