@@ -31,6 +31,7 @@ const (
 	fSum
 	fText
 	fSetCol
+	fByID
 )
 
 // An orm is a library: its types, or its generator's package, and its ends.
@@ -74,7 +75,7 @@ func init() {
 			for _, w := range strings.Fields(spec) {
 				k, v, _ := strings.Cut(w, "=")
 				n, _ := strconv.Atoi(v)
-				switch flag := slices.Index([]string{"absent", "exists", "count", "sum", "text", "setcol"}, k); {
+				switch flag := slices.Index([]string{"absent", "exists", "count", "sum", "text", "setcol", "byid"}, k); {
 				case k == "arg":
 					e.arg = n
 				case k == "conds":

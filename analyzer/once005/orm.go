@@ -58,7 +58,7 @@ func (r *reader) orm(lib *orm, t *types.Named, key string, recv ssa.Value, args 
 		}
 	}
 	if e.conds >= 0 && e.conds < len(args) {
-		if r.where(&s, args[e.conds:]); len(s.op.Keys) == 0 && strings.HasPrefix(lib.name, "gorm") && e.conds > 0 {
+		if r.where(&s, args[e.conds:]); len(s.op.Keys) == 0 && e.flags&fByID != 0 {
 			s.op.Keys = []string{"id"} // First(&u, id)
 		}
 	}

@@ -26,6 +26,21 @@ func findReply(db *gorm.DB, id uint) Reply {
 	return r
 }
 
+// AddReplyUnder is AddReply with the parent read by the id given inline, as First(&r, id)
+// takes it: a bare value among gorm's inline conditions is the primary key.
+func AddReplyUnder(db *gorm.DB, parentID uint, body string) error {
+	if parent := findReplyInline(db, parentID); parent.Locked {
+		return ErrTaken
+	}
+	return db.Create(&Reply{ParentID: parentID, Body: body}).Error
+}
+
+func findReplyInline(db *gorm.DB, id uint) Reply {
+	var r Reply
+	db.First(&r, id)
+	return r
+}
+
 // AddFirstReply inserts a reply only when the parent has none: two calls both find none.
 func AddFirstReply(db *gorm.DB, parentID uint, body string) error {
 	var first Reply
