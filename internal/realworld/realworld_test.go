@@ -174,19 +174,25 @@ func TestParseJSON_OneFindingPerDiagnosticWithItsFunction(t *testing.T) {
 	}
 }
 
-func corpus(t *testing.T, labels, verdicts string) *realworld.Corpus {
+// corpusDir writes a corpus's files, by name, into a new directory.
+func corpusDir(t *testing.T, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
-	for name, body := range map[string]string{
-		"repos.txt":    "acme/shop " + commit + " . ./...\nacme/mail " + commit + " . ./...\n",
-		"labels.tsv":   labels,
-		"verdicts.tsv": verdicts,
-	} {
+	for name, body := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	c, err := realworld.Load(dir)
+	return dir
+}
+
+func corpus(t *testing.T, labels, verdicts string) *realworld.Corpus {
+	t.Helper()
+	c, err := realworld.Load(corpusDir(t, map[string]string{
+		"repos.txt":    "acme/shop " + commit + " . ./...\nacme/mail " + commit + " . ./...\n",
+		"labels.tsv":   labels,
+		"verdicts.tsv": verdicts,
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,15 +289,10 @@ func TestScore_AllJudgedIsOKAndAFailedRepoIsNot(t *testing.T) {
 // A corpus before its first run has labels and no verdicts.tsv yet.
 func TestLoad_WithoutVerdictsHasNone(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	for name, body := range map[string]string{
+	dir := corpusDir(t, map[string]string{
 		"repos.txt":  "acme/shop " + commit + " . ./...\n",
 		"labels.tsv": row("acme/shop", "a.go", "F", "1", "ONCE001", "FLAG", "r"),
-	} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	c, err := realworld.Load(dir)
 	if err != nil || len(c.Labels) != 1 || len(c.Verdicts) != 0 {
 		t.Fatalf("Load = %+v, %v; want one label, no verdict", c, err)
@@ -306,17 +307,11 @@ func TestLoad_WithoutVerdictsHasNone(t *testing.T) {
 
 func TestLoad_RefusesAnUnknownRepository(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	for name, body := range map[string]string{
+	_, err := realworld.Load(corpusDir(t, map[string]string{
 		"repos.txt":    "acme/shop " + commit + " . ./...\n",
 		"labels.tsv":   row("acme/other", "a.go", "F", "1", "ONCE001", "FLAG", "r"),
 		"verdicts.tsv": "",
-	} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	_, err := realworld.Load(dir)
+	}))
 	if err == nil || !strings.Contains(err.Error(), "labels.tsv:1: repository acme/other is not in repos.txt") {
 		t.Fatalf("err = %v", err)
 	}
