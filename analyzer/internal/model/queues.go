@@ -38,8 +38,10 @@ func workerQueue(f *ssa.Function) string {
 				}
 			}
 			for _, ch := range chans {
-				if h, _ := innermostLoop(f, b); h != nil && queueField(ch) != "" {
-					return queueField(ch)
+				if q := queueField(ch); q != "" {
+					if h, _ := innermostLoop(f, b); h != nil {
+						return q
+					}
 				}
 			}
 		}

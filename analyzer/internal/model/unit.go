@@ -309,12 +309,11 @@ func closureValues(f, anon *ssa.Function) []ssa.Value {
 func (a *analyzer) visitCall(u *unit, f *ssa.Function, call ssa.CallInstruction, c *ctx) {
 	if g, ok := call.(*ssa.Go); ok && g.Call.StaticCallee() != nil {
 		if q := workerQueue(g.Call.StaticCallee()); q != "" {
-			wc := ctx{worker: q}
+			var wc ctx
 			if c != nil {
 				wc = *c
-				wc.worker = q
 			}
-			c = &wc
+			wc.worker, c = q, &wc
 		}
 	}
 	common := call.Common()
