@@ -126,7 +126,7 @@ func resolveClaim(ctx context.Context, db DB, site claimSite, err error, withdra
 	cdb := db
 	if c, ok := db.(*pgx.Conn); ok && c.IsClosed() {
 		// The caller's only connection died with the claim: the clean-up dials its own.
-		nc, cerr := pgx.ConnectConfig(cctx, c.Config())
+		nc, cerr := retryConnect(cctx, func(ctx context.Context) (*pgx.Conn, error) { return pgx.ConnectConfig(ctx, c.Config()) })
 		if cerr != nil {
 			return errors.Join(err, fmt.Errorf("%w: the claim's outcome is unknown and the clean-up cannot connect: %w", errClaimLeft, cerr))
 		}
@@ -136,7 +136,7 @@ func resolveClaim(ctx context.Context, db DB, site claimSite, err error, withdra
 	pool, _ := cdb.(*pgxpool.Pool)
 	if pool != nil {
 		// One connection for the whole clean-up: its own pid tells a pooler apart.
-		c, aerr := pool.Acquire(cctx)
+		c, aerr := retryConnect(cctx, pool.Acquire)
 		if aerr != nil {
 			return errors.Join(err, fmt.Errorf("%w: the claim's outcome is unknown and the clean-up cannot connect: %w", errClaimLeft, aerr))
 		}
@@ -145,12 +145,19 @@ func resolveClaim(ctx context.Context, db DB, site claimSite, err error, withdra
 	}
 	sdb, _ := cdb.(*sqlDB)
 	if sdb != nil {
-		c, release, aerr := sdb.acquire(cctx)
+		type held struct {
+			conn    *pgx.Conn
+			release func()
+		}
+		h, aerr := retryConnect(cctx, func(ctx context.Context) (held, error) {
+			c, release, err := sdb.acquire(ctx)
+			return held{c, release}, err
+		})
 		if aerr != nil {
 			return errors.Join(err, fmt.Errorf("%w: the claim's outcome is unknown and the clean-up cannot connect: %w", errClaimLeft, aerr))
 		}
-		defer release()
-		cdb = c
+		defer h.release()
+		cdb = h.conn
 	}
 	pooled := false
 	if site.closed && site.pid != 0 {
@@ -184,6 +191,30 @@ func resolveClaim(ctx context.Context, db DB, site claimSite, err error, withdra
 		return errors.Join(err, fmt.Errorf("%w: the claim's outcome is unknown and the clean-up failed: %w", errClaimLeft, werr))
 	}
 	return err
+}
+
+// retryConnect calls connect until it gives a connection or ctx ends, pausing a little longer
+// each time. The clean-up runs just after connections broke, and the next ones can break
+// too: database/sql, for one, hands a waiting caller a released connection whose session
+// check then fails, and gives up after three such. The clean-up's own time bound is better
+// spent trying again than leaving the key to the stale window. A DB once cannot use at all
+// (ErrInvalid) is not tried again.
+func retryConnect[T any](ctx context.Context, connect func(context.Context) (T, error)) (T, error) {
+	pause := 10 * time.Millisecond
+	for {
+		c, err := connect(ctx)
+		if err == nil || ended(ctx) != nil || errors.Is(err, ErrInvalid) {
+			return c, err
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return c, err
+		case <-t.C:
+		}
+		pause = min(2*pause, 200*time.Millisecond)
+	}
 }
 
 // recheck repeats withdraw at the delays at (lateRechecks), until one finds the claim, ctx

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/oncekit/once/internal/fakeprovider"
 	"github.com/oncekit/once/internal/pgtest"
@@ -224,6 +224,92 @@ func TestSQLDBCancelledCallersLeaveNoKeyOpen(t *testing.T) {
 	}
 	if s := sqldb.Stats(); s.InUse != 0 {
 		t.Errorf("%d connections still in use, want 0", s.InUse)
+	}
+}
+
+// The clean-up of an unseen claim on SQLDB connects again when its first connections fail, as
+// they can just after a storm broke the claim's own: a claim blocked behind another
+// transaction's uncommitted row is cancelled by its caller, the next two dials of the
+// *sql.DB are refused, and the clean-up still reaches the server, settles the claim's fate and
+// leaves the key free. Without the retry the call gives up connecting and can only tell its
+// caller that the key may stay open until the stale window.
+func TestSQLDBCleanupConnectsAgainAfterRefusedDials(t *testing.T) {
+	t.Parallel()
+	_, d := setupSQLDatabase(t, 4)
+	ctx := context.Background()
+	cfg, err := pgx.ParseConfig(d.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dials atomic.Int32
+	sqldb := stdlib.OpenDB(*cfg, stdlib.OptionAfterConnect(func(context.Context, *pgx.Conn) error {
+		if n := dials.Add(1); n == 2 || n == 3 {
+			return fmt.Errorf("dial %d refused by the test", n)
+		}
+		return nil
+	}))
+	defer sqldb.Close()
+	sqldb.SetMaxIdleConns(0)
+	db := once.SQLDB(sqldb)
+
+	g := once.Forever{Name: "unseen.redial"}
+	ref := once.Ref{Key: "k"}
+	blocker, err := pgx.Connect(ctx, d.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer blocker.Close(ctx)
+	tx, err := blocker.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := g.Do(ctx, tx, ref, func(context.Context) error { return nil }); err != nil || out.Status != once.Ran {
+		t.Fatalf("the blocking transaction's call: %+v, %v", out, err)
+	}
+
+	// The caller is cancelled once its claim waits for the blocking transaction's row.
+	watcher, err := pgx.Connect(ctx, d.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watcher.Close(ctx)
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		defer cancel()
+		for cctx.Err() == nil {
+			var waiting int
+			err := watcher.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting)
+			if err != nil || waiting > 0 {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	ran := false
+	_, err = g.Do(cctx, db, ref, func(context.Context) error { ran = true; return nil })
+	if !errors.Is(err, context.Canceled) || ran {
+		t.Fatalf("the blocked call: ran %v, %v; want its cancellation", ran, err)
+	}
+	if strings.Contains(err.Error(), "left open") {
+		t.Fatalf("the clean-up gave up: %v", err)
+	}
+	if n := dials.Load(); n < 4 {
+		t.Fatalf("%d dials, want the claim's, two refused and the clean-up's", n)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // a claim still waiting for the lock would land now
+	var open int
+	if err := blocker.QueryRow(ctx, `SELECT count(*) FROM once.operations WHERE name = $1 AND state = 'open'`, g.Name).Scan(&open); err != nil {
+		t.Fatal(err)
+	}
+	if open != 0 {
+		t.Fatalf("%d keys left open with no caller running them", open)
+	}
+	if out, err := g.Do(ctx, db, ref, func(context.Context) error { return nil }); err != nil || out.Status != once.Ran {
+		t.Fatalf("the next call: %+v, %v; want Ran", out, err)
 	}
 }
 
