@@ -295,3 +295,26 @@ func TestVendored_DependencyEffectAtTheCall(t *testing.T) {
 		t.Errorf("want no finding inside vendor/, each naming where the effect is made:\n%s", out)
 	}
 }
+
+// A sink registered from a package the dispatcher does not import is reached through the
+// dispatcher's interface: the standalone run joins the interface call on a retry path with
+// that implementation's email. The sink that only records is not counted; the call with
+// no repeat path, the ignored call and the call under a promise give no finding. go vet
+// alone sees no implementation from the dispatcher and reports nothing there.
+func TestStandalone_JoinsInterfaceCallsWithImplementationsNotImported(t *testing.T) {
+	t.Parallel()
+	const joined = "notify/notify.go:27:12: call of (notify.Sink).Deliver sends the email with no //once: promise, on a path that runs it again: a repeat sends the email again; declare a promise on notify.deliver, or on the call: an implementation in a package it does not import performs effects (ONCE001)"
+	out, code := run(t, "plugins", nil, oncelint, "./...")
+	if code != 3 || count(out, joined) != 1 || count(out, "(ONCE001)") != 1 {
+		t.Errorf("exit code %d; want the retried interface call reported once, and nothing else:\n%s", code, out)
+	}
+	for _, rel := range []string{"pager/pager.go:18:9: \tan implementation's effect", "notify/notify.go:27:12: \truns it again: the retry loop of notify.deliver"} {
+		if !strings.Contains(out, rel) {
+			t.Errorf("the finding lacks %q:\n%s", rel, out)
+		}
+	}
+	out, code = run(t, "plugins", nil, "go", "vet", "-vettool="+oncelint, "./...")
+	if code != 0 || strings.Contains(out, "ONCE001") {
+		t.Errorf("go vet: exit code %d; want no finding and the ignore in use:\n%s", code, out)
+	}
+}

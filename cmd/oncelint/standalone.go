@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 
@@ -110,6 +111,7 @@ func standalone(args []string, stdout, stderr io.Writer) int {
 	if r.failed {
 		code = 1
 	}
+	r.join(slices.Contains(tool, "-strict=true"))
 	root := moduleRoot()
 	fingerprints(r.diags, root)
 	if *baseline != "" {

@@ -19,14 +19,22 @@ type Coverage struct {
 	Sites    map[string]string `json:"sites,omitempty"`   // site → class
 	Covered  map[string]string `json:"covered,omitempty"` // site → what covers it
 	Sends    []Send            `json:"sends,omitempty"`
+	// Open are the open interface calls on a repeat path; Impls the package's types whose
+	// methods perform effects. The driver joins them across packages.
+	Open  []Effect `json:"open,omitempty"`
+	Impls []Impl   `json:"impls,omitempty"`
 }
 
 type coverage struct {
 	sites, covered map[string]string
 	sends          []Send
+	open           []Effect
 }
 
 func (c *coverage) site(e *eff) {
+	if e.open() {
+		return
+	}
 	if c.sites == nil {
 		c.sites = map[string]string{}
 	}
@@ -34,7 +42,7 @@ func (c *coverage) site(e *eff) {
 }
 
 func (c *coverage) cover(e *eff, by string) {
-	if e.Site == "" {
+	if e.Site == "" || e.open() {
 		return
 	}
 	if c.covered == nil {
@@ -53,7 +61,7 @@ func (a *analyzer) coverage(analysed bool) {
 		return
 	}
 	sort.Slice(a.cov.sends, func(i, j int) bool { return a.cov.sends[i].Site < a.cov.sends[j].Site })
-	b, err := json.Marshal(Coverage{Package: a.pass.Pkg.Path(), Analysed: analysed, Sites: a.cov.sites, Covered: a.cov.covered, Sends: a.cov.sends})
+	b, err := json.Marshal(Coverage{Package: a.pass.Pkg.Path(), Analysed: analysed, Sites: a.cov.sites, Covered: a.cov.covered, Sends: a.cov.sends, Open: a.cov.open, Impls: a.impls()})
 	if err == nil {
 		a.res.coverage = string(b)
 	}

@@ -120,10 +120,12 @@ type Effect struct {
 	// covers Site.
 	Reported bool
 	Ignored  bool
-	// Chain names the calls from the function this fact is about down to Site.
-	Chain []string
-	// Impls are the sites of the implementations an interface call reaches.
-	Impls []string
+	// Impls are the sites of the implementations an interface call reaches. Iface (its
+	// method set, as methodKey writes it) and Method mark an open call instead: one through
+	// an interface no implementation in sight answers.
+	Impls  []string
+	Iface  []string
+	Method string
 }
 
 // Send is a request sent through a transport to an endpoint no catalogue entry names.

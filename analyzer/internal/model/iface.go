@@ -3,7 +3,9 @@ package model
 import (
 	"go/token"
 	"go/types"
+	"slices"
 	"sort"
+	"strings"
 
 	"golang.org/x/tools/go/ssa"
 )
@@ -59,6 +61,7 @@ func (a *analyzer) invoke(u *unit, f *ssa.Function, call ssa.CallInstruction, c 
 		return
 	}
 	if len(groups) == 0 {
+		a.openCall(u, f, call, c, m, iface)
 		return
 	}
 	first := groups[0][0]
@@ -130,15 +133,12 @@ func (a *analyzer) implementations(iface *types.Interface, m *types.Func) [][]Ef
 		}
 		obj, _, _ := types.LookupFieldOrMethod(ptr, true, m.Pkg(), m.Name())
 		if fn, ok := obj.(*types.Func); ok {
-			if s := a.summaryOf(fn); s != nil && len(s.Effects) > 0 {
-				out = append(out, s.Effects)
+			if s := a.summaryOf(fn); s != nil && len(closedOnly(s.Effects)) > 0 {
+				out = append(out, closedOnly(s.Effects))
 			}
 		}
 	}
-	keys := make([]string, iface.NumMethods())
-	for i := range keys {
-		keys[i] = methodKey(iface.Method(i))
-	}
+	keys := ifaceKeys(iface)
 	for _, p := range a.importClosure() {
 		f := a.packageFact(p)
 		if f == nil {
@@ -157,6 +157,42 @@ func (a *analyzer) implementations(iface *types.Interface, m *types.Func) [][]Ef
 		}
 	}
 	return out
+}
+
+// openCall adds a call through an interface of the module's own that no implementation in
+// sight answers, for the standalone driver (Config.Summary) to join with the implementations
+// in packages this one does not import: a retry that reaches such a call is judged there.
+// Under go vet alone the call is only a site an ignore may name.
+func (a *analyzer) openCall(u *unit, f *ssa.Function, call ssa.CallInstruction, c *ctx, m *types.Func, iface *types.Interface) {
+	if !a.ownInterface(m) {
+		return
+	}
+	e := &eff{Effect: Effect{Site: a.posString(call.Pos()), Func: Display(u.obj), Via: Display(m), Iface: ifaceKeys(iface), Method: m.Name()}, pos: call.Pos()}
+	a.site(e) // an ignore here is in use under either driver
+	if a.cfg.Summary {
+		a.addEffect(u, f, call, c, e)
+	}
+}
+
+// ownInterface reports whether m is a method of an interface declared in the analysed
+// module, whose implementations the driver sees.
+func (a *analyzer) ownInterface(m *types.Func) bool {
+	mod := a.pass.Module
+	return a.user && mod != nil && mod.Path != "" && m.Pkg() != nil && types.IsInterface(recvType(m)) &&
+		(m.Pkg().Path() == mod.Path || strings.HasPrefix(m.Pkg().Path(), mod.Path+"/"))
+}
+
+// closedOnly drops open calls: an implementation is known by the effects it performs.
+func closedOnly(effs []Effect) []Effect {
+	return slices.DeleteFunc(slices.Clone(effs), func(e Effect) bool { return len(e.Iface) > 0 })
+}
+
+func ifaceKeys(iface *types.Interface) []string {
+	keys := make([]string, iface.NumMethods())
+	for i := range keys {
+		keys[i] = methodKey(iface.Method(i))
+	}
+	return keys
 }
 
 func containsSorted(list []string, s string) bool {
@@ -180,8 +216,8 @@ func (a *analyzer) impls() []Impl {
 			fn := ms.At(i).Obj().(*types.Func)
 			im.Methods = append(im.Methods, methodKey(fn))
 			if u := a.units[fn.Origin()]; u != nil && fn.Pkg() == a.pass.Pkg {
-				if f := a.factOf(u); len(f.Effects) > 0 {
-					im.Effects[fn.Name()] = f.Effects
+				if effs := closedOnly(a.factOf(u).Effects); len(effs) > 0 {
+					im.Effects[fn.Name()] = effs
 				}
 			}
 		}

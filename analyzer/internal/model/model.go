@@ -250,7 +250,7 @@ func (a *analyzer) packageFact(p *types.Package) *PackageFact {
 // needed reports whether the package needs the analysis: it holds a declaration, the
 // catalogue names it, or it uses something the catalogue names or a package with facts.
 func (a *analyzer) needed() bool {
-	if len(a.res.Directives) > 0 || len(a.res.Notes) > 0 || a.cat.Names(a.pass.Pkg.Path()) {
+	if len(a.res.Directives) > 0 || len(a.res.Notes) > 0 || len(a.res.Ignores.List) > 0 || a.cat.Names(a.pass.Pkg.Path()) {
 		return true
 	}
 	impls := slices.ContainsFunc(a.importClosure(), func(p *types.Package) bool { f := a.packageFact(p); return f != nil && len(f.Impls) > 0 })
@@ -259,6 +259,9 @@ func (a *analyzer) needed() bool {
 	}
 	for _, obj := range a.pass.TypesInfo.Uses {
 		fn, ok := obj.(*types.Func)
+		if ok && a.cfg.Summary && a.ownInterface(fn) {
+			return true // an open call, perhaps
+		}
 		if !ok || fn.Pkg() == nil || fn.Pkg() == a.pass.Pkg {
 			continue
 		}

@@ -73,7 +73,7 @@ func (a *analyzer) sendOn(u *unit, f *ssa.Function, s *ssa.Send, c *ctx) {
 	q := queueField(s.Chan) // no worker's queue is "": a send on any other channel adds nothing
 	for _, e := range a.queued[q] {
 		ne := *e // made here, where the value is sent, with the worker's call related
-		ne.Site, ne.pos, ne.Func, ne.Via, ne.Made, ne.Chain = a.posString(s.Pos()), s.Pos(), Display(u.obj), "the worker of "+q, cmp.Or(e.Made, e.Site), nil
+		ne.Site, ne.pos, ne.Func, ne.Via, ne.Made = a.posString(s.Pos()), s.Pos(), Display(u.obj), "the worker of "+q, cmp.Or(e.Made, e.Site)
 		ne.params = u.flows.of(s.X).params
 		a.site(&ne)
 		a.addEffect(u, f, s, c, &ne)

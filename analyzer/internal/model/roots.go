@@ -170,6 +170,12 @@ func (a *analyzer) judge(e *eff, strictTop bool) {
 		return
 	}
 	e.Reported = true
+	if e.open() {
+		open := e.Effect
+		open.RepeatAt = a.posString(e.repeatPos)
+		a.cov.open = append(a.cov.open, open)
+		return
+	}
 	if a.found == nil {
 		a.found = map[string]*Finding{}
 	}

@@ -46,6 +46,10 @@ type eff struct {
 	implPos   []token.Pos
 }
 
+// open reports an open interface call (see openCall); closed, an effect.
+func (e *eff) open() bool   { return len(e.Iface) > 0 }
+func (e *eff) closed() bool { return !e.open() }
+
 // root is code a framework or a retry runs again.
 type root struct {
 	what string
@@ -158,8 +162,8 @@ func (a *analyzer) promise(u *unit, d *directive.Directive) {
 	for _, k := range d.Key {
 		key.params |= a.exprParams(u, k.Text)
 	}
-	if !HoldsPaidEffect(d.Kind) && len(u.effs) > 0 {
-		a.res.Requests = append(a.res.Requests, &RequestFinding{Pos: d.Func.Name.Pos(), Guard: "the //once:" + string(d.Kind) + " promise on " + Display(u.obj), Effect: u.effs[0].Effect})
+	if i := slices.IndexFunc(u.effs, (*eff).closed); !HoldsPaidEffect(d.Kind) && i >= 0 {
+		a.res.Requests = append(a.res.Requests, &RequestFinding{Pos: d.Func.Name.Pos(), Guard: "the //once:" + string(d.Kind) + " promise on " + Display(u.obj), Effect: u.effs[i].Effect})
 		for _, e := range u.effs {
 			e.Reported = true // ONCE006's finding: one per mistake
 		}
@@ -530,13 +534,8 @@ func (a *analyzer) mapEffect(u *unit, call ssa.CallInstruction, fn *types.Func, 
 		if ce.Site != "" && ce.Made == "" {
 			ne.Made = ce.Site
 		}
-		ne.Site, ne.pos, ne.Func, ne.Via, ne.Ignored, ne.Chain = a.posString(call.Pos()), call.Pos(), Display(u.obj), Display(fn), ce.Ignored, nil
+		ne.Site, ne.pos, ne.Func, ne.Via, ne.Ignored = a.posString(call.Pos()), call.Pos(), Display(u.obj), Display(fn), ce.Ignored
 		a.site(ne)
-	} else {
-		ne.Chain = append([]string{Display(fn)}, ce.Chain...)
-		if len(ne.Chain) > 6 {
-			ne.Chain = ne.Chain[:6]
-		}
 	}
 	return ne
 }
@@ -584,9 +583,9 @@ func (a *analyzer) addEffect(u *unit, f *ssa.Function, call ssa.Instruction, c *
 		}
 	}
 	if c != nil && c.guard != nil {
-		c.guard.effs = append(c.guard.effs, e)
-		if !HoldsPaidEffect(c.guard.kind) {
-			e.Reported = true // ONCE006's finding: one per mistake
+		if !e.open() {
+			c.guard.effs = append(c.guard.effs, e)
+			e.Reported = e.Reported || !HoldsPaidEffect(c.guard.kind) // ONCE006's finding: one per mistake
 		}
 		if Covers(c.guard.kind) {
 			if related(u, e, c.guard.key) {

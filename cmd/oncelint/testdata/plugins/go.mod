@@ -1,0 +1,3 @@
+module example.com/plugins
+
+go 1.26
