@@ -41,6 +41,8 @@
 // the effect, by the package that finds the repeat path (which may be a package calling
 // it). An effect reached through an interface whose implementations perform effects is
 // reported at the interface call, once, naming them: a promise there covers all of them.
+// Implementations in packages the caller does not import are joined with the call by the
+// standalone run, after every package was checked; go vet alone does not see them.
 // The related positions say where the repeat comes from and which promises did not cover
 // the effect because their key is unrelated to the effect's content.
 //
