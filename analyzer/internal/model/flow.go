@@ -5,6 +5,7 @@ import (
 	"go/token"
 	"go/types"
 	"math/bits"
+	"slices"
 	"time"
 
 	"golang.org/x/tools/go/ssa"
@@ -93,10 +94,8 @@ func (fs *flows) compute(v ssa.Value) flow {
 	switch v := v.(type) {
 	case *ssa.Parameter:
 		if v.Parent() == fs.top && !isContext(v.Type()) {
-			for i, p := range fs.top.Params {
-				if p == v && i < 64 {
-					out.params = 1 << i
-				}
+			if i := slices.Index(fs.top.Params, v); i >= 0 && i < 64 {
+				out.params = 1 << i
 			}
 		}
 	case *ssa.FreeVar:
@@ -275,12 +274,7 @@ func binding(fv *ssa.FreeVar) ssa.Value {
 	if parent == nil {
 		return nil
 	}
-	idx := -1
-	for i, v := range anon.FreeVars {
-		if v == fv {
-			idx = i
-		}
-	}
+	idx := slices.Index(anon.FreeVars, fv)
 	for _, b := range parent.Blocks {
 		for _, ins := range b.Instrs {
 			if mc, ok := ins.(*ssa.MakeClosure); ok && mc.Fn == anon && idx < len(mc.Bindings) {

@@ -103,14 +103,12 @@ func madeFrom(v ssa.Value, seen map[ssa.Value]bool) []types.Type {
 		return out
 	case *ssa.UnOp: // a variable a closure shares lives in a cell: what is stored there
 		cell, ok := x.X.(*ssa.Alloc)
-		if x.Op != token.MUL || !ok || cell.Referrers() == nil {
+		if x.Op != token.MUL || !ok {
 			return nil
 		}
 		var out []types.Type
-		for _, r := range *cell.Referrers() {
-			if st, ok := r.(*ssa.Store); ok && st.Addr == cell {
-				out = append(out, madeFrom(st.Val, seen)...)
-			}
+		for _, st := range storesTo(cell) {
+			out = append(out, madeFrom(st.Val, seen)...)
 		}
 		return out
 	}
@@ -144,14 +142,9 @@ func (a *analyzer) implementations(iface *types.Interface, m *types.Func) [][]Ef
 		if f == nil {
 			continue
 		}
-	impls:
 		for _, im := range f.Impls {
-			for _, k := range keys {
-				if !containsSorted(im.Methods, k) {
-					continue impls
-				}
-			}
-			if effs := im.Effects[m.Name()]; len(effs) > 0 {
+			missing := func(k string) bool { return !containsSorted(im.Methods, k) }
+			if effs := im.Effects[m.Name()]; len(effs) > 0 && !slices.ContainsFunc(keys, missing) {
 				out = append(out, effs)
 			}
 		}

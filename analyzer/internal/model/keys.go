@@ -1,6 +1,10 @@
 package model
 
-import "golang.org/x/tools/go/ssa"
+import (
+	"slices"
+
+	"golang.org/x/tools/go/ssa"
+)
 
 // keySink checks a value that becomes an idempotency key of the kind given: one made from
 // the clock or a random source is different on every attempt (ONCE002), except a clock
@@ -13,7 +17,7 @@ func (a *analyzer) keySink(u *unit, at ssa.Instruction, v ssa.Value, kind, what 
 	fl := u.flows.of(v)
 	for _, p := range paramList(fl.params) {
 		k := KeyParam{Param: p, Kind: kind}
-		if !containsKey(u.keys, k) {
+		if !slices.Contains(u.keys, k) {
 			u.keys = append(u.keys, k)
 		}
 	}
@@ -22,19 +26,8 @@ func (a *analyzer) keySink(u *unit, at ssa.Instruction, v ssa.Value, kind, what 
 		return
 	}
 	pos := a.callStart(at.Pos())
-	for _, k := range a.res.Keys {
-		if k.Pos == pos {
-			return
-		}
+	if slices.ContainsFunc(a.res.Keys, func(k *KeyFinding) bool { return k.Pos == pos }) {
+		return
 	}
 	a.res.Keys = append(a.res.Keys, &KeyFinding{Pos: pos, Source: a.callStart(fl.src), What: what, From: fl.srcName, Kind: kind})
-}
-
-func containsKey(list []KeyParam, k KeyParam) bool {
-	for _, x := range list {
-		if x == k {
-			return true
-		}
-	}
-	return false
 }

@@ -3,6 +3,8 @@ package model
 import (
 	"go/token"
 	"go/types"
+	"maps"
+	"slices"
 	"strings"
 
 	"golang.org/x/tools/go/ssa"
@@ -72,12 +74,9 @@ func (a *analyzer) resolveSend(u *unit, f *ssa.Function, call ssa.CallInstructio
 			ef.Site, ef.Func, ef.Via = "", "", endpoint(e)
 		}
 		a.site(ef)
-		names := make([]string, 0, 4)
+		names := slices.Collect(maps.Keys(a.cat.KeyHeaders()))
 		if e.Key != nil {
 			names = append(names, e.Key.HeaderNames()...)
-		}
-		for h := range a.cat.KeyHeaders() {
-			names = append(names, h)
 		}
 		if a.headerSet(f, names) {
 			a.cov.cover(ef, "an idempotency key")
@@ -87,9 +86,7 @@ func (a *analyzer) resolveSend(u *unit, f *ssa.Function, call ssa.CallInstructio
 			ef.Repeat, ef.repeatPos = "the retrying client "+via, call.Pos()
 		}
 		for _, v := range f.Params {
-			if fl := u.flows.of(v); fl.flags&Random != 0 {
-				ef.Fresh = true
-			}
+			ef.Fresh = ef.Fresh || u.flows.of(v).flags&Random != 0
 		}
 		a.addEffect(u, f, call, c, ef)
 		return
@@ -113,12 +110,8 @@ func (a *analyzer) headerSet(f *ssa.Function, names []string) bool {
 				if fn == nil || !strings.HasPrefix(FuncName(fn), "(net/http.Header).") {
 					continue
 				}
-				if h, ok := constString(argAt(c.Common(), 1)); ok {
-					for _, n := range names {
-						if strings.EqualFold(h, n) {
-							return true
-						}
-					}
+				if h, ok := constString(argAt(c.Common(), 1)); ok && namesHeader(names, h) {
+					return true
 				}
 			}
 		}
@@ -128,13 +121,7 @@ func (a *analyzer) headerSet(f *ssa.Function, names []string) bool {
 
 // paramIndex returns 1 + the index of v among the unit's parameters, or 0.
 func paramIndex(u *unit, v ssa.Value) int {
-	v = paramOf(v)
-	for i, p := range u.fn.Params {
-		if p == v {
-			return i + 1
-		}
-	}
-	return 0
+	return slices.Index(u.fn.Params, paramOf(v)) + 1
 }
 
 func (a *analyzer) methodOf(u *unit, v ssa.Value, s *Send) {
@@ -148,8 +135,7 @@ func (a *analyzer) methodOf(u *unit, v ssa.Value, s *Send) {
 // urlOf adds the constant parts of a URL value to s, or the parameter it comes from.
 func (a *analyzer) urlOf(u *unit, v ssa.Value, s *Send) {
 	first := len(s.URL) == 0
-	lead := a.urlParts(u, v, s, 0)
-	if first {
+	if lead := a.urlParts(u, v, s, 0); first {
 		s.Lead = lead
 	}
 }
@@ -200,8 +186,7 @@ func (a *analyzer) urlParts(u *unit, v ssa.Value, s *Send, depth int) bool {
 					}
 					if i-1 < len(args) {
 						if c, ok := constString(args[i-1]); ok {
-							cur += c
-							cur += piece
+							cur += c + piece
 							continue
 						}
 					}
@@ -256,7 +241,7 @@ func variadic(v ssa.Value) []ssa.Value {
 // a client built with its endpoint (&Provider{APIPath: base + "/Messages.json"}). It
 // reports whether every store starts with the same constant.
 func (a *analyzer) fieldURL(u *unit, fa *ssa.FieldAddr, s *Send) bool {
-	field := fa.X.Type().Underlying().(*types.Pointer).Elem().Underlying().(*types.Struct).Field(fa.Field)
+	field := fieldOf(fa)
 	if a.fieldURLs == nil {
 		a.fieldURLs = map[*types.Var]*Send{}
 	}
@@ -274,7 +259,7 @@ func (a *analyzer) fieldURL(u *unit, fa *ssa.FieldAddr, s *Send) bool {
 							continue
 						}
 						sfa, ok := st.Addr.(*ssa.FieldAddr)
-						if !ok || sfa.X.Type().Underlying().(*types.Pointer).Elem().Underlying().(*types.Struct).Field(sfa.Field) != field {
+						if !ok || fieldOf(sfa) != field {
 							continue
 						}
 						one := &Send{}

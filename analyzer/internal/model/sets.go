@@ -2,6 +2,7 @@ package model
 
 import (
 	"go/types"
+	"slices"
 
 	"github.com/oncekit/once/analyzer/catalog"
 
@@ -186,10 +187,5 @@ func behind(c setCheck, e *eff) bool {
 	if e.at == nil || e.at.Parent() != c.at.Parent() {
 		return false
 	}
-	for _, i := range c.ifs {
-		if reaches(i.Block(), e.at.Block(), nil) || i.Block() == e.at.Block() {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(c.ifs, func(i *ssa.If) bool { return reaches(i.Block(), e.at.Block(), nil) || i.Block() == e.at.Block() })
 }

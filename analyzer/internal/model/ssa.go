@@ -174,6 +174,11 @@ func paramOf(v ssa.Value) *ssa.Parameter {
 	return p
 }
 
+// fieldOf returns the struct field a field address points at.
+func fieldOf(fa *ssa.FieldAddr) *types.Var {
+	return fa.X.Type().Underlying().(*types.Pointer).Elem().Underlying().(*types.Struct).Field(fa.Field)
+}
+
 // refs returns v's referrers: none for a value that keeps no list (a global, a function).
 func refs(v ssa.Value) []ssa.Instruction {
 	if r := v.Referrers(); r != nil {

@@ -396,11 +396,8 @@ func (a *analyzer) visitCall(u *unit, f *ssa.Function, call ssa.CallInstruction,
 func funcValue(v ssa.Value) *types.Func {
 	for {
 		switch x := v.(type) {
-		case *ssa.ChangeType:
-			v = x.X
-			continue
-		case *ssa.MakeInterface:
-			v = x.X
+		case *ssa.ChangeType, *ssa.MakeInterface:
+			v = *x.(ssa.Instruction).Operands(nil)[0]
 			continue
 		case *ssa.Function:
 			obj, _ := x.Object().(*types.Func)
@@ -430,9 +427,8 @@ func registeredMethods(v ssa.Value) []*types.Func {
 		t = types.NewPointer(t)
 	}
 	var out []*types.Func
-	ms := types.NewMethodSet(t)
-	for i := 0; i < ms.Len(); i++ {
-		if m, ok := ms.At(i).Obj().(*types.Func); ok && m.Exported() {
+	for sel := range types.NewMethodSet(t).Methods() {
+		if m, ok := sel.Obj().(*types.Func); ok && m.Exported() {
 			out = append(out, m)
 		}
 	}
@@ -513,9 +509,7 @@ func (a *analyzer) mapEffect(u *unit, call ssa.CallInstruction, fn *types.Func, 
 	for _, j := range ce.Params {
 		fl := u.flows.of(argAt(common, j))
 		ne.params |= fl.params
-		if fl.flags&Random != 0 {
-			ne.Fresh = true
-		}
+		ne.Fresh = ne.Fresh || fl.flags&Random != 0
 	}
 	if ce.KeyParam > 0 {
 		switch k := a.keyOf(u, argAt(common, ce.KeyParam-1), ce.KeyField, ce.KeySetter); {
@@ -543,12 +537,7 @@ func (a *analyzer) mapEffect(u *unit, call ssa.CallInstruction, fn *types.Func, 
 // givesContent reports whether parameters other than the receiver flow into an
 // effect's content.
 func givesContent(fn *types.Func, params []int) bool {
-	for _, p := range params {
-		if p > 0 || fn.Signature().Recv() == nil {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(params, func(p int) bool { return p > 0 || fn.Signature().Recv() == nil })
 }
 
 // keyedSite counts an effect whose provider key the caller gives.
@@ -624,9 +613,7 @@ func (a *analyzer) siteEffect(u *unit, f *ssa.Function, call ssa.CallInstruction
 		}
 		fl := u.flows.of(v)
 		e.params |= fl.params
-		if fl.flags&Random != 0 {
-			e.Fresh = true
-		}
+		e.Fresh = e.Fresh || fl.flags&Random != 0
 	}
 	a.site(e)
 	if k := ce.Key; k != nil {
@@ -662,16 +649,17 @@ func (a *analyzer) headerOption(f *ssa.Function, names []string) ssa.Value {
 			if !ok || len(c.Common().Args) != 2 {
 				continue
 			}
-			if h, ok := constString(c.Common().Args[0]); ok {
-				for _, n := range names {
-					if strings.EqualFold(h, n) {
-						return c.Common().Args[1]
-					}
-				}
+			if h, ok := constString(c.Common().Args[0]); ok && namesHeader(names, h) {
+				return c.Common().Args[1]
 			}
 		}
 	}
 	return nil
+}
+
+// namesHeader reports whether h is one of the header names, in any case.
+func namesHeader(names []string, h string) bool {
+	return slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(h, n) })
 }
 
 // site records an effect site of this package.
@@ -689,12 +677,7 @@ func (a *analyzer) site(e *eff) {
 }
 
 func (a *analyzer) inPackage(pos token.Pos) bool {
-	for _, f := range a.pass.Files {
-		if f.FileStart <= pos && pos <= f.FileEnd {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(a.pass.Files, func(f *ast.File) bool { return f.FileStart <= pos && pos <= f.FileEnd })
 }
 
 // keyState says how a provider's key reaches a call: keyed (set here, or out of sight),
@@ -717,23 +700,19 @@ func (a *analyzer) keyOf(u *unit, v ssa.Value, field, setter string) keyState {
 			v = *x.(ssa.Instruction).Operands(nil)[0]
 			continue
 		case *ssa.Parameter:
-			for i, p := range u.fn.Params {
-				if p == x {
-					return keyState(i + 1)
-				}
+			if i := slices.Index(u.fn.Params, x); i >= 0 {
+				return keyState(i + 1)
 			}
 			return keyed
 		case *ssa.Alloc:
-			if k := a.keySet(u, x, field, setter, 0); k {
+			if a.keySet(u, x, field, setter, 0) {
 				return keyed
 			}
 			return noKey
 		case *ssa.UnOp:
 			if al, ok := x.X.(*ssa.Alloc); ok {
-				if a.keySet(u, al, field, setter, 0) {
-					return keyed
-				}
-				return noKey
+				v = al
+				continue
 			}
 		case nil:
 			return noKey
@@ -754,14 +733,14 @@ func (a *analyzer) keySet(u *unit, v ssa.Value, field, setter string, depth int)
 	for _, r := range *refs {
 		switch r := r.(type) {
 		case *ssa.FieldAddr:
-			st := r.X.Type().Underlying().(*types.Pointer).Elem().Underlying().(*types.Struct)
-			if st.Field(r.Field).Name() == field && field != "" {
+			fv := fieldOf(r)
+			if fv.Name() == field && field != "" {
 				for _, s := range storesTo(r) {
 					a.keySink(u, s, s.Val, "provider", "the "+field+" field")
 				}
 				return true
 			}
-			if st.Field(r.Field).Embedded() && a.keySet(u, r, field, setter, depth+1) {
+			if fv.Embedded() && a.keySet(u, r, field, setter, depth+1) {
 				return true
 			}
 		case ssa.CallInstruction:
