@@ -147,10 +147,8 @@ var (
 func Load(dir string, names ...string) (*Catalog, error) {
 	root := ModuleRoot(dir)
 	var paths []string
-	if root != "" {
-		if p := filepath.Join(root, "oncelint.json"); exists(p) {
-			paths = append(paths, p)
-		}
+	if p := filepath.Join(root, "oncelint.json"); root != "" && exists(p) {
+		paths = append(paths, p)
 	}
 	for _, n := range names {
 		if n == "" {
@@ -330,14 +328,9 @@ func (c *Catalog) add(name string, data []byte) error {
 	}
 	for i := range f.Roots {
 		r := f.Roots[i]
-		set := 0
-		for _, s := range []string{r.Signature, r.Func, r.Embeds, r.Registrar, r.Delivers} {
-			if s != "" {
-				set++
-			}
-		}
+		named := []string{r.Signature, r.Func, r.Embeds, r.Registrar, r.Delivers}
 		switch {
-		case set != 1:
+		case len(slices.DeleteFunc(named, func(s string) bool { return s == "" })) != 1:
 			return bad("root", i, r.Root, "set exactly one of signature, func, embeds, registrar and delivers")
 		case r.Root == "":
 			return bad("root", i, r.Func+r.Signature, "root is empty: say what runs the code again")
@@ -430,10 +423,8 @@ func (c *Catalog) Effect(fullName string) (*Effect, bool) { return get(c.funcs, 
 // EndpointEffect returns the effect entry matching a request to a URL made of the
 // constant parts given (the first is its start when lead is set).
 func (c *Catalog) EndpointEffect(parts []string, lead bool) *Effect {
-	for _, e := range c.urls {
-		if matchURL(e.URL, e.Path, parts, lead) {
-			return e
-		}
+	if i := slices.IndexFunc(c.urls, func(e *Effect) bool { return matchURL(e.URL, e.Path, parts, lead) }); i >= 0 {
+		return c.urls[i]
 	}
 	return nil
 }
@@ -444,12 +435,7 @@ func (c *Catalog) IsRead(fullName string) bool { r, _ := get(c.readFuncs, fullNa
 // ReadURL reports whether a request to a URL made of the constant parts goes to an
 // endpoint listed as a read.
 func (c *Catalog) ReadURL(parts []string, lead bool) bool {
-	for _, r := range c.readURLs {
-		if matchURL(r.URL, r.Path, parts, lead) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(c.readURLs, func(r *Read) bool { return matchURL(r.URL, r.Path, parts, lead) })
 }
 
 // matchURL reports whether the URL's start begins with prefix (when given) and one of its
@@ -462,9 +448,7 @@ func matchURL(prefix, path string, parts []string, lead bool) bool {
 		return true
 	}
 	for _, p := range parts {
-		if q := strings.IndexByte(p, '?'); q >= 0 {
-			p = p[:q]
-		}
+		p, _, _ = strings.Cut(p, "?")
 		if strings.HasSuffix(strings.TrimSuffix(p, "/"), path) {
 			return true
 		}
