@@ -132,12 +132,7 @@ func (r *reader) library(t *types.Named, method string) (*orm, string) {
 // generatedCheck reports a function a generator wrote (ent's IsConstraintError) that
 // handles a unique violation.
 func (r *reader) generatedCheck(obj types.Object) bool {
-	for _, lib := range libraries {
-		if lib.checks[obj.Name()] && r.generatedBy(obj.Pkg(), lib.generated) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(libraries, func(lib *orm) bool { return lib.checks[obj.Name()] && r.generatedBy(obj.Pkg(), lib.generated) })
 }
 
 // generatedBy reports a package importing a generator's (ent's): its builders are read

@@ -4,6 +4,7 @@ import (
 	"go/constant"
 	"go/token"
 	"go/types"
+	"slices"
 
 	"golang.org/x/tools/go/ssa"
 
@@ -245,10 +246,8 @@ func (t *taint) classify(cond ssa.Value) (c class, found int) {
 		case t.errorArg(x):
 			return exists, -1 // errors.Is(err, sql.ErrNoRows), ent.IsNotFound(err)
 		}
-		for _, a := range x.Call.Args {
-			if t.vals[a] {
-				return other, 0
-			}
+		if slices.ContainsFunc(x.Call.Args, func(a ssa.Value) bool { return t.vals[a] }) {
+			return other, 0
 		}
 		return none, 0
 	}
@@ -261,12 +260,7 @@ func (t *taint) classify(cond ssa.Value) (c class, found int) {
 }
 
 func (t *taint) errorArg(c *ssa.Call) bool {
-	for _, a := range c.Call.Args {
-		if t.vals[a] && types.Identical(a.Type(), errorType) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(c.Call.Args, func(a ssa.Value) bool { return t.vals[a] && types.Identical(a.Type(), errorType) })
 }
 
 // handlesAbsent reports a branch telling "no row" from other errors, or testing what

@@ -7,6 +7,7 @@ import (
 	"go/constant"
 	"go/types"
 	"regexp"
+	"slices"
 	"strings"
 
 	"golang.org/x/tools/go/analysis"
@@ -122,15 +123,7 @@ func checkTable(pass *analysis.Pass, rep *ignore.Reporter, fn *types.Func, d *di
 // rootedIn reports whether the expression names one of the variables.
 func rootedIn(pass *analysis.Pass, x ast.Expr, vars []*types.Var) bool {
 	id, ok := ast.Unparen(x).(*ast.Ident)
-	if !ok {
-		return false
-	}
-	for _, v := range vars {
-		if pass.TypesInfo.Uses[id] == v {
-			return true
-		}
-	}
-	return false
+	return ok && slices.ContainsFunc(vars, func(v *types.Var) bool { return pass.TypesInfo.Uses[id] == v })
 }
 
 func normalize(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), " ")) }

@@ -12,6 +12,7 @@ import (
 	"go/ast"
 	"go/token"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -158,7 +159,7 @@ func (r *Reporter) Report(d analysis.Diagnostic) {
 	}
 	for _, ig := range r.idx.List {
 		for _, p := range at {
-			if ig.Problem == "" && ig.From <= p && p < ig.To && has(ig.Codes, r.code) {
+			if ig.Problem == "" && ig.From <= p && p < ig.To && slices.Contains(ig.Codes, r.code) {
 				r.used[ig] = true
 				return
 			}
@@ -175,7 +176,7 @@ func (r *Reporter) Use(pos token.Pos) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, ig := range r.idx.List {
-		if ig.Problem == "" && ig.From <= pos && pos < ig.To && has(ig.Codes, r.code) {
+		if ig.Problem == "" && ig.From <= pos && pos < ig.To && slices.Contains(ig.Codes, r.code) {
 			r.used[ig] = true
 		}
 	}
@@ -186,7 +187,7 @@ func (r *Reporter) Finish() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, ig := range r.idx.List {
-		if ig.Problem == "" && has(ig.Codes, r.code) && !r.used[ig] {
+		if ig.Problem == "" && slices.Contains(ig.Codes, r.code) && !r.used[ig] {
 			r.pass.Report(analysis.Diagnostic{
 				Pos:      ig.Pos,
 				Category: r.code,
@@ -194,13 +195,4 @@ func (r *Reporter) Finish() {
 			})
 		}
 	}
-}
-
-func has(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
