@@ -14,9 +14,14 @@ import (
 // does not import. go vet alone cannot make these findings: facts flow only along imports.
 //
 // An implementation's effect counts when its own package did not report it already, no
-// ignore covers it, and it is not fresh content (a new code each time) unless -strict.
+// ignore covers it, and it is not fresh content (a new code each time) unless -strict. A call
+// some package already reported (through the implementations it sees) is left as it is.
 func (r *report) join(strict bool) {
 	byPosn := map[string]*diag{}
+	reported := map[string]bool{} // a call a package already reported is not reported again
+	for _, d := range r.diags {
+		reported[d.Posn+"\x00"+d.Category] = true
+	}
 	for _, c := range r.cover {
 		for _, open := range c.Open {
 			var sites []string
@@ -34,7 +39,7 @@ func (r *report) join(strict bool) {
 				}
 			}
 			file, _, _ := strings.Cut(open.Site, ":")
-			if len(sites) == 0 || (!r.tests && strings.HasSuffix(file, "_test.go")) {
+			if len(sites) == 0 || reported[open.Site+"\x00ONCE001"] || (!r.tests && strings.HasSuffix(file, "_test.go")) {
 				continue
 			}
 			d := byPosn[open.Site]
