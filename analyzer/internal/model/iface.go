@@ -180,6 +180,7 @@ func closedOnly(effs []Effect) []Effect {
 	return slices.DeleteFunc(slices.Clone(effs), func(e Effect) bool { return len(e.Iface) > 0 })
 }
 
+// ifaceKeys lists an interface's methods as methodKey writes them.
 func ifaceKeys(iface *types.Interface) []string {
 	keys := make([]string, iface.NumMethods())
 	for i := range keys {

@@ -247,8 +247,9 @@ func (a *analyzer) packageFact(p *types.Package) *PackageFact {
 	return f
 }
 
-// needed reports whether the package needs the analysis: it holds a declaration, the
-// catalogue names it, or it uses something the catalogue names or a package with facts.
+// needed reports whether the package needs the analysis: it holds a declaration or an
+// ignore, the catalogue names it, or it uses something the catalogue names, a package with
+// facts or (for the standalone driver) a method of one of the module's own interfaces.
 func (a *analyzer) needed() bool {
 	if len(a.res.Directives) > 0 || len(a.res.Notes) > 0 || len(a.res.Ignores.List) > 0 || a.cat.Names(a.pass.Pkg.Path()) {
 		return true
