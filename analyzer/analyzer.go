@@ -41,6 +41,9 @@ const CoverageCategory = model.CoverageCategory
 // sends through a transport that no catalogue entry classifies.
 type Coverage = model.Coverage
 
+// Effect is one effect, or open interface call, a Coverage lists.
+type Effect = model.Effect
+
 // Analyzers are the checks with the built-in catalogue.
 var Analyzers = New(&Config{})
 

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/puddle/v2"
 )
 
 // A claim is one auto-committed statement. When its round trip ends in the caller's context
@@ -197,13 +199,13 @@ func resolveClaim(ctx context.Context, db DB, site claimSite, err error, withdra
 // each time. The clean-up runs just after connections broke, and the next ones can break
 // too: database/sql, for one, hands a waiting caller a released connection whose session
 // check then fails, and gives up after three such. The clean-up's own time bound is better
-// spent trying again than leaving the key to the stale window. A DB once cannot use at all
-// (ErrInvalid) is not tried again.
+// spent trying again than leaving the key to the stale window. An error no retry cures
+// (lasting) ends it at once.
 func retryConnect[T any](ctx context.Context, connect func(context.Context) (T, error)) (T, error) {
 	pause := 10 * time.Millisecond
 	for {
 		c, err := connect(ctx)
-		if err == nil || ended(ctx) != nil || errors.Is(err, ErrInvalid) {
+		if err == nil || ended(ctx) != nil || lasting(err) {
 			return c, err
 		}
 		t := time.NewTimer(pause)
@@ -215,6 +217,18 @@ func retryConnect[T any](ctx context.Context, connect func(context.Context) (T, 
 		}
 		pause = min(2*pause, 200*time.Millisecond)
 	}
+}
+
+// lasting reports an error that trying to connect again does not cure: a DB once cannot
+// use (ErrInvalid), a closed pool or *sql.DB, or a server that refused the connection for a
+// reason other than a connection fault or its load (a wrong password, a missing database).
+func lasting(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return !strings.HasPrefix(pgErr.Code, "08") && pgErr.Code != "53300" && pgErr.Code != "57P03"
+	}
+	// database/sql's error for a closed *sql.DB is not exported.
+	return errors.Is(err, ErrInvalid) || errors.Is(err, puddle.ErrClosedPool) || strings.Contains(err.Error(), "sql: database is closed")
 }
 
 // recheck repeats withdraw at the delays at (lateRechecks), until one finds the claim, ctx

@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"slices"
 	"sort"
 	"strings"
 
@@ -111,7 +110,9 @@ func standalone(args []string, stdout, stderr io.Writer) int {
 	if r.failed {
 		code = 1
 	}
-	r.join(slices.Contains(tool, "-strict=true"))
+	if strict, once001 := toolFlags(tool); once001 {
+		r.join(strict)
+	}
 	root := moduleRoot()
 	fingerprints(r.diags, root)
 	if *baseline != "" {

@@ -131,8 +131,10 @@ func (a *analyzer) implementations(iface *types.Interface, m *types.Func) [][]Ef
 		}
 		obj, _, _ := types.LookupFieldOrMethod(ptr, true, m.Pkg(), m.Name())
 		if fn, ok := obj.(*types.Func); ok {
-			if s := a.summaryOf(fn); s != nil && len(closedOnly(s.Effects)) > 0 {
-				out = append(out, closedOnly(s.Effects))
+			if s := a.summaryOf(fn); s != nil {
+				if effs := closedOnly(s.Effects); len(effs) > 0 {
+					out = append(out, effs)
+				}
 			}
 		}
 	}

@@ -38,13 +38,16 @@ func Test(ctx context.Context, alert string) {
 	}
 }
 
-// Page delivers the alert to every sink again until it is acknowledged; a repeat is what
-// paging means.
-func Page(ctx context.Context, alert string, acked func() bool) {
-	for !acked() {
-		for _, s := range sinks {
-			_ = s.Deliver(ctx, alert) //oncelint:ignore ONCE001 paging repeats until acknowledged
-		}
+// Page delivers the alert to every sink; a repeat is what paging means.
+func Page(ctx context.Context, alert string) {
+	for _, s := range sinks {
+		page(ctx, s, alert)
+	}
+}
+
+// page delivers the alert to one sink again and again until the sink takes it.
+func page(ctx context.Context, s Sink, alert string) {
+	for s.Deliver(ctx, alert) != nil { //oncelint:ignore ONCE001 paging repeats until a pager takes it
 	}
 }
 
