@@ -179,7 +179,7 @@ func (a *analyzer) ownInterface(m *types.Func) bool {
 
 // closedOnly drops open calls: an implementation is known by the effects it performs.
 func closedOnly(effs []Effect) []Effect {
-	return slices.DeleteFunc(slices.Clone(effs), func(e Effect) bool { return len(e.Iface) > 0 })
+	return slices.DeleteFunc(slices.Clone(effs), func(e Effect) bool { return e.open() })
 }
 
 // ifaceKeys lists an interface's methods as methodKey writes them.

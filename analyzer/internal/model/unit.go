@@ -47,8 +47,8 @@ type eff struct {
 }
 
 // open reports an open interface call (see openCall); closed, an effect.
-func (e *eff) open() bool   { return len(e.Iface) > 0 }
-func (e *eff) closed() bool { return !e.open() }
+func (e *Effect) open() bool { return len(e.Iface) > 0 }
+func (e *eff) closed() bool  { return !e.open() }
 
 // root is code a framework or a retry runs again.
 type root struct {
