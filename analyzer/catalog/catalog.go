@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	_ "embed"
 	"encoding/json"
@@ -204,16 +205,11 @@ func ModuleRoot(dir string) string {
 		return r
 	}
 	r := ""
-	for d := dir; ; {
+	// Up to the file system's root, the one directory that is its own parent.
+	for d, prev := dir, ""; r == "" && d != prev; d, prev = filepath.Dir(d), d {
 		if exists(filepath.Join(d, "go.mod")) {
 			r = d
-			break
 		}
-		up := filepath.Dir(d)
-		if up == d {
-			break
-		}
-		d = up
 	}
 	roots[dir] = r
 	return r
@@ -250,8 +246,7 @@ func (c *Catalog) add(name string, data []byte) error {
 		}
 		return nil
 	}
-	for i := range f.Effects {
-		e := f.Effects[i]
+	for i, e := range f.Effects {
 		what := e.Func + e.URL + e.Path
 		switch {
 		case e.Effect == "":
@@ -274,8 +269,7 @@ func (c *Catalog) add(name string, data []byte) error {
 			c.urls = append(c.urls, &e)
 		}
 	}
-	for i := range f.Reads {
-		r := f.Reads[i]
+	for i, r := range f.Reads {
 		switch {
 		case r.Func != "" && (r.URL != "" || r.Path != ""), r.Func == "" && r.URL == "" && r.Path == "":
 			return bad("read", i, r.Func+r.URL+r.Path, "set func, or url and/or path")
@@ -288,8 +282,7 @@ func (c *Catalog) add(name string, data []byte) error {
 			c.readURLs = append(c.readURLs, &r)
 		}
 	}
-	for i := range f.Transports {
-		t := f.Transports[i]
+	for i, t := range f.Transports {
 		if (t.URL == nil) == (t.Request == nil) {
 			return bad("transport", i, t.Func, "set url (with method) or request")
 		}
@@ -299,15 +292,13 @@ func (c *Catalog) add(name string, data []byte) error {
 		t.Method = strings.ToUpper(t.Method)
 		put(c.transports, t.Func, &t)
 	}
-	for i := range f.Requests {
-		r := f.Requests[i]
+	for i, r := range f.Requests {
 		if err := fn("request", i, r.Func); err != nil {
 			return err
 		}
 		put(c.requests, r.Func, &r)
 	}
-	for i := range f.Retries {
-		r := f.Retries[i]
+	for i, r := range f.Retries {
 		if err := fn("retry", i, r.Func); err != nil {
 			return err
 		}
@@ -326,8 +317,7 @@ func (c *Catalog) add(name string, data []byte) error {
 		}
 		put(c.unstable, u.Func, u.Source)
 	}
-	for i := range f.Roots {
-		r := f.Roots[i]
+	for i, r := range f.Roots {
 		named := []string{r.Signature, r.Func, r.Embeds, r.Registrar, r.Delivers}
 		switch {
 		case len(slices.DeleteFunc(named, func(s string) bool { return s == "" })) != 1:
@@ -366,13 +356,13 @@ func put[T any](m map[string]T, full string, v T) {
 	}
 }
 
-// get finds the entry of the exact name, else of the version-less one.
-func get[T any](m map[string]T, full string) (T, bool) {
+// get finds the entry of the exact name, else of the version-less one, else returns the
+// zero value.
+func get[T any](m map[string]T, full string) T {
 	if v, ok := m[unstar(full)]; ok {
-		return v, true
+		return v
 	}
-	v, ok := m["~"+Normalize(full)]
-	return v, ok
+	return m["~"+Normalize(full)]
 }
 
 // unstar drops a pointer receiver's star: "(*T).M" and "(T).M" name one method.
@@ -418,7 +408,10 @@ func Normalize(name string) string {
 }
 
 // Effect returns the entry for the function of the full name.
-func (c *Catalog) Effect(fullName string) (*Effect, bool) { return get(c.funcs, fullName) }
+func (c *Catalog) Effect(fullName string) (*Effect, bool) {
+	e := get(c.funcs, fullName)
+	return e, e != nil
+}
 
 // EndpointEffect returns the effect entry matching a request to a URL made of the
 // constant parts given (the first is its start when lead is set).
@@ -430,7 +423,7 @@ func (c *Catalog) EndpointEffect(parts []string, lead bool) *Effect {
 }
 
 // IsRead reports whether the function of the full name only reads.
-func (c *Catalog) IsRead(fullName string) bool { r, _ := get(c.readFuncs, fullName); return r }
+func (c *Catalog) IsRead(fullName string) bool { return get(c.readFuncs, fullName) }
 
 // ReadURL reports whether a request to a URL made of the constant parts goes to an
 // endpoint listed as a read.
@@ -464,37 +457,30 @@ func (c *Catalog) Knows(fullName string) bool {
 }
 
 // Transport returns the entry of a function that sends requests.
-func (c *Catalog) Transport(fullName string) *Transport {
-	t, _ := get(c.transports, fullName)
-	return t
-}
+func (c *Catalog) Transport(fullName string) *Transport { return get(c.transports, fullName) }
 
 // Request returns the entry of a function that builds a request.
-func (c *Catalog) Request(fullName string) *Request { r, _ := get(c.requests, fullName); return r }
+func (c *Catalog) Request(fullName string) *Request { return get(c.requests, fullName) }
 
 // Retry returns the entry of a retry helper.
-func (c *Catalog) Retry(fullName string) *Retry { r, _ := get(c.retries, fullName); return r }
+func (c *Catalog) Retry(fullName string) *Retry { return get(c.retries, fullName) }
 
 // Unstable returns "clock" or "random" for a function whose result differs on every call,
 // or "". pkgPath is the function's package, for entries of the form "pkg.*".
 func (c *Catalog) Unstable(fullName, pkgPath string) string {
-	if s, ok := get(c.unstable, fullName); ok {
-		return s
-	}
-	s, _ := get(c.unstable, pkgPath+".*")
-	return s
+	return cmp.Or(get(c.unstable, fullName), get(c.unstable, pkgPath+".*"))
 }
 
 // RootFunc returns the root entry of a function: one whose function-valued argument is
 // run again (Arg set), or which is run again itself.
-func (c *Catalog) RootFunc(fullName string) *Root { r, _ := get(c.rootFuncs, fullName); return r }
+func (c *Catalog) RootFunc(fullName string) *Root { return get(c.rootFuncs, fullName) }
 
 // RootSignature returns the root entry of a function type, written as
 // [SignatureString] writes it.
 // An entry ending in ", ...)" names the leading parameters only: any further parameters and
 // any results match it (a handler that also takes the app's own value and returns an error).
 func (c *Catalog) RootSignature(sig string) *Root {
-	if r, ok := get(c.rootSigs, sig); ok {
+	if r := get(c.rootSigs, sig); r != nil {
 		return r
 	}
 	for _, r := range c.rootLeads {
@@ -507,14 +493,14 @@ func (c *Catalog) RootSignature(sig string) *Root {
 }
 
 // Embedded returns the root entry of a framework type whose embedders' methods are run.
-func (c *Catalog) Embedded(typeName string) *Root { r, _ := get(c.embeds, typeName); return r }
+func (c *Catalog) Embedded(typeName string) *Root { return get(c.embeds, typeName) }
 
 // Registrar returns the root entry of a parameter type after which a service is registered.
-func (c *Catalog) Registrar(typeName string) *Root { r, _ := get(c.registrars, typeName); return r }
+func (c *Catalog) Registrar(typeName string) *Root { return get(c.registrars, typeName) }
 
 // Delivers returns the root entry of a function that hands its caller a message the sender
 // delivers again until it is acknowledged.
-func (c *Catalog) Delivers(fullName string) *Root { r, _ := get(c.delivers, fullName); return r }
+func (c *Catalog) Delivers(fullName string) *Root { return get(c.delivers, fullName) }
 
 // Names reports whether an entry other than an unstable source names a function of the
 // package, so an analyzer can skip packages that use none (the clock alone makes no

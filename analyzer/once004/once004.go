@@ -25,13 +25,11 @@ var Analyzer = New(model.New(func() model.Config { return model.Config{} }))
 
 // New returns the check reading the calls found by the shared analysis m.
 func New(m *analysis.Analyzer) *analysis.Analyzer {
-	return model.Check(Code, doc, m, run)
-}
-
-func run(pass *analysis.Pass, res *model.Result, rep *ignore.Reporter) {
-	for _, b := range res.Bypasses {
-		rep.Report(diagnostic(pass, b))
-	}
+	return model.Check(Code, doc, m, func(pass *analysis.Pass, res *model.Result, rep *ignore.Reporter) {
+		for _, b := range res.Bypasses {
+			rep.Report(diagnostic(pass, b))
+		}
+	})
 }
 
 func diagnostic(pass *analysis.Pass, b *model.Bypass) analysis.Diagnostic {
@@ -142,8 +140,7 @@ func dbInScope(pass *analysis.Pass, b *model.Bypass, dbType types.Type) string {
 	}
 	sig := fn.Signature()
 	var found []string
-	for i := range sig.Params().Len() {
-		p := sig.Params().At(i)
+	for p := range sig.Params().Variables() {
 		if p.Name() != "" && p.Name() != "_" && types.AssignableTo(p.Type(), dbType) {
 			found = append(found, p.Name())
 		}
@@ -154,8 +151,7 @@ func dbInScope(pass *analysis.Pass, b *model.Bypass, dbType types.Type) string {
 			t = p.Elem()
 		}
 		if st, ok := t.Underlying().(*types.Struct); ok {
-			for i := range st.NumFields() {
-				f := st.Field(i)
+			for f := range st.Fields() {
 				if types.AssignableTo(f.Type(), dbType) {
 					found = append(found, sig.Recv().Name()+"."+f.Name())
 				}

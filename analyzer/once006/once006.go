@@ -14,6 +14,7 @@ import (
 
 	"github.com/oncekit/once/analyzer/internal/ignore"
 	"github.com/oncekit/once/analyzer/internal/model"
+	"github.com/oncekit/once/analyzer/internal/sqlfacts"
 	"github.com/oncekit/once/internal/directive"
 )
 
@@ -28,20 +29,18 @@ var Analyzer = New(model.New(func() model.Config { return model.Config{} }))
 
 // New returns the check reading the shared analysis m.
 func New(m *analysis.Analyzer) *analysis.Analyzer {
-	return model.Check(Code, doc, m, run)
-}
-
-func run(pass *analysis.Pass, res *model.Result, rep *ignore.Reporter) {
-	for _, r := range res.Requests {
-		rep.Report(analysis.Diagnostic{Pos: r.Pos, Message: fmt.Sprintf(
-			"%s lasts one request, but it reaches %s, which %s: the next request (a retry, a second tab) %s again; declare a longer promise (provider, forever, open or episode)",
-			r.Guard, r.Effect.Via, r.Effect.What, r.Effect.What)})
-	}
-	for fn, d := range res.Declared {
-		if d.HasTable() && d.Func.Body != nil {
-			checkTable(pass, rep, fn, d)
+	return model.Check(Code, doc, m, func(pass *analysis.Pass, res *model.Result, rep *ignore.Reporter) {
+		for _, r := range res.Requests {
+			rep.Report(analysis.Diagnostic{Pos: r.Pos, Message: fmt.Sprintf(
+				"%s lasts one request, but it reaches %s, which %s: the next request (a retry, a second tab) %s again; declare a longer promise (provider, forever, open or episode)",
+				r.Guard, r.Effect.Via, r.Effect.What, r.Effect.What)})
 		}
-	}
+		for fn, d := range res.Declared {
+			if d.HasTable() && d.Func.Body != nil {
+				checkTable(pass, rep, fn, d)
+			}
+		}
+	})
 }
 
 // sqlMethods are the methods that send SQL, by identity: the argument index of the
@@ -71,8 +70,7 @@ var insertRE = regexp.MustCompile(`(?is)\binsert\s+into\s+((?:"?[a-z_][a-z0-9_$]
 func checkTable(pass *analysis.Pass, rep *ignore.Reporter, fn *types.Func, d *directive.Directive) {
 	var given []*types.Var
 	sig := fn.Signature()
-	for i := 0; i < sig.Params().Len(); i++ {
-		p := sig.Params().At(i)
+	for p := range sig.Params().Variables() {
 		if t := p.Type(); handles[strings.TrimPrefix(types.TypeString(t, nil), "*")] {
 			given = append(given, p)
 		}
@@ -101,7 +99,7 @@ func checkTable(pass *analysis.Pass, rep *ignore.Reporter, fn *types.Func, d *di
 		}
 		text := constant.StringVal(tv.Value)
 		match := insertRE.FindStringSubmatch(text)
-		if match == nil || !sameTable(match[1], d.Table) {
+		if match == nil || !sqlfacts.SameTable(strings.ToLower(match[1]), strings.ToLower(d.Table)) {
 			return true
 		}
 		if clause != "" && !strings.Contains(normalize(text), clause) {
@@ -127,11 +125,3 @@ func rootedIn(pass *analysis.Pass, x ast.Expr, vars []*types.Var) bool {
 }
 
 func normalize(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), " ")) }
-
-func sameTable(a, b string) bool {
-	last := func(s string) string {
-		s = strings.ToLower(strings.ReplaceAll(s, `"`, ""))
-		return s[strings.LastIndex(s, ".")+1:]
-	}
-	return last(a) == last(b)
-}

@@ -35,6 +35,11 @@ type Ignore struct {
 	Problem string
 }
 
+// Covers reports whether the ignore is well formed and silences the check code at pos.
+func (ig *Ignore) Covers(pos token.Pos, code string) bool {
+	return ig.Problem == "" && ig.From <= pos && pos < ig.To && slices.Contains(ig.Codes, code)
+}
+
 // Index holds the ignores of a package.
 type Index struct {
 	List []*Ignore
@@ -46,25 +51,18 @@ var codeRE = regexp.MustCompile(`^ONCE00[0-6]$`)
 func Parse(fset *token.FileSet, files []*ast.File) *Index {
 	idx := &Index{}
 	for _, f := range files {
-		var comments []*ast.Comment
 		for _, g := range f.Comments {
 			for _, c := range g.List {
-				if strings.HasPrefix(c.Text, Prefix) {
-					comments = append(comments, c)
+				if !strings.HasPrefix(c.Text, Prefix) {
+					continue
 				}
+				ig := parseComment(c)
+				ig.From, ig.To = attach(fset.File(f.Pos()), f, c)
+				if ig.Problem == "" && !ig.From.IsValid() {
+					ig.Problem = "//oncelint:ignore is attached to nothing: put it above the statement or in the doc comment of the function it silences"
+				}
+				idx.List = append(idx.List, ig)
 			}
-		}
-		if len(comments) == 0 {
-			continue
-		}
-		tf := fset.File(f.Pos())
-		for _, c := range comments {
-			ig := parseComment(c)
-			ig.From, ig.To = attach(tf, f, c)
-			if ig.Problem == "" && !ig.From.IsValid() {
-				ig.Problem = "//oncelint:ignore is attached to nothing: put it above the statement or in the doc comment of the function it silences"
-			}
-			idx.List = append(idx.List, ig)
 		}
 	}
 	return idx
@@ -112,15 +110,10 @@ func attach(tf *token.File, f *ast.File, c *ast.Comment) (token.Pos, token.Pos) 
 				from, to = n.Pos(), n.End()
 				return false
 			}
-		case ast.Stmt:
+		case ast.Stmt, *ast.GenDecl, *ast.ValueSpec:
 			if _, isBlock := n.(*ast.BlockStmt); isBlock {
 				return true
 			}
-			if l := tf.Line(n.Pos()); (l == line && n.Pos() < c.Slash) || l == line+1 {
-				from, to = n.Pos(), n.End()
-				return false
-			}
-		case *ast.GenDecl, *ast.ValueSpec:
 			if l := tf.Line(n.Pos()); (l == line && n.Pos() < c.Slash) || l == line+1 {
 				from, to = n.Pos(), n.End()
 				return false
@@ -158,11 +151,9 @@ func (r *Reporter) Report(d analysis.Diagnostic) {
 		at = append(at, rel.Pos)
 	}
 	for _, ig := range r.idx.List {
-		for _, p := range at {
-			if ig.Problem == "" && ig.From <= p && p < ig.To && slices.Contains(ig.Codes, r.code) {
-				r.used[ig] = true
-				return
-			}
+		if slices.ContainsFunc(at, func(p token.Pos) bool { return ig.Covers(p, r.code) }) {
+			r.used[ig] = true
+			return
 		}
 	}
 	d.Category = r.code
@@ -176,7 +167,7 @@ func (r *Reporter) Use(pos token.Pos) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, ig := range r.idx.List {
-		if ig.Problem == "" && ig.From <= pos && pos < ig.To && slices.Contains(ig.Codes, r.code) {
+		if ig.Covers(pos, r.code) {
 			r.used[ig] = true
 		}
 	}

@@ -21,39 +21,37 @@ func (a *analyzer) bypasses() {
 }
 
 func (a *analyzer) bypassesIn(fd *ast.FuncDecl) {
-	{
-		ast.Inspect(fd.Body, func(n ast.Node) bool {
-			call, ok := n.(*ast.CallExpr)
-			if !ok {
-				return true
-			}
-			var id *ast.Ident
-			switch fun := ast.Unparen(call.Fun).(type) {
-			case *ast.Ident:
-				id = fun
-			case *ast.SelectorExpr:
-				id = fun.Sel
-			}
-			fn, ok := a.pass.TypesInfo.Uses[id].(*types.Func)
-			if !ok {
-				return true
-			}
-			fn = fn.Origin()
-			b := &Bypass{Call: call, Callee: fn, Func: fd}
-			if d := a.res.Declared[fn]; d != nil {
-				if d.Func.Pos() <= call.Pos() && call.Pos() < d.Func.End() {
-					return true // a declared function calling itself
-				}
-				b.Kind, b.Wrapper, b.Decl = string(d.Kind), d.Func.Name.Name+"Once", d.Slash
-			} else if fn.Pkg() != a.pass.Pkg {
-				if s := a.summaryOf(fn); s != nil && s.Kind != "" {
-					b.Kind, b.Wrapper = s.Kind, s.Wrapper
-				}
-			}
-			if b.Kind != "" {
-				a.res.Bypasses = append(a.res.Bypasses, b)
-			}
+	ast.Inspect(fd.Body, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
 			return true
-		})
-	}
+		}
+		var id *ast.Ident
+		switch fun := ast.Unparen(call.Fun).(type) {
+		case *ast.Ident:
+			id = fun
+		case *ast.SelectorExpr:
+			id = fun.Sel
+		}
+		fn, ok := a.pass.TypesInfo.Uses[id].(*types.Func)
+		if !ok {
+			return true
+		}
+		fn = fn.Origin()
+		b := &Bypass{Call: call, Callee: fn, Func: fd}
+		if d := a.res.Declared[fn]; d != nil {
+			if d.Func.Pos() <= call.Pos() && call.Pos() < d.Func.End() {
+				return true // a declared function calling itself
+			}
+			b.Kind, b.Wrapper, b.Decl = string(d.Kind), d.Func.Name.Name+"Once", d.Slash
+		} else if fn.Pkg() != a.pass.Pkg {
+			if s := a.summaryOf(fn); s != nil && s.Kind != "" {
+				b.Kind, b.Wrapper = s.Kind, s.Wrapper
+			}
+		}
+		if b.Kind != "" {
+			a.res.Bypasses = append(a.res.Bypasses, b)
+		}
+		return true
+	})
 }

@@ -32,28 +32,16 @@ type coverage struct {
 }
 
 func (c *coverage) site(e *eff) {
-	if e.open() {
-		return
+	if !e.open() {
+		c.sites[e.Site] = e.Class
 	}
-	if c.sites == nil {
-		c.sites = map[string]string{}
-	}
-	c.sites[e.Site] = e.Class
 }
 
 func (c *coverage) cover(e *eff, by string) {
-	if e.Site == "" || e.open() {
-		return
-	}
-	if c.covered == nil {
-		c.covered = map[string]string{}
-	}
-	if _, ok := c.covered[e.Site]; !ok {
+	if _, ok := c.covered[e.Site]; !ok && e.Site != "" && !e.open() {
 		c.covered[e.Site] = by
 	}
 }
-
-func (c *coverage) send(s Send) { c.sends = append(c.sends, s) }
 
 // coverage records the package's coverage when the driver asks for it.
 func (a *analyzer) coverage(analysed bool) {

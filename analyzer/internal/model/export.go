@@ -54,8 +54,7 @@ func (a *analyzer) export() {
 		a.pass.ExportObjectFact(u.obj, f)
 		any = true
 	}
-	pf := &PackageFact{Impls: a.impls()}
-	pf.RootTypes = slices.Sorted(maps.Keys(a.rootTypes))
+	pf := &PackageFact{Impls: a.impls(), RootTypes: slices.Sorted(maps.Keys(a.rootTypes))}
 	if any || len(pf.Impls) > 0 || len(pf.RootTypes) > 0 {
 		a.pass.ExportPackageFact(pf)
 	}

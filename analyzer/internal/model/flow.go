@@ -50,25 +50,11 @@ func paramList(mask uint64) []int {
 	return out
 }
 
-func paramMask(list []int) uint64 {
-	var m uint64
-	for _, i := range list {
-		if i < 64 {
-			m |= 1 << i
-		}
-	}
-	return m
-}
-
 // flows computes the flows of one declared function's values.
 type flows struct {
 	a    *analyzer
 	top  *ssa.Function
 	memo map[ssa.Value]*flow
-}
-
-func (a *analyzer) newFlows(top *ssa.Function) *flows {
-	return &flows{a: a, top: top, memo: map[ssa.Value]*flow{}}
 }
 
 // isContext reports a context.Context: it flows into every call and says nothing about
@@ -139,11 +125,7 @@ func (fs *flows) stores(v ssa.Value, out *flow, depth int) {
 	if depth > 3 {
 		return
 	}
-	refs := v.Referrers()
-	if refs == nil {
-		return
-	}
-	for _, r := range *refs {
+	for _, r := range refs(v) {
 		switch r := r.(type) {
 		case *ssa.Store:
 			if r.Addr == v {
@@ -207,10 +189,9 @@ func (fs *flows) call(c *ssa.CallCommon, pos token.Pos) flow {
 			out.flags = sum.Flags
 			out.src, out.srcName = pos, Display(fn)+", which returns "+sum.Source
 		}
-		buckets := paramMask(sum.Buckets)
 		for _, i := range sum.Params {
 			g := fs.of(argAt(c, i))
-			if i < 64 && buckets&(1<<i) != 0 {
+			if i < 64 && slices.Contains(sum.Buckets, i) {
 				g = g.bucketed()
 			}
 			out.merge(g)
@@ -275,11 +256,9 @@ func binding(fv *ssa.FreeVar) ssa.Value {
 		return nil
 	}
 	idx := slices.Index(anon.FreeVars, fv)
-	for _, b := range parent.Blocks {
-		for _, ins := range b.Instrs {
-			if mc, ok := ins.(*ssa.MakeClosure); ok && mc.Fn == anon && idx < len(mc.Bindings) {
-				return mc.Bindings[idx]
-			}
+	for mc := range instrs[*ssa.MakeClosure](parent) {
+		if mc.Fn == anon && idx < len(mc.Bindings) {
+			return mc.Bindings[idx]
 		}
 	}
 	return nil
@@ -288,12 +267,10 @@ func binding(fv *ssa.FreeVar) ssa.Value {
 // results is the flow of a unit's results, errors left out.
 func (a *analyzer) results(u *unit) flow {
 	var out flow
-	for _, b := range u.fn.Blocks {
-		if ret, ok := b.Instrs[len(b.Instrs)-1].(*ssa.Return); ok {
-			for _, v := range ret.Results {
-				if !types.Identical(v.Type(), types.Universe.Lookup("error").Type()) {
-					out.merge(u.flows.of(v))
-				}
+	for ret := range instrs[*ssa.Return](u.fn) {
+		for _, v := range ret.Results {
+			if !types.Identical(v.Type(), types.Universe.Lookup("error").Type()) {
+				out.merge(u.flows.of(v))
 			}
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"go/token"
 	"go/types"
 	"slices"
-	"sort"
 	"strings"
 
 	"golang.org/x/tools/go/ssa"
@@ -145,7 +144,10 @@ func (a *analyzer) implementations(iface *types.Interface, m *types.Func) [][]Ef
 			continue
 		}
 		for _, im := range f.Impls {
-			missing := func(k string) bool { return !containsSorted(im.Methods, k) }
+			missing := func(k string) bool {
+				_, found := slices.BinarySearch(im.Methods, k)
+				return !found
+			}
 			if effs := im.Effects[m.Name()]; len(effs) > 0 && !slices.ContainsFunc(keys, missing) {
 				out = append(out, effs)
 			}
@@ -191,11 +193,6 @@ func ifaceKeys(iface *types.Interface) []string {
 	return keys
 }
 
-func containsSorted(list []string, s string) bool {
-	i := sort.SearchStrings(list, s)
-	return i < len(list) && list[i] == s
-}
-
 // impls lists the package's types whose methods have effects, for importers' interface
 // calls.
 func (a *analyzer) impls() []Impl {
@@ -218,7 +215,7 @@ func (a *analyzer) impls() []Impl {
 			}
 		}
 		if len(im.Effects) > 0 {
-			sort.Strings(im.Methods)
+			slices.Sort(im.Methods)
 			out = append(out, im)
 		}
 	}

@@ -11,9 +11,6 @@ import (
 // cut to a day or an hour where the key is a counter's or an episode's bucket, not a
 // provider's. A parameter that becomes the key makes the callers' arguments keys.
 func (a *analyzer) keySink(u *unit, at ssa.Instruction, v ssa.Value, kind, what string) {
-	if v == nil {
-		return
-	}
 	fl := u.flows.of(v)
 	for _, p := range paramList(fl.params) {
 		k := KeyParam{Param: p, Kind: kind}

@@ -3,6 +3,7 @@ package model
 import (
 	"go/token"
 	"go/types"
+	"slices"
 
 	"golang.org/x/tools/go/ssa"
 )
@@ -13,13 +14,11 @@ import (
 // Timer's channel, or time.Sleep) holds the call, and goes on until stopped rather than
 // over a collection or a count.
 func timerLoop(f *ssa.Function, call ssa.Instruction) bool {
-	for _, b := range f.Blocks {
-		for _, ins := range b.Instrs {
-			if timerWait(ins) {
-				h, body := innermostLoop(f, b)
-				if h != nil && body[call.Block()] && !iterates(h) {
-					return true
-				}
+	for ins := range instrs[ssa.Instruction](f) {
+		if timerWait(ins) {
+			h, body := innermostLoop(f, ins.Block())
+			if h != nil && body[call.Block()] && !iterates(h) {
+				return true
 			}
 		}
 	}
@@ -117,13 +116,9 @@ func iterates(h *ssa.BasicBlock) bool {
 // function enclosing f (the literal that ranges over what it handed over).
 func (a *analyzer) delivered(f *ssa.Function, call ssa.Instruction) *root {
 	for g, inner := f, false; g != nil; g, inner = g.Parent(), true {
-		for _, b := range g.Blocks {
-			for _, ins := range b.Instrs {
-				if rc, ok := ins.(ssa.CallInstruction); ok {
-					if r := a.cat.Delivers(callee(rc)); r != nil && (inner || precedes(rc, call)) {
-						return &root{what: r.Root, pos: rc.Pos()}
-					}
-				}
+		for rc := range instrs[ssa.CallInstruction](g) {
+			if r := a.cat.Delivers(callee(rc)); r != nil && (inner || precedes(rc, call)) {
+				return &root{what: r.Root, pos: rc.Pos()}
 			}
 		}
 	}
@@ -135,10 +130,6 @@ func precedes(a, b ssa.Instruction) bool {
 	if a.Block() != b.Block() {
 		return reaches(a.Block(), b.Block(), nil)
 	}
-	for _, ins := range a.Block().Instrs {
-		if ins == a || ins == b {
-			return ins == a || reaches(a.Block(), a.Block(), nil)
-		}
-	}
-	return false
+	in := a.Block().Instrs
+	return slices.Index(in, a) <= slices.Index(in, b) || reaches(a.Block(), a.Block(), nil)
 }

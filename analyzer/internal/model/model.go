@@ -172,7 +172,7 @@ func run(pass *analysis.Pass, cfg *Config) (_ any, err error) {
 		}
 	}
 	a := &analyzer{pass: pass, cfg: cfg, cat: cat, res: res, units: map[*types.Func]*unit{},
-		pkgFacts: map[*types.Package]*PackageFact{}, user: isUser(pass)}
+		pkgFacts: map[*types.Package]*PackageFact{}, user: isUser(pass), cov: coverage{sites: map[string]string{}, covered: map[string]string{}}}
 	if std(pass) || !a.needed() {
 		a.coverage(false)
 		return res, nil

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"cmp"
 	"fmt"
 	"go/ast"
 	"go/token"
@@ -54,10 +55,7 @@ func (a *analyzer) callStart(pos token.Pos) token.Pos {
 			})
 		}
 	}
-	if s, ok := a.starts[pos]; ok {
-		return s
-	}
-	return pos
+	return cmp.Or(a.starts[pos], pos)
 }
 
 var synthMu sync.Mutex
@@ -69,9 +67,6 @@ var synthMu sync.Mutex
 func (a *analyzer) synthesize(site string) token.Pos {
 	if site == "" {
 		return token.NoPos
-	}
-	if a.synthetic == nil {
-		a.synthetic = map[string]token.Pos{}
 	}
 	if p, ok := a.synthetic[site]; ok {
 		return p

@@ -27,21 +27,19 @@ func queueField(v ssa.Value) string {
 // it does for each value is done once per value sent on that field's channel, by the
 // functions that send, not by the one that starts it.
 func workerQueue(f *ssa.Function) string {
-	for _, b := range f.Blocks {
-		for _, ins := range b.Instrs {
-			var chans []ssa.Value
-			if x, ok := ins.(*ssa.UnOp); ok && x.Op == token.ARROW {
-				chans = append(chans, x.X)
-			} else if x, ok := ins.(*ssa.Select); ok {
-				for _, st := range x.States {
-					chans = append(chans, st.Chan)
-				}
+	for ins := range instrs[ssa.Instruction](f) {
+		var chans []ssa.Value
+		if x, ok := ins.(*ssa.UnOp); ok && x.Op == token.ARROW {
+			chans = append(chans, x.X)
+		} else if x, ok := ins.(*ssa.Select); ok {
+			for _, st := range x.States {
+				chans = append(chans, st.Chan)
 			}
-			for _, ch := range chans {
-				if q := queueField(ch); q != "" {
-					if h, _ := innermostLoop(f, b); h != nil {
-						return q
-					}
+		}
+		for _, ch := range chans {
+			if q := queueField(ch); q != "" {
+				if h, _ := innermostLoop(f, ins.Block()); h != nil {
+					return q
 				}
 			}
 		}
@@ -51,11 +49,9 @@ func workerQueue(f *ssa.Function) string {
 
 // started returns the functions f starts with go.
 func started(f *ssa.Function) (out []*ssa.Function) {
-	for _, b := range f.Blocks {
-		for _, ins := range b.Instrs {
-			if g, ok := ins.(*ssa.Go); ok && g.Call.StaticCallee() != nil {
-				out = append(out, g.Call.StaticCallee())
-			}
+	for g := range instrs[*ssa.Go](f) {
+		if g.Call.StaticCallee() != nil {
+			out = append(out, g.Call.StaticCallee())
 		}
 	}
 	return out

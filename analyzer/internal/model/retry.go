@@ -21,30 +21,20 @@ func retryLoop(f *ssa.Function, call ssa.Instruction) bool {
 	failure := map[[2]*ssa.BasicBlock]bool{} // edges taken on failure
 	for _, out := range outcomes(v) {
 		for _, ifs := range branchesOn(out) {
-			b := ifs.Block()
-			if bin, ok := ifs.Cond.(*ssa.BinOp); ok && isNil(bin.X, bin.Y) {
-				succ := b.Succs[0] // err != nil
-				if bin.Op == token.EQL {
-					succ = b.Succs[1]
-				}
-				failure[[2]*ssa.BasicBlock{b, succ}] = true
-				continue
+			// The failure's way is err != nil's or, on a test of the status, the one a 200
+			// does not take: the else way when the condition holds for a nil error or a 200.
+			// A helper's verdict on the error says nothing either way.
+			bin, _ := ifs.Cond.(*ssa.BinOp)
+			ok, onElse := bin != nil && isNil(bin.X, bin.Y), bin != nil && bin.Op == token.EQL
+			if !ok {
+				ok, onElse = evalAt200(ifs.Cond)
 			}
-			// A test of the status: the way not taken for a 200 is the failure's. A
-			// helper's verdict on the error says nothing either way.
-			if ok, at200 := evalAt200(ifs.Cond); ok {
-				succ := b.Succs[0]
-				if at200 {
-					succ = b.Succs[1]
-				}
-				failure[[2]*ssa.BasicBlock{b, succ}] = true
+			if b := ifs.Block(); ok {
+				failure[[2]*ssa.BasicBlock{b, b.Succs[map[bool]int{true: 1}[onElse]]}] = true
 			}
 		}
 	}
-	if len(failure) == 0 {
-		return false
-	}
-	return reaches(home, home, nil) && !reaches(home, home, failure)
+	return len(failure) > 0 && reaches(home, home, nil) && !reaches(home, home, failure)
 }
 
 // outcomes returns the values by which a call's failure is seen: its error, and the
@@ -173,15 +163,8 @@ func dominates(a, b ssa.Instruction) bool {
 	if a.Parent() != b.Parent() {
 		return false
 	}
-	if a.Block() == b.Block() {
-		for _, ins := range a.Block().Instrs {
-			if ins == a {
-				return true
-			}
-			if ins == b {
-				return false
-			}
-		}
+	if in := a.Block().Instrs; a.Block() == b.Block() {
+		return slices.Index(in, a) <= slices.Index(in, b)
 	}
 	return a.Block().Dominates(b.Block())
 }

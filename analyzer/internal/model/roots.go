@@ -1,6 +1,7 @@
 package model
 
 import (
+	"cmp"
 	"go/types"
 	"maps"
 	"slices"
@@ -55,12 +56,8 @@ func (a *analyzer) isRootType(t string) bool {
 		return true
 	}
 	for _, p := range a.importClosure() {
-		if f := a.packageFact(p); f != nil {
-			for _, r := range f.RootTypes {
-				if r == t {
-					return true
-				}
-			}
+		if f := a.packageFact(p); f != nil && slices.Contains(f.RootTypes, t) {
+			return true
 		}
 	}
 	return false
@@ -124,9 +121,7 @@ func (a *analyzer) decide() {
 		// entered: what it reaches is judged there.
 		top := a.cfg.Strict && !a.called[u.obj] && u.obj.Signature().Recv() == nil
 		for _, e := range u.effs {
-			if u.root != nil && e.Repeat == "" {
-				e.Repeat, e.repeatPos = u.root.what, u.root.pos
-			}
+			e.repeatBy(u.root)
 			a.judge(e, top)
 		}
 	}
@@ -147,11 +142,8 @@ func (a *analyzer) decide() {
 			r := a.roots[obj]
 			for _, e := range s.Effects {
 				if e.Site != "" {
-					ne := &eff{Effect: e, repeatPos: r.pos}
-					if ne.Repeat == "" {
-						ne.Repeat = r.what
-					}
-					a.judge(ne, false)
+					e.Repeat = cmp.Or(e.Repeat, r.what)
+					a.judge(&eff{Effect: e, repeatPos: r.pos}, false)
 				}
 			}
 		}
@@ -160,13 +152,7 @@ func (a *analyzer) decide() {
 
 // judge reports e if it is on a repeat path (or -strict asks) and not yet reported.
 func (a *analyzer) judge(e *eff, strictTop bool) {
-	if e.Site == "" || e.Reported || e.Ignored {
-		return
-	}
-	if e.Repeat == "" && !strictTop {
-		return
-	}
-	if e.Fresh && !a.cfg.Strict {
+	if e.Site == "" || e.Reported || e.Ignored || e.Repeat == "" && !strictTop || e.Fresh && !a.cfg.Strict {
 		return
 	}
 	e.Reported = true
@@ -175,9 +161,6 @@ func (a *analyzer) judge(e *eff, strictTop bool) {
 		open.RepeatAt = a.posString(e.repeatPos)
 		a.cov.open = append(a.cov.open, open)
 		return
-	}
-	if a.found == nil {
-		a.found = map[string]*Finding{}
 	}
 	// One finding per effect, however many roots of the package reach it.
 	f := a.found[e.Site]

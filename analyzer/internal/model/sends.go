@@ -36,18 +36,15 @@ func (a *analyzer) mapSend(u *unit, f *ssa.Function, call ssa.CallInstruction, c
 	common := call.Common()
 	ns := s
 	ns.URL = append([]string(nil), s.URL...)
-	if s.MethodParam > 0 {
-		ns.MethodParam = 0
-		a.methodOf(u, argAt(common, s.MethodParam-1), &ns)
+	fill := func(param *int, from func(*unit, ssa.Value, *Send)) {
+		if i := *param; i > 0 {
+			*param = 0
+			from(u, argAt(common, i-1), &ns)
+		}
 	}
-	if s.URLParam > 0 {
-		ns.URLParam = 0
-		a.urlOf(u, argAt(common, s.URLParam-1), &ns)
-	}
-	if s.ReqParam > 0 {
-		ns.ReqParam = 0
-		a.requestOf(u, argAt(common, s.ReqParam-1), &ns)
-	}
+	fill(&ns.MethodParam, a.methodOf)
+	fill(&ns.URLParam, a.urlOf)
+	fill(&ns.ReqParam, a.requestOf)
 	if ns.Boundary == "" && a.user {
 		ns.Boundary = FuncName(fn)
 	}
@@ -97,23 +94,19 @@ func (a *analyzer) resolveSend(u *unit, f *ssa.Function, call ssa.CallInstructio
 	}
 	s.Site = a.posString(call.Pos())
 	if a.inPackage(call.Pos()) {
-		a.cov.send(s)
+		a.cov.sends = append(a.cov.sends, s)
 	}
 }
 
 // headerSet reports whether f sets one of the headers on a request.
 func (a *analyzer) headerSet(f *ssa.Function, names []string) bool {
-	for _, b := range f.Blocks {
-		for _, ins := range b.Instrs {
-			if c, ok := ins.(ssa.CallInstruction); ok {
-				fn, _ := calleeFunc(c.Common())
-				if fn == nil || !strings.HasPrefix(FuncName(fn), "(net/http.Header).") {
-					continue
-				}
-				if h, ok := constString(argAt(c.Common(), 1)); ok && namesHeader(names, h) {
-					return true
-				}
-			}
+	for c := range instrs[ssa.CallInstruction](f) {
+		fn, _ := calleeFunc(c.Common())
+		if fn == nil || !strings.HasPrefix(FuncName(fn), "(net/http.Header).") {
+			continue
+		}
+		if h, ok := constString(argAt(c.Common(), 1)); ok && namesHeader(names, h) {
+			return true
 		}
 	}
 	return a.headerOption(f, names) != nil
@@ -175,13 +168,10 @@ func (a *analyzer) urlParts(u *unit, v ssa.Value, s *Send, depth int) bool {
 			}
 			// The verbs given constants are filled in; each other verb splits a part.
 			args := variadic(x.Common().Args[1])
-			var parts []string
-			cur := ""
-			lead := true
+			cur, lead := "", true
 			for i, piece := range strings.Split(format, "%") {
 				if i > 0 {
-					verb := strings.TrimLeft(piece, "+#0123456789.")
-					if verb != "" {
+					if verb := strings.TrimLeft(piece, "+#0123456789."); verb != "" {
 						piece = verb[1:]
 					}
 					if i-1 < len(args) {
@@ -194,16 +184,15 @@ func (a *analyzer) urlParts(u *unit, v ssa.Value, s *Send, depth int) bool {
 						lead = false
 					}
 					if cur != "" {
-						parts = append(parts, cur)
+						s.URL = append(s.URL, cur)
 					}
 					cur = ""
 				}
 				cur += piece
 			}
 			if cur != "" {
-				parts = append(parts, cur)
+				s.URL = append(s.URL, cur)
 			}
-			s.URL = append(s.URL, parts...)
 			return lead
 		}
 	}
@@ -242,35 +231,24 @@ func variadic(v ssa.Value) []ssa.Value {
 // reports whether every store starts with the same constant.
 func (a *analyzer) fieldURL(u *unit, fa *ssa.FieldAddr, s *Send) bool {
 	field := fieldOf(fa)
-	if a.fieldURLs == nil {
-		a.fieldURLs = map[*types.Var]*Send{}
-	}
 	got, ok := a.fieldURLs[field]
 	if !ok {
 		a.fieldURLs[field] = nil // a cycle reads nothing
 		got = &Send{}
 		first := true
 		for _, owner := range a.sortedUnits() {
-			for _, fn := range withLiterals(owner.fn) {
-				for _, b := range fn.Blocks {
-					for _, ins := range b.Instrs {
-						st, ok := ins.(*ssa.Store)
-						if !ok {
-							continue
-						}
-						sfa, ok := st.Addr.(*ssa.FieldAddr)
-						if !ok || fieldOf(sfa) != field {
-							continue
-						}
-						one := &Send{}
-						lead := a.urlParts(owner, st.Val, one, 0)
-						if first {
-							got.URL, got.Lead = one.URL, lead && len(one.URL) > 0
-							first = false
-						} else if !lead || len(one.URL) == 0 || len(got.URL) == 0 || one.URL[0] != got.URL[0] {
-							got.Lead = false
-						}
-					}
+			for st := range instrs[*ssa.Store](withLiterals(owner.fn)...) {
+				sfa, ok := st.Addr.(*ssa.FieldAddr)
+				if !ok || fieldOf(sfa) != field {
+					continue
+				}
+				one := &Send{}
+				lead := a.urlParts(owner, st.Val, one, 0)
+				if first {
+					got.URL, got.Lead = one.URL, lead && len(one.URL) > 0
+					first = false
+				} else if !lead || len(one.URL) == 0 || len(got.URL) == 0 || one.URL[0] != got.URL[0] {
+					got.Lead = false
 				}
 			}
 		}

@@ -46,12 +46,8 @@ func (a *analyzer) findSets() {
 		for _, u := range a.sortedUnits() {
 			sc := &scan{writes: map[string]bool{}}
 			scans[u] = sc
-			for _, f := range withLiterals(u.fn) {
-				for _, b := range f.Blocks {
-					for _, ins := range b.Instrs {
-						a.setOp(u, ins, &sc.checks, sc.writes)
-					}
-				}
+			for ins := range instrs[ssa.Instruction](withLiterals(u.fn)...) {
+				a.setOp(u, ins, &sc.checks, sc.writes)
 			}
 			res := u.obj.Signature().Results()
 			for _, c := range sc.checks {
@@ -98,12 +94,15 @@ func callName(ins ssa.Instruction) string {
 
 // setOp records what one instruction does to a lasting set.
 func (a *analyzer) setOp(u *unit, ins ssa.Instruction, checks *[]setCheck, writes map[string]bool) {
+	check := func(set string, v ssa.Value) {
+		if ifs := branchesOn(v); len(ifs) > 0 {
+			*checks = append(*checks, setCheck{set: set, at: ins, ifs: ifs})
+		}
+	}
 	switch x := ins.(type) {
 	case *ssa.Lookup:
 		if s := lastingSet(u, x.X); s != "" {
-			if ifs := branchesOn(x); len(ifs) > 0 {
-				*checks = append(*checks, setCheck{set: s, at: x, ifs: ifs})
-			}
+			check(s, x)
 		}
 	case *ssa.MapUpdate:
 		if s := lastingSet(u, x.Map); s != "" {
@@ -123,17 +122,13 @@ func (a *analyzer) setOp(u *unit, ins ssa.Instruction, checks *[]setCheck, write
 				writes[s] = true
 			}
 			if v, isCall := x.(*ssa.Call); op.check && isCall {
-				if ifs := branchesOn(v); len(ifs) > 0 {
-					*checks = append(*checks, setCheck{set: s, at: x, ifs: ifs})
-				}
+				check(s, v)
 			}
 			return
 		}
 		if s := a.summaryOf(fn); s != nil && s.SetVerdict {
 			if v, ok := x.(*ssa.Call); ok {
-				if ifs := branchesOn(v); len(ifs) > 0 {
-					*checks = append(*checks, setCheck{at: x, ifs: ifs})
-				}
+				check("", v)
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package model
 import (
 	"go/token"
 	"go/types"
+	"iter"
 	"strings"
 
 	"golang.org/x/tools/go/analysis"
@@ -97,18 +98,13 @@ func calleeFunc(c *ssa.CallCommon) (*types.Func, bool) {
 	if c.IsInvoke() {
 		return c.Method, true
 	}
-	switch v := c.Value.(type) {
-	case *ssa.Function:
-		if obj, ok := v.Object().(*types.Func); ok {
-			return obj, false
-		}
-	case *ssa.MakeClosure:
-		// A bound method value (x.M) called at once.
-		if f, ok := v.Fn.(*ssa.Function); ok {
-			if obj, ok := f.Object().(*types.Func); ok {
-				return obj, false
-			}
-		}
+	v := c.Value
+	if mc, ok := v.(*ssa.MakeClosure); ok {
+		v = mc.Fn // a bound method value (x.M) called at once
+	}
+	if f, ok := v.(*ssa.Function); ok {
+		obj, _ := f.Object().(*types.Func)
+		return obj, false
 	}
 	return nil, false
 }
@@ -177,6 +173,21 @@ func paramOf(v ssa.Value) *ssa.Parameter {
 // fieldOf returns the struct field a field address points at.
 func fieldOf(fa *ssa.FieldAddr) *types.Var {
 	return fa.X.Type().Underlying().(*types.Pointer).Elem().Underlying().(*types.Struct).Field(fa.Field)
+}
+
+// instrs yields the instructions of type T in the functions' blocks, in order.
+func instrs[T ssa.Instruction](fns ...*ssa.Function) iter.Seq[T] {
+	return func(yield func(T) bool) {
+		for _, f := range fns {
+			for _, b := range f.Blocks {
+				for _, ins := range b.Instrs {
+					if x, ok := ins.(T); ok && !yield(x) {
+						return
+					}
+				}
+			}
+		}
+	}
 }
 
 // refs returns v's referrers: none for a value that keeps no list (a global, a function).

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/tools/go/ssa"
 
 	"github.com/oncekit/once/analyzer/catalog"
+	"github.com/oncekit/once/analyzer/internal/ignore"
 	"github.com/oncekit/once/internal/directive"
 )
 
@@ -56,6 +57,13 @@ type root struct {
 	pos  token.Pos
 }
 
+// repeatBy records r, if any, as what runs e again, unless something already does.
+func (e *eff) repeatBy(r *root) {
+	if r != nil && e.Repeat == "" {
+		e.Repeat, e.repeatPos = r.what, r.pos
+	}
+}
+
 // ctx is what runs a function literal: a guard (its effects are covered), a retry helper
 // or a framework (its effects repeat; a framework's are reported here, not propagated).
 type ctx struct {
@@ -78,6 +86,9 @@ func (a *analyzer) analyse() {
 	a.roots = map[*types.Func]root{}
 	a.queued = map[string][]*eff{}
 	a.rootTypes = map[string]bool{}
+	a.found = map[string]*Finding{}
+	a.synthetic = map[string]token.Pos{}
+	a.fieldURLs = map[*types.Var]*Send{}
 	for _, f := range a.pass.Files {
 		if a.isTest(f.Pos()) {
 			continue
@@ -95,7 +106,7 @@ func (a *analyzer) analyse() {
 			if fn == nil {
 				continue
 			}
-			a.units[obj] = &unit{obj: obj, fn: fn, decl: a.res.Declared[obj], flows: a.newFlows(fn)}
+			a.units[obj] = &unit{obj: obj, fn: fn, decl: a.res.Declared[obj], flows: &flows{a: a, top: fn, memo: map[ssa.Value]*flow{}}}
 			a.markCalled(fn)
 		}
 	}
@@ -118,15 +129,9 @@ func (a *analyzer) sortedUnits() []*unit {
 
 // markCalled records the functions fn and its literals call statically.
 func (a *analyzer) markCalled(fn *ssa.Function) {
-	for _, f := range withLiterals(fn) {
-		for _, b := range f.Blocks {
-			for _, ins := range b.Instrs {
-				if c, ok := ins.(ssa.CallInstruction); ok {
-					if g, invoke := calleeFunc(c.Common()); g != nil && !invoke {
-						a.called[g.Origin()] = true
-					}
-				}
-			}
+	for c := range instrs[ssa.CallInstruction](withLiterals(fn)...) {
+		if g, invoke := calleeFunc(c.Common()); g != nil && !invoke {
+			a.called[g.Origin()] = true
 		}
 	}
 }
@@ -213,13 +218,11 @@ func related(u *unit, e *eff, key flow) bool {
 
 // walk visits a function of the unit and the literals written in it.
 func (a *analyzer) walk(u *unit, f *ssa.Function, c *ctx) {
-	for _, b := range f.Blocks {
-		for _, ins := range b.Instrs {
-			if call, ok := ins.(ssa.CallInstruction); ok {
-				a.visitCall(u, f, call, c)
-			} else if s, ok := ins.(*ssa.Send); ok {
-				a.sendOn(u, f, s, c)
-			}
+	for ins := range instrs[ssa.Instruction](f) {
+		if call, ok := ins.(ssa.CallInstruction); ok {
+			a.visitCall(u, f, call, c)
+		} else if s, ok := ins.(*ssa.Send); ok {
+			a.sendOn(u, f, s, c)
 		}
 	}
 	for _, anon := range f.AnonFuncs {
@@ -240,11 +243,7 @@ func (a *analyzer) closureCtx(u *unit, f, anon *ssa.Function, parent *ctx) *ctx 
 		c.worker = workerQueue(anon)
 	}
 	for _, v := range closureValues(f, anon) {
-		refs := v.Referrers()
-		if refs == nil {
-			continue
-		}
-		for _, r := range *refs {
+		for _, r := range refs(v) {
 			switch r := r.(type) {
 			case ssa.CallInstruction:
 				common := r.Common()
@@ -275,10 +274,9 @@ func (a *analyzer) closureCtx(u *unit, f, anon *ssa.Function, parent *ctx) *ctx 
 					c.root = &root{what: "run by the framework as a " + t, pos: anon.Pos()}
 				}
 			case *ssa.Return:
-				res := f.Signature.Results()
 				for i, rv := range r.Results {
-					if rv == v && i < res.Len() && a.isRootType(typeName(res.At(i).Type())) {
-						c.root = &root{what: "run by the framework as a " + typeName(res.At(i).Type()), pos: anon.Pos()}
+					if t := typeName(f.Signature.Results().At(i).Type()); rv == v && a.isRootType(t) {
+						c.root = &root{what: "run by the framework as a " + t, pos: anon.Pos()}
 					}
 				}
 			}
@@ -291,11 +289,9 @@ func (a *analyzer) closureCtx(u *unit, f, anon *ssa.Function, parent *ctx) *ctx 
 // the closure made of it, and their conversions to named function types or interfaces.
 func closureValues(f, anon *ssa.Function) []ssa.Value {
 	out := []ssa.Value{anon}
-	for _, b := range f.Blocks {
-		for _, ins := range b.Instrs {
-			if mc, ok := ins.(*ssa.MakeClosure); ok && mc.Fn == anon {
-				out = append(out, mc)
-			}
+	for mc := range instrs[*ssa.MakeClosure](f) {
+		if mc.Fn == anon {
+			out = append(out, mc)
 		}
 	}
 	for i := 0; i < len(out) && i < 8; i++ {
@@ -450,11 +446,8 @@ func (a *analyzer) summaryOf(fn *types.Func) *FuncFact {
 		a.summarize(u)
 		return a.factOf(u)
 	}
-	if a.packageFact(fn.Pkg()) == nil {
-		return nil
-	}
 	var f FuncFact
-	if a.pass.ImportObjectFact(fn, &f) {
+	if a.packageFact(fn.Pkg()) != nil && a.pass.ImportObjectFact(fn, &f) {
 		return &f
 	}
 	return nil
@@ -485,9 +478,7 @@ func (a *analyzer) mergeCall(u *unit, f *ssa.Function, call ssa.CallInstruction,
 		if ne == nil {
 			continue
 		}
-		if repeat != nil && ne.Repeat == "" {
-			ne.Repeat, ne.repeatPos = repeat.what, repeat.pos
-		}
+		ne.repeatBy(repeat)
 		if s.Retries && ne.Repeat == "" {
 			ne.Repeat, ne.repeatPos = Display(fn)+" sends again by itself after a failure", call.Pos()
 		}
@@ -512,14 +503,11 @@ func (a *analyzer) mapEffect(u *unit, call ssa.CallInstruction, fn *types.Func, 
 		ne.Fresh = ne.Fresh || fl.flags&Random != 0
 	}
 	if ce.KeyParam > 0 {
-		switch k := a.keyOf(u, argAt(common, ce.KeyParam-1), ce.KeyField, ce.KeySetter); {
-		case k == keyed:
+		k := a.keyOf(u, argAt(common, ce.KeyParam-1), ce.KeyField, ce.KeySetter)
+		if k == keyed {
 			return a.keyedSite(u, call, ne)
-		case k > 0:
-			ne.KeyParam = int(k)
-		default:
-			ne.KeyParam = 0
 		}
+		ne.KeyParam = int(k)
 	}
 	if ce.Site == "" || a.user && fn.Pkg() != a.pass.Pkg && givesContent(fn, ce.Params) {
 		// A dependency's effect is made at the analysed code's call; so is one of
@@ -584,13 +572,11 @@ func (a *analyzer) addEffect(u *unit, f *ssa.Function, call ssa.Instruction, c *
 			e.unrelated = append(e.unrelated, "the "+c.guard.name+" guard")
 		}
 	}
-	if c != nil && c.repeat != nil && e.Repeat == "" {
-		e.Repeat, e.repeatPos = c.repeat.what, c.repeat.pos
+	if c != nil {
+		e.repeatBy(c.repeat)
 	}
 	if c != nil && c.root != nil {
-		if e.Repeat == "" {
-			e.Repeat, e.repeatPos = c.root.what, c.root.pos
-		}
+		e.repeatBy(c.root)
 		a.rootEffs = append(a.rootEffs, e)
 		return
 	}
@@ -605,8 +591,7 @@ func (a *analyzer) addEffect(u *unit, f *ssa.Function, call ssa.Instruction, c *
 func (a *analyzer) siteEffect(u *unit, f *ssa.Function, call ssa.CallInstruction, fn *types.Func, ce *catalog.Effect) *eff {
 	common := call.Common()
 	e := &eff{Effect: Effect{Site: a.posString(call.Pos()), Func: Display(u.obj), Via: Display(fn), What: ce.Effect, Class: ce.Class}, pos: call.Pos()}
-	n := fn.Signature().Params().Len()
-	for i := 0; i < n; i++ {
+	for i := range fn.Signature().Params().Len() {
 		v := sigArg(common, fn, i)
 		if v == nil || isContext(v.Type()) {
 			continue
@@ -628,13 +613,12 @@ func (a *analyzer) siteEffect(u *unit, f *ssa.Function, call ssa.CallInstruction
 				return nil
 			}
 		} else {
-			switch st := a.keyOf(u, sigArg(common, fn, k.Arg), k.Field, k.Setter); {
-			case st == keyed:
+			st := a.keyOf(u, sigArg(common, fn, k.Arg), k.Field, k.Setter)
+			if st == keyed {
 				a.cov.cover(e, "an idempotency key")
 				return nil
-			case st > 0:
-				e.KeyParam = int(st)
 			}
+			e.KeyParam = int(st)
 		}
 	}
 	return e
@@ -643,14 +627,10 @@ func (a *analyzer) siteEffect(u *unit, f *ssa.Function, call ssa.CallInstruction
 // headerOption finds an option setting one of the headers among f's calls (the SDKs'
 // option.WithHeader(name, value)), and returns the value.
 func (a *analyzer) headerOption(f *ssa.Function, names []string) ssa.Value {
-	for _, b := range f.Blocks {
-		for _, ins := range b.Instrs {
-			c, ok := ins.(ssa.CallInstruction)
-			if !ok || len(c.Common().Args) != 2 {
-				continue
-			}
-			if h, ok := constString(c.Common().Args[0]); ok && namesHeader(names, h) {
-				return c.Common().Args[1]
+	for c := range instrs[ssa.CallInstruction](f) {
+		if args := c.Common().Args; len(args) == 2 {
+			if h, ok := constString(args[0]); ok && namesHeader(names, h) {
+				return args[1]
 			}
 		}
 	}
@@ -669,11 +649,7 @@ func (a *analyzer) site(e *eff) {
 	}
 	a.res.Sites = append(a.res.Sites, e.pos)
 	a.cov.site(e)
-	for _, ig := range a.res.Ignores.List {
-		if ig.Problem == "" && ig.From <= e.pos && e.pos < ig.To && slices.Contains(ig.Codes, "ONCE001") {
-			e.Ignored = true
-		}
-	}
+	e.Ignored = e.Ignored || slices.ContainsFunc(a.res.Ignores.List, func(ig *ignore.Ignore) bool { return ig.Covers(e.pos, "ONCE001") })
 }
 
 func (a *analyzer) inPackage(pos token.Pos) bool {
@@ -726,11 +702,10 @@ func (a *analyzer) keyOf(u *unit, v ssa.Value, field, setter string) keyState {
 // embedding) or its setter called on it; a key made from the clock or randomness is
 // ONCE002's, reported where it is set.
 func (a *analyzer) keySet(u *unit, v ssa.Value, field, setter string, depth int) bool {
-	refs := v.Referrers()
-	if refs == nil || depth > 4 {
+	if depth > 4 {
 		return false
 	}
-	for _, r := range *refs {
+	for _, r := range refs(v) {
 		switch r := r.(type) {
 		case *ssa.FieldAddr:
 			fv := fieldOf(r)

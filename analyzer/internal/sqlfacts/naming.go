@@ -1,6 +1,7 @@
 package sqlfacts
 
 import (
+	"cmp"
 	"go/types"
 	"reflect"
 	"strings"
@@ -103,10 +104,7 @@ func TagUniques(table string, st *types.Struct) []Unique {
 			out = append(out, Unique{table, []string{col}, primary, primary && gen})
 		}
 		for _, orm := range []string{"gorm", "bun", "xorm"} {
-			sep := ":" // gorm's uniqueIndex:name, bun's unique:name, xorm's unique(name)
-			if orm == "xorm" {
-				sep = "("
-			}
+			sep := cmp.Or(map[string]string{"xorm": "("}[orm], ":") // gorm's uniqueIndex:name, bun's unique:name, xorm's unique(name)
 			for j, it := range tagItems(tag, orm) {
 				k, v, _ := strings.Cut(strings.ToLower(strings.TrimSpace(it)), sep)
 				tagged = tagged || k != ""

@@ -2,6 +2,7 @@ package sqlfacts
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io/fs"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/oncekit/once/analyzer/catalog"
 )
 
 // Covers returns a unique constraint on table whose columns are all among cols, so it
@@ -41,13 +44,7 @@ func ForDir(dir string, named []string) ([]Unique, error) {
 	if goroot := runtime.GOROOT(); goroot != "" && strings.HasPrefix(dir, filepath.Join(goroot, "src")) || strings.Contains(filepath.ToSlash(dir), "/pkg/mod/") {
 		return nil, nil
 	}
-	root := dir
-	for !exists(filepath.Join(root, "go.mod")) && filepath.Dir(root) != root {
-		root = filepath.Dir(root)
-	}
-	if !exists(filepath.Join(root, "go.mod")) {
-		root = dir
-	}
+	root := cmp.Or(catalog.ModuleRoot(dir), dir)
 	var all []Unique
 	for _, name := range append([]string{""}, named...) {
 		path := name
@@ -73,13 +70,13 @@ func walk(path string) (us []Unique, err error) {
 		if err != nil {
 			return nil // an unreadable corner holds no schema we can use
 		}
-		switch name := d.Name(); {
+		name := d.Name()
+		switch {
 		case d.IsDir() && p != path && (name == "vendor" || name == "testdata" || name == "node_modules" || name[0] == '.' || name[0] == '_' || exists(filepath.Join(p, "go.mod"))):
 			return filepath.SkipDir
 		case d.IsDir() || strings.HasSuffix(name, "_test.go") || p != path && !strings.HasSuffix(name, ".sql") && !strings.HasSuffix(name, ".go"):
 			return nil
 		}
-		name := d.Name()
 		src, err := os.ReadFile(p)
 		if err != nil || len(src) > 8<<20 { // a data dump is not a schema
 			return nil

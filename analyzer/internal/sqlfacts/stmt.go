@@ -166,21 +166,20 @@ func splitWhere(rest string) (set, where string) {
 	if loc := whereRE.FindStringIndex(rest); loc != nil {
 		rest, where = rest[:loc[0]], rest[loc[1]:]
 	}
-	if e := endRE.FindStringIndex(rest); e != nil {
-		rest = rest[:e[0]]
+	return cutEnd(rest), cutEnd(where)
+}
+
+// cutEnd cuts s before a clause that ends a SET list or a condition (RETURNING, LIMIT).
+func cutEnd(s string) string {
+	if e := endRE.FindStringIndex(s); e != nil {
+		return s[:e[0]]
 	}
-	if e := endRE.FindStringIndex(where); e != nil {
-		where = where[:e[0]]
-	}
-	return rest, where
+	return s
 }
 
 func whereKeys(where string) []string {
-	if e := endRE.FindStringIndex(where); e != nil {
-		where = where[:e[0]]
-	}
 	var keys []string
-	for _, m := range compareRE.FindAllStringSubmatch(where, -1) {
+	for _, m := range compareRE.FindAllStringSubmatch(cutEnd(where), -1) {
 		if !slices.Contains([]string{"not", "and", "or", "where", "exists", "select"}, m[1]) && !slices.Contains(keys, m[1]) {
 			keys = append(keys, m[1])
 		}
