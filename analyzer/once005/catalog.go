@@ -18,9 +18,9 @@ var catalogJSON []byte
 
 // end is what a call ending a statement sends (see the catalogue's doc; -1 for none).
 type end struct {
-	kind       sqlfacts.Kind
-	flags      uint8
-	arg, conds int
+	kind               sqlfacts.Kind
+	flags              uint8
+	arg, conds, handle int
 }
 
 // An end's flags (see the catalogue's doc).
@@ -32,6 +32,7 @@ const (
 	fText
 	fSetCol
 	fByID
+	fBuilt
 )
 
 // An orm is a library: its types, or its generator's package, and its ends.
@@ -52,6 +53,8 @@ var (
 	tableMethods map[string]bool   // the method a model declares to name its table
 	linkRoles    map[string]string // a builder's shaping method, by the role it plays
 	clauseRoles  map[string]string // a clause type, by the role it plays
+	parts        map[string]string // a query builder's method, by the part it writes
+	renders      map[string]bool   // a query builder's methods returning its text
 	duplicate    []string          // what code handling a unique violation names
 )
 
@@ -63,23 +66,25 @@ func init() {
 			Types, Checks         []string
 			Ends                  map[string]string
 		}
-		Rows, Pure, Serializable, Duplicate, TableMethods []string
-		Links, Clauses                                    map[string]string
+		Rows, Pure, Serializable, Duplicate, TableMethods, Renders []string
+		Links, Clauses, Parts                                      map[string]string
 	}
 	_ = json.Unmarshal(catalogJSON, &c)
 	libraryPaths = map[string]bool{}
 	for _, l := range c.Libraries {
 		o := &orm{name: l.Name, generated: l.Generated, hint: l.Hint, plural: l.Plural, types: set(l.Types...), checks: set(l.Checks...), ends: map[string]end{}}
 		for key, spec := range l.Ends {
-			e := end{arg: -1, conds: -1}
+			e := end{arg: -1, conds: -1, handle: -1}
 			for _, w := range strings.Fields(spec) {
 				k, v, _ := strings.Cut(w, "=")
 				n, _ := strconv.Atoi(v)
-				switch flag := slices.Index([]string{"absent", "exists", "count", "sum", "text", "setcol", "byid"}, k); {
+				switch flag := slices.Index([]string{"absent", "exists", "count", "sum", "text", "setcol", "byid", "built"}, k); {
 				case k == "arg":
 					e.arg = n
 				case k == "conds":
 					e.conds = n
+				case k == "handle":
+					e.handle = n
 				case flag >= 0:
 					e.flags |= 1 << flag
 				default:
@@ -94,8 +99,8 @@ func init() {
 		libraries = append(libraries, o)
 	}
 	delete(libraryPaths, "")
-	rowsNext, pure, serializable, tableMethods = set(c.Rows...), set(c.Pure...), set(c.Serializable...), set(c.TableMethods...)
-	linkRoles, clauseRoles, duplicate = c.Links, c.Clauses, c.Duplicate
+	rowsNext, pure, serializable, tableMethods, renders = set(c.Rows...), set(c.Pure...), set(c.Serializable...), set(c.TableMethods...), set(c.Renders...)
+	linkRoles, clauseRoles, parts, duplicate = c.Links, c.Clauses, c.Parts, c.Duplicate
 }
 
 func set(words ...string) map[string]bool {

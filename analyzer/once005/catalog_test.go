@@ -10,8 +10,13 @@ import (
 // The embedded catalogue reads whole: every library, every end with a kind it knows.
 func TestCatalog_ReadsEveryEnd(t *testing.T) {
 	t.Parallel()
-	if len(libraries) != 6 || len(rowsNext) == 0 || len(pure) == 0 || len(serializable) == 0 || len(duplicate) == 0 || len(tableMethods) == 0 || len(linkRoles) == 0 || len(clauseRoles) == 0 {
-		t.Fatalf("catalog.json read %d libraries and %d, %d, %d, %d, %d, %d, %d names; want 6 libraries and some of each", len(libraries), len(rowsNext), len(pure), len(serializable), len(duplicate), len(tableMethods), len(linkRoles), len(clauseRoles))
+	if len(libraries) != 8 || len(rowsNext) == 0 || len(pure) == 0 || len(serializable) == 0 || len(duplicate) == 0 || len(tableMethods) == 0 || len(linkRoles) == 0 || len(clauseRoles) == 0 || len(renders) == 0 {
+		t.Fatalf("catalog.json read %d libraries and %d, %d, %d, %d, %d, %d, %d, %d names; want 8 libraries and some of each", len(libraries), len(rowsNext), len(pure), len(serializable), len(duplicate), len(tableMethods), len(linkRoles), len(clauseRoles), len(renders))
+	}
+	for name, part := range parts {
+		if !slices.Contains([]string{"select", "columns", "insert", "update", "delete", "from", "where", "values", "set", "setmap", "prefix", "suffix", "dest", "handle"}, part) {
+			t.Errorf("parts: %s writes %q, a part the reader does not know", name, part)
+		}
 	}
 	for _, lib := range libraries {
 		for key, e := range lib.ends {

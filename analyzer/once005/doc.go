@@ -27,8 +27,11 @@
 //
 // Statements are known by identity, from catalog.json: the query methods of
 // database/sql, sqlx, pgx, bun and once.DB, an interface one of them implements (sqlc's
-// DBTX), the chains of gorm, xorm, bun and ent's generated clients. What a function
-// sends reaches its callers as a fact. Unique constraints are read from the .sql and .go
+// DBTX), the chains of gorm, xorm, bun and ent's generated clients, and of the query
+// builders squirrel and sqlf. SQL text is read where constant, joined with + or made by
+// fmt.Sprintf, through the package's functions returning it; a part not known is left out
+// before a name (a tenant's table prefix) and is 0 elsewhere. DDL executed as such text
+// counts as a schema. What a function sends reaches its callers as a fact. Unique constraints are read from the .sql and .go
 // files of the module (vendor, testdata, nested modules and oncegen's files skipped)
 // and from those -schema (Config.Schemas) names, which must exist.
 package once005

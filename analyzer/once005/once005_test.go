@@ -18,7 +18,7 @@ func TestSQL(t *testing.T) {
 // check-then-insert with each ORM.
 func TestORMs(t *testing.T) {
 	t.Parallel()
-	checktest.Run(t, "testdata", once005.Analyzer, "ormshop/gormapp", "ormshop/gormv1app", "ormshop/xormapp", "ormshop/sqlxapp", "ormshop/entapp", "ormshop/bunapp", "ormshop/entsvc")
+	checktest.Run(t, "testdata", once005.Analyzer, "ormshop/gormapp", "ormshop/gormv1app", "ormshop/xormapp", "ormshop/sqlxapp", "ormshop/entapp", "ormshop/bunapp", "ormshop/entsvc", "ormshop/builders")
 }
 
 // The facts say what each function sends, for its callers in other packages.

@@ -28,14 +28,29 @@ func (r *reader) orm(lib *orm, t *types.Named, key string, recv ssa.Value, args 
 			text = spread(l.args)
 		}
 	}
+	if e.flags&fBuilt != 0 { // the chain is the statement: squirrel's QueryRow, sqlf's ExecAndClose(ctx, db)
+		b, ok := r.built(links, handle)
+		if e.arg >= 0 && e.arg < len(args) {
+			b.dests = args[e.arg:]
+		}
+		if e.handle >= 0 && e.handle < len(args) {
+			b.handle = args[e.handle]
+		}
+		t, sends := b.sent(e, lib.name)
+		return t, ok && sends
+	}
 	for i, a := range text {
-		if q, ok := str(a); ok { // the SQL: what comes after it are its arguments, before it what it fills
-			st := sqlfacts.Parse(q)
-			t := sent{op: Op{Stmt: st, ErrAbsent: e.flags&fAbsent != 0 && st.Kind != sqlfacts.Other && !st.OneRow}, handle: handle, exists: st.Exists || s.exists, args: text[i+1:]}
-			if t.dests = text[:i]; e.arg >= 0 && e.arg < len(args) && e.flags&fText == 0 {
-				t.dests = args[e.arg:]
+		if b, ok := r.sqlText(a); ok { // the SQL: what comes after it are its arguments, before it what it fills
+			if _, isConst := str(a); !isConst && !strings.HasSuffix(r.pass.Fset.Position(r.at.Parent().Pos()).Filename, "_test.go") {
+				r.own.Uniques = append(r.own.Uniques, sqlfacts.ParseDDL(b.q)...) // DDL made at run time (collect reads constants)
 			}
-			return t, st.Kind != sqlfacts.Other
+			if b.args == nil {
+				b.args = text[i+1:]
+			}
+			if b.dests, b.handle = text[:i], handle; e.arg >= 0 && e.arg < len(args) && e.flags&fText == 0 {
+				b.dests = args[e.arg:]
+			}
+			return b.sent(e, "")
 		}
 	}
 	if e.flags&fText != 0 || len(text) > 0 {
