@@ -1,6 +1,7 @@
 package once005
 
 import (
+	"fmt"
 	"go/ast"
 	"go/token"
 	"go/types"
@@ -281,6 +282,8 @@ func (r *reader) summarize(fi *fnInfo) FuncFact {
 	if fi.serial {
 		f.Ops = append(f.Ops, Op{Stmt: sqlfacts.Stmt{Kind: sqlfacts.Lock}})
 	}
+	seen := map[string]bool{} // a statement sent by several calls of a helper is one to a caller
+	f.Ops = slices.DeleteFunc(f.Ops, func(o Op) bool { k := fmt.Sprint(o); dup := seen[k]; seen[k] = true; return dup })
 	return f
 }
 

@@ -2,6 +2,7 @@ package model
 
 import (
 	"cmp"
+	"fmt"
 	"go/types"
 	"maps"
 	"slices"
@@ -13,13 +14,17 @@ func (a *analyzer) factOf(u *unit) *FuncFact {
 		return u.fact
 	}
 	f := &FuncFact{Sends: u.sends, Keys: u.keys, Retries: u.retries, SetVerdict: u.setVerdict}
+	seen := map[string]bool{} // an effect reached by several calls is one effect to a caller
 	for _, e := range u.effs {
 		fe := e.Effect
 		fe.Params = paramList(e.params)
 		if !a.user { // a dependency's effect is made at the analysed code's call
 			fe.Site, fe.Made = "", cmp.Or(fe.Made, fe.Site)
 		}
-		f.Effects = append(f.Effects, fe)
+		if k := fmt.Sprint(fe); !seen[k] {
+			seen[k] = true
+			f.Effects = append(f.Effects, fe)
+		}
 	}
 	if d := u.decl; d != nil {
 		f.Kind, f.Latch = string(d.Kind), d.HasTable()

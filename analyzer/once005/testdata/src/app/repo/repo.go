@@ -68,3 +68,11 @@ func Log(ctx context.Context, db *sql.DB, email string) {
 func IsDuplicate(err error) bool { // want IsDuplicate:`sql\(\) results\[0\] dup=true`
 	return err != nil && err.Error() == "23505"
 }
+
+// InsertTwice inserts through Insert at two calls: one statement to its callers.
+func InsertTwice(ctx context.Context, tx *sql.Tx, a, b string) error { // want InsertTwice:`^sql\(inserts app_users via 2\) results\[0\] dup=false$`
+	if err := Insert(ctx, tx, a); err != nil {
+		return err
+	}
+	return Insert(ctx, tx, b)
+}
