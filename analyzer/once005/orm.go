@@ -41,7 +41,7 @@ func (r *reader) orm(lib *orm, t *types.Named, key string, recv ssa.Value, args 
 	}
 	for i, a := range text {
 		if b, ok := r.sqlText(a); ok { // the SQL: what comes after it are its arguments, before it what it fills
-			if _, isConst := str(a); !isConst && !strings.HasSuffix(r.pass.Fset.Position(r.at.Parent().Pos()).Filename, "_test.go") {
+			if _, isConst := str(a); !isConst && r.info(r.at.Parent()).judged { // not a test's, not generated
 				r.own.Uniques = append(r.own.Uniques, sqlfacts.ParseDDL(b.q)...) // DDL made at run time (collect reads constants)
 			}
 			if b.args == nil {

@@ -34,6 +34,7 @@ type reader struct {
 	models     map[[2]any]bool // a model's tags, read once per table it is written to (an ORM each)
 	at         ssa.Instruction // the call being read
 	reported   map[token.Pos]bool
+	budget     int               // how many more values text may read
 	all        []sqlfacts.Unique // the unique constraints seen, read once
 	schemaErr  error
 }
@@ -283,7 +284,7 @@ func (r *reader) summarize(fi *fnInfo) FuncFact {
 		f.Ops = append(f.Ops, Op{Stmt: sqlfacts.Stmt{Kind: sqlfacts.Lock}})
 	}
 	seen := map[string]bool{} // a statement sent by several calls of a helper is one to a caller
-	f.Ops = slices.DeleteFunc(f.Ops, func(o Op) bool { k := fmt.Sprint(o); dup := seen[k]; seen[k] = true; return dup })
+	f.Ops = slices.DeleteFunc(f.Ops, func(o Op) bool { k := fmt.Sprintf("%#v", o); dup := seen[k]; seen[k] = true; return dup })
 	return f
 }
 

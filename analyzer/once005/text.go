@@ -12,8 +12,8 @@ import (
 	"github.com/oncekit/once/analyzer/internal/sqlfacts"
 )
 
-// stmtText is a statement's SQL text; the values its VALUES placeholders stand for, what
-// a read fills and the handle it runs on, where a builder says.
+// stmtText is a statement's SQL text; the values its placeholders for inserted and set
+// columns stand for, what a read fills and the handle it runs on, where a builder says.
 type stmtText struct {
 	q           string
 	args, dests []ssa.Value
@@ -26,7 +26,7 @@ func (b stmtText) sent(e end, lib string) (sent, bool) {
 }
 
 // sqlText returns the SQL text v holds (see text), or the statement a query builder's
-// ToSql or String renders.
+// ToSql, MustSql or String renders.
 func (r *reader) sqlText(v ssa.Value) (stmtText, bool) {
 	c, _ := v.(*ssa.Call)
 	if x, ok := v.(*ssa.Extract); ok && x.Index == 0 { // q, args, err := b.ToSql()
@@ -48,8 +48,8 @@ func (r *reader) sqlText(v ssa.Value) (stmtText, bool) {
 // text with a ? for each value it inserts or sets, and those values; root, before the
 // chain, is a package function starting it (sq.Select) or the handle it runs on.
 func (r *reader) built(links []link, root ssa.Value) (b stmtText, ok bool) {
-	if c, isCall := root.(*ssa.Call); isCall && len(links) > 0 {
-		if fn := calleeOf(&c.Call); fn != nil && recvType(fn) == nil && parts[fn.Name()] != "" {
+	if c, isCall := root.(*ssa.Call); isCall {
+		if fn := calleeOf(&c.Call); fn != nil && fn.Pkg() != nil && libraryPaths[fn.Pkg().Path()] && recvType(fn) == nil && parts[fn.Name()] != "" {
 			links = append(links, link{fn.Name(), c.Call.Args})
 		}
 	}
@@ -105,10 +105,14 @@ func (r *reader) built(links []link, root ssa.Value) (b stmtText, ok bool) {
 // verbRE matches fmt's verbs; holeRE, a part not known before a name.
 var verbRE, holeRE = regexp.MustCompile(`%[-+# 0-9.]*[a-zA-Z%]`), regexp.MustCompile("\x00+([A-Za-z_])")
 
+const textBudget = 512
+
 // text returns the string v holds: a constant, or one joined by + or made by fmt.Sprintf,
-// or returned by a function of the package from its arguments. A part it cannot know is
-// left out where a name follows (a prefix: tenant + "tags") and written 0 elsewhere.
+// or returned by a function of the package with one return from its arguments. A part it
+// cannot know is left out where a name follows (a prefix: tenant + "tags") and written 0
+// elsewhere. It reads at most textBudget values.
 func (r *reader) text(v ssa.Value) (string, bool) {
+	r.budget = textBudget
 	s := r.textOf(v, nil, 0)
 	return strings.ReplaceAll(holeRE.ReplaceAllString(s, "$1"), "\x00", "0"), strings.Trim(s, "\x00") != ""
 }
@@ -116,7 +120,9 @@ func (r *reader) text(v ssa.Value) (string, bool) {
 // textOf returns the string v holds, a NUL for each part not known; env holds the text
 // of a function's parameters where its call is read.
 func (r *reader) textOf(v ssa.Value, env map[*ssa.Parameter]string, depth int) string {
-	if s, ok := str(v); ok {
+	if r.budget--; r.budget < 0 {
+		return "\x00"
+	} else if s, ok := str(v); ok {
 		return s
 	}
 	switch x := unwrap(v).(type) {
@@ -125,8 +131,8 @@ func (r *reader) textOf(v ssa.Value, env map[*ssa.Parameter]string, depth int) s
 			return s
 		}
 	case *ssa.BinOp:
-		if x.Op == token.ADD && depth < 8 {
-			return r.textOf(x.X, env, depth+1) + r.textOf(x.Y, env, depth+1)
+		if x.Op == token.ADD { // a long chain nests to the left: only calls count as depth
+			return r.textOf(x.X, env, depth) + r.textOf(x.Y, env, depth)
 		}
 	case *ssa.Call:
 		fn, args := x.Call.StaticCallee(), x.Call.Args

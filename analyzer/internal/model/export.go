@@ -21,7 +21,7 @@ func (a *analyzer) factOf(u *unit) *FuncFact {
 		if !a.user { // a dependency's effect is made at the analysed code's call
 			fe.Site, fe.Made = "", cmp.Or(fe.Made, fe.Site)
 		}
-		if k := fmt.Sprint(fe); !seen[k] {
+		if k := fmt.Sprintf("%#v", fe); !seen[k] {
 			seen[k] = true
 			f.Effects = append(f.Effects, fe)
 		}
