@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/tools/go/analysis"
 	"golang.org/x/tools/go/ssa"
+	"golang.org/x/tools/go/types/typeutil"
 
 	"github.com/oncekit/once/analyzer/internal/ignore"
 	"github.com/oncekit/once/analyzer/internal/passdoc"
@@ -136,12 +137,7 @@ func (r *reader) collect(relevant bool) (sends bool) {
 					}
 				}
 			case *ast.CallExpr:
-				var fn *types.Func
-				if sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr); ok {
-					fn, _ = r.pass.TypesInfo.Uses[sel.Sel].(*types.Func)
-				} else if id, ok := ast.Unparen(n.Fun).(*ast.Ident); ok {
-					fn, _ = r.pass.TypesInfo.Uses[id].(*types.Func)
-				}
+				fn, _ := typeutil.Callee(r.pass.TypesInfo, n).(*types.Func)
 				var ff FuncFact
 				if relevant && fn != nil && !sends {
 					t := recvType(fn)

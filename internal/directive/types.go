@@ -8,6 +8,8 @@ import (
 	"go/types"
 	"reflect"
 	"strings"
+
+	"golang.org/x/tools/go/types/typeutil"
 )
 
 // PgxPath is the import path of pgx, whose Tx the transaction and table= guards supply.
@@ -646,23 +648,7 @@ func hasMethod(t types.Type, name string) bool {
 
 // refusedCall names the callee of call when it reads the clock or a random source, or "".
 func refusedCall(call *ast.CallExpr, info *types.Info) string {
-	var id *ast.Ident
-	switch f := ast.Unparen(call.Fun).(type) {
-	case *ast.Ident:
-		id = f
-	case *ast.SelectorExpr:
-		id = f.Sel
-	case *ast.IndexExpr:
-		if s, ok := f.X.(*ast.SelectorExpr); ok {
-			id = s.Sel
-		}
-	default:
-		return ""
-	}
-	if id == nil {
-		return ""
-	}
-	fn, ok := info.Uses[id].(*types.Func)
+	fn, ok := typeutil.Callee(info, call).(*types.Func)
 	if !ok || fn.Pkg() == nil {
 		return ""
 	}

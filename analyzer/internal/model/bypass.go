@@ -3,6 +3,8 @@ package model
 import (
 	"go/ast"
 	"go/types"
+
+	"golang.org/x/tools/go/types/typeutil"
 )
 
 // bypasses finds the direct calls of declared functions, here or in other packages,
@@ -26,14 +28,7 @@ func (a *analyzer) bypassesIn(fd *ast.FuncDecl) {
 		if !ok {
 			return true
 		}
-		var id *ast.Ident
-		switch fun := ast.Unparen(call.Fun).(type) {
-		case *ast.Ident:
-			id = fun
-		case *ast.SelectorExpr:
-			id = fun.Sel
-		}
-		fn, ok := a.pass.TypesInfo.Uses[id].(*types.Func)
+		fn, ok := typeutil.Callee(a.pass.TypesInfo, call).(*types.Func)
 		if !ok {
 			return true
 		}

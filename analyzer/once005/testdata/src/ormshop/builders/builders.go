@@ -157,20 +157,3 @@ func Invite(db *sql.DB, schema, org, email string) error {
 	_, err := db.Exec(`INSERT INTO `+tenant("invites")+` (`+`org, `+`email`+`) `+`VALUES `+`(?, `+`?)`+``+``+``, org, email) // want `insert into invites is decided by a read of invites with no lock, no conflict clause and no unique constraint on \(org, email\)`
 	return err
 }
-
-// wide joins its parts: text made of it reads each argument, at each call.
-func wide(a, b, c, d, e, f, g, h string) string { return a + b + c + d + e + f + g + h }
-
-// Wide runs text whose reading would visit millions of values: it is read within a budget.
-func Wide(db *sql.DB, s string) error {
-	q := wide(s, s, s, s, s, s, s, s)
-	q = wide(q, q, q, q, q, q, q, q)
-	q = wide(q, q, q, q, q, q, q, q)
-	q = wide(q, q, q, q, q, q, q, q)
-	q = wide(q, q, q, q, q, q, q, q)
-	q = wide(q, q, q, q, q, q, q, q)
-	q = wide(q, q, q, q, q, q, q, q)
-	q = wide(q, q, q, q, q, q, q, q)
-	_, err := db.Exec(q)
-	return err
-}
