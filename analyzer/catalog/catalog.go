@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 )
@@ -175,14 +174,12 @@ func Load(dir string, names ...string) (*Catalog, error) {
 	}
 	loadMu.Lock()
 	defer loadMu.Unlock()
-	c := newCatalog()
-	for i, d := range datas {
-		name := "catalog.json (built in)"
-		if i > 0 {
-			name = paths[i-1]
-			c.Files = append(c.Files, name)
-		}
-		if err := c.add(name, d); err != nil {
+	c := &Catalog{funcs: map[string]*Effect{}, readFuncs: map[string]bool{}, transports: map[string]*Transport{},
+		requests: map[string]*Request{}, retries: map[string]*Retry{}, unstable: map[string]string{},
+		rootFuncs: map[string]*Root{}, rootSigs: map[string]*Root{}, embeds: map[string]*Root{},
+		registrars: map[string]*Root{}, delivers: map[string]*Root{}, pkgs: map[string]bool{}, Files: paths}
+	for i, name := range append([]string{"catalog.json (built in)"}, paths...) {
+		if err := c.add(name, datas[i]); err != nil {
 			return nil, err
 		}
 	}
@@ -217,13 +214,6 @@ func ModuleRoot(dir string) string {
 
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 
-func newCatalog() *Catalog {
-	return &Catalog{funcs: map[string]*Effect{}, readFuncs: map[string]bool{}, transports: map[string]*Transport{},
-		requests: map[string]*Request{}, retries: map[string]*Retry{}, unstable: map[string]string{},
-		rootFuncs: map[string]*Root{}, rootSigs: map[string]*Root{}, embeds: map[string]*Root{},
-		registrars: map[string]*Root{}, delivers: map[string]*Root{}, pkgs: map[string]bool{}}
-}
-
 // add parses one file and adds its entries, checking each so that a typo in a project's
 // file is an error naming the entry rather than a rule that silently never fires.
 func (c *Catalog) add(name string, data []byte) error {
@@ -233,37 +223,36 @@ func (c *Catalog) add(name string, data []byte) error {
 	if err := dec.Decode(&f); err != nil {
 		return fmt.Errorf("catalogue %s: %w", name, err)
 	}
-	bad := func(list string, i int, what, format string, args ...any) error {
-		return fmt.Errorf("catalogue %s: %s %d (%s): %s", name, list, i+1, what, fmt.Sprintf(format, args...))
-	}
-	fn := func(list string, i int, full string) error {
-		pkg, ok := funcPackage(full)
-		if !ok {
-			return bad(list, i, full, "not a full function name like pkg/path.Func or (*pkg/path.Type).Method")
+	// The first problem found is the error; what is filed after it is dropped with c.
+	var err error
+	bad := func(list string, i int, what, format string, args ...any) {
+		if err == nil {
+			err = fmt.Errorf("catalogue %s: %s %d (%s): %s", name, list, i+1, what, fmt.Sprintf(format, args...))
 		}
-		if list != "unstable" {
+	}
+	fn := func(list string, i int, full string) {
+		if pkg, ok := funcPackage(full); !ok {
+			bad(list, i, full, "not a full function name like pkg/path.Func or (*pkg/path.Type).Method")
+		} else if list != "unstable" {
 			c.pkgs[Normalize(pkg)] = true
 		}
-		return nil
 	}
 	for i, e := range f.Effects {
 		what := e.Func + e.URL + e.Path
 		switch {
 		case e.Effect == "":
-			return bad("effect", i, what, "effect is empty")
+			bad("effect", i, what, "effect is empty")
 		case !slices.Contains(Classes, e.Class):
-			return bad("effect", i, what, "class %q is not one of %s", e.Class, strings.Join(Classes, ", "))
+			bad("effect", i, what, "class %q is not one of %s", e.Class, strings.Join(Classes, ", "))
 		case e.Key != nil && e.Key.Field == "" && e.Key.Setter == "" && len(e.Key.HeaderNames()) == 0:
-			return bad("effect", i, what, "key names no field, setter or header")
-		case e.Func != "" && (e.URL != "" || e.Path != ""), e.Func == "" && e.URL == "" && e.Path == "":
-			return bad("effect", i, what, "set func, or url and/or path")
+			bad("effect", i, what, "key names no field, setter or header")
+		case (e.Func != "") == (e.URL+e.Path != ""):
+			bad("effect", i, what, "set func, or url and/or path")
 		case e.URL != "" && !strings.Contains(e.URL, "://"), e.Path != "" && !strings.HasPrefix(e.Path, "/"):
-			return bad("effect", i, what, "url must be absolute and path must start with /")
+			bad("effect", i, what, "url must be absolute and path must start with /")
 		}
 		if e.Func != "" {
-			if err := fn("effect", i, e.Func); err != nil {
-				return err
-			}
+			fn("effect", i, e.Func)
 			put(c.funcs, e.Func, &e)
 		} else {
 			c.urls = append(c.urls, &e)
@@ -271,12 +260,10 @@ func (c *Catalog) add(name string, data []byte) error {
 	}
 	for i, r := range f.Reads {
 		switch {
-		case r.Func != "" && (r.URL != "" || r.Path != ""), r.Func == "" && r.URL == "" && r.Path == "":
-			return bad("read", i, r.Func+r.URL+r.Path, "set func, or url and/or path")
+		case (r.Func != "") == (r.URL+r.Path != ""):
+			bad("read", i, r.Func+r.URL+r.Path, "set func, or url and/or path")
 		case r.Func != "":
-			if err := fn("read", i, r.Func); err != nil {
-				return err
-			}
+			fn("read", i, r.Func)
 			put(c.readFuncs, r.Func, true)
 		default:
 			c.readURLs = append(c.readURLs, &r)
@@ -284,67 +271,55 @@ func (c *Catalog) add(name string, data []byte) error {
 	}
 	for i, t := range f.Transports {
 		if (t.URL == nil) == (t.Request == nil) {
-			return bad("transport", i, t.Func, "set url (with method) or request")
+			bad("transport", i, t.Func, "set url (with method) or request")
 		}
-		if err := fn("transport", i, t.Func); err != nil {
-			return err
-		}
+		fn("transport", i, t.Func)
 		t.Method = strings.ToUpper(t.Method)
 		put(c.transports, t.Func, &t)
 	}
 	for i, r := range f.Requests {
-		if err := fn("request", i, r.Func); err != nil {
-			return err
-		}
+		fn("request", i, r.Func)
 		put(c.requests, r.Func, &r)
 	}
 	for i, r := range f.Retries {
-		if err := fn("retry", i, r.Func); err != nil {
-			return err
-		}
+		fn("retry", i, r.Func)
 		put(c.retries, r.Func, &r)
 	}
 	for i, u := range f.Unstable {
 		if u.Source != "clock" && u.Source != "random" {
-			return bad("unstable", i, u.Func, "source %q is not clock or random", u.Source)
+			bad("unstable", i, u.Func, "source %q is not clock or random", u.Source)
 		}
 		full := strings.TrimSuffix(u.Func, ".*")
 		if full != u.Func {
 			full += ".X"
 		}
-		if err := fn("unstable", i, full); err != nil {
-			return err
-		}
+		fn("unstable", i, full)
 		put(c.unstable, u.Func, u.Source)
 	}
 	for i, r := range f.Roots {
 		named := []string{r.Signature, r.Func, r.Embeds, r.Registrar, r.Delivers}
 		switch {
 		case len(slices.DeleteFunc(named, func(s string) bool { return s == "" })) != 1:
-			return bad("root", i, r.Root, "set exactly one of signature, func, embeds, registrar and delivers")
+			bad("root", i, r.Root, "set exactly one of signature, func, embeds, registrar and delivers")
 		case r.Root == "":
-			return bad("root", i, r.Func+r.Signature, "root is empty: say what runs the code again")
+			bad("root", i, r.Func+r.Signature, "root is empty: say what runs the code again")
 		case strings.HasSuffix(r.Signature, ", ...)"):
 			c.rootLeads = append(c.rootLeads, &r)
 		case r.Signature != "":
 			put(c.rootSigs, r.Signature, &r)
 		case r.Func != "":
-			if err := fn("root", i, r.Func); err != nil {
-				return err
-			}
+			fn("root", i, r.Func)
 			put(c.rootFuncs, r.Func, &r)
 		case r.Embeds != "":
 			put(c.embeds, r.Embeds, &r)
 		case r.Delivers != "":
-			if err := fn("root", i, r.Delivers); err != nil {
-				return err
-			}
+			fn("root", i, r.Delivers)
 			put(c.delivers, r.Delivers, &r)
 		default:
 			put(c.registrars, r.Registrar, &r)
 		}
 	}
-	return nil
+	return err
 }
 
 // put files v under the exact name (a pointer receiver's star aside) and, unless another
@@ -437,16 +412,9 @@ func matchURL(prefix, path string, parts []string, lead bool) bool {
 	if prefix != "" && (!lead || len(parts) == 0 || !strings.HasPrefix(parts[0], prefix)) {
 		return false
 	}
-	if path == "" {
-		return true
-	}
-	for _, p := range parts {
-		p, _, _ = strings.Cut(p, "?")
-		if strings.HasSuffix(strings.TrimSuffix(p, "/"), path) {
-			return true
-		}
-	}
-	return false
+	return path == "" || slices.ContainsFunc(parts, func(p string) bool {
+		return strings.HasSuffix(strings.TrimSuffix(strings.Split(p, "?")[0], "/"), path)
+	})
 }
 
 // Knows reports whether an effect, a read, a transport, a retry helper or a root names the
@@ -528,6 +496,6 @@ func (c *Catalog) Effects() []*Effect {
 			out = append(out, e)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Func < out[j].Func })
+	slices.SortFunc(out, func(a, b *Effect) int { return cmp.Compare(a.Func, b.Func) })
 	return append(out, c.urls...)
 }

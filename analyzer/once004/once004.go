@@ -55,13 +55,11 @@ func diagnostic(pass *analysis.Pass, b *model.Bypass) analysis.Diagnostic {
 // lookupWrapper finds the generated wrapper of the callee: a function of its package, or
 // a method of its receiver's type.
 func lookupWrapper(b *model.Bypass) *types.Func {
-	callee := b.Callee
-	if recv := callee.Signature().Recv(); recv != nil {
-		obj, _, _ := types.LookupFieldOrMethod(recv.Type(), true, callee.Pkg(), b.Wrapper)
-		fn, _ := obj.(*types.Func)
-		return fn
+	obj := b.Callee.Pkg().Scope().Lookup(b.Wrapper)
+	if recv := b.Callee.Signature().Recv(); recv != nil {
+		obj, _, _ = types.LookupFieldOrMethod(recv.Type(), true, b.Callee.Pkg(), b.Wrapper)
 	}
-	fn, _ := callee.Pkg().Scope().Lookup(b.Wrapper).(*types.Func)
+	fn, _ := obj.(*types.Func)
 	return fn
 }
 
@@ -74,17 +72,14 @@ func suggestFix(pass *analysis.Pass, b *model.Bypass, wrapper *types.Func) (anal
 	if wsig.Params().Len() < 2 || wsig.Results().Len() != fsig.Results().Len()+1 {
 		return analysis.SuggestedFix{}, false
 	}
+	db := dbInScope(pass, b, wsig.Params().At(1).Type())
 	src, err := pass.ReadFile(pass.Fset.File(call.Pos()).Name())
-	if err != nil {
+	if err != nil || db == "" {
 		return analysis.SuggestedFix{}, false
 	}
 	text := func(n ast.Node) string {
 		f := pass.Fset.File(n.Pos())
 		return string(src[f.Offset(n.Pos()):f.Offset(n.End())])
-	}
-	db := dbInScope(pass, b, wsig.Params().At(1).Type())
-	if db == "" {
-		return analysis.SuggestedFix{}, false
 	}
 	// The wrapper takes ctx, db, then F's parameters other than the context and the
 	// transaction it supplies itself.
@@ -105,19 +100,24 @@ func suggestFix(pass *analysis.Pass, b *model.Bypass, wrapper *types.Func) (anal
 	if ctxArg == "" || len(args) != wsig.Params().Len()-2 {
 		return analysis.SuggestedFix{}, false
 	}
-	var fun string
+	fun := b.Wrapper
 	switch f := ast.Unparen(call.Fun).(type) {
 	case *ast.Ident:
-		fun = b.Wrapper
 	case *ast.SelectorExpr:
-		fun = text(f.X) + "." + b.Wrapper
+		fun = text(f.X) + "." + fun
 	default:
 		return analysis.SuggestedFix{}, false
 	}
 	newCall := fun + "(" + strings.Join(append([]string{ctxArg, db}, args...), ", ") + ")"
 	edits := []analysis.TextEdit{{Pos: call.Pos(), End: call.End(), NewText: []byte(newCall)}}
 	// The wrapper's extra Outcome result comes before the error.
-	switch parent := parentOf(pass, call).(type) {
+	var parent ast.Node
+	for _, f := range pass.Files {
+		if path, _ := astutil.PathEnclosingInterval(f, call.Pos(), call.End()); len(path) > 1 && path[0] == call {
+			parent = path[1]
+		}
+	}
+	switch parent := parent.(type) {
 	case *ast.ExprStmt:
 	case *ast.AssignStmt:
 		if len(parent.Rhs) != 1 || len(parent.Lhs) != fsig.Results().Len() || len(parent.Lhs) == 0 {
@@ -162,14 +162,4 @@ func dbInScope(pass *analysis.Pass, b *model.Bypass, dbType types.Type) string {
 		return ""
 	}
 	return found[0]
-}
-
-// parentOf returns the node directly enclosing n.
-func parentOf(pass *analysis.Pass, n ast.Node) ast.Node {
-	for _, f := range pass.Files {
-		if path, _ := astutil.PathEnclosingInterval(f, n.Pos(), n.End()); len(path) > 1 && path[0] == n {
-			return path[1]
-		}
-	}
-	return nil
 }

@@ -1,6 +1,7 @@
 package once005
 
 import (
+	"cmp"
 	"go/constant"
 	"go/types"
 	"strings"
@@ -25,10 +26,7 @@ func calleeOf(c *ssa.CallCommon) *types.Func {
 		return c.Method
 	}
 	if f := c.StaticCallee(); f != nil {
-		if f.Origin() != nil {
-			f = f.Origin()
-		}
-		fn, _ := f.Object().(*types.Func)
+		fn, _ := cmp.Or(f.Origin(), f).Object().(*types.Func)
 		return fn
 	}
 	return nil
@@ -191,9 +189,6 @@ func (r *reader) fieldsSet(v ssa.Value) (cols []string, consts bool) {
 	x := unwrap(v)
 	if load, ok := x.(*ssa.UnOp); ok {
 		x = load.X
-	}
-	if x.Referrers() == nil {
-		return nil, false
 	}
 	for _, ref := range refs(x) {
 		switch ref := ref.(type) {

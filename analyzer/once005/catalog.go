@@ -75,16 +75,12 @@ func init() {
 		o := &orm{name: l.Name, generated: l.Generated, hint: l.Hint, plural: l.Plural, types: set(l.Types...), checks: set(l.Checks...), ends: map[string]end{}}
 		for key, spec := range l.Ends {
 			e := end{arg: -1, conds: -1, handle: -1}
+			ints := map[string]*int{"arg": &e.arg, "conds": &e.conds, "handle": &e.handle}
 			for _, w := range strings.Fields(spec) {
 				k, v, _ := strings.Cut(w, "=")
-				n, _ := strconv.Atoi(v)
 				switch flag := slices.Index([]string{"absent", "exists", "count", "sum", "text", "setcol", "byid", "built"}, k); {
-				case k == "arg":
-					e.arg = n
-				case k == "conds":
-					e.conds = n
-				case k == "handle":
-					e.handle = n
+				case ints[k] != nil:
+					*ints[k], _ = strconv.Atoi(v)
 				case flag >= 0:
 					e.flags |= 1 << flag
 				default:

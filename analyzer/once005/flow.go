@@ -1,6 +1,7 @@
 package once005
 
 import (
+	"cmp"
 	"go/constant"
 	"go/token"
 	"go/types"
@@ -103,13 +104,10 @@ func (t *taint) flags(x *ssa.If) {
 				continue
 			}
 			onFound, onAbsent := constant.BoolVal(arm[foundArm].Value), constant.BoolVal(arm[1-foundArm].Value)
-			switch {
-			case onFound == onAbsent:
-			case c == other: // a flag of another property of the row
-				t.flag[phi] = 0
-				t.add(phi)
-			default:
-				t.flag[phi] = map[bool]int{true: 1, false: -1}[onFound]
+			if onFound != onAbsent {
+				if t.flag[phi] = sign(onFound); c == other { // a flag of another property of the row
+					t.flag[phi] = 0
+				}
 				t.add(phi)
 			}
 		}
@@ -119,13 +117,8 @@ func (t *taint) flags(x *ssa.If) {
 // armOf says through which arm of the branch ending b an edge pred→join arrives: 0 or 1,
 // or -1 when either arm (or neither) may have led to it.
 func armOf(b, pred, join *ssa.BasicBlock) int {
-	for side, succ := range b.Succs {
-		if pred == b && succ == join {
-			return side
-		}
-	}
 	if pred == b {
-		return -1
+		return slices.Index(b.Succs, join)
 	}
 	for side, succ := range b.Succs {
 		other := b.Succs[1-side]
@@ -209,10 +202,7 @@ func (t *taint) classify(cond ssa.Value) (c class, found int) {
 	case *ssa.BinOp:
 		a, b, op := x.X, x.Y, x.Op
 		if t.vals[b] && !t.vals[a] {
-			a, b = b, a
-			if m, ok := mirror[op]; ok {
-				op = m
-			}
+			a, b, op = b, a, cmp.Or(mirror[op], op)
 		}
 		n, isInt := intConst(b)
 		switch {
@@ -245,8 +235,7 @@ func (t *taint) classify(cond ssa.Value) (c class, found int) {
 			return exists, 1 // rows.Next(): a row came back
 		case t.errorArg(x):
 			return exists, -1 // errors.Is(err, sql.ErrNoRows), ent.IsNotFound(err)
-		}
-		if slices.ContainsFunc(x.Call.Args, func(a ssa.Value) bool { return t.vals[a] }) {
+		case slices.ContainsFunc(x.Call.Args, func(a ssa.Value) bool { return t.vals[a] }):
 			return other, 0
 		}
 		return none, 0

@@ -35,7 +35,7 @@ func (r *reader) judgeInsert(fi *fnInfo, ins *opAt, table string) {
 		return c == other || c == exists && !counter || c == limit && counter
 	})
 	switch {
-	case rd == nil || r.locked(fi, ins, table, false) || r.callersCover(fi, table, false, 0):
+	case rd == nil || r.lockedAt(fi, ins.instr, table, false, nil) || r.callersCover(fi, table, false, 0):
 	case counter:
 		r.report(ins, rd, "%s adds to the row with no condition (DO UPDATE without WHERE), and %s decides it: two calls can both read room under the limit and both add; make the statement decide (DO UPDATE .. WHERE the new total is within the limit, RETURNING, no row back is the refusal) or declare //once:statement on %s",
 			what("upsert into", ins), what("a read of", rd), funcName(fi.fn))
@@ -48,10 +48,8 @@ func (r *reader) judgeInsert(fi *fnInfo, ins *opAt, table string) {
 			cols = "(" + strings.Join(keys, ", ") + ")"
 			index = table + " " + cols
 		}
-		for _, lib := range libraries {
-			if lib.name == ins.op.ORM {
-				hint = lib.hint
-			}
+		if i := slices.IndexFunc(libraries, func(lib *orm) bool { return lib.name == ins.op.ORM }); i >= 0 {
+			hint = libraries[i].hint
 		}
 		r.report(ins, rd, "%s is decided by %s with no lock, no conflict clause and no unique constraint on %s: two calls can both find no row and both insert; put a unique index on %s and make the insert the check (%s), or declare //once:transaction on %s",
 			what("insert into", ins), what("a read of", rd), cols, index, hint, funcName(fi.fn))
@@ -66,7 +64,8 @@ func (r *reader) judgeClaim(fi *fnInfo, upd *opAt, table string) {
 		return c == exists && overlaps(rd.op.Keys, upd.op.Columns) ||
 			(c == other || c == limit) && overlaps(tested(ifs.Cond, rd.op.Selected, 0), upd.op.Columns)
 	})
-	if rd != nil && !rd.op.RowLock && !r.locked(fi, upd, table, true) && !(upd.op.OldState && (upd.op.Claims || r.checked(upd))) && !r.callersCover(fi, table, true, 0) {
+	if rd != nil && !rd.op.RowLock && !r.lockedAt(fi, upd.instr, table, true, nil) &&
+		!(upd.op.OldState && (upd.op.Claims || r.checked(upd))) && !r.callersCover(fi, table, true, 0) {
 		r.report(upd, rd, "%s is decided by %s with no row lock, and the update claims nothing (no WHERE on the old state whose rows affected are checked): two workers can both read the old state and both go on; add the old state to its WHERE (AND state = 'pending') and go on only when it changed a row (RowsAffected, or RETURNING), or read the row FOR UPDATE, or declare //once:transaction on %s",
 			what("update of", upd), what("a read of", rd), funcName(fi.fn))
 	}
@@ -145,7 +144,9 @@ func natural(v ssa.Value, depth int) bool {
 		}
 	case *ssa.Alloc: // what is stored into it, its elements and its fields
 		for _, ref := range append([]ssa.Instruction{x}, refs(x)...) {
-			if a, ok := ref.(ssa.Value); ok && (a == x || isAddr(a)) {
+			switch ref.(type) {
+			case *ssa.Alloc, *ssa.FieldAddr, *ssa.IndexAddr: // x, or an address in it
+				a := ref.(ssa.Value)
 				for _, use := range refs(a) {
 					if st, ok := use.(*ssa.Store); ok && st.Addr == a && (depth > 8 || !natural(st.Val, depth+1)) {
 						return false
@@ -219,11 +220,6 @@ func (r *reader) checked(op *opAt) bool {
 		}
 	}
 	return false
-}
-
-// locked reports a lock taken in fi before op (a serializable transaction locks all).
-func (r *reader) locked(fi *fnInfo, op *opAt, table string, claim bool) bool {
-	return fi.serial || r.lockedAt(fi, op.instr, table, claim, nil)
 }
 
 // lockedAt reports a lock taken in fi before the call at: a lock, a row of another
@@ -305,12 +301,6 @@ func funcName(fn any) string {
 }
 
 var pathRE = regexp.MustCompile(`[\w.~-]+/`)
-
-func isAddr(v ssa.Value) bool {
-	_, f := v.(*ssa.FieldAddr)
-	_, i := v.(*ssa.IndexAddr)
-	return f || i
-}
 
 func fieldColumn(fa *ssa.FieldAddr) string {
 	s := fa.X.Type().(*types.Pointer).Elem().Underlying().(*types.Struct)

@@ -10,6 +10,7 @@ import (
 	"go/types"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 
 	"golang.org/x/tools/go/analysis"
@@ -80,11 +81,10 @@ var factsAnalyzer = &analysis.Analyzer{
 
 func readPackage(pass *analysis.Pass) (any, error) {
 	r := &reader{pass: pass, funcs: map[*ssa.Function]*fnInfo{}, directives: map[*ast.FuncDecl]*directive.Directive{}}
-	relevant := false // it imports a library that sends SQL, or a package that may
-	for _, imp := range pass.Pkg.Imports() {
-		var f PackageFact
-		relevant = relevant || pass.ImportPackageFact(imp, &f) || libraryPaths[imp.Path()]
-	}
+	// It imports a library that sends SQL, or a package that may.
+	relevant := slices.ContainsFunc(pass.Pkg.Imports(), func(imp *types.Package) bool {
+		return pass.ImportPackageFact(imp, new(PackageFact)) || libraryPaths[imp.Path()]
+	})
 	if r.collect(relevant) {
 		r.build()
 	}
@@ -137,12 +137,9 @@ func (r *reader) collect(relevant bool) (sends bool) {
 					}
 				}
 			case *ast.CallExpr:
-				fn, _ := typeutil.Callee(r.pass.TypesInfo, n).(*types.Func)
-				var ff FuncFact
-				if relevant && fn != nil && !sends {
-					t := recvType(fn)
-					sends = fn.Pkg() != r.pass.Pkg && r.pass.ImportObjectFact(fn, &ff)
-					if t != nil {
+				if fn, _ := typeutil.Callee(r.pass.TypesInfo, n).(*types.Func); relevant && fn != nil && !sends {
+					sends = fn.Pkg() != r.pass.Pkg && r.pass.ImportObjectFact(fn, new(FuncFact))
+					if t := recvType(fn); t != nil {
 						lib, _ := r.library(t, "")
 						sends = sends || lib != nil || types.IsInterface(t) && r.implementedBy(t) != t
 					}

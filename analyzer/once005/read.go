@@ -85,9 +85,7 @@ func (r *reader) build() {
 		}
 	}
 	for _, fi := range r.order {
-		r.ensure(fi)
-	}
-	for _, fi := range r.order {
+		r.ensure(fi) // its fact is final: what it calls is read first
 		if obj, ok := fi.fn.Object().(*types.Func); ok && (len(fi.fact.Ops) > 0 || fi.fact.HandlesDup) {
 			r.pass.ExportObjectFact(obj, &fi.fact)
 		}
@@ -159,16 +157,18 @@ func (r *reader) ensure(fi *fnInfo) {
 				continue
 			}
 			var f FuncFact
+			fn := calleeOf(c)
 			if callee := c.StaticCallee(); callee != nil && callee.Pkg != nil && callee.Pkg.Pkg == r.pass.Pkg {
 				r.ensure(r.info(callee))
 				r.helperOps(fi, ci, &r.info(callee).fact, callee.Object())
-			} else if fn := calleeOf(c); fn != nil && fn.Pkg() != r.pass.Pkg && r.pass.ImportObjectFact(fn, &f) {
+			} else if fn != nil && fn.Pkg() != r.pass.Pkg && r.pass.ImportObjectFact(fn, &f) {
 				r.helperOps(fi, ci, &f, fn)
 			}
 			for _, a := range c.Args {
 				if mc, ok := a.(*ssa.MakeClosure); ok {
 					g := r.info(mc.Fn.(*ssa.Function))
-					g.covered = g.covered || runtimeGuard(c)
+					// A runtime guard holding a promise runs its closure under it.
+					g.covered = g.covered || fn != nil && model.GuardHolds(model.FuncName(fn))
 					r.ensure(g)
 					r.helperOps(fi, ci, &g.fact, nil)
 				}
@@ -210,14 +210,6 @@ func (r *reader) helperOps(fi *fnInfo, ci ssa.CallInstruction, f *FuncFact, obj 
 		op.ErrAbsent = absent
 		fi.ops = append(fi.ops, &opAt{sent: sent{op: op, exists: exists, handle: arg(op.Param), row: arg(op.Row)}, instr: ci, via: via})
 	}
-}
-
-// runtimeGuard reports a runtime guard holding a promise: its closure runs under it.
-func runtimeGuard(c *ssa.CallCommon) bool {
-	if fn := calleeOf(c); fn != nil {
-		return model.GuardHolds(model.FuncName(fn))
-	}
-	return false
 }
 
 func (r *reader) follow(op *opAt) *taint {

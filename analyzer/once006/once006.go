@@ -68,13 +68,9 @@ var insertRE = regexp.MustCompile(`(?is)\binsert\s+into\s+((?:"?[a-z_][a-z0-9_$]
 // claim: without the derived conflict clause, or through another handle than the one
 // the function is given.
 func checkTable(pass *analysis.Pass, rep *ignore.Reporter, fn *types.Func, d *directive.Directive) {
-	var given []*types.Var
-	sig := fn.Signature()
-	for p := range sig.Params().Variables() {
-		if t := p.Type(); handles[strings.TrimPrefix(types.TypeString(t, nil), "*")] {
-			given = append(given, p)
-		}
-	}
+	given := slices.DeleteFunc(slices.Collect(fn.Signature().Params().Variables()), func(p *types.Var) bool {
+		return !handles[strings.TrimPrefix(types.TypeString(p.Type(), nil), "*")]
+	})
 	clause := normalize(d.ConflictClause())
 	ast.Inspect(d.Func.Body, func(n ast.Node) bool {
 		call, ok := n.(*ast.CallExpr)

@@ -110,10 +110,8 @@ func attach(tf *token.File, f *ast.File, c *ast.Comment) (token.Pos, token.Pos) 
 				from, to = n.Pos(), n.End()
 				return false
 			}
+		case *ast.BlockStmt: // the statements in it, not the block
 		case ast.Stmt, *ast.GenDecl, *ast.ValueSpec:
-			if _, isBlock := n.(*ast.BlockStmt); isBlock {
-				return true
-			}
 			if l := tf.Line(n.Pos()); (l == line && n.Pos() < c.Slash) || l == line+1 {
 				from, to = n.Pos(), n.End()
 				return false
@@ -146,12 +144,8 @@ func NewReporter(pass *analysis.Pass, idx *Index, code string) *Reporter {
 func (r *Reporter) Report(d analysis.Diagnostic) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	at := []token.Pos{d.Pos}
-	for _, rel := range d.Related {
-		at = append(at, rel.Pos)
-	}
 	for _, ig := range r.idx.List {
-		if slices.ContainsFunc(at, func(p token.Pos) bool { return ig.Covers(p, r.code) }) {
+		if ig.Covers(d.Pos, r.code) || slices.ContainsFunc(d.Related, func(rel analysis.RelatedInformation) bool { return ig.Covers(rel.Pos, r.code) }) {
 			r.used[ig] = true
 			return
 		}

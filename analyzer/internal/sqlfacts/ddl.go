@@ -33,6 +33,7 @@ var (
 	keyRE        = regexp.MustCompile(`\b(primary\s+key|unique)\b`)
 	generatedRE  = regexp.MustCompile(`serial\b|\bidentity\b|\bdefault\b|auto_?increment`)
 	notColumnRE  = regexp.MustCompile(`^(?:constraint|check|foreign|exclude|like|index|key|fulltext|spatial)\b`)
+	notNewlineRE = regexp.MustCompile(`[^\n]`)
 )
 
 // ParseDDL returns the unique constraints, unique indexes (partial too) and primary
@@ -79,14 +80,8 @@ func items(table string, list []string, alter bool) []Unique {
 	return out
 }
 
-func blank(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '\n' {
-			return r
-		}
-		return ' '
-	}, s)
-}
+// blank writes a space for each character of s but a newline.
+func blank(s string) string { return notNewlineRE.ReplaceAllLiteralString(s, " ") }
 
 func inParens(s string, open int) string {
 	depth := 0

@@ -84,10 +84,9 @@ func TagUniques(table string, st *types.Struct) []Unique {
 	fs, tags := flat(st)
 	for i, f := range fs {
 		tag := tags[i]
-		col, low, isInt := Column(f.Name(), tag), strings.ToLower(tag), false
-		if b, ok := f.Type().Underlying().(*types.Basic); ok {
-			isInt = b.Info()&types.IsInteger != 0
-		}
+		col, low := Column(f.Name(), tag), strings.ToLower(tag)
+		b, _ := f.Type().Underlying().(*types.Basic)
+		isInt := b != nil && b.Info()&types.IsInteger != 0
 		if f.Name() == "ID" || f.Name() == "Id" {
 			id, idInt = col, isInt
 		}
