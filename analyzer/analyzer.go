@@ -44,6 +44,13 @@ type Coverage = model.Coverage
 // Effect is one effect, or open interface call, a Coverage lists.
 type Effect = model.Effect
 
+// RequestClass is the class of an Effect that is a POST or PATCH no catalogue entry
+// classifies: a finding only where the code's own retry repeats it.
+const RequestClass = model.RequestClass
+
+// RequestFix is the fix a finding on such a request names.
+const RequestFix = model.RequestFix
+
 // Analyzers are the checks with the built-in catalogue.
 var Analyzers = New(&Config{})
 

@@ -15,8 +15,8 @@
 //     catalogue names), a Temporal activity, what follows a message received from a broker
 //     that delivers it again until it is acknowledged, a loop a timer turns (a hand-written
 //     scheduler: a wait on a ticker, time.After or time.Sleep in a loop that goes on until
-//     stopped), a retry loop (a loop that calls again only after the call failed), a retry
-//     helper or a client that retries by itself;
+//     stopped), a retry loop (a loop that calls again only after the call failed, or after
+//     a literal recorded its failure), a retry helper or a client that retries by itself;
 //   - nothing on the way covers it: no //once: promise (of a kind that covers, keyed by
 //     values the effect's content derives from), no runtime guard around it, no claim
 //     declared with table= taken before it, and no stable idempotency key the way its
@@ -29,6 +29,11 @@
 //
 // With -strict (for code that has adopted once), every catalogued effect no promise
 // covers is reported where the package's code is entered, a repeat path or not.
+//
+// A POST or PATCH to an endpoint no catalogue entry names is listed in the coverage, and
+// is reported only where the code's own retry repeats it (a retry loop, a retry helper, a
+// client that posts again by itself) with no idempotency key: HTTP does not let a client
+// repeat such a request unasked (RFC 9110, 9.2.2).
 //
 // An email or a text whose content is made fresh for the call (a one-time code from a
 // random source on the way) is new work each time, not a duplicate: it is reported only

@@ -47,6 +47,9 @@ func diagnostic(f *model.Finding) analysis.Diagnostic {
 	if len(e.Impls) > 0 {
 		d.Message += fmt.Sprintf(", or on the call: %d implementations perform effects", len(e.Impls))
 	}
+	if e.Class == model.RequestClass {
+		d.Message += ", or " + model.RequestFix
+	}
 	for _, r := range f.Repeats {
 		d.Related = append(d.Related, analysis.RelatedInformation{Pos: r.Pos, Message: "runs it again: " + r.What})
 	}

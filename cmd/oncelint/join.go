@@ -20,7 +20,8 @@ import (
 // imports.
 //
 // An implementation's effect counts when its own package did not report it already, no
-// ignore covers it, and it is not fresh content (a new code each time) unless -strict. A call
+// ignore covers it, it is not fresh content (a new code each time) unless -strict, and,
+// for a request no catalogue entry classifies, when the call's repeat is a retry. A call
 // some package already reported (through the implementations it sees) is left as it is.
 func (r *report) join(strict bool) {
 	reported := map[string]bool{} // a call a package already reported is not reported again
@@ -42,7 +43,7 @@ func (r *report) join(strict bool) {
 			j := bySite[open.Site]
 			if j == nil {
 				d := &diag{Posn: open.Site, End: open.Site, Category: "ONCE001", pkg: c.Package, check: "once001"}
-				sites, types, what := r.implementationSites(open, strict)
+				sites, types, what, request := r.implementationSites(open, strict)
 				if len(sites) == 0 {
 					continue
 				}
@@ -56,6 +57,9 @@ func (r *report) join(strict bool) {
 				} else {
 					d.Message = fmt.Sprintf("call of %s %s with no //once: promise, on a path that runs it again: a repeat %s again; declare a promise on %s, or on the call: %s (ONCE001)",
 						open.Via, what, what, open.Func, impls)
+				}
+				if request {
+					d.Message = strings.TrimSuffix(d.Message, " (ONCE001)") + ", or " + analyzer.RequestFix + " (ONCE001)"
 				}
 				for _, s := range sites {
 					d.Related = append(d.Related, related{Posn: s, End: s, Message: "an implementation's effect"})
@@ -85,9 +89,9 @@ func (r *report) join(strict bool) {
 }
 
 // implementationSites returns the sites of the effects the open call's method performs in
-// the run's implementations of its interface, how many implementations make them, and what
-// the first one does.
-func (r *report) implementationSites(open analyzer.Effect, strict bool) (sites []string, types int, what string) {
+// the run's implementations of its interface, how many implementations make them, what
+// the first one does, and whether that is a request no catalogue entry classifies.
+func (r *report) implementationSites(open analyzer.Effect, strict bool) (sites []string, types int, what string, request bool) {
 	for _, c := range r.cover {
 		for _, im := range c.Impls {
 			if !implements(im.Methods, open.Iface) {
@@ -95,7 +99,10 @@ func (r *report) implementationSites(open analyzer.Effect, strict bool) (sites [
 			}
 			n := len(sites)
 			for _, e := range im.Effects[open.Method] {
-				if e.Site != "" && !e.Reported && !e.Ignored && (strict || !e.Fresh) {
+				if e.Site != "" && !e.Reported && !e.Ignored && (strict || !e.Fresh) && (e.Class != analyzer.RequestClass || open.Retried) {
+					if what == "" {
+						request = e.Class == analyzer.RequestClass
+					}
 					sites, what = append(sites, e.Site), cmp.Or(what, e.What)
 				}
 			}
@@ -104,7 +111,7 @@ func (r *report) implementationSites(open analyzer.Effect, strict bool) (sites [
 			}
 		}
 	}
-	return sites, types, what
+	return sites, types, what, request
 }
 
 // implements reports whether a method set (sorted) holds every method of an interface.

@@ -296,6 +296,38 @@ func TestVendored_DependencyEffectAtTheCall(t *testing.T) {
 	}
 }
 
+// A POST no catalogue entry classifies is a finding only where the module's own code
+// retries it: a hook registered from a package the relay does not import, fired in the
+// relay's loop of attempts (joined by the standalone run), and the module's own client that
+// posts again after an error. The same hook fired once per HTTP request, a vendored client
+// that retries by itself (its knowledge of the API it was written for), and a vendored
+// batcher posting from a goroutine of its own are listed in the coverage, not reported.
+func TestRetriedRequests_AreFindingsWhereTheModuleRetries(t *testing.T) {
+	t.Parallel()
+	const own = "server/main.go:19:6: call of httpx.Post sends a POST request with no //once: promise, on a path that runs it again"
+	out, code := run(t, "hooks", nil, oncelint, "./...")
+	for _, want := range []string{
+		"relay/relay.go:24:14: call of (relay.Hook).Fire sends a POST request with no //once: promise, on a path that runs it again: a repeat sends a POST request again; declare a promise on relay.Retry, or on the call: an implementation in a package it does not import performs effects, or send an idempotency key the receiver honours",
+		"relay/relay.go:24:14: \truns it again: the retry loop of relay.Retry",
+		"webhook/webhook.go:24:15: \tan implementation's effect",
+		own,
+		"server/main.go:19:16: \truns it again: the retrying client httpx.Post",
+		"1 through (*example.com/courier.Client).Post, sent again on failure",
+		"1 through example.com/courier.Start, sent again on failure",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("want %q:\n%s", want, out)
+		}
+	}
+	if code != 3 || count(out, "(ONCE001)") != 2 {
+		t.Errorf("exit code %d; want the two retried requests reported, and nothing else:\n%s", code, out)
+	}
+	out, code = run(t, "hooks", nil, "go", "vet", "-vettool="+oncelint, "./...")
+	if code == 0 || !strings.Contains(out, own) || strings.Contains(out, "relay.go") || count(out, "(ONCE001)") != 1 {
+		t.Errorf("go vet: exit code %d; want the module's own retrying client and no joined finding:\n%s", code, out)
+	}
+}
+
 // A sink registered from a package the dispatcher does not import is reached through the
 // dispatcher's interface: the standalone run joins the interface call on a retry path with
 // that implementation's email. The sink that only records is not counted; the call with

@@ -32,13 +32,13 @@ type coverage struct {
 }
 
 func (c *coverage) site(e *eff) {
-	if !e.open() {
+	if e.known() {
 		c.sites[e.Site] = e.Class
 	}
 }
 
 func (c *coverage) cover(e *eff, by string) {
-	if _, ok := c.covered[e.Site]; !ok && e.Site != "" && !e.open() {
+	if _, ok := c.covered[e.Site]; !ok && e.Site != "" && e.known() {
 		c.covered[e.Site] = by
 	}
 }

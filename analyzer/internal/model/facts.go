@@ -120,6 +120,9 @@ type Effect struct {
 	// covers Site.
 	Reported bool
 	Ignored  bool
+	// Retried marks a repeat by the code's own retry: a retry loop, a retrying client or
+	// a retry helper. It is the one repeat that makes a request of RequestClass a finding.
+	Retried bool
 	// Impls are the sites of the implementations an interface call reaches. Iface (its
 	// method set, as methodKey writes it) and Method mark an open call instead: one through
 	// an interface no implementation in sight answers.
@@ -127,6 +130,18 @@ type Effect struct {
 	Iface  []string
 	Method string
 }
+
+// RequestClass is the class of a POST or PATCH no catalogue entry classifies. HTTP does
+// not let a client repeat such a request on its own (RFC 9110, 9.2.2): it is a finding when
+// the code's own retry repeats it, and only then.
+const RequestClass = "request"
+
+// RequestFix is the fix a finding on such a request adds to the promise.
+const RequestFix = "send an idempotency key the receiver honours: HTTP does not let a client repeat such a request unasked (RFC 9110, 9.2.2)"
+
+// known reports whether e is an effect the catalogue classifies: not an open interface
+// call, nor a request of RequestClass.
+func (e *Effect) known() bool { return !e.open() && e.Class != RequestClass }
 
 // Send is a request sent through a transport to an endpoint no catalogue entry names.
 type Send struct {
@@ -141,8 +156,9 @@ type Send struct {
 	// URL holds the URL's constant parts known so far; Lead marks the first as its start.
 	URL  []string
 	Lead bool
-	// Retries marks a client that sends again by itself.
-	Retries bool
+	// Retries marks a client that sends again by itself. Async marks a send a goroutine
+	// the call starts makes: a background worker's, not the call's own.
+	Retries, Async bool
 	// Site is where the send became definite, in the analysed code.
 	Site string
 }

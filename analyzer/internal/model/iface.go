@@ -64,6 +64,12 @@ func (a *analyzer) invoke(u *unit, f *ssa.Function, call ssa.CallInstruction, c 
 		return
 	}
 	first := groups[0][0]
+	for _, g := range groups {
+		if g[0].known() {
+			first = g[0] // what a classified effect does names the call
+			break
+		}
+	}
 	one := &eff{Effect: Effect{Site: a.posString(call.Pos()), Func: Display(u.obj), Via: Display(m), What: first.What, Class: first.Class, Fresh: true}, pos: call.Pos()}
 	for _, g := range groups {
 		for _, e := range g {
@@ -174,9 +180,13 @@ func (a *analyzer) openCall(u *unit, f *ssa.Function, call ssa.CallInstruction, 
 // ownInterface reports whether m is a method of an interface declared in the analysed
 // module, whose implementations the driver sees.
 func (a *analyzer) ownInterface(m *types.Func) bool {
+	return a.user && a.pass.Module != nil && a.pass.Module.Path != "" && a.own(m.Pkg()) && types.IsInterface(recvType(m))
+}
+
+// own reports whether p is this package or another of the analysed module.
+func (a *analyzer) own(p *types.Package) bool {
 	mod := a.pass.Module
-	return a.user && mod != nil && mod.Path != "" && m.Pkg() != nil && types.IsInterface(recvType(m)) &&
-		(m.Pkg().Path() == mod.Path || strings.HasPrefix(m.Pkg().Path(), mod.Path+"/"))
+	return p == a.pass.Pkg || a.user && p != nil && mod != nil && mod.Path != "" && (p.Path() == mod.Path || strings.HasPrefix(p.Path(), mod.Path+"/"))
 }
 
 // closedOnly drops open calls: an implementation is known by the effects it performs.

@@ -61,31 +61,41 @@ func callee(call ssa.CallInstruction) string {
 	return ""
 }
 
-// innermostLoop returns the header and blocks of the smallest natural loop holding b: a
-// back edge's target h, and every block reaching the edge's source without passing h.
+// innermostLoop returns the header and blocks of the smallest natural loop holding b.
 func innermostLoop(f *ssa.Function, b *ssa.BasicBlock) (*ssa.BasicBlock, map[*ssa.BasicBlock]bool) {
 	var header *ssa.BasicBlock
-	var best map[*ssa.BasicBlock]bool
+	all := loops(f)
+	for h, body := range all {
+		if body[b] && (header == nil || len(body) < len(all[header])) {
+			header = h
+		}
+	}
+	return header, all[header]
+}
+
+// loops returns f's natural loops: each back edge's target, and every block reaching one of
+// its back edges' sources without passing it.
+func loops(f *ssa.Function) map[*ssa.BasicBlock]map[*ssa.BasicBlock]bool {
+	out := map[*ssa.BasicBlock]map[*ssa.BasicBlock]bool{}
 	for _, src := range f.Blocks {
 		for _, h := range src.Succs {
 			if !h.Dominates(src) {
 				continue
 			}
-			body, stack := map[*ssa.BasicBlock]bool{h: true}, []*ssa.BasicBlock{src}
-			for len(stack) > 0 {
+			if out[h] == nil {
+				out[h] = map[*ssa.BasicBlock]bool{h: true}
+			}
+			for stack := []*ssa.BasicBlock{src}; len(stack) > 0; {
 				x := stack[len(stack)-1]
 				stack = stack[:len(stack)-1]
-				if !body[x] {
-					body[x] = true
+				if !out[h][x] {
+					out[h][x] = true
 					stack = append(stack, x.Preds...)
 				}
 			}
-			if body[b] && (best == nil || len(body) < len(best)) {
-				header, best = h, body
-			}
 		}
 	}
-	return header, best
+	return out
 }
 
 // iterates reports whether the loop headed by h goes over a collection or counts: its test

@@ -1,23 +1,27 @@
 package model
 
 import (
+	"cmp"
+	"go/constant"
 	"go/token"
 	"go/types"
+	"maps"
 	"slices"
 
 	"golang.org/x/tools/go/ssa"
 )
 
-// retryLoop reports whether call is made again only after it failed: it sits in a loop,
-// and every way back to it passes a branch taken when its error is non-nil or its HTTP
-// answer's status is tested. A loop over items, or a pagination, calls again after a
-// success too, and is no retry.
+// retryLoop reports whether call is made again only after it failed: a loop holds it
+// whose every way back from it passes a branch taken when its error is non-nil or its
+// HTTP answer's status is tested. A loop over items, or a pagination, calls again after a
+// success too, and is no retry; a loop of attempts inside one over items is. A literal
+// may record its call's failure in a variable of the function around it (the tokens to
+// send again), which loops around the literal while the variable holds any.
 func retryLoop(f *ssa.Function, call ssa.Instruction) bool {
 	v, ok := call.(*ssa.Call)
 	if !ok || f.Blocks == nil {
 		return false
 	}
-	home := call.Block()
 	failure := map[[2]*ssa.BasicBlock]bool{} // edges taken on failure
 	for _, out := range outcomes(v) {
 		for _, ifs := range branchesOn(out) {
@@ -34,7 +38,88 @@ func retryLoop(f *ssa.Function, call ssa.Instruction) bool {
 			}
 		}
 	}
-	return len(failure) > 0 && reaches(home, home, nil) && !reaches(home, home, failure)
+	if retries(f, call.Block(), failure) {
+		return true
+	}
+	if f.Parent() == nil {
+		return false
+	}
+	recorded := map[[2]*ssa.BasicBlock]bool{} // the parent's edges taken once a failure is recorded
+	for st := range instrs[*ssa.Store](f) {
+		fv, ok := st.Addr.(*ssa.FreeVar)
+		if !ok || !reaches(call.Block(), st.Block(), nil) || reaches(call.Block(), st.Block(), failure) || binding(fv) == nil {
+			continue
+		}
+		for _, r := range refs(binding(fv)) {
+			if load, ok := r.(*ssa.UnOp); ok {
+				for _, ifs := range branchesOn(load) {
+					if c, ok := emptyValue(ifs.Cond, load).(constant.Value); ok && c.Kind() == constant.Bool {
+						b := ifs.Block()
+						recorded[[2]*ssa.BasicBlock{b, b.Succs[map[bool]int{true: 1}[constant.BoolVal(c)]]}] = true
+					}
+				}
+			}
+		}
+	}
+	for mc := range instrs[*ssa.MakeClosure](f.Parent()) {
+		if mc.Fn == f && retries(f.Parent(), mc.Block(), recorded) {
+			return true
+		}
+	}
+	return false
+}
+
+// retries reports whether a loop holds home whose every way back to its header from home
+// passes an edge of failure.
+func retries(f *ssa.Function, home *ssa.BasicBlock, failure map[[2]*ssa.BasicBlock]bool) bool {
+	for h, body := range loops(f) {
+		if len(failure) == 0 || !body[home] {
+			continue
+		}
+		leave, skip := map[[2]*ssa.BasicBlock]bool{}, maps.Clone(failure)
+		for b := range body {
+			for _, s := range b.Succs {
+				if !body[s] {
+					leave[[2]*ssa.BasicBlock{b, s}], skip[[2]*ssa.BasicBlock{b, s}] = true, true
+				}
+			}
+		}
+		if reaches(home, h, leave) && !reaches(home, h, skip) {
+			return true
+		}
+	}
+	return false
+}
+
+// emptyValue evaluates v, a condition on a variable's loaded value, as it holds while the
+// variable is empty (no length, zero, false or nil), or returns nil.
+func emptyValue(v, load ssa.Value) any {
+	switch x := v.(type) {
+	case *ssa.Const:
+		return cmp.Or(x.Value, constant.MakeInt64(0)) // nil compares as none
+	case *ssa.UnOp:
+		if x == load {
+			if b, ok := x.Type().Underlying().(*types.Basic); ok && b.Info()&types.IsBoolean != 0 {
+				return constant.MakeBool(false)
+			}
+			return constant.MakeInt64(0)
+		}
+		if c, ok := emptyValue(x.X, load).(constant.Value); ok && x.Op == token.NOT && c.Kind() == constant.Bool {
+			return constant.UnaryOp(token.NOT, c, 0)
+		}
+	case *ssa.Call:
+		if b, ok := x.Call.Value.(*ssa.Builtin); ok && b.Object() == types.Universe.Lookup("len") && x.Call.Args[0] == load {
+			return constant.MakeInt64(0)
+		}
+	case *ssa.BinOp:
+		l, okl := emptyValue(x.X, load).(constant.Value)
+		r, okr := emptyValue(x.Y, load).(constant.Value)
+		ordered := x.Op == token.LSS || x.Op == token.LEQ || x.Op == token.GTR || x.Op == token.GEQ
+		if okl && okr && l.Kind() == r.Kind() && (x.Op == token.EQL || x.Op == token.NEQ || ordered && l.Kind() == constant.Int) {
+			return constant.MakeBool(constant.Compare(l, x.Op, r))
+		}
+	}
+	return nil
 }
 
 // outcomes returns the values by which a call's failure is seen: its error, and the

@@ -152,7 +152,7 @@ func (a *analyzer) decide() {
 
 // judge reports e if it is on a repeat path (or -strict asks) and not yet reported.
 func (a *analyzer) judge(e *eff, strictTop bool) {
-	if e.Site == "" || e.Reported || e.Ignored || e.Repeat == "" && !strictTop || e.Fresh && !a.cfg.Strict {
+	if e.Site == "" || e.Reported || e.Ignored || e.Repeat == "" && !strictTop || e.Fresh && !a.cfg.Strict || e.Class == RequestClass && !e.Retried {
 		return
 	}
 	e.Reported = true

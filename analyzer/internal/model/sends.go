@@ -28,7 +28,7 @@ func (a *analyzer) transport(u *unit, f *ssa.Function, call ssa.CallInstruction,
 	} else {
 		a.requestOf(u, sigArg(common, fn, *t.Request), &s)
 	}
-	a.resolveSend(u, f, call, c, Display(fn), s)
+	a.resolveSend(u, f, call, c, Display(fn), s, t.Retries)
 }
 
 // mapSend finishes a callee's send with the arguments of the call.
@@ -45,13 +45,18 @@ func (a *analyzer) mapSend(u *unit, f *ssa.Function, call ssa.CallInstruction, c
 	fill(&ns.MethodParam, a.methodOf)
 	fill(&ns.URLParam, a.urlOf)
 	fill(&ns.ReqParam, a.requestOf)
+	if _, ok := call.(*ssa.Go); !a.user && (ok || c != nil && c.async) {
+		ns.Async = true // a dependency's background worker sends it
+	}
 	if ns.Boundary == "" && a.user {
 		ns.Boundary = FuncName(fn)
 	}
-	a.resolveSend(u, f, call, c, Display(fn), ns)
+	// A dependency's own retries are its knowledge of the API it sends to; only the
+	// module's count as a retry of a request no catalogue entry classifies.
+	a.resolveSend(u, f, call, c, Display(fn), ns, ns.Retries && a.own(fn.Pkg()))
 }
 
-func (a *analyzer) resolveSend(u *unit, f *ssa.Function, call ssa.CallInstruction, c *ctx, via string, s Send) {
+func (a *analyzer) resolveSend(u *unit, f *ssa.Function, call ssa.CallInstruction, c *ctx, via string, s Send, client bool) {
 	if s.Method != "" && s.Method != "POST" && s.Method != "PATCH" {
 		return // GET reads; PUT and DELETE leave what the first left (RFC 9110)
 	}
@@ -95,6 +100,14 @@ func (a *analyzer) resolveSend(u *unit, f *ssa.Function, call ssa.CallInstructio
 	s.Site = a.posString(call.Pos())
 	if a.inPackage(call.Pos()) {
 		a.cov.sends = append(a.cov.sends, s)
+	}
+	if (s.Method == "POST" || s.Method == "PATCH") && !s.Async && !a.headerSet(f, slices.Collect(maps.Keys(a.cat.KeyHeaders()))) {
+		// The coverage lists it; the code's own retry of it is a finding as well.
+		ef := &eff{Effect: Effect{Site: s.Site, Func: Display(u.obj), Via: via, What: "sends a " + s.Method + " request", Class: RequestClass}, pos: call.Pos()}
+		if client {
+			ef.retriedBy(&root{what: "the retrying client " + via, pos: call.Pos()})
+		}
+		a.addEffect(u, f, call, c, ef)
 	}
 }
 

@@ -170,7 +170,7 @@ func lastingSet(u *unit, v ssa.Value) string {
 // effectAfter returns an effect of the unit the check's branch leads to.
 func effectAfter(u *unit, c setCheck) *eff {
 	for _, e := range u.effs {
-		if behind(c, e) && e.closed() {
+		if behind(c, e) && e.known() {
 			return e
 		}
 	}

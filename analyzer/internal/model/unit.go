@@ -47,9 +47,8 @@ type eff struct {
 	implPos   []token.Pos
 }
 
-// open reports an open interface call (see openCall); closed, an effect.
+// open reports an open interface call (see openCall), not an effect.
 func (e *Effect) open() bool { return len(e.Iface) > 0 }
-func (e *eff) closed() bool  { return !e.open() }
 
 // root is code a framework or a retry runs again.
 type root struct {
@@ -64,6 +63,14 @@ func (e *eff) repeatBy(r *root) {
 	}
 }
 
+// retriedBy records that the code's own retry r, if any, runs e again.
+func (e *eff) retriedBy(r *root) {
+	if r != nil {
+		e.repeatBy(r)
+		e.Retried = true
+	}
+}
+
 // ctx is what runs a function literal: a guard (its effects are covered), a retry helper
 // or a framework (its effects repeat; a framework's are reported here, not propagated).
 type ctx struct {
@@ -71,6 +78,7 @@ type ctx struct {
 	repeat *root
 	root   *root
 	worker string // the queue a worker started with go receives from
+	async  bool   // started with go: its sends are not its caller's
 }
 
 type guardCtx struct {
@@ -119,6 +127,9 @@ func (a *analyzer) analyse() {
 	a.findRoots()
 	a.findSets()
 	a.decide()
+	for _, u := range a.units {
+		u.fact = nil // made again with what decide reported: a caller does not report it twice
+	}
 	a.bypasses()
 	a.export()
 }
@@ -167,7 +178,7 @@ func (a *analyzer) promise(u *unit, d *directive.Directive) {
 	for _, k := range d.Key {
 		key.params |= a.exprParams(u, k.Text)
 	}
-	if i := slices.IndexFunc(u.effs, (*eff).closed); !HoldsPaidEffect(d.Kind) && i >= 0 {
+	if i := slices.IndexFunc(u.effs, func(e *eff) bool { return e.known() }); !HoldsPaidEffect(d.Kind) && i >= 0 {
 		a.res.Requests = append(a.res.Requests, &RequestFinding{Pos: d.Func.Name.Pos(), Guard: "the //once:" + string(d.Kind) + " promise on " + Display(u.obj), Effect: u.effs[i].Effect})
 		for _, e := range u.effs {
 			e.Reported = true // ONCE006's finding: one per mistake
@@ -240,7 +251,7 @@ func (a *analyzer) closureCtx(u *unit, f, anon *ssa.Function, parent *ctx) *ctx 
 		c.root = &root{what: r.Root, pos: anon.Pos()}
 	}
 	if slices.Contains(started(f), anon) {
-		c.worker = workerQueue(anon)
+		c.worker, c.async = workerQueue(anon), true
 	}
 	for _, v := range closureValues(f, anon) {
 		for _, r := range refs(v) {
@@ -478,9 +489,9 @@ func (a *analyzer) mergeCall(u *unit, f *ssa.Function, call ssa.CallInstruction,
 		if ne == nil {
 			continue
 		}
-		ne.repeatBy(repeat)
-		if s.Retries && ne.Repeat == "" {
-			ne.Repeat, ne.repeatPos = Display(fn)+" sends again by itself after a failure", call.Pos()
+		ne.retriedBy(repeat)
+		if s.Retries && ne.known() { // a request is retried only where its own send is
+			ne.retriedBy(&root{what: Display(fn) + " sends again by itself after a failure", pos: call.Pos()})
 		}
 		a.addEffect(u, f, call, c, ne)
 	}
@@ -544,10 +555,10 @@ func (a *analyzer) addEffect(u *unit, f *ssa.Function, call ssa.Instruction, c *
 		return
 	}
 	e.at = cmp.Or(e.at, call)
-	if e.Repeat == "" {
-		if retryLoop(f, call) {
-			e.Repeat, e.repeatPos = "the retry loop of "+Display(u.obj), call.Pos()
-		} else if timerLoop(f, call) {
+	if retryLoop(f, call) {
+		e.retriedBy(&root{what: "the retry loop of " + Display(u.obj), pos: call.Pos()})
+	} else if e.Repeat == "" {
+		if timerLoop(f, call) {
 			e.Repeat, e.repeatPos = "the loop of "+Display(u.obj)+" that a timer turns: what failed, or was not recorded as done, is done again at the next turn, and every replica runs it", call.Pos()
 		} else if r := a.delivered(f, call); r != nil {
 			e.Repeat, e.repeatPos = r.what, r.pos
@@ -560,7 +571,7 @@ func (a *analyzer) addEffect(u *unit, f *ssa.Function, call ssa.Instruction, c *
 		}
 	}
 	if c != nil && c.guard != nil {
-		if !e.open() {
+		if e.known() {
 			c.guard.effs = append(c.guard.effs, e)
 			e.Reported = e.Reported || !HoldsPaidEffect(c.guard.kind) // ONCE006's finding: one per mistake
 		}
@@ -573,7 +584,7 @@ func (a *analyzer) addEffect(u *unit, f *ssa.Function, call ssa.Instruction, c *
 		}
 	}
 	if c != nil {
-		e.repeatBy(c.repeat)
+		e.retriedBy(c.repeat)
 	}
 	if c != nil && c.root != nil {
 		e.repeatBy(c.root)

@@ -5,6 +5,8 @@ package retries
 import (
 	"context"
 	"errors"
+	"net/smtp"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
@@ -50,9 +52,82 @@ func Each(ctx context.Context, client *openai.Client, prompts []string) error {
 	return errors.Join(errs...)
 }
 
-// Pages posts a GET-like search to a read endpoint: no effect at all.
+// Verify posts to a read endpoint: no effect at all.
 func Verify(token string) error {
 	c := retryablehttp.NewClient()
 	_, err := c.Post("https://www.google.com/recaptcha/api/siteverify", "application/x-www-form-urlencoded", token)
 	return err
+}
+
+// Broadcast mails every address from a goroutine of its own, gathers the addresses whose
+// send failed, and mails those again: a send that timed out after the server took the
+// message delivers it twice.
+func Broadcast(addrs []string, msg []byte) {
+	var mu sync.Mutex
+again:
+	var failed []string
+	var wg sync.WaitGroup
+	for _, to := range addrs {
+		wg.Add(1)
+		go func(to string) {
+			defer wg.Done()
+			if err := smtp.SendMail("mail.example.com:25", nil, "shop@example.com", []string{to}, msg); err != nil { // want `call of smtp.SendMail sends the email with no //once: promise, on a path that runs it again`
+				mu.Lock()
+				failed = append(failed, to)
+				mu.Unlock()
+			}
+		}(to)
+	}
+	wg.Wait()
+	if len(failed) > 0 {
+		addrs = failed
+		goto again
+	}
+}
+
+// Gather mails every address once, from goroutines, and returns those that failed: nothing
+// mails them again.
+func Gather(addrs []string, msg []byte) []string {
+	var mu sync.Mutex
+	var failed []string
+	var wg sync.WaitGroup
+	for _, to := range addrs {
+		wg.Add(1)
+		go func(to string) {
+			defer wg.Done()
+			if err := smtp.SendMail("mail.example.com:25", nil, "shop@example.com", []string{to}, msg); err != nil {
+				mu.Lock()
+				failed = append(failed, to)
+				mu.Unlock()
+			}
+		}(to)
+	}
+	wg.Wait()
+	return failed
+}
+
+// Pages mails each page of addresses from goroutines, counting the sends made, failed or
+// not, and goes on to the next page while the last one sent anything: the loop goes on
+// after successes, and retries nothing.
+func Pages(next func() []string, msg []byte) {
+	var mu sync.Mutex
+more:
+	var made []string
+	var wg sync.WaitGroup
+	for _, to := range next() {
+		wg.Add(1)
+		go func(to string) {
+			defer wg.Done()
+			if err := smtp.SendMail("mail.example.com:25", nil, "shop@example.com", []string{to}, msg); err != nil {
+				return
+			}
+			mu.Lock()
+			made = append(made, to)
+			mu.Unlock()
+		}(to)
+	}
+	wg.Wait()
+	if len(made) > 0 {
+		goto more
+	}
 }
