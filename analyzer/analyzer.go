@@ -45,23 +45,19 @@ type Coverage = model.Coverage
 type Effect = model.Effect
 
 // RequestClass is the class of an Effect that is a POST or PATCH no catalogue entry
-// classifies: a finding only where the code's own retry repeats it.
-const RequestClass = model.RequestClass
-
-// RequestFix is the fix a finding on such a request names.
-const RequestFix = model.RequestFix
+// classifies, a finding only where the module's own code retries it; RequestFix is the fix
+// such a finding names.
+const RequestClass, RequestFix = model.RequestClass, model.RequestFix
 
 // Analyzers are the checks with the built-in catalogue.
 var Analyzers = New(&Config{})
 
 // New returns the checks configured by cfg, sharing one analysis.
-func New(cfg *Config) []*analysis.Analyzer { return withCoverage(cfg)[:7] }
+func New(cfg *Config) []*analysis.Analyzer { return NewCommand(cfg)[:7] }
 
 // NewCommand returns the checks configured by cfg and, last, the analyzer that reports
 // each package's coverage when Summary is set: what oncelint runs under go vet.
-func NewCommand(cfg *Config) []*analysis.Analyzer { return withCoverage(cfg) }
-
-func withCoverage(cfg *Config) []*analysis.Analyzer {
+func NewCommand(cfg *Config) []*analysis.Analyzer {
 	m := model.New(func() model.Config {
 		return model.Config{Catalogs: cfg.Catalogs, Strict: cfg.Strict, Summary: cfg.Summary}
 	})

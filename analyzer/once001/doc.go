@@ -30,10 +30,9 @@
 // With -strict (for code that has adopted once), every catalogued effect no promise
 // covers is reported where the package's code is entered, a repeat path or not.
 //
-// A POST or PATCH to an endpoint no catalogue entry names is listed in the coverage, and
-// is reported only where the code's own retry repeats it (a retry loop, a retry helper, a
-// client that posts again by itself) with no idempotency key: HTTP does not let a client
-// repeat such a request unasked (RFC 9110, 9.2.2).
+// A POST or PATCH to an endpoint no catalogue entry names is in the coverage, reported only
+// where the module's own retry repeats it with no idempotency key, its answer unread: HTTP
+// does not let a client repeat such a request unasked (RFC 9110, 9.2.2).
 //
 // An email or a text whose content is made fresh for the call (a one-time code from a
 // random source on the way) is new work each time, not a duplicate: it is reported only

@@ -25,21 +25,10 @@ type Coverage struct {
 	Impls []Impl   `json:"impls,omitempty"`
 }
 
-type coverage struct {
-	sites, covered map[string]string
-	sends          []Send
-	open           []Effect
-}
-
-func (c *coverage) site(e *eff) {
-	if e.known() {
-		c.sites[e.Site] = e.Class
-	}
-}
-
-func (c *coverage) cover(e *eff, by string) {
-	if _, ok := c.covered[e.Site]; !ok && e.Site != "" && e.known() {
-		c.covered[e.Site] = by
+// cover records that by covers e's site, unless something already does.
+func (c *Coverage) cover(e *eff, by string) {
+	if _, ok := c.Covered[e.Site]; !ok && e.Site != "" && e.known() {
+		c.Covered[e.Site] = by
 	}
 }
 
@@ -48,8 +37,9 @@ func (a *analyzer) coverage(analysed bool) {
 	if !a.cfg.Summary || len(a.pass.Files) == 0 {
 		return
 	}
-	sort.Slice(a.cov.sends, func(i, j int) bool { return a.cov.sends[i].Site < a.cov.sends[j].Site })
-	b, err := json.Marshal(Coverage{Package: a.pass.Pkg.Path(), Analysed: analysed, Sites: a.cov.sites, Covered: a.cov.covered, Sends: a.cov.sends, Open: a.cov.open, Impls: a.impls()})
+	sort.Slice(a.cov.Sends, func(i, j int) bool { return a.cov.Sends[i].Site < a.cov.Sends[j].Site })
+	a.cov.Package, a.cov.Analysed, a.cov.Impls = a.pass.Pkg.Path(), analysed, a.impls()
+	b, err := json.Marshal(a.cov)
 	if err == nil {
 		a.res.coverage = string(b)
 	}

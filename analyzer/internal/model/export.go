@@ -52,12 +52,11 @@ func (a *analyzer) factOf(u *unit) *FuncFact {
 func (a *analyzer) export() {
 	any := false
 	for _, u := range a.sortedUnits() {
-		f := a.factOf(u)
-		if f.empty() || !exportable(u.obj) {
-			continue
+		u.fact = nil // made again with what decide reported: a caller does not report it twice
+		if f := a.factOf(u); !f.empty() && exportable(u.obj) {
+			a.pass.ExportObjectFact(u.obj, f)
+			any = true
 		}
-		a.pass.ExportObjectFact(u.obj, f)
-		any = true
 	}
 	pf := &PackageFact{Impls: a.impls(), RootTypes: slices.Sorted(maps.Keys(a.rootTypes))}
 	if any || len(pf.Impls) > 0 || len(pf.RootTypes) > 0 {

@@ -131,13 +131,12 @@ type Effect struct {
 	Method string
 }
 
-// RequestClass is the class of a POST or PATCH no catalogue entry classifies. HTTP does
-// not let a client repeat such a request on its own (RFC 9110, 9.2.2): it is a finding when
-// the code's own retry repeats it, and only then.
-const RequestClass = "request"
-
-// RequestFix is the fix a finding on such a request adds to the promise.
-const RequestFix = "send an idempotency key the receiver honours: HTTP does not let a client repeat such a request unasked (RFC 9110, 9.2.2)"
+// RequestClass is the class of a POST or PATCH no catalogue entry classifies, a finding
+// only where the module's own code retries it; RequestFix is the fix such a finding names.
+const (
+	RequestClass = "request"
+	RequestFix   = "send an idempotency key the receiver honours: HTTP does not let a client repeat such a request unasked (RFC 9110, 9.2.2)"
+)
 
 // known reports whether e is an effect the catalogue classifies: not an open interface
 // call, nor a request of RequestClass.
@@ -157,8 +156,9 @@ type Send struct {
 	URL  []string
 	Lead bool
 	// Retries marks a client that sends again by itself. Async marks a send a goroutine
-	// the call starts makes: a background worker's, not the call's own.
-	Retries, Async bool
+	// the call starts makes: a background worker's, not the call's own. Reads marks one
+	// whose answer's body is read: a query's answer, not a delivery's acknowledgement.
+	Retries, Async, Reads bool
 	// Site is where the send became definite, in the analysed code.
 	Site string
 }

@@ -163,40 +163,35 @@ func sourceFlow(src string, pos token.Pos, name string) flow {
 
 // call is the flow of a call's results.
 func (fs *flows) call(c *ssa.CallCommon, pos token.Pos) flow {
-	fn, _ := calleeFunc(c)
 	var out flow
-	if fn == nil {
-		for _, a := range c.Args {
-			out.merge(fs.of(a))
-		}
-		return out
-	}
-	name := FuncName(fn)
-	if fn.Pkg() != nil {
-		if src := fs.a.cat.Unstable(name, fn.Pkg().Path()); src != "" {
-			return sourceFlow(src, pos, Display(fn))
-		}
-	}
-	if cut, ok := clockCut(name, c); ok {
-		recv := fs.of(argAt(c, 0))
-		if cut {
-			return recv.bucketed()
-		}
-		return recv
-	}
-	if sum, ok := fs.a.resultOf(fn); ok {
-		if sum.Flags != 0 {
-			out.flags = sum.Flags
-			out.src, out.srcName = pos, Display(fn)+", which returns "+sum.Source
-		}
-		for _, i := range sum.Params {
-			g := fs.of(argAt(c, i))
-			if i < 64 && slices.Contains(sum.Buckets, i) {
-				g = g.bucketed()
+	if fn, _ := calleeFunc(c); fn != nil {
+		name := FuncName(fn)
+		if fn.Pkg() != nil {
+			if src := fs.a.cat.Unstable(name, fn.Pkg().Path()); src != "" {
+				return sourceFlow(src, pos, Display(fn))
 			}
-			out.merge(g)
 		}
-		return out
+		if cut, ok := clockCut(name, c); ok {
+			recv := fs.of(argAt(c, 0))
+			if cut {
+				return recv.bucketed()
+			}
+			return recv
+		}
+		if s := fs.a.summaryOf(fn); s != nil && (s.Result.Flags != 0 || len(s.Result.Params) > 0) {
+			if s.Result.Flags != 0 {
+				out.flags = s.Result.Flags
+				out.src, out.srcName = pos, Display(fn)+", which returns "+s.Result.Source
+			}
+			for _, i := range s.Result.Params {
+				g := fs.of(argAt(c, i))
+				if i < 64 && slices.Contains(s.Result.Buckets, i) {
+					g = g.bucketed()
+				}
+				out.merge(g)
+			}
+			return out
+		}
 	}
 	for i := 0; argAt(c, i) != nil; i++ {
 		out.merge(fs.of(argAt(c, i)))

@@ -64,11 +64,8 @@ func (a *analyzer) invoke(u *unit, f *ssa.Function, call ssa.CallInstruction, c 
 		return
 	}
 	first := groups[0][0]
-	for _, g := range groups {
-		if g[0].known() {
-			first = g[0] // what a classified effect does names the call
-			break
-		}
+	if i := slices.IndexFunc(groups, func(g []*eff) bool { return g[0].known() }); i >= 0 {
+		first = groups[i][0] // what a classified effect does names the call
 	}
 	one := &eff{Effect: Effect{Site: a.posString(call.Pos()), Func: Display(u.obj), Via: Display(m), What: first.What, Class: first.Class, Fresh: true}, pos: call.Pos()}
 	for _, g := range groups {

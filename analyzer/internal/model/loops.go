@@ -3,6 +3,7 @@ package model
 import (
 	"go/token"
 	"go/types"
+	"maps"
 	"slices"
 
 	"golang.org/x/tools/go/ssa"
@@ -61,37 +62,47 @@ func callee(call ssa.CallInstruction) string {
 	return ""
 }
 
-// innermostLoop returns the header and blocks of the smallest natural loop holding b.
+// innermostLoop returns the header and blocks of the smallest natural loop holding b: a
+// back edge's target h, and every block reaching the edge's source without passing h.
 func innermostLoop(f *ssa.Function, b *ssa.BasicBlock) (*ssa.BasicBlock, map[*ssa.BasicBlock]bool) {
 	var header *ssa.BasicBlock
-	all := loops(f)
-	for h, body := range all {
-		if body[b] && (header == nil || len(body) < len(all[header])) {
-			header = h
+	var best map[*ssa.BasicBlock]bool
+	for _, src := range f.Blocks {
+		for _, h := range src.Succs {
+			if body := loopOf(h, src); h.Dominates(src) && body[b] && (best == nil || len(body) < len(best)) {
+				header, best = h, body
+			}
 		}
 	}
-	return header, all[header]
+	return header, best
 }
 
-// loops returns f's natural loops: each back edge's target, and every block reaching one of
-// its back edges' sources without passing it.
+// loopOf returns the blocks of the back edge src→h's loop: h, and every block reaching src
+// without passing h.
+func loopOf(h, src *ssa.BasicBlock) map[*ssa.BasicBlock]bool {
+	body, stack := map[*ssa.BasicBlock]bool{h: true}, []*ssa.BasicBlock{src}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if !body[x] {
+			body[x] = true
+			stack = append(stack, x.Preds...)
+		}
+	}
+	return body
+}
+
+// loops returns f's natural loops: each back edge's target, with the blocks of all its
+// back edges' loops.
 func loops(f *ssa.Function) map[*ssa.BasicBlock]map[*ssa.BasicBlock]bool {
 	out := map[*ssa.BasicBlock]map[*ssa.BasicBlock]bool{}
 	for _, src := range f.Blocks {
 		for _, h := range src.Succs {
-			if !h.Dominates(src) {
-				continue
-			}
-			if out[h] == nil {
-				out[h] = map[*ssa.BasicBlock]bool{h: true}
-			}
-			for stack := []*ssa.BasicBlock{src}; len(stack) > 0; {
-				x := stack[len(stack)-1]
-				stack = stack[:len(stack)-1]
-				if !out[h][x] {
-					out[h][x] = true
-					stack = append(stack, x.Preds...)
+			if h.Dominates(src) {
+				if out[h] == nil {
+					out[h] = map[*ssa.BasicBlock]bool{}
 				}
+				maps.Copy(out[h], loopOf(h, src))
 			}
 		}
 	}

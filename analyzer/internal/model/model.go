@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"golang.org/x/tools/go/analysis"
-	"golang.org/x/tools/go/ssa"
 
 	"github.com/oncekit/once/analyzer/catalog"
 	"github.com/oncekit/once/analyzer/internal/ignore"
@@ -84,8 +83,8 @@ type Note struct {
 
 // Finding is an effect reached from code that runs again, with no promise (ONCE001).
 type Finding struct {
-	Pos, End token.Pos
-	Effect   Effect
+	Pos    token.Pos
+	Effect Effect
 	// Repeats are where the repeats come from (each root or loop the pass found);
 	// Strict marks a finding of -strict alone.
 	Repeats []Repeat
@@ -118,11 +117,10 @@ type Repeat struct {
 
 // KeyFinding is an idempotency key made from the clock or randomness (ONCE002).
 type KeyFinding struct {
-	Pos, End token.Pos
-	Source   token.Pos
-	What     string // where the key goes: "the Idempotency-Key header"
-	From     string // what it is made from
-	Kind     string
+	Pos, Source token.Pos
+	What        string // where the key goes: "the Idempotency-Key header"
+	From        string // what it is made from
+	Kind        string
 }
 
 // SetFinding is a set lasting the process used as the guard of an effect (ONCE003).
@@ -146,8 +144,6 @@ func run(pass *analysis.Pass, cfg *Config) (_ any, err error) {
 		// not without their findings; the analysed code's own failure is an error.
 		if r := recover(); r != nil && isUser(pass) {
 			err = fmt.Errorf("analysing %s: %v", pass.Pkg.Path(), r)
-		} else if r != nil {
-			err = nil
 		}
 	}()
 	res.Ignores = ignore.Parse(pass.Fset, pass.Files)
@@ -172,13 +168,12 @@ func run(pass *analysis.Pass, cfg *Config) (_ any, err error) {
 		}
 	}
 	a := &analyzer{pass: pass, cfg: cfg, cat: cat, res: res, units: map[*types.Func]*unit{},
-		pkgFacts: map[*types.Package]*PackageFact{}, user: isUser(pass), cov: coverage{sites: map[string]string{}, covered: map[string]string{}}}
+		pkgFacts: map[*types.Package]*PackageFact{}, user: isUser(pass), cov: Coverage{Sites: map[string]string{}, Covered: map[string]string{}}}
 	if std(pass) || !a.needed() {
 		a.coverage(false)
 		return res, nil
 	}
-	a.pkg = buildSSA(pass)
-	a.analyse()
+	a.analyse(buildSSA(pass))
 	a.coverage(true)
 	return res, nil
 }
@@ -213,12 +208,11 @@ type analyzer struct {
 	cfg      *Config
 	cat      *catalog.Catalog
 	res      *Result
-	pkg      *ssa.Package
 	user     bool
 	units    map[*types.Func]*unit
 	pkgFacts map[*types.Package]*PackageFact
 	called   map[*types.Func]bool
-	cov      coverage
+	cov      Coverage // what the package saw, as the driver's summary gathers it
 	// rootTypes are the named function types this package's code calls as a framework
 	// calls a handler; roots are the functions found run by such code.
 	rootTypes map[string]bool
@@ -235,15 +229,14 @@ type analyzer struct {
 
 // packageFact returns the package fact of p, or nil.
 func (a *analyzer) packageFact(p *types.Package) *PackageFact {
-	if f, ok := a.pkgFacts[p]; ok {
-		return f
+	f, ok := a.pkgFacts[p]
+	if !ok {
+		f = &PackageFact{}
+		if p == a.pass.Pkg || !a.pass.ImportPackageFact(p, f) {
+			f = nil
+		}
+		a.pkgFacts[p] = f
 	}
-	var f *PackageFact
-	var pf PackageFact
-	if p != a.pass.Pkg && a.pass.ImportPackageFact(p, &pf) {
-		f = &pf
-	}
-	a.pkgFacts[p] = f
 	return f
 }
 
@@ -266,10 +259,8 @@ func (a *analyzer) needed() bool {
 		if !ok || fn.Pkg() == nil || fn.Pkg() == a.pass.Pkg {
 			continue
 		}
-		if _, ok := setOps[catalog.Normalize(FuncName(fn))]; ok {
-			return true
-		}
-		if a.cat.Names(fn.Pkg().Path()) || fn.Pkg().Path() == RuntimePath || a.packageFact(fn.Pkg()) != nil {
+		if _, ok := setOps[catalog.Normalize(FuncName(fn))]; ok || a.cat.Names(fn.Pkg().Path()) ||
+			fn.Pkg().Path() == RuntimePath || a.packageFact(fn.Pkg()) != nil {
 			return true
 		}
 		// The analysed code's helpers that return the clock or randomness carry it to
@@ -284,8 +275,9 @@ func (a *analyzer) needed() bool {
 	return false
 }
 
-// verdictShaped reports a function answering one bool that both indexes a map and
-// assigns to one: the shape of a dedupe set's verdict, which importers need as a fact.
+// verdictShaped reports a function answering one bool that assigns to a map's element
+// (an index expression, so a read as well): the shape of a dedupe set's verdict, which
+// importers need as a fact.
 func (a *analyzer) verdictShaped() bool {
 	for _, f := range a.pass.Files {
 		for _, d := range f.Decls {
@@ -296,21 +288,18 @@ func (a *analyzer) verdictShaped() bool {
 			if t := a.pass.TypesInfo.TypeOf(fd.Type.Results.List[0].Type); t == nil || !types.Identical(t, types.Typ[types.Bool]) {
 				continue
 			}
-			reads, writes := false, false
+			writes := false
 			ast.Inspect(fd.Body, func(n ast.Node) bool {
-				switch n := n.(type) {
-				case *ast.AssignStmt:
-					for _, l := range n.Lhs {
+				if as, ok := n.(*ast.AssignStmt); ok {
+					for _, l := range as.Lhs {
 						if ix, ok := l.(*ast.IndexExpr); ok && isMap(a.pass.TypesInfo.TypeOf(ix.X)) {
 							writes = true
 						}
 					}
-				case *ast.IndexExpr:
-					reads = reads || isMap(a.pass.TypesInfo.TypeOf(n.X))
 				}
-				return true
+				return !writes
 			})
-			if reads && writes {
+			if writes {
 				return true
 			}
 		}
@@ -339,6 +328,7 @@ func (a *analyzer) importClosure() []*types.Package {
 	if a.closure != nil {
 		return a.closure
 	}
+	a.closure = []*types.Package{}
 	direct := map[string]bool{}
 	for _, f := range a.pass.Files {
 		if a.isTest(f.Pos()) {
@@ -364,9 +354,6 @@ func (a *analyzer) importClosure() []*types.Package {
 		if direct[p.Path()] {
 			visit(p)
 		}
-	}
-	if a.closure == nil {
-		a.closure = []*types.Package{}
 	}
 	return a.closure
 }

@@ -21,15 +21,14 @@ func (a *analyzer) posString(pos token.Pos) string {
 
 // SplitPosition parses file:line:col.
 func SplitPosition(s string) (file string, line, col int) {
-	rest, c, ok := cutNumber(s)
+	file, col, ok := cutNumber(s)
 	if !ok {
 		return s, 0, 0
 	}
-	file, l, ok := cutNumber(rest)
-	if !ok {
-		return rest, c, 0
+	if f, l, ok := cutNumber(file); ok {
+		return f, l, col
 	}
-	return file, l, c
+	return file, col, 0
 }
 
 func cutNumber(s string) (string, int, bool) {

@@ -76,16 +76,16 @@ func retries(f *ssa.Function, home *ssa.BasicBlock, failure map[[2]*ssa.BasicBlo
 		if len(failure) == 0 || !body[home] {
 			continue
 		}
-		leave, skip := map[[2]*ssa.BasicBlock]bool{}, maps.Clone(failure)
+		leave := map[[2]*ssa.BasicBlock]bool{}
 		for b := range body {
 			for _, s := range b.Succs {
-				if !body[s] {
-					leave[[2]*ssa.BasicBlock{b, s}], skip[[2]*ssa.BasicBlock{b, s}] = true, true
-				}
+				leave[[2]*ssa.BasicBlock{b, s}] = !body[s]
 			}
 		}
-		if reaches(home, h, leave) && !reaches(home, h, skip) {
-			return true
+		if reaches(home, h, leave) {
+			if maps.Copy(leave, failure); !reaches(home, h, leave) {
+				return true
+			}
 		}
 	}
 	return false
@@ -104,9 +104,6 @@ func emptyValue(v, load ssa.Value) any {
 			}
 			return constant.MakeInt64(0)
 		}
-		if c, ok := emptyValue(x.X, load).(constant.Value); ok && x.Op == token.NOT && c.Kind() == constant.Bool {
-			return constant.UnaryOp(token.NOT, c, 0)
-		}
 	case *ssa.Call:
 		if b, ok := x.Call.Value.(*ssa.Builtin); ok && b.Object() == types.Universe.Lookup("len") && x.Call.Args[0] == load {
 			return constant.MakeInt64(0)
@@ -114,7 +111,7 @@ func emptyValue(v, load ssa.Value) any {
 	case *ssa.BinOp:
 		l, okl := emptyValue(x.X, load).(constant.Value)
 		r, okr := emptyValue(x.Y, load).(constant.Value)
-		ordered := x.Op == token.LSS || x.Op == token.LEQ || x.Op == token.GTR || x.Op == token.GEQ
+		ordered := x.Op.Precedence() == token.LSS.Precedence() && x.Op != token.EQL && x.Op != token.NEQ
 		if okl && okr && l.Kind() == r.Kind() && (x.Op == token.EQL || x.Op == token.NEQ || ordered && l.Kind() == constant.Int) {
 			return constant.MakeBool(constant.Compare(l, x.Op, r))
 		}

@@ -44,8 +44,6 @@ func derefNamed(t types.Type) types.Type {
 	return t
 }
 
-func (a *analyzer) isRoot(u *unit) bool { return a.unitRoot(u) != nil }
-
 // isRootType reports a named function type whose values a framework runs: this package's
 // code calls such values where it runs handlers, or an imported package's does.
 func (a *analyzer) isRootType(t string) bool {
@@ -106,13 +104,6 @@ func (a *analyzer) registrations(c *ssa.CallCommon, fn *types.Func) {
 	}
 }
 
-// findRoots marks the units frameworks run.
-func (a *analyzer) findRoots() {
-	for _, u := range a.units {
-		u.root = a.unitRoot(u)
-	}
-}
-
 // decide makes the ONCE001 findings: effects reached from code that runs again (or, with
 // -strict, from any entry of the package) that nothing covers, each once.
 func (a *analyzer) decide() {
@@ -121,8 +112,10 @@ func (a *analyzer) decide() {
 		// entered: what it reaches is judged there.
 		top := a.cfg.Strict && !a.called[u.obj] && u.obj.Signature().Recv() == nil
 		for _, e := range u.effs {
-			e.repeatBy(u.root)
-			a.judge(e, top)
+			j := *e // what runs the unit again is not the effect's, for the unit's callers
+			j.repeatBy(u.root, false)
+			a.judge(&j, top)
+			e.Reported = j.Reported
 		}
 	}
 	for _, e := range a.rootEffs {
@@ -159,7 +152,7 @@ func (a *analyzer) judge(e *eff, strictTop bool) {
 	if e.open() {
 		open := e.Effect
 		open.RepeatAt = a.posString(e.repeatPos)
-		a.cov.open = append(a.cov.open, open)
+		a.cov.Open = append(a.cov.Open, open)
 		return
 	}
 	// One finding per effect, however many roots of the package reach it.

@@ -18,7 +18,7 @@ import (
 // parameter, a send for the callers to finish).
 func (a *analyzer) transport(u *unit, f *ssa.Function, call ssa.CallInstruction, c *ctx, fn *types.Func, t *catalog.Transport) {
 	common := call.Common()
-	s := Send{Retries: t.Retries}
+	s := Send{Retries: t.Retries, Reads: bodyRead(call)}
 	if a.user {
 		s.Boundary = FuncName(u.obj)
 	}
@@ -45,6 +45,7 @@ func (a *analyzer) mapSend(u *unit, f *ssa.Function, call ssa.CallInstruction, c
 	fill(&ns.MethodParam, a.methodOf)
 	fill(&ns.URLParam, a.urlOf)
 	fill(&ns.ReqParam, a.requestOf)
+	ns.Reads = ns.Reads || bodyRead(call)
 	if _, ok := call.(*ssa.Go); !a.user && (ok || c != nil && c.async) {
 		ns.Async = true // a dependency's background worker sends it
 	}
@@ -99,13 +100,13 @@ func (a *analyzer) resolveSend(u *unit, f *ssa.Function, call ssa.CallInstructio
 	}
 	s.Site = a.posString(call.Pos())
 	if a.inPackage(call.Pos()) {
-		a.cov.sends = append(a.cov.sends, s)
+		a.cov.Sends = append(a.cov.Sends, s)
 	}
-	if (s.Method == "POST" || s.Method == "PATCH") && !s.Async && !a.headerSet(f, slices.Collect(maps.Keys(a.cat.KeyHeaders()))) {
+	if (s.Method == "POST" || s.Method == "PATCH") && !s.Async && !s.Reads && !a.headerSet(f, slices.Collect(maps.Keys(a.cat.KeyHeaders()))) {
 		// The coverage lists it; the code's own retry of it is a finding as well.
 		ef := &eff{Effect: Effect{Site: s.Site, Func: Display(u.obj), Via: via, What: "sends a " + s.Method + " request", Class: RequestClass}, pos: call.Pos()}
 		if client {
-			ef.retriedBy(&root{what: "the retrying client " + via, pos: call.Pos()})
+			ef.repeatBy(&root{what: "the retrying client " + via, pos: call.Pos()}, true)
 		}
 		a.addEffect(u, f, call, c, ef)
 	}
@@ -337,4 +338,46 @@ func endpoint(e *catalog.Effect) string {
 		return e.URL + "…" + e.Path
 	}
 	return e.URL + e.Path
+}
+
+// bodyRead reports whether the body of the *http.Response a call returns is read, beyond
+// closing it or draining it into io.Discard.
+func bodyRead(call ssa.CallInstruction) bool {
+	v, ok := call.(*ssa.Call)
+	if !ok {
+		return false
+	}
+	for _, r := range refs(v) {
+		resp, ok := r.(*ssa.Extract)
+		if !ok || typeName(resp.Type()) != "net/http.Response" {
+			continue
+		}
+		for _, r := range refs(resp) {
+			fa, ok := r.(*ssa.FieldAddr)
+			if !ok || typeName(fieldOf(fa).Type()) != "io.ReadCloser" {
+				continue
+			}
+			for _, r := range refs(fa) {
+				load, ok := r.(*ssa.UnOp)
+				if !ok {
+					continue
+				}
+				uses := slices.Clone(refs(load))
+				for i := 0; i < len(uses); i++ {
+					if ci, ok := uses[i].(*ssa.ChangeInterface); ok {
+						uses = append(uses, refs(ci)...) // io.ReadAll(resp.Body) takes an io.Reader
+					}
+					c, ok := uses[i].(ssa.CallInstruction)
+					if !ok || callee(c) == "(io.Closer).Close" {
+						continue
+					}
+					if arg, ok := argAt(c.Common(), 0).(*ssa.UnOp); ok && callee(c) == "io.Copy" && arg.X.String() == "io.Discard" {
+						continue // drained
+					}
+					return true
+				}
+			}
+		}
+	}
+	return false
 }

@@ -50,10 +50,9 @@ func (a *analyzer) findSets() {
 				a.setOp(u, ins, &sc.checks, sc.writes)
 			}
 			res := u.obj.Signature().Results()
-			for _, c := range sc.checks {
-				if c.set != "" && sc.writes[c.set] && res.Len() == 1 && types.Identical(res.At(0).Type(), types.Typ[types.Bool]) && !u.setVerdict {
-					u.setVerdict, u.fact = true, nil
-				}
+			if !u.setVerdict && res.Len() == 1 && types.Identical(res.At(0).Type(), types.Typ[types.Bool]) &&
+				slices.ContainsFunc(sc.checks, func(c setCheck) bool { return c.set != "" && sc.writes[c.set] }) {
+				u.setVerdict, u.fact = true, nil
 			}
 		}
 	}
@@ -65,31 +64,26 @@ func (a *analyzer) findSets() {
 			if c.set != "" && !scans[u].writes[c.set] {
 				continue
 			}
-			if e := effectAfter(u, c); e != nil {
-				// An effect made right here behind the set is this finding's: one per
-				// mistake. One made further down is reported where it is made.
-				for _, x := range u.effs {
-					if behind(c, x) && x.pos == x.at.Pos() {
-						x.Reported = true
-					}
-				}
-				name := c.set
-				if name == "" {
-					name = "the set behind " + callName(c.at)
-				}
-				a.res.Sets = append(a.res.Sets, &SetFinding{Pos: a.callStart(c.at.Pos()), Set: name, Effect: e.Effect})
+			// The first effect of the unit the check's branch leads to.
+			i := slices.IndexFunc(u.effs, func(e *eff) bool { return behind(c, e) && e.known() })
+			if i < 0 {
+				continue
 			}
+			// An effect made right here behind the set is this finding's: one per
+			// mistake. One made further down is reported where it is made.
+			for _, x := range u.effs {
+				if behind(c, x) && x.pos == x.at.Pos() {
+					x.Reported = true
+				}
+			}
+			name := c.set
+			if name == "" { // a call of a verdict
+				fn, _ := calleeFunc(c.at.(ssa.CallInstruction).Common())
+				name = "the set behind " + Display(fn)
+			}
+			a.res.Sets = append(a.res.Sets, &SetFinding{Pos: a.callStart(c.at.Pos()), Set: name, Effect: u.effs[i].Effect})
 		}
 	}
-}
-
-func callName(ins ssa.Instruction) string {
-	if c, ok := ins.(ssa.CallInstruction); ok {
-		if fn, _ := calleeFunc(c.Common()); fn != nil {
-			return Display(fn)
-		}
-	}
-	return "the call"
 }
 
 // setOp records what one instruction does to a lasting set.
@@ -165,16 +159,6 @@ func lastingSet(u *unit, v ssa.Value) string {
 		}
 	}
 	return ""
-}
-
-// effectAfter returns an effect of the unit the check's branch leads to.
-func effectAfter(u *unit, c setCheck) *eff {
-	for _, e := range u.effs {
-		if behind(c, e) && e.known() {
-			return e
-		}
-	}
-	return nil
 }
 
 // behind reports whether a branch of the check leads to e, in the check's function.

@@ -56,19 +56,13 @@ type root struct {
 	pos  token.Pos
 }
 
-// repeatBy records r, if any, as what runs e again, unless something already does.
-func (e *eff) repeatBy(r *root) {
+// repeatBy records r, if any, as what runs e again, unless something already does, and
+// whether it is the code's own retry.
+func (e *eff) repeatBy(r *root, retry bool) {
 	if r != nil && e.Repeat == "" {
 		e.Repeat, e.repeatPos = r.what, r.pos
 	}
-}
-
-// retriedBy records that the code's own retry r, if any, runs e again.
-func (e *eff) retriedBy(r *root) {
-	if r != nil {
-		e.repeatBy(r)
-		e.Retried = true
-	}
+	e.Retried = e.Retried || r != nil && retry
 }
 
 // ctx is what runs a function literal: a guard (its effects are covered), a retry helper
@@ -89,7 +83,7 @@ type guardCtx struct {
 	effs []*eff
 }
 
-func (a *analyzer) analyse() {
+func (a *analyzer) analyse(pkg *ssa.Package) {
 	a.called = map[*types.Func]bool{}
 	a.roots = map[*types.Func]root{}
 	a.queued = map[string][]*eff{}
@@ -106,16 +100,12 @@ func (a *analyzer) analyse() {
 			if !ok || fd.Body == nil {
 				continue
 			}
-			obj, ok := a.pass.TypesInfo.Defs[fd.Name].(*types.Func)
-			if !ok {
-				continue
+			if obj, ok := a.pass.TypesInfo.Defs[fd.Name].(*types.Func); ok {
+				if fn := pkg.Prog.FuncValue(obj); fn != nil {
+					a.units[obj] = &unit{obj: obj, fn: fn, decl: a.res.Declared[obj], flows: &flows{a: a, top: fn, memo: map[ssa.Value]*flow{}}}
+					a.markCalled(fn)
+				}
 			}
-			fn := a.pkg.Prog.FuncValue(obj)
-			if fn == nil {
-				continue
-			}
-			a.units[obj] = &unit{obj: obj, fn: fn, decl: a.res.Declared[obj], flows: &flows{a: a, top: fn, memo: map[ssa.Value]*flow{}}}
-			a.markCalled(fn)
 		}
 	}
 	// The units starting a queue's worker go first: its effects are added where values
@@ -124,12 +114,11 @@ func (a *analyzer) analyse() {
 	for _, u := range append(slices.DeleteFunc(slices.Clone(units), func(u *unit) bool { return !startsWorker(u.fn) }), units...) {
 		a.summarize(u)
 	}
-	a.findRoots()
+	for _, u := range a.units {
+		u.root = a.unitRoot(u) // what frameworks run
+	}
 	a.findSets()
 	a.decide()
-	for _, u := range a.units {
-		u.fact = nil // made again with what decide reported: a caller does not report it twice
-	}
 	a.bypasses()
 	a.export()
 }
@@ -330,7 +319,7 @@ func (a *analyzer) visitCall(u *unit, f *ssa.Function, call ssa.CallInstruction,
 	common := call.Common()
 	fn, invoke := calleeFunc(common)
 	if fn == nil {
-		if t := typeName(common.Value.Type()); t != "" && (c != nil && c.root != nil || u.root != nil || a.isRoot(u)) {
+		if t := typeName(common.Value.Type()); t != "" && (c != nil && c.root != nil || u.root != nil || a.unitRoot(u) != nil) {
 			a.rootTypes[t] = true
 		}
 		return
@@ -339,11 +328,9 @@ func (a *analyzer) visitCall(u *unit, f *ssa.Function, call ssa.CallInstruction,
 		return
 	}
 	name, shown := FuncName(fn), ""
-	for _, p := range promoted(common, fn) {
-		if a.cat.Knows(p[0]) {
-			name, shown = p[0], p[1]
-			break
-		}
+	ps := promoted(common, fn)
+	if i := slices.IndexFunc(ps, func(p [2]string) bool { return a.cat.Knows(p[0]) }); i >= 0 {
+		name, shown = ps[i][0], ps[i][1]
 	}
 	if g, ok := guardCalls[name]; ok {
 		if g.key >= 0 {
@@ -464,13 +451,6 @@ func (a *analyzer) summaryOf(fn *types.Func) *FuncFact {
 	return nil
 }
 
-func (a *analyzer) resultOf(fn *types.Func) (Flow, bool) {
-	if s := a.summaryOf(fn); s != nil && (s.Result.Flags != 0 || len(s.Result.Params) > 0) {
-		return s.Result, true
-	}
-	return Flow{}, false
-}
-
 // mergeCall adds what a call of fn does to the unit.
 func (a *analyzer) mergeCall(u *unit, f *ssa.Function, call ssa.CallInstruction, c *ctx, fn *types.Func, repeat *root) {
 	s := a.summaryOf(fn)
@@ -489,9 +469,9 @@ func (a *analyzer) mergeCall(u *unit, f *ssa.Function, call ssa.CallInstruction,
 		if ne == nil {
 			continue
 		}
-		ne.retriedBy(repeat)
+		ne.repeatBy(repeat, true)
 		if s.Retries && ne.known() { // a request is retried only where its own send is
-			ne.retriedBy(&root{what: Display(fn) + " sends again by itself after a failure", pos: call.Pos()})
+			ne.repeatBy(&root{what: Display(fn) + " sends again by itself after a failure", pos: call.Pos()}, true)
 		}
 		a.addEffect(u, f, call, c, ne)
 	}
@@ -515,15 +495,21 @@ func (a *analyzer) mapEffect(u *unit, call ssa.CallInstruction, fn *types.Func, 
 	}
 	if ce.KeyParam > 0 {
 		k := a.keyOf(u, argAt(common, ce.KeyParam-1), ce.KeyField, ce.KeySetter)
-		if k == keyed {
-			return a.keyedSite(u, call, ne)
+		if k == keyed { // the caller gives the provider's key
+			if ne.Site == "" {
+				ne.Site, ne.pos = a.posString(call.Pos()), call.Pos()
+				a.site(ne)
+			}
+			a.cov.cover(ne, "an idempotency key")
+			return nil
 		}
 		ne.KeyParam = int(k)
 	}
-	if ce.Site == "" || a.user && fn.Pkg() != a.pass.Pkg && givesContent(fn, ce.Params) {
+	recv := fn.Signature().Recv() != nil
+	if ce.Site == "" || a.user && fn.Pkg() != a.pass.Pkg && slices.ContainsFunc(ce.Params, func(p int) bool { return p > 0 || !recv }) {
 		// A dependency's effect is made at the analysed code's call; so is one of
-		// another package's function whose content the call gives (a service that
-		// sends what it is handed): the call decides what is sent.
+		// another package's function whose content the call gives, beyond the receiver
+		// (a service that sends what it is handed): the call decides what is sent.
 		if ce.Site != "" && ce.Made == "" {
 			ne.Made = ce.Site
 		}
@@ -533,22 +519,6 @@ func (a *analyzer) mapEffect(u *unit, call ssa.CallInstruction, fn *types.Func, 
 	return ne
 }
 
-// givesContent reports whether parameters other than the receiver flow into an
-// effect's content.
-func givesContent(fn *types.Func, params []int) bool {
-	return slices.ContainsFunc(params, func(p int) bool { return p > 0 || fn.Signature().Recv() == nil })
-}
-
-// keyedSite counts an effect whose provider key the caller gives.
-func (a *analyzer) keyedSite(u *unit, call ssa.CallInstruction, e *eff) *eff {
-	if e.Site == "" {
-		e.Site, e.pos = a.posString(call.Pos()), call.Pos()
-		a.site(e)
-	}
-	a.cov.cover(e, "an idempotency key")
-	return nil
-}
-
 // addEffect adds an effect reached at call in f to the unit, under what runs f.
 func (a *analyzer) addEffect(u *unit, f *ssa.Function, call ssa.Instruction, c *ctx, e *eff) {
 	if e == nil {
@@ -556,7 +526,7 @@ func (a *analyzer) addEffect(u *unit, f *ssa.Function, call ssa.Instruction, c *
 	}
 	e.at = cmp.Or(e.at, call)
 	if retryLoop(f, call) {
-		e.retriedBy(&root{what: "the retry loop of " + Display(u.obj), pos: call.Pos()})
+		e.repeatBy(&root{what: "the retry loop of " + Display(u.obj), pos: call.Pos()}, true)
 	} else if e.Repeat == "" {
 		if timerLoop(f, call) {
 			e.Repeat, e.repeatPos = "the loop of "+Display(u.obj)+" that a timer turns: what failed, or was not recorded as done, is done again at the next turn, and every replica runs it", call.Pos()
@@ -584,10 +554,10 @@ func (a *analyzer) addEffect(u *unit, f *ssa.Function, call ssa.Instruction, c *
 		}
 	}
 	if c != nil {
-		e.retriedBy(c.repeat)
+		e.repeatBy(c.repeat, true)
 	}
 	if c != nil && c.root != nil {
-		e.repeatBy(c.root)
+		e.repeatBy(c.root, false)
 		a.rootEffs = append(a.rootEffs, e)
 		return
 	}
@@ -659,7 +629,9 @@ func (a *analyzer) site(e *eff) {
 		return
 	}
 	a.res.Sites = append(a.res.Sites, e.pos)
-	a.cov.site(e)
+	if e.known() {
+		a.cov.Sites[e.Site] = e.Class
+	}
 	e.Ignored = e.Ignored || slices.ContainsFunc(a.res.Ignores.List, func(ig *ignore.Ignore) bool { return ig.Covers(e.pos, "ONCE001") })
 }
 

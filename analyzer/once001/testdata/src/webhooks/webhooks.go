@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"time"
 
@@ -25,6 +26,35 @@ func Deliver(ctx context.Context, cfg Config, body []byte) error {
 			return nil
 		}
 		time.Sleep(time.Second)
+	}
+	return errors.New("gave up")
+}
+
+// Query posts a question and reads the answer, asking again after a failure: the POST
+// carries a query, whose answer the body holds, not a delivery.
+func Query(cfg Config, question []byte) ([]byte, error) {
+	for attempt := 0; attempt < 3; attempt++ {
+		resp, err := http.Post(cfg.URL, "application/json", bytes.NewReader(question))
+		if err != nil {
+			continue
+		}
+		answer, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return answer, err
+	}
+	return nil, errors.New("gave up")
+}
+
+// Drain retries a delivery whose answer it only drains: still a delivery.
+func Drain(cfg Config, body []byte) error {
+	for attempt := 0; attempt < 3; attempt++ {
+		resp, err := http.Post(cfg.URL, "application/json", bytes.NewReader(body)) // want `call of http.Post sends a POST request with no //once: promise, on a path that runs it again`
+		if err != nil {
+			continue
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return nil
 	}
 	return errors.New("gave up")
 }
