@@ -72,6 +72,9 @@ type tally struct {
 	counts map[answeredKey]int64
 	armed  bool // a timed write is scheduled
 	failed int  // timed writes failed in a row
+	// writing makes writes take turns: a flush waits for a timed write under way, and then
+	// writes what that write gave back.
+	writing sync.Mutex
 }
 
 var (
@@ -174,9 +177,12 @@ func (t *tally) give(counts map[answeredKey]int64) {
 	}
 }
 
-// write adds the tally's counts to once.duplicate_days on db, in one statement. Counts a
-// concurrent write took are that write's: each count is sent once.
+// write adds the tally's counts to once.duplicate_days on db, in one statement, once the
+// write under way, if any, is done: each count is sent once, and a flush that returns has
+// written what was counted before it.
 func (t *tally) write(ctx context.Context, db DB) error {
+	t.writing.Lock()
+	defer t.writing.Unlock()
 	counts := t.take()
 	if len(counts) == 0 {
 		return nil
@@ -222,10 +228,11 @@ func notWritten(err error) bool {
 // are not written yet: those made on db, and those held from calls on a pgx.Tx or a
 // *pgx.Conn. Call it at shutdown, after the last guard call (a pool's counts are otherwise
 // written at most DuplicateFlushInterval after they were counted), and from time to time in a
-// program that calls its guards inside transactions. Counts it could not write are kept for
-// the next write when PostgreSQL refused the statement or it was never sent, and dropped
-// (see DuplicateCounts) when it may have landed. On the in-memory stand-in it writes
-// nothing: the stand-in counts nothing.
+// program that calls its guards inside transactions. It waits for a timed write under
+// way, so what was counted before the call is written when it returns. Counts it could not
+// write are kept for the next write when PostgreSQL refused the statement or it was never
+// sent, and dropped (see DuplicateCounts) when it may have landed. On the in-memory
+// stand-in it writes nothing: the stand-in counts nothing.
 func FlushDuplicates(ctx context.Context, db DB) error {
 	if err := dbcall.ContextDB(ctx, db); err != nil {
 		return err

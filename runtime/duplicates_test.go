@@ -254,6 +254,47 @@ func TestDuplicates_AFailingWriteFailsNoCall(t *testing.T) {
 	}
 }
 
+// FlushDuplicates returns once the counts are written, even while a timed write has taken
+// them: it waits for that write, and writes what a failed one gave back. (At shutdown, a
+// flush that returned with a timed write under way would lose its counts.)
+func TestDuplicates_FlushWaitsForATimedWriteUnderWay(t *testing.T) {
+	// A timed write that takes half a second and is then refused by PostgreSQL.
+	const slow = `WITH s AS (SELECT pg_sleep(0.5)) SELECT 1 / (count(*) - 1) FROM s
+WHERE cardinality($1::date[]) + cardinality($2::text[]) + cardinality($3::text[]) + cardinality($4::text[]) + cardinality($5::bigint[]) > 0`
+	restore := once.SetDuplicateFlush(10*time.Millisecond, slow)
+	defer restore()
+	pool := setup(t, 4)
+	ctx := context.Background()
+	g := once.Forever{Name: "dup.UnderWay"}
+	want := answeredBy{}
+	for range 2 {
+		out, err := g.Do(ctx, pool, once.Ref{Key: "k"}, func(context.Context) error { return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		want.add("forever", g.Name, out)
+	}
+	underWay := func() (n int) {
+		err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query = $1`, slow).Scan(&n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for deadline := time.Now().Add(10 * time.Second); underWay() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no timed write under way")
+		}
+	}
+	restore() // the flush writes with the real statement
+	if err := once.FlushDuplicates(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	if m := mismatches(want, writtenAnswers(t, pool)); len(m) > 0 {
+		t.Fatalf("FlushDuplicates returned before the count was written:\n%s", strings.Join(m, "\n"))
+	}
+}
+
 // Calls answered inside a transaction the caller holds are counted for the process and
 // written by FlushDuplicates on any DB; on the in-memory stand-in nothing is counted.
 func TestDuplicates_HeldForTransactionsWrittenByFlush(t *testing.T) {
