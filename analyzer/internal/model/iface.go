@@ -53,6 +53,13 @@ func (a *analyzer) invoke(u *unit, f *ssa.Function, call ssa.CallInstruction, c 
 			groups = append(groups, mapped)
 		}
 	}
+	if slices.ContainsFunc(slices.Concat(groups...), (*eff).known) {
+		// What the catalogue classifies names the call; a request it does not is the coverage's.
+		for i := range groups {
+			groups[i] = slices.DeleteFunc(groups[i], func(e *eff) bool { return !e.known() })
+		}
+		groups = slices.DeleteFunc(groups, func(g []*eff) bool { return len(g) == 0 })
+	}
 	if len(groups) == 1 {
 		for _, e := range groups[0] {
 			a.addEffect(u, f, call, c, e)
@@ -64,9 +71,6 @@ func (a *analyzer) invoke(u *unit, f *ssa.Function, call ssa.CallInstruction, c 
 		return
 	}
 	first := groups[0][0]
-	if i := slices.IndexFunc(groups, func(g []*eff) bool { return g[0].known() }); i >= 0 {
-		first = groups[i][0] // what a classified effect does names the call
-	}
 	one := &eff{Effect: Effect{Site: a.posString(call.Pos()), Func: Display(u.obj), Via: Display(m), What: first.What, Class: first.Class, Fresh: true}, pos: call.Pos()}
 	for _, g := range groups {
 		for _, e := range g {

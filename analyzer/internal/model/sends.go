@@ -357,24 +357,17 @@ func bodyRead(call ssa.CallInstruction) bool {
 			if !ok || typeName(fieldOf(fa).Type()) != "io.ReadCloser" {
 				continue
 			}
-			for _, r := range refs(fa) {
-				load, ok := r.(*ssa.UnOp)
-				if !ok {
-					continue
-				}
-				uses := slices.Clone(refs(load))
-				for i := 0; i < len(uses); i++ {
-					if ci, ok := uses[i].(*ssa.ChangeInterface); ok {
-						uses = append(uses, refs(ci)...) // io.ReadAll(resp.Body) takes an io.Reader
+			uses := slices.Clone(refs(fa))
+			for i := 0; i < len(uses); i++ {
+				switch u := uses[i].(type) {
+				case *ssa.UnOp, *ssa.ChangeInterface: // the body loaded; io.ReadAll takes an io.Reader
+					uses = append(uses, refs(u.(ssa.Value))...)
+				case ssa.CallInstruction:
+					arg, _ := argAt(u.Common(), 0).(*ssa.UnOp)
+					drained := callee(u) == "io.Copy" && arg != nil && arg.X.String() == "io.Discard"
+					if callee(u) != "(io.Closer).Close" && !drained {
+						return true
 					}
-					c, ok := uses[i].(ssa.CallInstruction)
-					if !ok || callee(c) == "(io.Closer).Close" {
-						continue
-					}
-					if arg, ok := argAt(c.Common(), 0).(*ssa.UnOp); ok && callee(c) == "io.Copy" && arg.X.String() == "io.Discard" {
-						continue // drained
-					}
-					return true
 				}
 			}
 		}

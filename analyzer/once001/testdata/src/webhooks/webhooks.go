@@ -7,8 +7,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"math/rand"
 	"net/http"
+	"net/smtp"
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
@@ -171,3 +174,34 @@ func Dispatch(s Sender, event []byte) {
 
 // NewHook returns a sender of the package's own type, as a registry would.
 func NewHook(url string) Sender { return &hook{url: url} }
+
+// Notifier notifies someone of a code.
+type Notifier interface{ Notify(to string) error }
+
+type mailer struct{}
+
+// Notify mails a fresh code: new content each time, not a duplicate.
+func (mailer) Notify(to string) error {
+	code := fmt.Sprint(rand.Int())
+	return smtp.SendMail("mail.example.com:25", nil, "shop@example.com", []string{to}, []byte(code))
+}
+
+type poster struct{ url string }
+
+// Notify posts to a partner, once.
+func (p poster) Notify(to string) error {
+	_, err := http.Post(p.url, "text/plain", bytes.NewReader([]byte(to)))
+	return err
+}
+
+// Notifiers are the package's notifiers.
+var Notifiers = []Notifier{mailer{}, poster{}}
+
+// SendCode notifies through a notifier once per request: the mail's fresh code is new
+// work, and the partner's POST, not retried, is the coverage's, not a reason to report
+// the mail.
+func SendCode(n Notifier) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		_ = n.Notify(r.FormValue("to"))
+	}
+}
