@@ -72,16 +72,16 @@ type tally struct {
 	counts map[answeredKey]int64
 	armed  bool // a timed write is scheduled
 	failed int  // timed writes failed in a row
-	// writing makes writes take turns: a flush waits for a timed write under way, and then
-	// writes what that write gave back.
-	writing sync.Mutex
+	// writing holds a token while a write is under way: writes take turns, and a flush
+	// waits (as long as its context lets it) for a timed write, then writes what it gave back.
+	writing chan struct{}
 }
 
 var (
 	// tallies maps a *pgxpool.Pool or *sqlDB to its *tally.
 	tallies sync.Map
 	// heldTally holds the calls answered on a DB no timer can write on.
-	heldTally = &tally{counts: map[answeredKey]int64{}}
+	heldTally = &tally{counts: map[answeredKey]int64{}, writing: make(chan struct{}, 1)}
 	// duplicatesWritten and duplicatesDropped count calls, over the process's life.
 	duplicatesWritten, duplicatesDropped atomic.Int64
 	// flushEvery is DuplicateFlushInterval, and flushSQL flushDuplicatesSQL, but in a test
@@ -110,7 +110,7 @@ func tallyOf(db DB) *tally {
 	if t, ok := tallies.Load(db); ok {
 		return t.(*tally)
 	}
-	t, _ := tallies.LoadOrStore(db, &tally{db: db, counts: map[answeredKey]int64{}})
+	t, _ := tallies.LoadOrStore(db, &tally{db: db, counts: map[answeredKey]int64{}, writing: make(chan struct{}, 1)})
 	return t.(*tally)
 }
 
@@ -181,8 +181,12 @@ func (t *tally) give(counts map[answeredKey]int64) {
 // write under way, if any, is done: each count is sent once, and a flush that returns has
 // written what was counted before it.
 func (t *tally) write(ctx context.Context, db DB) error {
-	t.writing.Lock()
-	defer t.writing.Unlock()
+	select {
+	case t.writing <- struct{}{}:
+		defer func() { <-t.writing }()
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 	counts := t.take()
 	if len(counts) == 0 {
 		return nil

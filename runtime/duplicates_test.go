@@ -287,6 +287,11 @@ WHERE cardinality($1::date[]) + cardinality($2::text[]) + cardinality($3::text[]
 		}
 	}
 	restore() // the flush writes with the real statement
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if err := once.FlushDuplicates(short, pool); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a flush whose deadline passes while a timed write is under way: %v; want the deadline's error", err)
+	}
 	if err := once.FlushDuplicates(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
