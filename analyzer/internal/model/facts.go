@@ -120,8 +120,7 @@ type Effect struct {
 	// covers Site.
 	Reported bool
 	Ignored  bool
-	// Retried marks a repeat by the code's own retry: a retry loop, a retrying client or
-	// a retry helper. It is the one repeat that makes a request of RequestClass a finding.
+	// Retried marks a repeat by the code's own retry, the one that makes a request a finding.
 	Retried bool
 	// Impls are the sites of the implementations an interface call reaches. Iface (its
 	// method set, as methodKey writes it) and Method mark an open call instead: one through
@@ -138,8 +137,7 @@ const (
 	RequestFix   = "send an idempotency key the receiver honours: HTTP does not let a client repeat such a request unasked (RFC 9110, 9.2.2)"
 )
 
-// known reports whether e is an effect the catalogue classifies: not an open interface
-// call, nor a request of RequestClass.
+// known reports an effect the catalogue classifies: not an open call, nor a request.
 func (e *Effect) known() bool { return !e.open() && e.Class != RequestClass }
 
 // Send is a request sent through a transport to an endpoint no catalogue entry names.

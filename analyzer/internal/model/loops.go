@@ -65,11 +65,13 @@ func callee(call ssa.CallInstruction) string {
 // innermostLoop returns the header and blocks of the smallest natural loop holding b: a
 // back edge's target h, and every block reaching the edge's source without passing h.
 func innermostLoop(f *ssa.Function, b *ssa.BasicBlock) (*ssa.BasicBlock, map[*ssa.BasicBlock]bool) {
-	var header *ssa.BasicBlock
-	var best map[*ssa.BasicBlock]bool
+	header, best := (*ssa.BasicBlock)(nil), map[*ssa.BasicBlock]bool(nil)
 	for _, src := range f.Blocks {
 		for _, h := range src.Succs {
-			if body := loopOf(h, src); h.Dominates(src) && body[b] && (best == nil || len(body) < len(best)) {
+			if !h.Dominates(src) {
+				continue
+			}
+			if body := loopOf(h, src); body[b] && (best == nil || len(body) < len(best)) {
 				header, best = h, body
 			}
 		}

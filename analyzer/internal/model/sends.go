@@ -347,12 +347,19 @@ func bodyRead(call ssa.CallInstruction) bool {
 	if !ok {
 		return false
 	}
+	var resps []ssa.Value
 	for _, r := range refs(v) {
-		resp, ok := r.(*ssa.Extract)
-		if !ok || typeName(resp.Type()) != "net/http.Response" {
-			continue
+		if ex, ok := r.(*ssa.Extract); ok && typeName(ex.Type()) == "net/http.Response" {
+			resps = append(resps, ex)
 		}
-		for _, r := range refs(resp) {
+	}
+	for i := 0; i < len(resps) && i < 64; i++ {
+		for _, r := range refs(resps[i]) {
+			if phi, ok := r.(*ssa.Phi); ok && !slices.Contains(resps, ssa.Value(phi)) {
+				resps = append(resps, phi) // resp, err = c.Do(req) in a loop, read after it
+			}
+		}
+		for _, r := range refs(resps[i]) {
 			fa, ok := r.(*ssa.FieldAddr)
 			if !ok || typeName(fieldOf(fa).Type()) != "io.ReadCloser" {
 				continue
@@ -363,9 +370,8 @@ func bodyRead(call ssa.CallInstruction) bool {
 				case *ssa.UnOp, *ssa.ChangeInterface: // the body loaded; io.ReadAll takes an io.Reader
 					uses = append(uses, refs(u.(ssa.Value))...)
 				case ssa.CallInstruction:
-					arg, _ := argAt(u.Common(), 0).(*ssa.UnOp)
-					drained := callee(u) == "io.Copy" && arg != nil && arg.X.String() == "io.Discard"
-					if callee(u) != "(io.Closer).Close" && !drained {
+					arg, _ := argAt(u.Common(), 0).(*ssa.UnOp) // io.Copy(io.Discard, resp.Body) drains it
+					if callee(u) != "(io.Closer).Close" && !(callee(u) == "io.Copy" && arg != nil && arg.X.String() == "io.Discard") {
 						return true
 					}
 				}

@@ -48,6 +48,23 @@ func Query(cfg Config, question []byte) ([]byte, error) {
 	return nil, errors.New("gave up")
 }
 
+// Ask posts a question until it gets through, and reads the answer after the loop: a
+// query too.
+func Ask(cfg Config, question []byte) ([]byte, error) {
+	var resp *http.Response
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		if resp, err = http.Post(cfg.URL, "application/json", bytes.NewReader(question)); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	return io.ReadAll(resp.Body)
+}
+
 // Drain retries a delivery whose answer it only drains: still a delivery.
 func Drain(cfg Config, body []byte) error {
 	for attempt := 0; attempt < 3; attempt++ {
