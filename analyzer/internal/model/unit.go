@@ -525,7 +525,7 @@ func (a *analyzer) addEffect(u *unit, f *ssa.Function, call ssa.Instruction, c *
 		return
 	}
 	e.at = cmp.Or(e.at, call)
-	if retryLoop(f, call) {
+	if (e.Repeat == "" || !e.known()) && retryLoop(f, call) { // only a request needs its own retry known
 		e.repeatBy(&root{what: "the retry loop of " + Display(u.obj), pos: call.Pos()}, true)
 	} else if e.Repeat == "" {
 		if timerLoop(f, call) {
