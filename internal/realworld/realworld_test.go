@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -314,5 +315,64 @@ func TestLoad_RefusesAnUnknownRepository(t *testing.T) {
 	}))
 	if err == nil || !strings.Contains(err.Error(), "labels.tsv:1: repository acme/other is not in repos.txt") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// reusedRounds are blind rounds whose repositories were not new when they were labelled, so
+// their numbers are regression figures and never a headline (each one's README says so).
+var reusedRounds = map[string]string{
+	"blind12": "its six repositories were already in the regression corpus, with labels of their own",
+}
+
+// TestBlindRounds_RepositoriesAreNewToTheProject holds the blind protocol to the corpus
+// files: a blind round's repository appears in no earlier round and not in the regression
+// corpus, so its first run is on code no rule was written from.
+func TestBlindRounds_RepositoriesAreNewToTheProject(t *testing.T) {
+	t.Parallel()
+	root := filepath.Join("..", "..", "analyzer", "testdata", "realworld")
+	dirs, err := filepath.Glob(filepath.Join(root, "blind*", "repos.txt"))
+	if err != nil || len(dirs) == 0 {
+		t.Fatalf("no blind rounds under %s: %v", root, err)
+	}
+	round := func(path string) int {
+		n, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(filepath.Dir(path)), "blind"))
+		if err != nil {
+			t.Fatalf("%s: round directory not named blindN", path)
+		}
+		return n
+	}
+	slices.SortFunc(dirs, func(a, b string) int { return round(a) - round(b) })
+	seen := map[string]string{} // repository → the corpus that first held it
+	read := func(path string) []realworld.Repo {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		repos, err := realworld.ParseRepos(path, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return repos
+	}
+	for _, r := range read(filepath.Join(root, "repos.txt")) {
+		seen[r.Name] = "the regression corpus"
+	}
+	for _, path := range dirs {
+		name := filepath.Base(filepath.Dir(path))
+		var reused []string
+		for _, r := range read(path) {
+			if first, ok := seen[r.Name]; ok {
+				reused = append(reused, r.Name+" (in "+first+")")
+				continue
+			}
+			seen[r.Name] = name
+		}
+		switch _, known := reusedRounds[name]; {
+		case len(reused) > 0 && !known:
+			t.Errorf("%s is not blind: %s", name, strings.Join(reused, ", "))
+		case len(reused) == 0 && known:
+			t.Errorf("%s is listed as reused but all its repositories are new", name)
+		}
 	}
 }
