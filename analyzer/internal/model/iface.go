@@ -96,29 +96,26 @@ func madeFrom(v ssa.Value, seen map[ssa.Value]bool) []types.Type {
 		return nil
 	}
 	seen[v] = true
+	var from []ssa.Value
 	switch x := v.(type) {
 	case *ssa.MakeInterface:
 		return []types.Type{x.X.Type()}
 	case *ssa.ChangeInterface:
-		return madeFrom(x.X, seen)
+		from = []ssa.Value{x.X}
 	case *ssa.Phi:
-		var out []types.Type
-		for _, e := range x.Edges {
-			out = append(out, madeFrom(e, seen)...)
-		}
-		return out
+		from = x.Edges
 	case *ssa.UnOp: // a variable a closure shares lives in a cell: what is stored there
-		cell, ok := x.X.(*ssa.Alloc)
-		if x.Op != token.MUL || !ok {
-			return nil
+		if cell, ok := x.X.(*ssa.Alloc); ok && x.Op == token.MUL {
+			for _, st := range storesTo(cell) {
+				from = append(from, st.Val)
+			}
 		}
-		var out []types.Type
-		for _, st := range storesTo(cell) {
-			out = append(out, madeFrom(st.Val, seen)...)
-		}
-		return out
 	}
-	return nil
+	var out []types.Type
+	for _, w := range from {
+		out = append(out, madeFrom(w, seen)...)
+	}
+	return out
 }
 
 // implementations returns, per implementation of iface visible to the pass, the effects

@@ -31,11 +31,7 @@ func timerWait(ins ssa.Instruction) bool {
 	case *ssa.UnOp:
 		return x.Op == token.ARROW && timerChan(x.X)
 	case *ssa.Select:
-		for _, st := range x.States {
-			if st.Dir == types.RecvOnly && timerChan(st.Chan) {
-				return true
-			}
-		}
+		return slices.ContainsFunc(x.States, func(st *ssa.SelectState) bool { return st.Dir == types.RecvOnly && timerChan(st.Chan) })
 	case *ssa.Call:
 		return callee(x) == "time.Sleep"
 	}
@@ -45,11 +41,10 @@ func timerWait(ins ssa.Instruction) bool {
 func timerChan(v ssa.Value) bool {
 	switch x := v.(type) {
 	case *ssa.Call:
-		n := callee(x)
-		return n == "time.Tick" || n == "time.After"
+		return slices.Contains([]string{"time.Tick", "time.After"}, callee(x))
 	case *ssa.UnOp:
 		fa, ok := x.X.(*ssa.FieldAddr)
-		return ok && x.Op == token.MUL && (typeName(fa.X.Type()) == "time.Ticker" || typeName(fa.X.Type()) == "time.Timer")
+		return ok && x.Op == token.MUL && slices.Contains([]string{"time.Ticker", "time.Timer"}, typeName(fa.X.Type()))
 	}
 	return false
 }

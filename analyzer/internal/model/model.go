@@ -49,7 +49,6 @@ func New(config func() Config) *analysis.Analyzer {
 
 // Result is what the checks read.
 type Result struct {
-	Catalog *catalog.Catalog
 	Ignores *ignore.Index
 	// Directives are the package's valid //once: directives, DirectiveErrors the
 	// parser's errors, Notes the //oncelint: declarations.
@@ -76,7 +75,6 @@ type Result struct {
 type Note struct {
 	Pos     token.Pos
 	Verb    string // "read" or "repeat"
-	Reason  string
 	Func    *types.Func
 	Problem string
 }
@@ -155,7 +153,6 @@ func run(pass *analysis.Pass, cfg *Config) (_ any, err error) {
 	if err != nil {
 		return nil, err
 	}
-	res.Catalog = cat
 	for _, f := range pass.Files {
 		ds, errs := directive.ParseFile(pass.Fset, f)
 		res.Directives = append(res.Directives, ds...)
@@ -378,11 +375,11 @@ func parseNotes(pass *analysis.Pass, f *ast.File) []*Note {
 				continue
 			}
 			verb, reason, _ := strings.Cut(rest, " ")
-			n := &Note{Pos: c.Slash, Verb: verb, Reason: strings.TrimSpace(reason)}
+			n := &Note{Pos: c.Slash, Verb: verb}
 			switch fd := docs[g]; {
 			case verb != "read" && verb != "repeat":
 				n.Problem = fmt.Sprintf("unknown declaration //oncelint:%s: the declarations are //oncelint:read, //oncelint:repeat and //oncelint:ignore", verb)
-			case n.Reason == "":
+			case strings.TrimSpace(reason) == "":
 				n.Problem = fmt.Sprintf("//oncelint:%s gives no reason: say why", verb)
 			case fd == nil:
 				n.Problem = fmt.Sprintf("//oncelint:%s is not in a function's doc comment: it declares what a function does", verb)

@@ -64,9 +64,6 @@ var synthMu sync.Mutex
 // reported by the package that sees the repeat path sits where the effect is, the place
 // a reader goes to and an //oncelint:ignore is written.
 func (a *analyzer) synthesize(site string) token.Pos {
-	if site == "" {
-		return token.NoPos
-	}
 	if p, ok := a.synthetic[site]; ok {
 		return p
 	}

@@ -64,11 +64,9 @@ func (a *analyzer) isRootType(t string) bool {
 // paramRootType returns the root type of the parameter v is given for, or "".
 func (a *analyzer) paramRootType(fn *types.Func, c *ssa.CallCommon, v ssa.Value) string {
 	params := fn.Signature().Params()
-	for i := 0; i < params.Len(); i++ {
-		if sigArg(c, fn, i) == v {
-			if t := typeName(params.At(i).Type()); a.isRootType(t) {
-				return t
-			}
+	for i := range params.Len() {
+		if t := typeName(params.At(i).Type()); sigArg(c, fn, i) == v && a.isRootType(t) {
+			return t
 		}
 	}
 	return ""
@@ -86,8 +84,7 @@ func (a *analyzer) registrations(c *ssa.CallCommon, fn *types.Func) {
 		}
 		if r := a.cat.Registrar(t); r != nil && i+1 < params.Len() {
 			iface, ok := params.At(i + 1).Type().Underlying().(*types.Interface)
-			v := sigArg(c, fn, i+1)
-			if mi, isMI := v.(*ssa.MakeInterface); ok && isMI {
+			if mi, isMI := sigArg(c, fn, i+1).(*ssa.MakeInterface); ok && isMI {
 				for j := 0; j < iface.NumMethods(); j++ {
 					obj, _, _ := types.LookupFieldOrMethod(mi.X.Type(), true, iface.Method(j).Pkg(), iface.Method(j).Name())
 					if m, ok := obj.(*types.Func); ok {
@@ -134,10 +131,8 @@ func (a *analyzer) decide() {
 		if s := a.summaryOf(obj); s != nil {
 			r := a.roots[obj]
 			for _, e := range s.Effects {
-				if e.Site != "" {
-					e.Repeat = cmp.Or(e.Repeat, r.what)
-					a.judge(&eff{Effect: e, repeatPos: r.pos}, false)
-				}
+				e.Repeat = cmp.Or(e.Repeat, r.what)
+				a.judge(&eff{Effect: e, repeatPos: r.pos}, false)
 			}
 		}
 	}

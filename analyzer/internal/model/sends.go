@@ -88,9 +88,7 @@ func (a *analyzer) resolveSend(u *unit, f *ssa.Function, call ssa.CallInstructio
 		if s.Retries {
 			ef.Repeat, ef.repeatPos = "the retrying client "+via, call.Pos()
 		}
-		for _, v := range f.Params {
-			ef.Fresh = ef.Fresh || u.flows.of(v).flags&Random != 0
-		}
+		ef.Fresh = slices.ContainsFunc(f.Params, func(v *ssa.Parameter) bool { return u.flows.of(v).flags&Random != 0 })
 		a.addEffect(u, f, call, c, ef)
 		return
 	}
@@ -115,8 +113,7 @@ func (a *analyzer) resolveSend(u *unit, f *ssa.Function, call ssa.CallInstructio
 // headerSet reports whether f sets one of the headers on a request.
 func (a *analyzer) headerSet(f *ssa.Function, names []string) bool {
 	for c := range instrs[ssa.CallInstruction](f) {
-		fn, _ := calleeFunc(c.Common())
-		if fn == nil || !strings.HasPrefix(FuncName(fn), "(net/http.Header).") {
+		if !strings.HasPrefix(callee(c), "(net/http.Header).") {
 			continue
 		}
 		if h, ok := constString(argAt(c.Common(), 1)); ok && namesHeader(names, h) {
@@ -228,11 +225,10 @@ func variadic(v ssa.Value) []ssa.Value {
 					for int(i) >= len(out) {
 						out = append(out, nil)
 					}
-					v := st.Val
-					if mi, ok := v.(*ssa.MakeInterface); ok {
-						v = mi.X
+					out[i] = st.Val
+					if mi, ok := st.Val.(*ssa.MakeInterface); ok {
+						out[i] = mi.X
 					}
-					out[i] = v
 				}
 			}
 		}
@@ -358,8 +354,6 @@ func bodyRead(call ssa.CallInstruction) bool {
 			if phi, ok := r.(*ssa.Phi); ok && !slices.Contains(resps, ssa.Value(phi)) {
 				resps = append(resps, phi) // resp, err = c.Do(req) in a loop, read after it
 			}
-		}
-		for _, r := range refs(resps[i]) {
 			fa, ok := r.(*ssa.FieldAddr)
 			if !ok || typeName(fieldOf(fa).Type()) != "io.ReadCloser" {
 				continue

@@ -82,10 +82,7 @@ func methodKey(fn *types.Func) string { return fn.Name() + SignatureString(fn.Si
 
 // typeName is the full name of a named type, without type arguments.
 func typeName(t types.Type) string {
-	if p, ok := t.(*types.Pointer); ok {
-		t = p.Elem()
-	}
-	n, ok := types.Unalias(t).(*types.Named)
+	n, ok := types.Unalias(derefNamed(t)).(*types.Named)
 	if !ok || n.Obj().Pkg() == nil {
 		return ""
 	}

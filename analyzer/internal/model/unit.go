@@ -190,14 +190,13 @@ func (a *analyzer) promise(u *unit, d *directive.Directive) {
 
 // exprParams returns the parameters a key expression mentions.
 func (a *analyzer) exprParams(u *unit, text string) uint64 {
+	words := strings.FieldsFunc(text, func(r rune) bool {
+		return !(r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r > 127)
+	})
 	var m uint64
 	for i, p := range u.fn.Params {
-		for _, w := range strings.FieldsFunc(text, func(r rune) bool {
-			return !(r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r > 127)
-		}) {
-			if w == p.Name() && i < 64 {
-				m |= 1 << i
-			}
+		if i < 64 && slices.ContainsFunc(words, func(w string) bool { return w == p.Name() }) {
+			m |= 1 << i
 		}
 	}
 	return m
@@ -388,22 +387,18 @@ func (a *analyzer) visitCall(u *unit, f *ssa.Function, call ssa.CallInstruction,
 
 // funcValue returns the declared function a function value names (f, or x.M), or nil.
 func funcValue(v ssa.Value) *types.Func {
-	for {
-		switch x := v.(type) {
-		case *ssa.ChangeType, *ssa.MakeInterface:
-			v = *x.(ssa.Instruction).Operands(nil)[0]
-			continue
-		case *ssa.Function:
-			obj, _ := x.Object().(*types.Func)
-			return obj
-		case *ssa.MakeClosure:
-			if isBound(x) {
-				obj, _ := x.Fn.(*ssa.Function).Object().(*types.Func)
-				return obj
-			}
+	switch x := v.(type) {
+	case *ssa.ChangeType, *ssa.MakeInterface:
+		return funcValue(*x.(ssa.Instruction).Operands(nil)[0])
+	case *ssa.Function:
+		obj, _ := x.Object().(*types.Func)
+		return obj
+	case *ssa.MakeClosure:
+		if isBound(x) {
+			return funcValue(x.Fn)
 		}
-		return nil
 	}
+	return nil
 }
 
 // registeredMethods returns the exported methods of a value of a named type handed over
@@ -510,9 +505,7 @@ func (a *analyzer) mapEffect(u *unit, call ssa.CallInstruction, fn *types.Func, 
 		// A dependency's effect is made at the analysed code's call; so is one of
 		// another package's function whose content the call gives, beyond the receiver
 		// (a service that sends what it is handed): the call decides what is sent.
-		if ce.Site != "" && ce.Made == "" {
-			ne.Made = ce.Site
-		}
+		ne.Made = cmp.Or(ce.Made, ce.Site)
 		ne.Site, ne.pos, ne.Func, ne.Via, ne.Ignored = a.posString(call.Pos()), call.Pos(), Display(u.obj), Display(fn), ce.Ignored
 		a.site(ne)
 	}
