@@ -60,13 +60,10 @@ func named(t types.Type) *types.Named {
 // read returns what a call of a library's end (or of an interface it implements) sends.
 func (r *reader) read(c *ssa.CallCommon) (sent, bool) {
 	fn := calleeOf(c)
-	if fn == nil {
+	if fn == nil || recvType(fn) == nil {
 		return sent{}, false
 	}
 	t := recvType(fn)
-	if t == nil {
-		return sent{}, false
-	}
 	if lib, _ := r.library(t, fn.Name()); lib == nil && types.IsInterface(t) {
 		t = r.implementedBy(t)
 	}
@@ -113,15 +110,9 @@ func (r *reader) implementedBy(iface *types.Named) *types.Named {
 // unwrap strips the conversions a value goes through on its way into an argument.
 func unwrap(v ssa.Value) ssa.Value {
 	for {
-		switch x := v.(type) {
-		case *ssa.MakeInterface:
-			v = x.X
-		case *ssa.ChangeType:
-			v = x.X
-		case *ssa.ChangeInterface:
-			v = x.X
-		case *ssa.Convert:
-			v = x.X
+		switch v.(type) {
+		case *ssa.MakeInterface, *ssa.ChangeType, *ssa.ChangeInterface, *ssa.Convert:
+			v = *v.(ssa.Instruction).Operands(nil)[0] // their X, the one operand
 		default:
 			return v
 		}
@@ -139,10 +130,8 @@ func str(v ssa.Value) (string, bool) {
 func spread(args []ssa.Value) []ssa.Value {
 	var out []ssa.Value
 	for _, a := range args {
-		if c, isConst := a.(*ssa.Const); isConst && c.Value == nil {
-			if _, isSlice := c.Type().Underlying().(*types.Slice); isSlice {
-				continue // no variadic arguments
-			}
+		if _, isSlice := a.Type().Underlying().(*types.Slice); isSlice && isNil(a) {
+			continue // no variadic arguments
 		}
 		var arr *ssa.Alloc
 		if s, ok := a.(*ssa.Slice); ok {
@@ -227,13 +216,11 @@ func chain(recv ssa.Value, same func(*types.Named) bool) (links []link, root ssa
 		}
 		seen[v] = true
 		if c, ok := v.(*ssa.Call); ok {
-			if fn := calleeOf(&c.Call); fn != nil {
-				if t := recvType(fn); t != nil && same(t) {
-					r, args := argsOf(&c.Call)
-					links = append(links, link{fn.Name(), args})
-					walk(r)
-					return
-				}
+			if fn := calleeOf(&c.Call); fn != nil && recvType(fn) != nil && same(recvType(fn)) {
+				r, args := argsOf(&c.Call)
+				links = append(links, link{fn.Name(), args})
+				walk(r)
+				return
 			}
 		}
 		if phi, ok := v.(*ssa.Phi); ok {

@@ -84,7 +84,7 @@ func init() {
 				case flag >= 0:
 					e.flags |= 1 << flag
 				default:
-					e.kind = sqlfacts.Kind(slices.Index([]string{"", "read", "insert", "update"}, k))
+					e.kind = sqlfacts.Kind(slices.Index([]string{"", "read", "insert", "update", "delete"}, k))
 				}
 			}
 			o.ends[key] = e

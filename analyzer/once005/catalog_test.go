@@ -20,8 +20,8 @@ func TestCatalog_ReadsEveryEnd(t *testing.T) {
 	}
 	for _, lib := range libraries {
 		for key, e := range lib.ends {
-			if e.kind < 0 || e.kind > sqlfacts.Update || e.kind == sqlfacts.Other && e.flags&fText == 0 {
-				t.Errorf("%s %s: kind %d, flags %b: want read, insert, update or text", lib.name, key, e.kind, e.flags)
+			if e.kind > sqlfacts.Delete || e.kind == sqlfacts.Other && e.flags&fText == 0 {
+				t.Errorf("%s %s: kind %d, flags %b: want read, insert, update, delete or text", lib.name, key, e.kind, e.flags)
 			}
 		}
 	}

@@ -23,7 +23,10 @@
 // is a cap: two calls overrun it by one and duplicate nothing, so it is reported only
 // where it decides an upsert adding to the total it read, with the statement promise's
 // fix. A read of a row's state deciding an UPDATE to a new state is a claim, reported
-// unless the row is locked or the update tests the old state and is checked.
+// unless the row is locked or the update tests the old state and is checked; so is an
+// UPDATE writing back an amount worked out in Go from one the read tested (a debit). A read
+// deciding a DELETE of the row it found, before an insert, consumes the row (a
+// one-time token redeemed): reported unless the row is locked or the delete is checked.
 //
 // Statements are known by identity, from catalog.json: the query methods of
 // database/sql, sqlx, pgx, bun and once.DB, an interface one of them implements (sqlc's

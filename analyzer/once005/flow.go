@@ -83,33 +83,25 @@ func (t *taint) flags(x *ssa.If) {
 			if !ok {
 				break
 			}
-			var arm [2]*ssa.Const
-			var seen [2]int // 0 unseen, 1 one constant, 2 anything else
+			var arm [2]constant.Value // the one boolean each arm gives
+			mixed := false            // an arm gives anything else
 			for i, pred := range join.Preds {
-				side := armOf(b, pred, join)
-				if side < 0 {
-					continue
-				}
-				k, isConst := phi.Edges[i].(*ssa.Const)
-				switch {
-				case !isConst || k.Value == nil || k.Value.Kind() != constant.Bool:
-					seen[side] = 2
-				case seen[side] == 0:
-					arm[side], seen[side] = k, 1
-				case seen[side] == 1 && constant.BoolVal(arm[side].Value) != constant.BoolVal(k.Value):
-					seen[side] = 2
+				k, _ := phi.Edges[i].(*ssa.Const)
+				switch side := armOf(b, pred, join); {
+				case side < 0:
+				case k == nil || k.Value == nil || k.Value.Kind() != constant.Bool || arm[side] != nil && constant.BoolVal(arm[side]) != constant.BoolVal(k.Value):
+					mixed = true
+				default:
+					arm[side] = k.Value
 				}
 			}
-			if seen[0] != 1 || seen[1] != 1 {
+			if mixed || arm[0] == nil || arm[1] == nil || constant.BoolVal(arm[0]) == constant.BoolVal(arm[1]) {
 				continue
 			}
-			onFound, onAbsent := constant.BoolVal(arm[foundArm].Value), constant.BoolVal(arm[1-foundArm].Value)
-			if onFound != onAbsent {
-				if t.flag[phi] = sign(onFound); c == other { // a flag of another property of the row
-					t.flag[phi] = 0
-				}
-				t.add(phi)
+			if t.flag[phi] = sign(constant.BoolVal(arm[foundArm])); c == other { // a flag of another property of the row
+				t.flag[phi] = 0
 			}
+			t.add(phi)
 		}
 	}
 }

@@ -18,9 +18,13 @@ import (
 func (r *reader) judge(fi *fnInfo) {
 	for _, w := range fi.ops {
 		if table := w.op.Table(); w.op.Kind == sqlfacts.Update && w.op.SetsConst {
-			r.judgeClaim(fi, w, table)
+			r.judgeClaim(fi, w, table, nil)
+		} else if cols := r.worksOut(fi, w); w.op.Kind == sqlfacts.Update && len(cols) > 0 {
+			r.judgeClaim(fi, w, table, cols)
 		} else if w.op.Kind == sqlfacts.Insert && w.op.Conflict != sqlfacts.DoNothing {
 			r.judgeInsert(fi, w, table)
+		} else if w.op.Kind == sqlfacts.Delete {
+			r.judgeConsume(fi, w, table)
 		}
 	}
 }
@@ -59,16 +63,82 @@ func (r *reader) judgeInsert(fi *fnInfo, ins *opAt, table string) {
 // judgeClaim reports a claim two workers both win: an update setting a state a read
 // of the row tested (or looked for in the old state), unlocked, not refusing a second
 // run. A test of another column (an owner) guards, it does not claim.
-func (r *reader) judgeClaim(fi *fnInfo, upd *opAt, table string) {
+func (r *reader) judgeClaim(fi *fnInfo, upd *opAt, table string, worked []string) {
 	rd := r.decider(fi, upd, table, upd.op.Keys, true, func(c class, ifs *ssa.If, rd *opAt) bool {
-		return c == exists && overlaps(rd.op.Keys, upd.op.Columns) ||
-			(c == other || c == limit) && overlaps(tested(ifs.Cond, rd.op.Selected, 0), upd.op.Columns)
+		return c == exists && worked == nil && overlaps(rd.op.Keys, upd.op.Columns) ||
+			(c == other || c == limit) && overlaps(tested(ifs.Cond, rd.op.Selected, 0), append(worked, upd.op.Columns...))
 	})
-	if rd != nil && !rd.op.RowLock && !r.lockedAt(fi, upd.instr, table, true, nil) &&
-		!(upd.op.OldState && (upd.op.Claims || r.checked(upd))) && !r.callersCover(fi, table, true, 0) {
+	switch {
+	case rd == nil || rd.op.RowLock || r.lockedAt(fi, upd.instr, table, true, nil) || upd.op.OldState && (upd.op.Claims || r.checked(upd)) ||
+		r.callersCover(fi, table, true, 0):
+	case worked != nil:
+		r.report(upd, rd, "%s writes back an amount worked out from %s, which tests it, with no row lock: two calls can both read the old amount and both pass the test, and one write overwrites the other; let the statement do both (SET n = n - $1 WHERE n >= $1) and go on only when it changed a row, or read the row FOR UPDATE, or declare //once:transaction on %s",
+			what("update of", upd), what("a read of", rd), funcName(fi.fn))
+	default:
 		r.report(upd, rd, "%s is decided by %s with no row lock, and the update claims nothing (no WHERE on the old state whose rows affected are checked): two workers can both read the old state and both go on; add the old state to its WHERE (AND state = 'pending') and go on only when it changed a row (RowsAffected, or RETURNING), or read the row FOR UPDATE, or declare //once:transaction on %s",
 			what("update of", upd), what("a read of", rd), funcName(fi.fn))
 	}
+}
+
+// judgeConsume reports a row consumed twice: a read decides a delete of the row it found
+// (a one-time token, an invitation, an expired session), nothing checks that the delete
+// removed it, and an insert follows. Two calls can both find the row and both insert.
+func (r *reader) judgeConsume(fi *fnInfo, del *opAt, table string) {
+	next := slices.IndexFunc(fi.ops, func(w *opAt) bool {
+		return w.op.Kind == sqlfacts.Insert && w.op.Conflict == sqlfacts.NoClause && !w.op.HandlesDup && !sqlfacts.SameTable(w.op.Table(), table) && precedes(del.instr, w.instr)
+	})
+	if next < 0 || del.op.Claims || r.checked(del) {
+		return
+	}
+	rd := r.decider(fi, del, table, del.op.Keys, true, func(c class, _ *ssa.If, _ *opAt) bool { return c == exists || c == other })
+	if rd != nil && !rd.op.RowLock && !r.lockedAt(fi, del.instr, table, true, nil) && !r.callersCover(fi, table, true, 0) {
+		r.report(del, rd, "%s is decided by %s with no row lock, and nothing checks that it removed the row before %s: two calls can both find the row and both go on; go on only when the delete removed a row (RowsAffected, or DELETE .. RETURNING), or read the row FOR UPDATE, or declare //once:transaction on %s",
+			what("delete from", del), what("a read of", rd), what("the insert into", fi.ops[next]), funcName(fi.fn))
+	}
+}
+
+// worksOut returns the columns an update writes with an amount worked out from a read of
+// its table (a balance less a price): the read-modify-write of a debit or a quota.
+func (r *reader) worksOut(fi *fnInfo, upd *opAt) (cols []string) {
+	for _, rd := range fi.ops {
+		if rd.op.Kind == sqlfacts.Read && has(rd.op.Tables, upd.op.Table()) && precedes(rd.instr, upd.instr) {
+			for _, a := range spread(upd.instr.Common().Args) {
+				cols = append(cols, r.follow(rd).computed(a, upd.op.Columns)...)
+			}
+		}
+	}
+	return cols
+}
+
+// computed returns the columns v writes worked out from what was read: set, for a sum or
+// difference; the columns of a row's fields last set to one.
+func (t *taint) computed(v ssa.Value, set []string) (cols []string) {
+	x, field := unwrap(v), -1
+	if u, ok := x.(*ssa.UnOp); ok && u.Op == token.MUL {
+		x = u.X
+		if fa, ok := x.(*ssa.FieldAddr); ok {
+			x, field = fa.X, fa.Field
+		}
+	}
+	if t.worked(x) {
+		return set
+	}
+	for _, ref := range refs(x) {
+		if g, ok := ref.(*ssa.FieldAddr); ok && (field < 0 || g.Field == field) && slices.ContainsFunc(refs(g), func(st ssa.Instruction) bool {
+			s, ok := st.(*ssa.Store)
+			return ok && s.Addr == g && t.worked(unwrap(s.Val))
+		}) {
+			cols = append(cols, fieldColumn(g))
+		}
+	}
+	return cols
+}
+
+// worked reports a number added to or taken from what was read.
+func (t *taint) worked(v ssa.Value) bool {
+	x, ok := v.(*ssa.BinOp)
+	b, numeric := v.Type().Underlying().(*types.Basic)
+	return ok && (x.Op == token.ADD || x.Op == token.SUB) && t.vals[x] && numeric && b.Info()&types.IsNumeric != 0
 }
 
 // decider returns the first read of table, by the columns cols, that decides w.

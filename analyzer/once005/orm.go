@@ -60,17 +60,17 @@ func (r *reader) orm(lib *orm, t *types.Named, key string, recv ssa.Value, args 
 		switch {
 		case e.kind == sqlfacts.Read:
 			s.dests = args[e.arg : e.arg+1]
-			r.useModel(&s, args[e.arg], lib.plural)
 		case e.kind == sqlfacts.Insert:
 			s.row, s.dests = args[e.arg], args[e.arg:e.arg+1]
-			r.useModel(&s, args[e.arg], lib.plural)
+		case e.kind == sqlfacts.Delete:
 		case e.flags&fSetCol != 0:
 			if c, ok := str(args[0]); ok && len(args) > 1 {
 				s.op.Columns, s.op.SetsConst = []string{strings.ToLower(c)}, isConst(args[1])
 			}
-		default:
+		default: // Updates(&row)
 			s.op.Columns, s.op.SetsConst = r.fieldsSet(args[e.arg])
 		}
+		r.useModel(&s, args[e.arg], lib.plural) // a model names the table; a column's name (setcol) is none
 	}
 	if e.conds >= 0 && e.conds < len(args) {
 		if r.where(&s, args[e.conds:]); len(s.op.Keys) == 0 && e.flags&fByID != 0 {
@@ -169,12 +169,11 @@ func (r *reader) table(m *types.Named, plural bool) string {
 	if t := f.Tables[obj.Name()]; t != "" {
 		return t
 	}
-	if s, ok := m.Underlying().(*types.Struct); ok {
-		for i := range s.NumFields() {
-			for _, it := range strings.Split(reflect.StructTag(s.Tag(i)).Get("bun"), ",") {
-				if t, ok := strings.CutPrefix(strings.TrimSpace(it), "table:"); ok && t != "" {
-					return strings.ToLower(t)
-				}
+	s := m.Underlying().(*types.Struct) // modelOf gives structs only
+	for i := range s.NumFields() {
+		for _, it := range strings.Split(reflect.StructTag(s.Tag(i)).Get("bun"), ",") {
+			if t, ok := strings.CutPrefix(strings.TrimSpace(it), "table:"); ok && t != "" {
+				return strings.ToLower(t)
 			}
 		}
 	}

@@ -225,13 +225,8 @@ func (r *reader) summarize(fi *fnInfo) FuncFact {
 	if fi.covered {
 		return f
 	}
-	var reads, writes []string
-	for _, op := range fi.ops {
-		if op.op.Kind == sqlfacts.Read {
-			reads = append(reads, op.op.Tables...)
-		} else if op.op.Kind == sqlfacts.Insert || op.op.Kind == sqlfacts.Update {
-			writes = append(writes, op.op.Table())
-		}
+	sends := func(table string, kinds ...sqlfacts.Kind) bool { // a statement of one of kinds on table
+		return slices.ContainsFunc(fi.ops, func(op *opAt) bool { return slices.Contains(kinds, op.op.Kind) && has(op.op.Tables, table) })
 	}
 	res := fi.fn.Signature.Results()
 	f.Results = make([]uint8, res.Len())
@@ -239,7 +234,7 @@ func (r *reader) summarize(fi *fnInfo) FuncFact {
 		o := op.op
 		o.Param, o.Row = slices.Index(fi.fn.Params, param(op.handle))+1, slices.Index(fi.fn.Params, param(op.row))+1
 		switch t := r.follow(op); {
-		case o.Kind == sqlfacts.Read && !has(writes, o.Table()):
+		case o.Kind == sqlfacts.Read && !sends(o.Table(), sqlfacts.Insert, sqlfacts.Update):
 			returned := o.RowLock
 			for i := range res.Len() {
 				if t.results[i] {
@@ -264,9 +259,9 @@ func (r *reader) summarize(fi *fnInfo) FuncFact {
 			if o.ErrAbsent = false; returned {
 				f.Ops = append(f.Ops, o)
 			}
-		case (o.Kind == sqlfacts.Insert || o.Kind == sqlfacts.Update) && !has(reads, o.Table()):
+		case (o.Kind == sqlfacts.Insert || o.Kind == sqlfacts.Update || o.Kind == sqlfacts.Delete) && !sends(o.Table(), sqlfacts.Read):
 			o.HandlesDup = o.HandlesDup || fi.dup
-			o.Claims = o.Claims || o.Kind == sqlfacts.Update && o.OldState && r.checked(op)
+			o.Claims = o.Claims || (o.Kind == sqlfacts.Update && o.OldState || o.Kind == sqlfacts.Delete) && r.checked(op)
 			f.Ops = append(f.Ops, o)
 		case o.Kind == sqlfacts.Lock:
 			f.Ops = append(f.Ops, o)

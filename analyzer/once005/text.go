@@ -137,18 +137,16 @@ func (r *reader) textOf(v ssa.Value, env map[*ssa.Parameter]string, depth int) s
 	case *ssa.Call:
 		fn, args := x.Call.StaticCallee(), x.Call.Args
 		if fn != nil && fn.Object() != nil && fn.Object().Pkg() != nil && fn.Object().Pkg().Path()+"."+fn.Name() == "fmt.Sprintf" && depth < 8 {
-			format, ok := str(args[0])
-			vals, n := spread(args[1:]), 0
-			if !ok {
-				break
+			if format, ok := str(args[0]); ok {
+				vals, n := spread(args[1:]), 0
+				return verbRE.ReplaceAllStringFunc(format, func(verb string) string {
+					if verb == "%%" || n == len(vals) {
+						return map[bool]string{true: "%", false: "\x00"}[verb == "%%"]
+					}
+					n++
+					return r.textOf(vals[n-1], env, depth+1)
+				})
 			}
-			return verbRE.ReplaceAllStringFunc(format, func(verb string) string {
-				if verb == "%%" || n == len(vals) {
-					return map[bool]string{true: "%", false: "\x00"}[verb == "%%"]
-				}
-				n++
-				return r.textOf(vals[n-1], env, depth+1)
-			})
 		}
 		if fn != nil && fn.Pkg != nil && fn.Pkg.Pkg == r.pass.Pkg && fn.Signature.Results().Len() == 1 && depth < 8 {
 			inner, ret := map[*ssa.Parameter]string{}, []*ssa.Return(nil)

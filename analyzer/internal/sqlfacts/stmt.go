@@ -89,6 +89,7 @@ func Parse(sql string) Stmt {
 	low := strings.TrimSpace(spaceRE.ReplaceAllString(commentRE.ReplaceAllString(strings.ToLower(sql), " "), " "))
 	bare := literalRE.ReplaceAllString(low, "''") // no literal can look like a keyword
 	var s Stmt
+	_, cond := splitWhere(bare) // a DELETE's or a read's condition
 	switch {
 	case lockRE.MatchString(bare):
 		s.Kind = Lock
@@ -121,17 +122,9 @@ func Parse(sql string) Stmt {
 		}
 		s.OldState = testsOld(assigned, where)
 	case deleteRE.MatchString(bare):
-		s.Kind, s.Tables = Delete, []string{deleteRE.FindStringSubmatch(bare)[1]}
+		s.Kind, s.Tables, s.Keys = Delete, []string{deleteRE.FindStringSubmatch(bare)[1]}, whereKeys(cond)
 	case strings.HasPrefix(bare, "select") || strings.HasPrefix(bare, "with"):
-		s.Kind = Read
-		for _, m := range fromRE.FindAllStringSubmatch(bare, -1) {
-			if !slices.Contains(s.Tables, m[1]) && m[1] != "select" {
-				s.Tables = append(s.Tables, m[1])
-			}
-		}
-		if loc := whereRE.FindStringIndex(bare); loc != nil {
-			s.Keys = whereKeys(bare[loc[1]:])
-		}
+		s.Kind, s.Tables, s.Keys = Read, firstGroups(fromRE, bare, "select"), whereKeys(cond)
 		if m := selectRE.FindStringSubmatch(bare); m != nil {
 			for _, item := range SplitTop(m[1]) {
 				f := strings.Fields(item)
@@ -178,13 +171,17 @@ func cutEnd(s string) string {
 }
 
 func whereKeys(where string) []string {
-	var keys []string
-	for _, m := range compareRE.FindAllStringSubmatch(cutEnd(where), -1) {
-		if !slices.Contains([]string{"not", "and", "or", "where", "exists", "select"}, m[1]) && !slices.Contains(keys, m[1]) {
-			keys = append(keys, m[1])
+	return firstGroups(compareRE, cutEnd(where), "not", "and", "or", "where", "exists", "select")
+}
+
+// firstGroups returns the distinct first groups of re's matches in s, but the words skip.
+func firstGroups(re *regexp.Regexp, s string, skip ...string) (out []string) {
+	for _, m := range re.FindAllStringSubmatch(s, -1) {
+		if !slices.Contains(skip, m[1]) && !slices.Contains(out, m[1]) {
+			out = append(out, m[1])
 		}
 	}
-	return keys
+	return out
 }
 
 // WhereKeys returns the columns an ORM's condition text compares ("email = ?").

@@ -47,7 +47,7 @@ func TestParse_ReadsWhatCheckThenInsertIsMadeOf(t *testing.T) {
 			Stmt{Kind: Update, Tables: []string{"jobs"}, Columns: []string{"state"}, Keys: []string{"id", "state"}}},
 		{`UPDATE leases SET holder = $1, until = $2 WHERE key = $3 AND until < now()`,
 			Stmt{Kind: Update, Tables: []string{"leases"}, Columns: []string{"holder", "until"}, Keys: []string{"key", "until"}, OldState: true}},
-		{`DELETE FROM tokens WHERE token = $1`, Stmt{Kind: Delete, Tables: []string{"tokens"}}},
+		{`DELETE FROM tokens WHERE token = $1`, Stmt{Kind: Delete, Tables: []string{"tokens"}, Keys: []string{"token"}}},
 		{`SELECT pg_advisory_xact_lock($1)`, Stmt{Kind: Lock}},
 		{`SELECT pg_try_advisory_lock(hashtext($1))`, Stmt{Kind: Lock}},
 		{`SET TRANSACTION ISOLATION LEVEL SERIALIZABLE`, Stmt{Kind: Lock}},

@@ -46,4 +46,5 @@ func (db *DB) Raw(sql string, values ...any) *DB        { return db }
 func (db *DB) Exec(sql string, values ...any) *DB       { return db }
 func (db *DB) Update(column string, value any) *DB      { return db }
 func (db *DB) Updates(values any) *DB                   { return db }
+func (db *DB) Delete(value any, conds ...any) *DB       { return db }
 func (db *DB) Transaction(fc func(tx *DB) error) error  { return fc(db) }
