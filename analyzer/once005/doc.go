@@ -25,8 +25,8 @@
 // fix. A read of a row's state deciding an UPDATE to a new state is a claim, reported
 // unless the row is locked or the update tests the old state and is checked; so is an
 // UPDATE writing back an amount worked out in Go from one the read tested (a debit). A read
-// deciding a DELETE of the row it found, before an insert, consumes the row (a
-// one-time token redeemed): reported unless the row is locked or the delete is checked.
+// deciding a DELETE of the row it found, with an insert, consumes the row (a one-time
+// token redeemed): reported unless the row is locked or the delete is checked.
 //
 // Statements are known by identity, from catalog.json: the query methods of
 // database/sql, sqlx, pgx, bun and once.DB, an interface one of them implements (sqlc's

@@ -82,17 +82,18 @@ func (r *reader) judgeClaim(fi *fnInfo, upd *opAt, table string, worked []string
 
 // judgeConsume reports a row consumed twice: a read decides a delete of the row it found
 // (a one-time token, an invitation, an expired session), nothing checks that the delete
-// removed it, and an insert follows. Two calls can both find the row and both insert.
+// removed it, and an insert goes with it. Two calls can both find the row and both insert.
 func (r *reader) judgeConsume(fi *fnInfo, del *opAt, table string) {
 	next := slices.IndexFunc(fi.ops, func(w *opAt) bool {
-		return w.op.Kind == sqlfacts.Insert && w.op.Conflict == sqlfacts.NoClause && !w.op.HandlesDup && !sqlfacts.SameTable(w.op.Table(), table) && precedes(del.instr, w.instr)
+		return w.op.Kind == sqlfacts.Insert && w.op.Conflict == sqlfacts.NoClause && !w.op.HandlesDup && !sqlfacts.SameTable(w.op.Table(), table) &&
+			(precedes(del.instr, w.instr) || precedes(w.instr, del.instr))
 	})
 	if next < 0 || del.op.Claims || r.checked(del) {
 		return
 	}
 	rd := r.decider(fi, del, table, del.op.Keys, true, func(c class, _ *ssa.If, _ *opAt) bool { return c == exists || c == other })
 	if rd != nil && !rd.op.RowLock && !r.lockedAt(fi, del.instr, table, true, nil) && !r.callersCover(fi, table, true, 0) {
-		r.report(del, rd, "%s is decided by %s with no row lock, and nothing checks that it removed the row before %s: two calls can both find the row and both go on; go on only when the delete removed a row (RowsAffected, or DELETE .. RETURNING), or read the row FOR UPDATE, or declare //once:transaction on %s",
+		r.report(del, rd, "%s is decided by %s with no row lock, and nothing checks that it removed the row %s goes with: two calls can both find the row and both go on; go on only when the delete removed a row (RowsAffected, or DELETE .. RETURNING), or read the row FOR UPDATE, or declare //once:transaction on %s",
 			what("delete from", del), what("a read of", rd), what("the insert into", fi.ops[next]), funcName(fi.fn))
 	}
 }

@@ -25,7 +25,7 @@ func (s *Store) Redeem(ctx context.Context, token string) error {
 	if err := s.db.QueryRow(ctx, `SELECT user_id FROM login_tokens WHERE token = $1`, token).Scan(&user); err != nil {
 		return err
 	}
-	if _, err := s.db.Exec(ctx, `DELETE FROM login_tokens WHERE token = $1`, token); err != nil { // want `delete from login_tokens is decided by a read of login_tokens with no row lock, and nothing checks that it removed the row before the insert into sessions`
+	if _, err := s.db.Exec(ctx, `DELETE FROM login_tokens WHERE token = $1`, token); err != nil { // want `delete from login_tokens is decided by a read of login_tokens with no row lock, and nothing checks that it removed the row the insert into sessions goes with`
 		return err
 	}
 	_, err := s.db.Exec(ctx, `INSERT INTO sessions (user_id) VALUES ($1)`, user)
@@ -133,4 +133,17 @@ func (s *Store) AcceptChecked(ctx context.Context, token string) error {
 		return err
 	}
 	return tokens.Join(ctx, s.db, user)
+}
+
+// Exchange2 opens the session first and deletes the code after: the same race.
+func (s *Store) Exchange2(ctx context.Context, code string) error {
+	var user int64
+	if err := s.db.QueryRow(ctx, `SELECT user_id FROM auth_codes WHERE code = $1`, code).Scan(&user); err != nil {
+		return err
+	}
+	if _, err := s.db.Exec(ctx, `INSERT INTO refresh_tokens (user_id) VALUES ($1)`, user); err != nil {
+		return err
+	}
+	_, err := s.db.Exec(ctx, `DELETE FROM auth_codes WHERE code = $1`, code) // want `delete from auth_codes is decided by a read of auth_codes with no row lock, and nothing checks that it removed the row the insert into refresh_tokens goes with`
+	return err
 }
