@@ -62,11 +62,7 @@ type site struct {
 
 // build makes the package's SSA, reads what each function sends and exports it.
 func (r *reader) build() {
-	prog := ssa.NewProgram(r.pass.Fset, 0)
-	for _, p := range r.pass.Pkg.Imports() {
-		prog.CreatePackage(p, nil, nil, true)
-	}
-	prog.CreatePackage(r.pass.Pkg, r.pass.Files, r.pass.TypesInfo, false).Build()
+	prog := model.BuildSSA(r.pass).Prog
 	r.follows, r.models, r.sites, r.escaped = map[*opAt]*taint{}, map[[2]any]bool{}, map[*ssa.Function][]site{}, map[*ssa.Function]bool{}
 	var add func(fn *ssa.Function)
 	add = func(fn *ssa.Function) {

@@ -3,7 +3,6 @@ package model
 import (
 	"cmp"
 	"fmt"
-	"go/types"
 	"maps"
 	"slices"
 )
@@ -13,7 +12,7 @@ func (a *analyzer) factOf(u *unit) *FuncFact {
 	if u.fact != nil && u.state == 2 {
 		return u.fact
 	}
-	f := &FuncFact{Sends: u.sends, Keys: u.keys, Retries: u.retries, SetVerdict: u.setVerdict}
+	f := &FuncFact{Sends: u.sends, Keys: u.keys, Retries: u.retries, RetryArg: u.retryArg, SetVerdict: u.setVerdict}
 	seen := map[string]bool{} // an effect reached by several calls is one effect to a caller
 	for _, e := range u.effs {
 		fe := e.Effect
@@ -53,7 +52,8 @@ func (a *analyzer) export() {
 	any := false
 	for _, u := range a.sortedUnits() {
 		u.fact = nil // made again with what decide reported: a caller does not report it twice
-		if f := a.factOf(u); !f.empty() && exportable(u.obj) {
+		// Importers can name a package-level function or a method of a package-level type.
+		if f := a.factOf(u); !f.empty() && (u.obj.Parent() == u.obj.Pkg().Scope() || u.obj.Signature().Recv() != nil) {
 			a.pass.ExportObjectFact(u.obj, f)
 			any = true
 		}
@@ -62,10 +62,4 @@ func (a *analyzer) export() {
 	if any || len(pf.Impls) > 0 || len(pf.RootTypes) > 0 {
 		a.pass.ExportPackageFact(pf)
 	}
-}
-
-// exportable reports whether importers can name fn (a package-level function or a
-// method of a package-level type).
-func exportable(fn *types.Func) bool {
-	return fn.Pkg() != nil && fn.Parent() == fn.Pkg().Scope() || fn.Signature().Recv() != nil
 }

@@ -22,8 +22,10 @@ type FuncFact struct {
 	Kind    string
 	Wrapper string
 	Latch   bool
-	// Retries marks a function that sends again by itself after a failure.
-	Retries bool
+	// Retries marks a function that sends again by itself after a failure; RetryArg, one
+	// that calls a function it is given again after a failure (its parameter, from 1).
+	Retries  bool
+	RetryArg int
 	// SetVerdict marks a function answering with a bool from a check and write of a set
 	// that lasts the process (ONCE003).
 	SetVerdict bool
@@ -43,24 +45,22 @@ func (f *FuncFact) String() string {
 	for _, k := range f.Keys {
 		parts = append(parts, fmt.Sprintf("key(%d,%s)", k.Param, k.Kind))
 	}
-	if f.Result.Flags != 0 {
-		parts = append(parts, "result("+f.Result.Source+")")
+	add := func(on bool, part string) {
+		if on {
+			parts = append(parts, part)
+		}
 	}
-	if f.Kind != "" {
-		parts = append(parts, "declared("+f.Kind+")")
-	}
-	if f.Retries {
-		parts = append(parts, "retries")
-	}
-	if f.SetVerdict {
-		parts = append(parts, "setverdict")
-	}
+	add(f.Result.Flags != 0, "result("+f.Result.Source+")")
+	add(f.Kind != "", "declared("+f.Kind+")")
+	add(f.Retries, "retries")
+	add(f.RetryArg > 0, fmt.Sprintf("retries(%d)", f.RetryArg))
+	add(f.SetVerdict, "setverdict")
 	return strings.Join(parts, " ")
 }
 
 func (f *FuncFact) empty() bool {
 	return len(f.Effects) == 0 && len(f.Sends) == 0 && len(f.Keys) == 0 && f.Result.Flags == 0 &&
-		len(f.Result.Params) == 0 && f.Kind == "" && !f.Retries && !f.SetVerdict
+		len(f.Result.Params) == 0 && f.Kind == "" && !f.Retries && f.RetryArg == 0 && !f.SetVerdict
 }
 
 // PackageFact marks a package whose functions carry facts, and holds what its importers

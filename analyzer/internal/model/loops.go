@@ -96,10 +96,9 @@ func loops(f *ssa.Function) map[*ssa.BasicBlock]map[*ssa.BasicBlock]bool {
 	for _, src := range f.Blocks {
 		for _, h := range src.Succs {
 			if h.Dominates(src) {
-				if out[h] == nil {
-					out[h] = map[*ssa.BasicBlock]bool{}
-				}
-				maps.Copy(out[h], loopOf(h, src))
+				body := loopOf(h, src)
+				maps.Copy(body, out[h])
+				out[h] = body
 			}
 		}
 	}

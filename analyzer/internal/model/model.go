@@ -170,7 +170,7 @@ func run(pass *analysis.Pass, cfg *Config) (_ any, err error) {
 		a.coverage(false)
 		return res, nil
 	}
-	a.analyse(buildSSA(pass))
+	a.analyse(BuildSSA(pass))
 	a.coverage(true)
 	return res, nil
 }
@@ -392,12 +392,7 @@ func parseNotes(pass *analysis.Pass, f *ast.File) []*Note {
 	return out
 }
 
-// note returns the valid declaration of the verb on fn, if any.
-func (a *analyzer) note(fn *types.Func, verb string) *Note {
-	for _, n := range a.res.Notes {
-		if n.Func == fn && n.Verb == verb && n.Problem == "" {
-			return n
-		}
-	}
-	return nil
+// noted reports whether fn carries a valid declaration of the verb.
+func (a *analyzer) noted(fn *types.Func, verb string) bool {
+	return slices.ContainsFunc(a.res.Notes, func(n *Note) bool { return n.Func == fn && n.Verb == verb && n.Problem == "" })
 }

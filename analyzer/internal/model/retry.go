@@ -9,6 +9,8 @@ import (
 	"slices"
 
 	"golang.org/x/tools/go/ssa"
+
+	"github.com/oncekit/once/analyzer/catalog"
 )
 
 // retryLoop reports whether call is made again only after it failed: a loop holds it
@@ -69,7 +71,34 @@ func retryLoop(f *ssa.Function, call ssa.Instruction) bool {
 	return false
 }
 
-// retries reports whether a loop holds home whose every way back to its header from home
+// retriedParam returns the parameter of function type f calls again in a retry loop,
+// from 1 in its signature's order: f is a retry helper. 0 for none.
+func retriedParam(f *ssa.Function) int {
+	for call := range instrs[*ssa.Call](f) {
+		p, _ := call.Call.Value.(*ssa.Parameter)
+		if i := slices.Index(f.Params, p); p != nil && i >= 0 && retryLoop(f, call) {
+			return i + 1 + f.Signature.Params().Len() - len(f.Params)
+		}
+	}
+	return 0
+}
+
+// retry returns how fn runs again a function it is given: a retry helper of the
+// catalogue, or one of the analysed code (its fact, in another package).
+func (a *analyzer) retry(fn *types.Func, name string) *catalog.Retry {
+	arg, fact := 0, FuncFact{}
+	if u := a.units[fn.Origin()]; u != nil {
+		arg = u.retryArg
+	} else if fn.Pkg() != nil && a.packageFact(fn.Pkg()) != nil && a.pass.ImportObjectFact(fn.Origin(), &fact) {
+		arg = fact.RetryArg
+	}
+	if r := a.cat.Retry(name); r != nil || arg == 0 {
+		return r
+	}
+	return &catalog.Retry{Func: name, Arg: arg - 1}
+}
+
+// retries reports whether a loop holds home whose every way around from home back to home
 // passes an edge of failure.
 func retries(f *ssa.Function, home *ssa.BasicBlock, failure map[[2]*ssa.BasicBlock]bool) bool {
 	for h, body := range loops(f) {
@@ -82,8 +111,8 @@ func retries(f *ssa.Function, home *ssa.BasicBlock, failure map[[2]*ssa.BasicBlo
 				leave[[2]*ssa.BasicBlock{b, s}] = !body[s]
 			}
 		}
-		if reaches(home, h, leave) {
-			if maps.Copy(leave, failure); !reaches(home, h, leave) {
+		if reaches(home, h, leave) { // the failure is passed on the way back, or tested at the header
+			if maps.Copy(leave, failure); !reaches(home, h, leave) || !reaches(h, home, leave) {
 				return true
 			}
 		}

@@ -47,18 +47,10 @@ func derefNamed(t types.Type) types.Type {
 // isRootType reports a named function type whose values a framework runs: this package's
 // code calls such values where it runs handlers, or an imported package's does.
 func (a *analyzer) isRootType(t string) bool {
-	if t == "" {
-		return false
-	}
-	if a.rootTypes[t] {
-		return true
-	}
-	for _, p := range a.importClosure() {
-		if f := a.packageFact(p); f != nil && slices.Contains(f.RootTypes, t) {
-			return true
-		}
-	}
-	return false
+	return t != "" && (a.rootTypes[t] || slices.ContainsFunc(a.importClosure(), func(p *types.Package) bool {
+		f := a.packageFact(p)
+		return f != nil && slices.Contains(f.RootTypes, t)
+	}))
 }
 
 // paramRootType returns the root type of the parameter v is given for, or "".

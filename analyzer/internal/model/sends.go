@@ -46,7 +46,7 @@ func (a *analyzer) mapSend(u *unit, f *ssa.Function, call ssa.CallInstruction, c
 	fill(&ns.URLParam, a.urlOf)
 	fill(&ns.ReqParam, a.requestOf)
 	ns.Reads = ns.Reads || bodyRead(call)
-	if _, ok := call.(*ssa.Go); !a.user && (ok || c != nil && c.async) {
+	if _, ok := call.(*ssa.Go); !a.user && (ok || c.async) {
 		ns.Async = true // a dependency's background worker sends it
 	}
 	if ns.Boundary == "" && a.user {
@@ -61,7 +61,7 @@ func (a *analyzer) resolveSend(u *unit, f *ssa.Function, call ssa.CallInstructio
 	if s.Method != "" && s.Method != "POST" && s.Method != "PATCH" {
 		return // GET reads; PUT and DELETE leave what the first left (RFC 9110)
 	}
-	if retryLoop(f, call) {
+	if retryLoop(f, call) || c.repeat != nil { // its own loop, or a retry helper running its literal
 		s.Retries, u.retries = true, true
 	}
 	if s.pending() {
@@ -292,6 +292,14 @@ func (a *analyzer) requestOf(u *unit, v ssa.Value, s *Send) {
 		case *ssa.Phi, *ssa.UnOp, *ssa.Extract:
 			v = *x.(ssa.Instruction).Operands(nil)[0] // the first edge, the operand, the tuple
 			continue
+		case *ssa.FreeVar: // a request a literal shares with the function around it
+			v = binding(x)
+			continue
+		case *ssa.Alloc:
+			if st := storesTo(x); len(st) == 1 {
+				v = st[0].Val
+				continue
+			}
 		case *ssa.Call:
 			fn, _ := calleeFunc(x.Common())
 			if fn == nil {

@@ -12,10 +12,10 @@ import (
 	"github.com/oncekit/once/analyzer/catalog"
 )
 
-// buildSSA builds the SSA form of the pass's package, as the buildssa pass does, but only
-// when Run decides the package needs it: as a requirement, buildssa would build SSA for
-// every dependency under go vet.
-func buildSSA(pass *analysis.Pass) *ssa.Package {
+// BuildSSA builds the SSA form of the pass's package, as the buildssa pass does, but only
+// when the caller decides the package needs it: as a requirement, buildssa would build SSA
+// for every dependency under go vet.
+func BuildSSA(pass *analysis.Pass) *ssa.Package {
 	prog := ssa.NewProgram(pass.Fset, ssa.BuilderMode(0))
 	for _, p := range pass.Pkg.Imports() {
 		prog.CreatePackage(p, nil, nil, true)

@@ -31,6 +31,7 @@ type unit struct {
 	// latches are the calls of declared claims: code they dominate runs under them.
 	latches    []ssa.CallInstruction
 	retries    bool
+	retryArg   int // the parameter it calls again after a failure, from 1: a retry helper
 	setVerdict bool
 	root       *root
 	fact       *FuncFact
@@ -67,6 +68,7 @@ func (e *eff) repeatBy(r *root, retry bool) {
 
 // ctx is what runs a function literal: a guard (its effects are covered), a retry helper
 // or a framework (its effects repeat; a framework's are reported here, not propagated).
+// The unit's function runs under the zero ctx.
 type ctx struct {
 	guard  *guardCtx
 	repeat *root
@@ -102,7 +104,7 @@ func (a *analyzer) analyse(pkg *ssa.Package) {
 			}
 			if obj, ok := a.pass.TypesInfo.Defs[fd.Name].(*types.Func); ok {
 				if fn := pkg.Prog.FuncValue(obj); fn != nil {
-					a.units[obj] = &unit{obj: obj, fn: fn, decl: a.res.Declared[obj], flows: &flows{a: a, top: fn, memo: map[ssa.Value]*flow{}}}
+					a.units[obj] = &unit{obj: obj, fn: fn, decl: a.res.Declared[obj], retryArg: retriedParam(fn), flows: &flows{a: a, top: fn, memo: map[ssa.Value]*flow{}}}
 					a.markCalled(fn)
 				}
 			}
@@ -143,16 +145,16 @@ func (a *analyzer) summarize(u *unit) {
 	}
 	u.state = 1
 	name := FuncName(u.obj)
-	if _, ok := a.cat.Effect(name); ok || a.cat.IsRead(name) || a.note(u.obj, "read") != nil || a.cat.Transport(name) != nil {
+	if _, ok := a.cat.Effect(name); ok || a.cat.IsRead(name) || a.noted(u.obj, "read") || a.cat.Transport(name) != nil {
 		// The catalogue or the user says what a call of it does; its body is not judged.
 		u.state = 2
 		return
 	}
-	a.walk(u, u.fn, nil)
+	a.walk(u, u.fn, &ctx{})
 	if d := u.decl; d != nil {
 		a.promise(u, d)
 	}
-	if n := a.note(u.obj, "repeat"); n != nil {
+	if a.noted(u.obj, "repeat") {
 		for _, e := range u.effs {
 			a.cov.cover(e, "a declared repeat")
 		}
@@ -231,10 +233,7 @@ func (a *analyzer) walk(u *unit, f *ssa.Function, c *ctx) {
 
 // closureCtx decides what runs a function literal, from where it goes.
 func (a *analyzer) closureCtx(u *unit, f, anon *ssa.Function, parent *ctx) *ctx {
-	c := &ctx{}
-	if parent != nil {
-		*c = *parent
-	}
+	c := *parent
 	if r := a.cat.RootSignature(SignatureString(anon.Signature)); r != nil {
 		c.root = &root{what: r.Root, pos: anon.Pos()}
 	}
@@ -259,7 +258,7 @@ func (a *analyzer) closureCtx(u *unit, f, anon *ssa.Function, parent *ctx) *ctx 
 					c.guard = gc
 					a.guards = append(a.guards, gc)
 				}
-				if rt := a.cat.Retry(name); rt != nil && sigArg(common, fn, rt.Arg) == v {
+				if rt := a.retry(fn, name); rt != nil && sigArg(common, fn, rt.Arg) == v {
 					c.repeat = &root{what: "retried by " + Display(fn), pos: r.Pos()}
 				}
 				if rt := a.cat.RootFunc(name); rt != nil && rt.Arg != nil && sigArg(common, fn, *rt.Arg) == v {
@@ -281,7 +280,7 @@ func (a *analyzer) closureCtx(u *unit, f, anon *ssa.Function, parent *ctx) *ctx 
 			}
 		}
 	}
-	return c
+	return &c
 }
 
 // closureValues returns the values by which f refers to a literal: the literal itself,
@@ -308,17 +307,14 @@ func closureValues(f, anon *ssa.Function) []ssa.Value {
 func (a *analyzer) visitCall(u *unit, f *ssa.Function, call ssa.CallInstruction, c *ctx) {
 	if g, ok := call.(*ssa.Go); ok && g.Call.StaticCallee() != nil {
 		if q := workerQueue(g.Call.StaticCallee()); q != "" {
-			var wc ctx
-			if c != nil {
-				wc = *c
-			}
+			wc := *c
 			wc.worker, c = q, &wc
 		}
 	}
 	common := call.Common()
 	fn, invoke := calleeFunc(common)
 	if fn == nil {
-		if t := typeName(common.Value.Type()); t != "" && (c != nil && c.root != nil || u.root != nil || a.unitRoot(u) != nil) {
+		if t := typeName(common.Value.Type()); t != "" && (c.root != nil || u.root != nil || a.unitRoot(u) != nil) {
 			a.rootTypes[t] = true
 		}
 		return
@@ -358,22 +354,15 @@ func (a *analyzer) visitCall(u *unit, f *ssa.Function, call ssa.CallInstruction,
 		a.transport(u, f, call, c, fn, t)
 		return
 	}
-	if r := a.cat.Retry(name); r != nil {
+	if r := a.retry(fn, name); r != nil {
 		if g := funcValue(sigArg(common, fn, r.Arg)); g != nil {
 			a.mergeCall(u, f, call, c, g, &root{what: "retried by " + Display(fn), pos: call.Pos()})
 		}
 		return
 	}
 	if r := a.cat.RootFunc(name); r != nil && r.Arg != nil {
-		v := sigArg(common, fn, *r.Arg)
-		if g := funcValue(v); g != nil {
+		for _, g := range registered(sigArg(common, fn, *r.Arg)) {
 			a.roots[g.Origin()] = root{what: r.Root, pos: call.Pos()}
-		} else {
-			// A value of a type whose exported methods the framework runs, each on its
-			// own (Temporal's activities registered as a struct).
-			for _, m := range registeredMethods(v) {
-				a.roots[m.Origin()] = root{what: r.Root, pos: call.Pos()}
-			}
 		}
 		return
 	}
@@ -401,9 +390,13 @@ func funcValue(v ssa.Value) *types.Func {
 	return nil
 }
 
-// registeredMethods returns the exported methods of a value of a named type handed over
-// as an interface, when it is not a function.
-func registeredMethods(v ssa.Value) []*types.Func {
+// registered returns the functions a framework runs for a value handed to it: the
+// function it names, or the exported methods of a value of a named type handed over as an
+// interface, each run on its own (Temporal's activities registered as a struct).
+func registered(v ssa.Value) []*types.Func {
+	if g := funcValue(v); g != nil {
+		return []*types.Func{g}
+	}
 	mi, ok := v.(*ssa.MakeInterface)
 	if !ok {
 		return nil
@@ -527,13 +520,11 @@ func (a *analyzer) addEffect(u *unit, f *ssa.Function, call ssa.Instruction, c *
 			e.Repeat, e.repeatPos = r.what, r.pos
 		}
 	}
-	for _, l := range u.latches {
-		if dominates(l, call) {
-			a.cov.cover(e, "a claim declared with table=")
-			return
-		}
+	if slices.ContainsFunc(u.latches, func(l ssa.CallInstruction) bool { return dominates(l, call) }) {
+		a.cov.cover(e, "a claim declared with table=")
+		return
 	}
-	if c != nil && c.guard != nil {
+	if c.guard != nil {
 		if e.known() {
 			c.guard.effs = append(c.guard.effs, e)
 			e.Reported = e.Reported || !HoldsPaidEffect(c.guard.kind) // ONCE006's finding: one per mistake
@@ -546,15 +537,13 @@ func (a *analyzer) addEffect(u *unit, f *ssa.Function, call ssa.Instruction, c *
 			e.unrelated = append(e.unrelated, "the "+c.guard.name+" guard")
 		}
 	}
-	if c != nil {
-		e.repeatBy(c.repeat, true)
-	}
-	if c != nil && c.root != nil {
+	e.repeatBy(c.repeat, true)
+	if c.root != nil {
 		e.repeatBy(c.root, false)
 		a.rootEffs = append(a.rootEffs, e)
 		return
 	}
-	if c != nil && c.worker != "" {
+	if c.worker != "" {
 		a.queued[c.worker] = append(a.queued[c.worker], e) // made for each value sent
 		return
 	}

@@ -12,3 +12,11 @@ import (
 func Handle(w http.ResponseWriter, r *http.Request) {
 	_ = retrylib.Mail(r.FormValue("to"), []byte("receipt"))
 }
+
+// Ping posts through the other package's retry helper, which its fact names.
+func Ping(url string) error {
+	return retrylib.Again([]int{1, 5, 15}, func() error {
+		_, err := http.Post(url, "text/plain", nil) // want `call of http.Post sends a POST request with no //once: promise, on a path that runs it again`
+		return err
+	})
+}
