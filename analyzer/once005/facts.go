@@ -11,7 +11,7 @@ import (
 type Op struct {
 	sqlfacts.Stmt
 	// Its error says "no row"; its sender handles a unique violation; checks the
-	// update changed a row.
+	// update or delete changed a row.
 	ErrAbsent, HandlesDup, Claims bool
 	// 1 + the index of the parameter it is sent through, and of the row inserted, or 0.
 	Param, Row int
@@ -27,7 +27,7 @@ const (
 )
 
 // FuncFact says what SQL a function sends for its callers: the reads whose outcome it
-// returns, its inserts, updates and locks (a table it reads and writes is judged in it,
+// returns, its inserts, updates, deletes and locks (a table it reads and writes is judged in it,
 // and left out), what its results tell, whether it handles a unique violation.
 type FuncFact struct {
 	Ops        []Op

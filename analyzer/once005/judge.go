@@ -17,13 +17,16 @@ import (
 // judge reports the writes a read of the same table decides with nothing serialising them.
 func (r *reader) judge(fi *fnInfo) {
 	for _, w := range fi.ops {
-		if table := w.op.Table(); w.op.Kind == sqlfacts.Update && w.op.SetsConst {
+		switch table := w.op.Table(); {
+		case w.op.Kind == sqlfacts.Update && w.op.SetsConst:
 			r.judgeClaim(fi, w, table, nil)
-		} else if cols := r.worksOut(fi, w); w.op.Kind == sqlfacts.Update && len(cols) > 0 {
-			r.judgeClaim(fi, w, table, cols)
-		} else if w.op.Kind == sqlfacts.Insert && w.op.Conflict != sqlfacts.DoNothing {
+		case w.op.Kind == sqlfacts.Update:
+			if cols := r.worksOut(fi, w); len(cols) > 0 {
+				r.judgeClaim(fi, w, table, cols)
+			}
+		case w.op.Kind == sqlfacts.Insert && w.op.Conflict != sqlfacts.DoNothing:
 			r.judgeInsert(fi, w, table)
-		} else if w.op.Kind == sqlfacts.Delete {
+		case w.op.Kind == sqlfacts.Delete:
 			r.judgeConsume(fi, w, table)
 		}
 	}
@@ -62,14 +65,16 @@ func (r *reader) judgeInsert(fi *fnInfo, ins *opAt, table string) {
 
 // judgeClaim reports a claim two workers both win: an update setting a state a read
 // of the row tested (or looked for in the old state), unlocked, not refusing a second
-// run. A test of another column (an owner) guards, it does not claim.
+// run; or writing back an amount worked out from one the read tested (worked, its
+// columns). A test of another column (an owner) guards, it does not claim.
 func (r *reader) judgeClaim(fi *fnInfo, upd *opAt, table string, worked []string) {
 	rd := r.decider(fi, upd, table, upd.op.Keys, true, func(c class, ifs *ssa.If, rd *opAt) bool {
 		return c == exists && worked == nil && overlaps(rd.op.Keys, upd.op.Columns) ||
 			(c == other || c == limit) && overlaps(tested(ifs.Cond, rd.op.Selected, 0), append(worked, upd.op.Columns...))
 	})
+	old := upd.op.OldState || worked != nil && overlaps(upd.op.Keys, upd.op.Columns) // compare-and-set: WHERE balance = $3, version = $3
 	switch {
-	case rd == nil || rd.op.RowLock || r.lockedAt(fi, upd.instr, table, true, nil) || upd.op.OldState && (upd.op.Claims || r.checked(upd)) ||
+	case rd == nil || rd.op.RowLock || r.lockedAt(fi, upd.instr, table, true, nil) || old && (upd.op.Claims || r.checked(upd)) ||
 		r.callersCover(fi, table, true, 0):
 	case worked != nil:
 		r.report(upd, rd, "%s writes back an amount worked out from %s, which tests it, with no row lock: two calls can both read the old amount and both pass the test, and one write overwrites the other; let the statement do both (SET n = n - $1 WHERE n >= $1) and go on only when it changed a row, or read the row FOR UPDATE, or declare //once:transaction on %s",

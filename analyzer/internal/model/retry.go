@@ -14,8 +14,8 @@ import (
 )
 
 // retryLoop reports whether call is made again only after it failed: a loop holds it
-// whose every way back from it passes a branch taken when its error is non-nil or its
-// HTTP answer's status is tested. A loop over items, or a pagination, calls again after a
+// whose every way around, back from it to it, passes a branch taken when its error is
+// non-nil or its HTTP answer's status is tested (on the way back, or at the header). A loop over items, or a pagination, calls again after a
 // success too, and is no retry; a loop of attempts inside one over items is. A literal
 // may record its call's failure in a variable of the function around it (the tokens to
 // send again), which loops around the literal while the variable holds any.
@@ -76,7 +76,7 @@ func retryLoop(f *ssa.Function, call ssa.Instruction) bool {
 func retriedParam(f *ssa.Function) int {
 	for call := range instrs[*ssa.Call](f) {
 		p, _ := call.Call.Value.(*ssa.Parameter)
-		if i := slices.Index(f.Params, p); p != nil && i >= 0 && retryLoop(f, call) {
+		if i := slices.Index(f.Params, p); p != nil && i >= 0 && !call.Call.IsInvoke() && retryLoop(f, call) {
 			return i + 1 + f.Signature.Params().Len() - len(f.Params)
 		}
 	}
@@ -86,16 +86,13 @@ func retriedParam(f *ssa.Function) int {
 // retry returns how fn runs again a function it is given: a retry helper of the
 // catalogue, or one of the analysed code (its fact, in another package).
 func (a *analyzer) retry(fn *types.Func, name string) *catalog.Retry {
-	arg, fact := 0, FuncFact{}
-	if u := a.units[fn.Origin()]; u != nil {
-		arg = u.retryArg
-	} else if fn.Pkg() != nil && a.packageFact(fn.Pkg()) != nil && a.pass.ImportObjectFact(fn.Origin(), &fact) {
-		arg = fact.RetryArg
-	}
-	if r := a.cat.Retry(name); r != nil || arg == 0 {
+	if r := a.cat.Retry(name); r != nil {
 		return r
 	}
-	return &catalog.Retry{Func: name, Arg: arg - 1}
+	if f := a.summaryOf(fn); f != nil && f.RetryArg > 0 {
+		return &catalog.Retry{Func: name, Arg: f.RetryArg - 1}
+	}
+	return nil
 }
 
 // retries reports whether a loop holds home whose every way around from home back to home

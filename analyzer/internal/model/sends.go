@@ -61,10 +61,11 @@ func (a *analyzer) resolveSend(u *unit, f *ssa.Function, call ssa.CallInstructio
 	if s.Method != "" && s.Method != "POST" && s.Method != "PATCH" {
 		return // GET reads; PUT and DELETE leave what the first left (RFC 9110)
 	}
-	if retryLoop(f, call) || c.repeat != nil { // its own loop, or a retry helper running its literal
+	if retryLoop(f, call) {
 		s.Retries, u.retries = true, true
 	}
 	if s.pending() {
+		s.Retries = s.Retries || c.repeat != nil // a retry helper runs the literal: the caller's send repeats
 		u.sends = append(u.sends, s)
 		return
 	}

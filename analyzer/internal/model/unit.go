@@ -358,7 +358,9 @@ func (a *analyzer) visitCall(u *unit, f *ssa.Function, call ssa.CallInstruction,
 		if g := funcValue(sigArg(common, fn, r.Arg)); g != nil {
 			a.mergeCall(u, f, call, c, g, &root{what: "retried by " + Display(fn), pos: call.Pos()})
 		}
-		return
+		if a.cat.Retry(name) != nil {
+			return // the analysed code's own helper may do more than retry: it is merged below
+		}
 	}
 	if r := a.cat.RootFunc(name); r != nil && r.Arg != nil {
 		for _, g := range registered(sigArg(common, fn, *r.Arg)) {

@@ -20,3 +20,8 @@ func Ping(url string) error {
 		return err
 	})
 }
+
+// Signup mails through MailThen, from an HTTP handler a client may send twice.
+func Signup(w http.ResponseWriter, r *http.Request) {
+	_ = retrylib.MailThen(r.FormValue("to"), func() error { return nil }) // want `call of retrylib.MailThen sends the email with no //once: promise, on a path that runs it again`
+}

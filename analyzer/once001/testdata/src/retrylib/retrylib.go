@@ -87,3 +87,18 @@ func Notify(url string, form []byte) error {
 func Ops(form []byte) error {
 	return Notify("https://ops.example.com/hook", form) // want `call of retrylib.Notify sends a POST request with no //once: promise, on a path that runs it again`
 }
+
+// MailThen mails to, then runs fn again after each failure: a retry helper that does more
+// than retry, whose own e-mail its callers report.
+func MailThen(to string, fn func() error) error {
+	if err := smtp.SendMail("mail.example.com:25", nil, "shop@example.com", []string{to}, []byte("hi")); err != nil {
+		return err
+	}
+	var err error
+	for i := 0; i < 3; i++ {
+		if err = fn(); err == nil {
+			return nil
+		}
+	}
+	return err
+}

@@ -129,3 +129,23 @@ func Touch(db *gorm.DB, code string) error {
 	inv.Used += 1
 	return db.Updates(&inv).Error
 }
+
+// DebitCAS writes the new balance only where the old one still stands, and goes on only
+// when it did: a compare-and-set.
+func (b *Bank) DebitCAS(ctx context.Context, id, price int64) error {
+	var balance int64
+	if err := b.db.QueryRow(ctx, `SELECT balance FROM accounts WHERE id = $1`, id).Scan(&balance); err != nil {
+		return err
+	}
+	if balance < price {
+		return ErrInsufficient
+	}
+	tag, err := b.db.Exec(ctx, `UPDATE accounts SET balance = $1 WHERE id = $2 AND balance = $3`, balance-price, id, balance)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return ErrInsufficient
+	}
+	return nil
+}
