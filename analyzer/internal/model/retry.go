@@ -13,12 +13,12 @@ import (
 	"github.com/oncekit/once/analyzer/catalog"
 )
 
-// retryLoop reports whether call is made again only after it failed: a loop holds it
-// whose every way around, back from it to it, passes a branch taken when its error is
-// non-nil or its HTTP answer's status is tested (on the way back, or at the header). A loop over items, or a pagination, calls again after a
-// success too, and is no retry; a loop of attempts inside one over items is. A literal
-// may record its call's failure in a variable of the function around it (the tokens to
-// send again), which loops around the literal while the variable holds any.
+// retryLoop reports whether call is made again only after it failed: every way around a
+// loop from it back to it passes a branch taken when its error is non-nil or its HTTP
+// status is tested (on the way back or at the header). A loop over items or pages calls
+// again after a success too: no retry; a loop of attempts inside one over items is. A
+// literal may record its call's failure in a variable of the function around it (the
+// tokens to send again), which loops around the literal while the variable holds any.
 func retryLoop(f *ssa.Function, call ssa.Instruction) bool {
 	v, ok := call.(*ssa.Call)
 	if !ok || f.Blocks == nil {
