@@ -81,7 +81,7 @@ var (
 	// tallies maps a *pgxpool.Pool or *sqlDB to its *tally.
 	tallies sync.Map
 	// heldTally holds the calls answered on a DB no timer can write on.
-	heldTally = &tally{counts: map[answeredKey]int64{}, writing: make(chan struct{}, 1)}
+	heldTally = newTally(nil)
 	// duplicatesWritten and duplicatesDropped count calls, over the process's life.
 	duplicatesWritten, duplicatesDropped atomic.Int64
 	// flushEvery is DuplicateFlushInterval, and flushSQL flushDuplicatesSQL, but in a test
@@ -97,6 +97,11 @@ func init() {
 	flushSQL.Store(&sql)
 }
 
+// newTally returns an empty tally of the calls answered on db.
+func newTally(db DB) *tally {
+	return &tally{db: db, counts: map[answeredKey]int64{}, writing: make(chan struct{}, 1)}
+}
+
 // tallyOf returns the counts db's calls add to, or nil for the stand-in.
 func tallyOf(db DB) *tally {
 	switch db.(type) {
@@ -110,7 +115,7 @@ func tallyOf(db DB) *tally {
 	if t, ok := tallies.Load(db); ok {
 		return t.(*tally)
 	}
-	t, _ := tallies.LoadOrStore(db, &tally{db: db, counts: map[answeredKey]int64{}, writing: make(chan struct{}, 1)})
+	t, _ := tallies.LoadOrStore(db, newTally(db))
 	return t.(*tally)
 }
 
