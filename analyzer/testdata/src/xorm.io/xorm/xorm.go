@@ -37,3 +37,4 @@ func (s *Session) Get(beans ...any) (bool, error)         { return false, nil }
 func (s *Session) Exist(bean ...any) (bool, error)        { return false, nil }
 func (s *Session) Count(bean ...any) (int64, error)       { return 0, nil }
 func (s *Session) Insert(beans ...any) (int64, error)     { return 0, nil }
+func (s *Session) Delete(bean ...any) (int64, error)      { return 0, nil }
