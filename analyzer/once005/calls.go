@@ -2,11 +2,12 @@ package once005
 
 import (
 	"cmp"
-	"go/constant"
 	"go/types"
 	"strings"
 
 	"golang.org/x/tools/go/ssa"
+
+	"github.com/oncekit/once/analyzer/internal/model"
 )
 
 // sent is one statement a call sends.
@@ -119,12 +120,7 @@ func unwrap(v ssa.Value) ssa.Value {
 	}
 }
 
-func str(v ssa.Value) (string, bool) {
-	if c, ok := unwrap(v).(*ssa.Const); ok && c.Value != nil && c.Value.Kind() == constant.String {
-		return constant.StringVal(c.Value), true
-	}
-	return "", false
-}
+func str(v ssa.Value) (string, bool) { return model.ConstString(unwrap(v)) }
 
 // spread returns a call's arguments with a variadic slice's values in its place.
 func spread(args []ssa.Value) []ssa.Value {
@@ -140,9 +136,9 @@ func spread(args []ssa.Value) []ssa.Value {
 		if arr == nil {
 			out = append(out, a)
 		} else {
-			for _, ref := range refs(arr) {
+			for _, ref := range model.Refs(arr) {
 				if ia, ok := ref.(*ssa.IndexAddr); ok {
-					for _, st := range refs(ia) {
+					for _, st := range model.Refs(ia) {
 						if st, ok := st.(*ssa.Store); ok && st.Addr == ia {
 							out = append(out, st.Val)
 						}
@@ -179,10 +175,10 @@ func (r *reader) fieldsSet(v ssa.Value) (cols []string, consts bool) {
 	if load, ok := x.(*ssa.UnOp); ok {
 		x = load.X
 	}
-	for _, ref := range refs(x) {
+	for _, ref := range model.Refs(x) {
 		switch ref := ref.(type) {
 		case *ssa.FieldAddr:
-			for _, use := range refs(ref) {
+			for _, use := range model.Refs(ref) {
 				if st, ok := use.(*ssa.Store); ok && st.Addr == ref && (r.at == nil || before(st, r.at)) {
 					cols, consts = append(cols, fieldColumn(ref)), consts || isConst(st.Val)
 				}

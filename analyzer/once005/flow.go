@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/tools/go/ssa"
 
+	"github.com/oncekit/once/analyzer/internal/model"
 	"github.com/oncekit/once/analyzer/internal/sqlfacts"
 )
 
@@ -38,7 +39,7 @@ func follow(call ssa.CallInstruction, s sent) *taint {
 	for len(t.work) > 0 {
 		v := t.work[len(t.work)-1]
 		t.work = t.work[:len(t.work)-1]
-		for _, instr := range refs(v) {
+		for _, instr := range model.Refs(v) {
 			switch x := instr.(type) {
 			case *ssa.If:
 				t.ifs = append(t.ifs, x)
@@ -132,7 +133,7 @@ func (t *taint) add(v ssa.Value) {
 func (t *taint) store(addr ssa.Value) {
 	switch a := addr.(type) {
 	case *ssa.FieldAddr:
-		for _, ref := range refs(a.X) {
+		for _, ref := range model.Refs(a.X) {
 			if fa, ok := ref.(*ssa.FieldAddr); ok && fa.Field == a.Field {
 				t.add(fa)
 			}
@@ -360,9 +361,9 @@ func tested(cond ssa.Value, selected []string, depth int) (cols []string) {
 			return []string{fieldColumn(fa)}
 		}
 		if a, ok := x.X.(*ssa.Alloc); ok {
-			for _, ref := range refs(a) { // Scan(&state): a's place among the destinations
+			for _, ref := range model.Refs(a) { // Scan(&state): a's place among the destinations
 				if mi, ok := ref.(*ssa.MakeInterface); ok {
-					for _, use := range refs(mi) {
+					for _, use := range model.Refs(mi) {
 						if st, ok := use.(*ssa.Store); ok {
 							if ia, ok := st.Addr.(*ssa.IndexAddr); ok {
 								if n, ok := intConst(ia.Index); ok && int(n) < len(selected) {

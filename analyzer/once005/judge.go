@@ -11,6 +11,7 @@ import (
 	"golang.org/x/tools/go/analysis"
 	"golang.org/x/tools/go/ssa"
 
+	"github.com/oncekit/once/analyzer/internal/model"
 	"github.com/oncekit/once/analyzer/internal/sqlfacts"
 )
 
@@ -129,8 +130,8 @@ func (t *taint) computed(v ssa.Value, set []string) (cols []string) {
 	if t.worked(x) {
 		return set
 	}
-	for _, ref := range refs(x) {
-		if g, ok := ref.(*ssa.FieldAddr); ok && (field < 0 || g.Field == field) && slices.ContainsFunc(refs(g), func(st ssa.Instruction) bool {
+	for _, ref := range model.Refs(x) {
+		if g, ok := ref.(*ssa.FieldAddr); ok && (field < 0 || g.Field == field) && slices.ContainsFunc(model.Refs(g), func(st ssa.Instruction) bool {
 			s, ok := st.(*ssa.Store)
 			return ok && s.Addr == g && t.worked(unwrap(s.Val))
 		}) {
@@ -219,11 +220,11 @@ func natural(v ssa.Value, depth int) bool {
 			return false
 		}
 	case *ssa.Alloc: // what is stored into it, its elements and its fields
-		for _, ref := range append([]ssa.Instruction{x}, refs(x)...) {
+		for _, ref := range append([]ssa.Instruction{x}, model.Refs(x)...) {
 			switch ref.(type) {
 			case *ssa.Alloc, *ssa.FieldAddr, *ssa.IndexAddr: // x, or an address in it
 				a := ref.(ssa.Value)
-				for _, use := range refs(a) {
+				for _, use := range model.Refs(a) {
 					if st, ok := use.(*ssa.Store); ok && st.Addr == a && (depth > 8 || !natural(st.Val, depth+1)) {
 						return false
 					}
@@ -256,15 +257,15 @@ func (r *reader) filled(ins *opAt, in func(ssa.Value) bool) []string {
 	if load, ok := row.(*ssa.UnOp); ok {
 		row = load.X
 	}
-	uses := refs(row) // and, where it holds a pointer to the row (Create(&u) of a *User u), its loads' uses
-	for _, ref := range refs(row) {
+	uses := model.Refs(row) // and, where it holds a pointer to the row (Create(&u) of a *User u), its loads' uses
+	for _, ref := range model.Refs(row) {
 		if load, ok := ref.(*ssa.UnOp); ok && load.Op == token.MUL {
-			uses = append(uses, refs(load)...)
+			uses = append(uses, model.Refs(load)...)
 		}
 	}
 	for _, ref := range uses {
 		if fa, ok := ref.(*ssa.FieldAddr); ok {
-			for _, use := range refs(fa) {
+			for _, use := range model.Refs(fa) {
 				if st, ok := use.(*ssa.Store); ok && st.Addr == fa && in(st.Val) {
 					cols = append(cols, fieldColumn(fa))
 				}
@@ -272,14 +273,6 @@ func (r *reader) filled(ins *opAt, in func(ssa.Value) bool) []string {
 		}
 	}
 	return cols
-}
-
-// refs returns v's referrers: none for a value that keeps no list (a global, a function).
-func refs(v ssa.Value) []ssa.Instruction {
-	if v == nil || v.Referrers() == nil {
-		return nil
-	}
-	return *v.Referrers()
 }
 
 // checked reports a branch testing what a statement changed, or its being returned.

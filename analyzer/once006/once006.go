@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"golang.org/x/tools/go/analysis"
+	"golang.org/x/tools/go/types/typeutil"
 
 	"github.com/oncekit/once/analyzer/internal/ignore"
 	"github.com/oncekit/once/analyzer/internal/model"
@@ -77,19 +78,13 @@ func checkTable(pass *analysis.Pass, rep *ignore.Reporter, fn *types.Func, d *di
 		if !ok {
 			return true
 		}
-		sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
-		if !ok {
-			return true
+		sel, _ := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+		var tv types.TypeAndValue
+		if m, ok := typeutil.Callee(pass.TypesInfo, call).(*types.Func); ok && sel != nil {
+			if idx, ok := sqlMethods[m.FullName()]; ok && idx < len(call.Args) {
+				tv = pass.TypesInfo.Types[call.Args[idx]]
+			}
 		}
-		m, ok := pass.TypesInfo.Uses[sel.Sel].(*types.Func)
-		if !ok {
-			return true
-		}
-		idx, ok := sqlMethods[m.FullName()]
-		if !ok || idx >= len(call.Args) {
-			return true
-		}
-		tv := pass.TypesInfo.Types[call.Args[idx]]
 		if tv.Value == nil || tv.Value.Kind() != constant.String {
 			return true
 		}

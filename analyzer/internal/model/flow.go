@@ -125,7 +125,7 @@ func (fs *flows) stores(v ssa.Value, out *flow, depth int) {
 	if depth > 3 {
 		return
 	}
-	for _, r := range refs(v) {
+	for _, r := range Refs(v) {
 		switch r := r.(type) {
 		case *ssa.Store:
 			if r.Addr == v {
@@ -215,7 +215,7 @@ func clockCut(name string, c *ssa.CallCommon) (cut, ok bool) {
 		d, ok := constInt(argAt(c, 1))
 		return ok && time.Duration(d) >= time.Hour, true
 	case "(time.Time).Format", "(time.Time).AppendFormat":
-		layout, ok := constString(argAt(c, len(c.Args)-1))
+		layout, ok := ConstString(argAt(c, len(c.Args)-1))
 		return ok && hourLayout(layout), true
 	}
 	return false, false
@@ -228,7 +228,8 @@ func hourLayout(layout string) bool {
 	return a.Format(layout) == b.Format(layout)
 }
 
-func constString(v ssa.Value) (string, bool) {
+// ConstString returns a string constant's value.
+func ConstString(v ssa.Value) (string, bool) {
 	if c, ok := v.(*ssa.Const); ok && c.Value != nil && c.Value.Kind() == constant.String {
 		return constant.StringVal(c.Value), true
 	}

@@ -177,11 +177,12 @@ func run(pass *analysis.Pass, cfg *Config) (_ any, err error) {
 
 // std reports a package of the standard library: its files are in GOROOT.
 func std(pass *analysis.Pass) bool {
-	if len(pass.Files) == 0 {
-		return true
-	}
-	goroot := filepath.Join(build.Default.GOROOT, "src") + string(filepath.Separator)
-	return strings.HasPrefix(pass.Fset.Position(pass.Files[0].Pos()).Filename, goroot)
+	return len(pass.Files) == 0 || inGoroot(pass.Fset, pass.Files[0].Pos())
+}
+
+// inGoroot reports a position in the standard library's source.
+func inGoroot(fset *token.FileSet, pos token.Pos) bool {
+	return strings.HasPrefix(fset.Position(pos).Filename, filepath.Join(build.Default.GOROOT, "src")+string(filepath.Separator))
 }
 
 // isUser reports whether the package is the analysed code (the main module, a workspace

@@ -33,7 +33,7 @@ func retryLoop(f *ssa.Function, call ssa.Instruction) bool {
 			bin, _ := ifs.Cond.(*ssa.BinOp)
 			ok, onElse := bin != nil && isNil(bin.X, bin.Y), bin != nil && bin.Op == token.EQL
 			if !ok {
-				ok, onElse = evalAt200(ifs.Cond)
+				ok, onElse = evalAt200(ifs.Cond, out)
 			}
 			if b := ifs.Block(); ok {
 				failure[[2]*ssa.BasicBlock{b, b.Succs[map[bool]int{true: 1}[onElse]]}] = true
@@ -52,7 +52,7 @@ func retryLoop(f *ssa.Function, call ssa.Instruction) bool {
 		if !ok || !reaches(call.Block(), st.Block(), nil) || reaches(call.Block(), st.Block(), failure) || binding(fv) == nil {
 			continue
 		}
-		for _, r := range refs(binding(fv)) {
+		for _, r := range Refs(binding(fv)) {
 			if load, ok := r.(*ssa.UnOp); ok {
 				for _, ifs := range branchesOn(load) {
 					if c, ok := emptyValue(ifs.Cond, load).(constant.Value); ok && c.Kind() == constant.Bool {
@@ -154,15 +154,21 @@ func outcomes(v *ssa.Call) []ssa.Value {
 		if types.Identical(t, types.Universe.Lookup("error").Type()) {
 			out = append(out, x)
 		} else if typeName(t) == "net/http.Response" {
-			for _, r := range refs(x) {
+			for _, r := range Refs(x) {
 				if fa, ok := r.(*ssa.FieldAddr); ok && fa.X == x {
 					out = append(out, fa)
+				}
+			}
+		} else if _, ok := t.Underlying().(*types.Struct); ok {
+			for _, r := range Refs(x) { // a helper's own answer: a number it holds may be the status
+				if fd, ok := r.(*ssa.Field); ok && types.Identical(fd.Type().Underlying(), types.Typ[types.Int]) {
+					out = append(out, fd)
 				}
 			}
 		}
 	}
 	if tup, ok := v.Type().(*types.Tuple); ok {
-		for _, r := range refs(v) {
+		for _, r := range Refs(v) {
 			if ex, ok := r.(*ssa.Extract); ok && ex.Index < tup.Len() {
 				add(ex)
 			}
@@ -183,7 +189,7 @@ func branchesOn(v ssa.Value) []*ssa.If {
 			return
 		}
 		seen[x] = true
-		for _, r := range refs(x) {
+		for _, r := range Refs(x) {
 			switch r := r.(type) {
 			case *ssa.If:
 				out = append(out, r)
@@ -196,23 +202,28 @@ func branchesOn(v ssa.Value) []*ssa.If {
 	return out
 }
 
-// evalAt200 evaluates a condition on an HTTP status as it holds for a 200.
-func evalAt200(v ssa.Value) (ok, val bool) {
+// evalAt200 evaluates a condition on an HTTP status as it holds for a 200: a response's
+// StatusCode, or out, a number of a helper's answer compared with a status code.
+func evalAt200(v, out ssa.Value) (ok, val bool) {
 	bin, isBin := v.(*ssa.BinOp)
 	if !isBin {
 		return false, false
 	}
-	x, okx := statusValue(bin.X)
-	y, oky := statusValue(bin.Y)
-	if !okx || !oky {
+	x, okx := statusValue(bin.X, out)
+	y, oky := statusValue(bin.Y, out)
+	if _, field := out.(*ssa.Field); !okx || !oky || field && (min(x, y) < 100 || max(x, y) >= 600) {
 		return false, false
 	}
 	val, ok = map[token.Token]bool{token.EQL: x == y, token.NEQ: x != y, token.LSS: x < y, token.LEQ: x <= y, token.GTR: x > y, token.GEQ: x >= y}[bin.Op]
 	return ok, val
 }
 
-// statusValue evaluates an expression over a response's StatusCode, taken as 200.
-func statusValue(v ssa.Value) (int64, bool) {
+// statusValue evaluates an expression over a response's StatusCode (or out, a helper's
+// number), taken as 200.
+func statusValue(v, out ssa.Value) (int64, bool) {
+	if _, field := v.(*ssa.Field); field && v == out {
+		return 200, true
+	}
 	switch x := v.(type) {
 	case *ssa.Const:
 		return constInt(x)
@@ -221,8 +232,8 @@ func statusValue(v ssa.Value) (int64, bool) {
 			return 200, true
 		}
 	case *ssa.BinOp:
-		l, okl := statusValue(x.X)
-		r, okr := statusValue(x.Y)
+		l, okl := statusValue(x.X, out)
+		r, okr := statusValue(x.Y, out)
 		if !okl || !okr || r == 0 {
 			return 0, false
 		}

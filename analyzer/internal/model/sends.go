@@ -66,6 +66,7 @@ func (a *analyzer) resolveSend(u *unit, f *ssa.Function, call ssa.CallInstructio
 	}
 	if s.pending() {
 		s.Retries = s.Retries || c.repeat != nil // a retry helper runs the literal: the caller's send repeats
+		s.Reads = false                          // a helper reads the answer for every caller; whether it is one is the caller's
 		u.sends = append(u.sends, s)
 		return
 	}
@@ -117,7 +118,7 @@ func (a *analyzer) headerSet(f *ssa.Function, names []string) bool {
 		if !strings.HasPrefix(callee(c), "(net/http.Header).") {
 			continue
 		}
-		if h, ok := constString(argAt(c.Common(), 1)); ok && namesHeader(names, h) {
+		if h, ok := ConstString(argAt(c.Common(), 1)); ok && namesHeader(names, h) {
 			return true
 		}
 	}
@@ -130,7 +131,7 @@ func paramIndex(u *unit, v ssa.Value) int {
 }
 
 func (a *analyzer) methodOf(u *unit, v ssa.Value, s *Send) {
-	if m, ok := constString(v); ok {
+	if m, ok := ConstString(v); ok {
 		s.Method = strings.ToUpper(m)
 	} else if i := paramIndex(u, v); i > 0 {
 		s.MethodParam = i
@@ -152,7 +153,7 @@ func (a *analyzer) urlParts(u *unit, v ssa.Value, s *Send, depth int) bool {
 	}
 	switch x := v.(type) {
 	case *ssa.Const:
-		if str, ok := constString(x); ok {
+		if str, ok := ConstString(x); ok {
 			s.URL = append(s.URL, str)
 			return true
 		}
@@ -174,7 +175,7 @@ func (a *analyzer) urlParts(u *unit, v ssa.Value, s *Send, depth int) bool {
 		}
 	case *ssa.Call:
 		if fn, _ := calleeFunc(x.Common()); fn != nil && FuncName(fn) == "fmt.Sprintf" && len(x.Common().Args) > 1 {
-			format, ok := constString(x.Common().Args[0])
+			format, ok := ConstString(x.Common().Args[0])
 			if !ok {
 				return false
 			}
@@ -187,7 +188,7 @@ func (a *analyzer) urlParts(u *unit, v ssa.Value, s *Send, depth int) bool {
 						piece = verb[1:]
 					}
 					if i-1 < len(args) {
-						if c, ok := constString(args[i-1]); ok {
+						if c, ok := ConstString(args[i-1]); ok {
 							cur += c + piece
 							continue
 						}
@@ -219,7 +220,7 @@ func variadic(v ssa.Value) []ssa.Value {
 		return nil
 	}
 	var out []ssa.Value
-	for _, r := range refs(sl.X) {
+	for _, r := range Refs(sl.X) {
 		if ia, ok := r.(*ssa.IndexAddr); ok {
 			if i, ok := constInt(ia.Index); ok {
 				for _, st := range storesTo(ia) {
@@ -324,9 +325,9 @@ func (a *analyzer) requestOf(u *unit, v ssa.Value, s *Send) {
 
 // methodSet applies a later req.Method = "..." to the request built by call.
 func (a *analyzer) methodSet(u *unit, call *ssa.Call, s *Send) {
-	for _, r := range refs(call) {
+	for _, r := range Refs(call) {
 		if ex, ok := r.(*ssa.Extract); ok && ex.Index == 0 {
-			for _, rr := range refs(ex) {
+			for _, rr := range Refs(ex) {
 				if fa, ok := rr.(*ssa.FieldAddr); ok && fa.Field == 0 {
 					for _, st := range storesTo(fa) {
 						a.methodOf(u, st.Val, s)
@@ -353,13 +354,13 @@ func bodyRead(call ssa.CallInstruction) bool {
 		return false
 	}
 	var resps []ssa.Value
-	for _, r := range refs(v) {
+	for _, r := range Refs(v) {
 		if ex, ok := r.(*ssa.Extract); ok && typeName(ex.Type()) == "net/http.Response" {
 			resps = append(resps, ex)
 		}
 	}
 	for i := 0; i < len(resps) && i < 64; i++ {
-		for _, r := range refs(resps[i]) {
+		for _, r := range Refs(resps[i]) {
 			if phi, ok := r.(*ssa.Phi); ok && !slices.Contains(resps, ssa.Value(phi)) {
 				resps = append(resps, phi) // resp, err = c.Do(req) in a loop, read after it
 			}
@@ -367,11 +368,11 @@ func bodyRead(call ssa.CallInstruction) bool {
 			if !ok || typeName(fieldOf(fa).Type()) != "io.ReadCloser" {
 				continue
 			}
-			uses := slices.Clone(refs(fa))
+			uses := slices.Clone(Refs(fa))
 			for i := 0; i < len(uses); i++ {
 				switch u := uses[i].(type) {
 				case *ssa.UnOp, *ssa.ChangeInterface: // the body loaded; io.ReadAll takes an io.Reader
-					uses = append(uses, refs(u.(ssa.Value))...)
+					uses = append(uses, Refs(u.(ssa.Value))...)
 				case ssa.CallInstruction:
 					arg, _ := argAt(u.Common(), 0).(*ssa.UnOp) // io.Copy(io.Discard, resp.Body) drains it
 					if callee(u) != "(io.Closer).Close" && !(callee(u) == "io.Copy" && arg != nil && arg.X.String() == "io.Discard") {

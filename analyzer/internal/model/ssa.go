@@ -187,10 +187,11 @@ func instrs[T ssa.Instruction](fns ...*ssa.Function) iter.Seq[T] {
 	}
 }
 
-// refs returns v's referrers: none for a value that keeps no list (a global, a function).
-func refs(v ssa.Value) []ssa.Instruction {
-	if r := v.Referrers(); r != nil {
-		return *r
+// Refs returns v's referrers: none for nil or a value that keeps no list (a global, a
+// function).
+func Refs(v ssa.Value) []ssa.Instruction {
+	if v != nil && v.Referrers() != nil {
+		return *v.Referrers()
 	}
 	return nil
 }

@@ -241,7 +241,7 @@ func (a *analyzer) closureCtx(u *unit, f, anon *ssa.Function, parent *ctx) *ctx 
 		c.worker, c.async = workerQueue(anon), true
 	}
 	for _, v := range closureValues(f, anon) {
-		for _, r := range refs(v) {
+		for _, r := range Refs(v) {
 			switch r := r.(type) {
 			case ssa.CallInstruction:
 				common := r.Common()
@@ -293,7 +293,7 @@ func closureValues(f, anon *ssa.Function) []ssa.Value {
 		}
 	}
 	for i := 0; i < len(out) && i < 8; i++ {
-		for _, r := range refs(out[i]) {
+		for _, r := range Refs(out[i]) {
 			switch r := r.(type) {
 			case *ssa.ChangeType, *ssa.MakeInterface, *ssa.Convert:
 				out = append(out, r.(ssa.Value))
@@ -334,7 +334,7 @@ func (a *analyzer) visitCall(u *unit, f *ssa.Function, call ssa.CallInstruction,
 		return
 	}
 	if name == "(net/http.Header).Set" || name == "(net/http.Header).Add" {
-		if h, ok := constString(argAt(common, 1)); ok && a.cat.KeyHeaders()[strings.ToLower(h)] {
+		if h, ok := ConstString(argAt(common, 1)); ok && a.cat.KeyHeaders()[strings.ToLower(h)] {
 			a.keySink(u, call, argAt(common, 2), "provider", "the "+h+" header")
 		}
 		return
@@ -594,7 +594,7 @@ func (a *analyzer) siteEffect(u *unit, f *ssa.Function, call ssa.CallInstruction
 func (a *analyzer) headerOption(f *ssa.Function, names []string) ssa.Value {
 	for c := range instrs[ssa.CallInstruction](f) {
 		if args := c.Common().Args; len(args) == 2 {
-			if h, ok := constString(args[0]); ok && namesHeader(names, h) {
+			if h, ok := ConstString(args[0]); ok && namesHeader(names, h) {
 				return args[1]
 			}
 		}
@@ -672,7 +672,7 @@ func (a *analyzer) keySet(u *unit, v ssa.Value, field, setter string, depth int)
 	if depth > 4 {
 		return false
 	}
-	for _, r := range refs(v) {
+	for _, r := range Refs(v) {
 		switch r := r.(type) {
 		case *ssa.FieldAddr:
 			fv := fieldOf(r)
@@ -701,7 +701,7 @@ func (a *analyzer) keySet(u *unit, v ssa.Value, field, setter string, depth int)
 
 func storesTo(addr ssa.Value) []*ssa.Store {
 	var out []*ssa.Store
-	for _, r := range refs(addr) {
+	for _, r := range Refs(addr) {
 		if s, ok := r.(*ssa.Store); ok && s.Addr == addr {
 			out = append(out, s)
 		}

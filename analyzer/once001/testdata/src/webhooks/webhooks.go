@@ -222,3 +222,41 @@ func SendCode(n Notifier) http.HandlerFunc {
 		_ = n.Notify(r.FormValue("to"))
 	}
 }
+
+// Response is what request keeps of an answer, for every caller.
+type Response struct {
+	Status int
+	Body   string
+}
+
+// request sends what it is handed and keeps the answer's body: whether that body is an
+// answer is its caller's to say.
+func request(req *http.Request) Response {
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return Response{}
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return Response{Status: resp.StatusCode, Body: string(body)}
+}
+
+// postJSON posts through the shared helper.
+func postJSON(url, body string) Response {
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewBufferString(body))
+	if err != nil {
+		return Response{}
+	}
+	return request(req)
+}
+
+// Announce posts a notification until the endpoint answers 200, through a helper that
+// reads every answer: the retry looks only at the status, so it is a delivery.
+func Announce(cfg Config, msg string) {
+	for i := 0; i < 3; i++ {
+		if postJSON(cfg.URL, msg).Status == http.StatusOK { // want `call of webhooks.postJSON sends a POST request with no //once: promise, on a path that runs it again`
+			return
+		}
+		time.Sleep(time.Second)
+	}
+}
