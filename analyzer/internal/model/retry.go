@@ -145,24 +145,30 @@ func emptyValue(v, load ssa.Value) any {
 	return nil
 }
 
-// outcomes returns the values by which a call's failure is seen: its error, and the
-// status code of an *http.Response it returns.
+// outcomes returns the values by which a call's failure is seen: its error, the status
+// code of an *http.Response it returns, or a number of a helper's own answer (kept in a
+// variable or not), which a comparison with a status code may show to be one.
 func outcomes(v *ssa.Call) []ssa.Value {
 	var out []ssa.Value
-	add := func(x ssa.Value) {
-		t := x.Type()
-		if types.Identical(t, types.Universe.Lookup("error").Type()) {
+	var add func(x ssa.Value)
+	add = func(x ssa.Value) {
+		if types.Identical(x.Type(), types.Universe.Lookup("error").Type()) {
 			out = append(out, x)
-		} else if typeName(t) == "net/http.Response" {
-			for _, r := range Refs(x) {
-				if fa, ok := r.(*ssa.FieldAddr); ok && fa.X == x {
-					out = append(out, fa)
+			return
+		}
+		for _, r := range Refs(x) {
+			switch r := r.(type) {
+			case *ssa.FieldAddr:
+				if typeName(x.Type()) == "net/http.Response" {
+					out = append(out, r)
+				} else {
+					out = append(out, ints(Refs(r)...)...)
 				}
-			}
-		} else if _, ok := t.Underlying().(*types.Struct); ok {
-			for _, r := range Refs(x) { // a helper's own answer: a number it holds may be the status
-				if fd, ok := r.(*ssa.Field); ok && types.Identical(fd.Type().Underlying(), types.Typ[types.Int]) {
-					out = append(out, fd)
+			case *ssa.Field:
+				out = append(out, ints(r)...)
+			case *ssa.Store:
+				if _, ok := x.Type().Underlying().(*types.Struct); ok && r.Val == x {
+					add(r.Addr)
 				}
 			}
 		}
@@ -178,6 +184,18 @@ func outcomes(v *ssa.Call) []ssa.Value {
 	}
 	return out
 }
+
+// ints returns the values of type int among instrs.
+func ints(instrs ...ssa.Instruction) (out []ssa.Value) {
+	for _, i := range instrs {
+		if v, ok := i.(ssa.Value); ok && isInt(v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func isInt(v ssa.Value) bool { return types.Identical(v.Type().Underlying(), types.Typ[types.Int]) }
 
 // branchesOn returns the branches whose condition derives from v.
 func branchesOn(v ssa.Value) []*ssa.If {
@@ -211,7 +229,7 @@ func evalAt200(v, out ssa.Value) (ok, val bool) {
 	}
 	x, okx := statusValue(bin.X, out)
 	y, oky := statusValue(bin.Y, out)
-	if _, field := out.(*ssa.Field); !okx || !oky || field && (min(x, y) < 100 || max(x, y) >= 600) {
+	if !okx || !oky || isInt(out) && (min(x, y) < 100 || max(x, y) >= 600) {
 		return false, false
 	}
 	val, ok = map[token.Token]bool{token.EQL: x == y, token.NEQ: x != y, token.LSS: x < y, token.LEQ: x <= y, token.GTR: x > y, token.GEQ: x >= y}[bin.Op]
@@ -221,7 +239,7 @@ func evalAt200(v, out ssa.Value) (ok, val bool) {
 // statusValue evaluates an expression over a response's StatusCode (or out, a helper's
 // number), taken as 200.
 func statusValue(v, out ssa.Value) (int64, bool) {
-	if _, field := v.(*ssa.Field); field && v == out {
+	if v == out && isInt(v) {
 		return 200, true
 	}
 	switch x := v.(type) {

@@ -254,9 +254,26 @@ func postJSON(url, body string) Response {
 // reads every answer: the retry looks only at the status, so it is a delivery.
 func Announce(cfg Config, msg string) {
 	for i := 0; i < 3; i++ {
-		if postJSON(cfg.URL, msg).Status == http.StatusOK { // want `call of webhooks.postJSON sends a POST request with no //once: promise, on a path that runs it again`
+		resp := postJSON(cfg.URL, msg) // want `call of webhooks.postJSON sends a POST request with no //once: promise, on a path that runs it again`
+		if resp.Status == http.StatusOK {
 			return
 		}
 		time.Sleep(time.Second)
+	}
+}
+
+// Page tests the status of the helper's answer where it is returned.
+func Page(cfg Config, msg string) {
+	for i := 0; i < 3; i++ {
+		if postJSON(cfg.URL, msg).Status == http.StatusOK { // want `call of webhooks.postJSON sends a POST request with no //once: promise, on a path that runs it again`
+			return
+		}
+	}
+}
+
+// Count posts again while the answer counts fewer than 2 items: a number, not a status,
+// so a loop over it is no retry.
+func Count(cfg Config, msg string) {
+	for postJSON(cfg.URL, msg).Status < 2 {
 	}
 }
