@@ -207,6 +207,24 @@ type Corpus struct {
 	Verdicts []Verdict
 }
 
+// Unplaced lists the labels of repo r naming a file its tree (at dir) does not hold: a
+// path written from another directory than the repository's root, say. Such a place can
+// never match a report, so a round's labels are checked against the trees before its run.
+func (c *Corpus) Unplaced(r Repo, dir string) []string {
+	var out []string
+	for _, l := range c.Labels {
+		if l.Repo != r.Name {
+			continue
+		}
+		for _, p := range l.Places() {
+			if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(p.File))); err != nil {
+				out = append(out, fmt.Sprintf("%s: %s names %s, which %s does not hold at %.12s", l.Pos, p.Func, p.File, r.Name, r.Commit))
+			}
+		}
+	}
+	return out
+}
+
 // Load reads repos.txt, labels.tsv and verdicts.tsv from dir and checks that every label
 // and verdict names a listed repository. A corpus before its first run has no verdicts.tsv:
 // it has no verdicts.

@@ -376,3 +376,31 @@ func TestBlindRounds_RepositoriesAreNewToTheProject(t *testing.T) {
 		}
 	}
 }
+
+func TestUnplaced_NamesLabelsWhoseFileTheTreeLacks(t *testing.T) {
+	t.Parallel()
+	tree := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(tree, "pkg", "core"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"pkg/core/alert.go", "pkg/services/incident.go"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(tree, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(tree, f), []byte("package x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	labels, err := realworld.ParseLabels("labels.tsv", strings.NewReader(
+		row("acme/alerts", "pkg/services/incident.go", "CreateIncident|core/alert.go:Alert.SendAll", "124", "ONCE001", "FLAG", "fan-out")+
+			row("acme/alerts", "pkg/services/incident.go", "CreateIncident|pkg/core/alert.go:Alert.SendAll", "124", "ONCE001", "FLAG", "fan-out")+
+			row("acme/other", "missing.go", "F", "1", "ONCE001", "FLAG", "another repository's")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &realworld.Corpus{Labels: labels}
+	got := c.Unplaced(realworld.Repo{Name: "acme/alerts", Commit: commit}, tree)
+	if len(got) != 1 || !strings.Contains(got[0], "labels.tsv:1") || !strings.Contains(got[0], "names core/alert.go") {
+		t.Fatalf("Unplaced = %q, want the first row's core/alert.go alone", got)
+	}
+}

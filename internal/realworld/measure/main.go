@@ -10,7 +10,9 @@
 // tool, go tool -n oncelint), -repo owner/name (only these, comma-separated), -strict (run
 // oncelint -strict), -v (every finding with its verdict), -save DIR (keep each
 // repository's oncelint output) and -rescore DIR (score saved outputs again after editing
-// the verdicts, without running oncelint).
+// the verdicts, without running oncelint). -labels only checks that every label names a
+// file its tree holds, as a round's labels are checked before its first run; a run prints
+// the labels that fail the check too.
 //
 // Per repository it prints oncelint's coverage summary, and the peak memory (of the
 // largest process) and CPU time of the run. With -cost it runs each repository twice more
@@ -50,6 +52,7 @@ func run() int {
 	rescore := flag.String("rescore", "", "score the outputs saved in `directory` by -save instead of running oncelint")
 	strict := flag.Bool("strict", false, "run oncelint -strict")
 	cost := flag.Bool("cost", false, "also measure oncelint against a forced go vet from a fresh copy of a warmed build cache")
+	labelsOnly := flag.Bool("labels", false, "only check that every label names a file the trees hold (before a round's first run)")
 	flag.Parse()
 
 	root, err := moduleRoot()
@@ -82,6 +85,17 @@ func run() int {
 			fmt.Fprintf(os.Stderr, "measure: no repository of the corpus is named by -repo %s\n", *only)
 			return 2
 		}
+	}
+	unplaced := 0
+	for _, r := range c.Repos {
+		for _, u := range c.Unplaced(r, filepath.Join(*trees, r.TreeName())) {
+			fmt.Fprintln(os.Stderr, "measure: label never matches:", u)
+			unplaced++
+		}
+	}
+	if *labelsOnly {
+		fmt.Fprintf(os.Stderr, "measure: %d labels checked; %d places they name are files their tree does not hold\n", len(c.Labels), unplaced)
+		return map[bool]int{true: 0, false: 1}[unplaced == 0]
 	}
 	if *lint == "" && *rescore == "" {
 		out, err := exec.Command("go", "tool", "-n", "oncelint").Output()
