@@ -35,8 +35,7 @@ func New(m *analysis.Analyzer) *analysis.Analyzer {
 func diagnostic(pass *analysis.Pass, b *model.Bypass) analysis.Diagnostic {
 	name := b.Callee.Name()
 	d := analysis.Diagnostic{Pos: b.Call.Pos(), End: b.Call.End()}
-	wrapper := lookupWrapper(b)
-	if wrapper == nil {
+	if wrapper := lookupWrapper(b); wrapper == nil {
 		d.Message = fmt.Sprintf("call to %s bypasses its //once:%s promise, and %s is not generated yet: run go generate, then call %s",
 			name, b.Kind, b.Wrapper, b.Wrapper)
 	} else {

@@ -248,18 +248,16 @@ func (t *taint) errorArg(c *ssa.Call) bool {
 // handlesAbsent reports a branch telling "no row" from other errors, or testing what
 // the read found: an error returned past it means more than "no row".
 func (t *taint) handlesAbsent() bool {
-	for _, ifs := range t.ifs {
+	return slices.ContainsFunc(t.ifs, func(ifs *ssa.If) bool {
 		cond := ifs.Cond
 		for u, ok := cond.(*ssa.UnOp); ok && u.Op == token.NOT; u, ok = cond.(*ssa.UnOp) {
 			cond = u.X
 		}
 		c, isCall := cond.(*ssa.Call)
 		b, isBin := cond.(*ssa.BinOp)
-		if class, _ := t.classify(cond); class == other || class == limit || isCall && t.errorArg(c) || isBin && types.Identical(b.X.Type(), errorType) && !isNil(b.X) && !isNil(b.Y) {
-			return true
-		}
-	}
-	return false
+		class, _ := t.classify(cond)
+		return class == other || class == limit || isCall && t.errorArg(c) || isBin && types.Identical(b.X.Type(), errorType) && !isNil(b.X) && !isNil(b.Y)
+	})
 }
 
 var (
@@ -388,11 +386,9 @@ func tested(cond ssa.Value, selected []string, depth int) (cols []string) {
 
 // controlled reports a return a branch on the read decides (return false, nil).
 func (t *taint) controlled(ret *ssa.Return) bool {
-	for _, ifs := range t.ifs {
+	return slices.ContainsFunc(t.ifs, func(ifs *ssa.If) bool {
 		b := ifs.Block()
-		if c, _ := t.classify(ifs.Cond); c != none && c != neutral && len(b.Succs) == 2 && reach(b.Succs[0], ret.Block(), b) != reach(b.Succs[1], ret.Block(), b) {
-			return true
-		}
-	}
-	return false
+		c, _ := t.classify(ifs.Cond)
+		return c != none && c != neutral && len(b.Succs) == 2 && reach(b.Succs[0], ret.Block(), b) != reach(b.Succs[1], ret.Block(), b)
+	})
 }

@@ -278,10 +278,8 @@ func (r *reader) filled(ins *opAt, in func(ssa.Value) bool) []string {
 // checked reports a branch testing what a statement changed, or its being returned.
 func (r *reader) checked(op *opAt) bool {
 	t := r.follow(op)
-	for _, ifs := range t.ifs {
-		if c, _ := t.classify(ifs.Cond); c != none && c != neutral {
-			return true
-		}
+	if slices.ContainsFunc(t.ifs, func(ifs *ssa.If) bool { c, _ := t.classify(ifs.Cond); return c != none && c != neutral }) {
+		return true
 	}
 	for i := range t.results {
 		if t.errAbsent || !types.Identical(op.instr.Parent().Signature.Results().At(i).Type(), errorType) {
@@ -295,15 +293,13 @@ func (r *reader) checked(op *opAt) bool {
 // table (or for a claim, any) read FOR UPDATE, a latch (a statement a second run
 // fails, its outcome tested). With args, through a handle the call is given.
 func (r *reader) lockedAt(fi *fnInfo, at ssa.CallInstruction, table string, claim bool, args []ssa.Value) bool {
-	for _, l := range fi.ops {
+	return slices.ContainsFunc(fi.ops, func(l *opAt) bool {
 		o := l.op
 		latch := (o.Kind == sqlfacts.Update && o.OldState || o.Kind == sqlfacts.Insert && o.Conflict == sqlfacts.DoNothing || o.Kind == sqlfacts.Delete) && r.checked(l)
 		lock := o.Kind == sqlfacts.Lock || o.Kind == sqlfacts.Read && o.RowLock && (claim || !has(o.Tables, table))
-		if l.instr != at && before(l.instr, at) && (latch || lock && (args == nil || l.handle == nil || slices.ContainsFunc(args, func(a ssa.Value) bool { return unwrap(a) == unwrap(l.handle) }))) {
-			return true
-		}
-	}
-	return false
+		return l.instr != at && before(l.instr, at) &&
+			(latch || lock && (args == nil || l.handle == nil || slices.ContainsFunc(args, func(a ssa.Value) bool { return unwrap(a) == unwrap(l.handle) })))
+	})
 }
 
 // precedes reports whether a can run before b; before, whether it does on every path.

@@ -39,8 +39,7 @@ func (a *analyzer) coverage(analysed bool) {
 	}
 	sort.Slice(a.cov.Sends, func(i, j int) bool { return a.cov.Sends[i].Site < a.cov.Sends[j].Site })
 	a.cov.Package, a.cov.Analysed, a.cov.Impls = a.pass.Pkg.Path(), analysed, a.impls()
-	b, err := json.Marshal(a.cov)
-	if err == nil {
+	if b, err := json.Marshal(a.cov); err == nil {
 		a.res.coverage = string(b)
 	}
 }

@@ -242,13 +242,10 @@ func (a *analyzer) packageFact(p *types.Package) *PackageFact {
 // ignore, the catalogue names it, or it uses something the catalogue names, a package with
 // facts or (for the standalone driver) a method of one of the module's own interfaces.
 func (a *analyzer) needed() bool {
-	if len(a.res.Directives) > 0 || len(a.res.Notes) > 0 || len(a.res.Ignores.List) > 0 || a.cat.Names(a.pass.Pkg.Path()) {
+	if len(a.res.Directives) > 0 || len(a.res.Notes) > 0 || len(a.res.Ignores.List) > 0 || a.cat.Names(a.pass.Pkg.Path()) || a.verdictShaped() {
 		return true
 	}
 	impls := slices.ContainsFunc(a.importClosure(), func(p *types.Package) bool { f := a.packageFact(p); return f != nil && len(f.Impls) > 0 })
-	if a.verdictShaped() {
-		return true
-	}
 	for _, obj := range a.pass.TypesInfo.Uses {
 		fn, ok := obj.(*types.Func)
 		if ok && a.cfg.Summary && a.ownInterface(fn) {
@@ -262,11 +259,8 @@ func (a *analyzer) needed() bool {
 			return true
 		}
 		// The analysed code's helpers that return the clock or randomness carry it to
-		// the keys of other packages.
-		if a.user && a.cat.Unstable(FuncName(fn), fn.Pkg().Path()) != "" {
-			return true
-		}
-		if impls && types.IsInterface(recvType(fn)) {
+		// the keys of other packages; an interface's method may reach an implementation's.
+		if a.user && a.cat.Unstable(FuncName(fn), fn.Pkg().Path()) != "" || impls && types.IsInterface(recvType(fn)) {
 			return true
 		}
 	}
@@ -280,10 +274,8 @@ func (a *analyzer) verdictShaped() bool {
 	for _, f := range a.pass.Files {
 		for _, d := range f.Decls {
 			fd, ok := d.(*ast.FuncDecl)
-			if !ok || fd.Body == nil || fd.Type.Results == nil || len(fd.Type.Results.List) != 1 {
-				continue
-			}
-			if t := a.pass.TypesInfo.TypeOf(fd.Type.Results.List[0].Type); t == nil || !types.Identical(t, types.Typ[types.Bool]) {
+			if !ok || fd.Body == nil || fd.Type.Results == nil || len(fd.Type.Results.List) != 1 ||
+				!types.Identical(a.pass.TypesInfo.TypeOf(fd.Type.Results.List[0].Type), types.Typ[types.Bool]) {
 				continue
 			}
 			writes := false

@@ -163,8 +163,6 @@ func lastingSet(u *unit, v ssa.Value) string {
 
 // behind reports whether a branch of the check leads to e, in the check's function.
 func behind(c setCheck, e *eff) bool {
-	if e.at == nil || e.at.Parent() != c.at.Parent() {
-		return false
-	}
-	return slices.ContainsFunc(c.ifs, func(i *ssa.If) bool { return reaches(i.Block(), e.at.Block(), nil) || i.Block() == e.at.Block() })
+	return e.at != nil && e.at.Parent() == c.at.Parent() &&
+		slices.ContainsFunc(c.ifs, func(i *ssa.If) bool { return reaches(i.Block(), e.at.Block(), nil) || i.Block() == e.at.Block() })
 }

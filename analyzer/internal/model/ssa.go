@@ -82,11 +82,10 @@ func methodKey(fn *types.Func) string { return fn.Name() + SignatureString(fn.Si
 
 // typeName is the full name of a named type, without type arguments.
 func typeName(t types.Type) string {
-	n, ok := types.Unalias(derefNamed(t)).(*types.Named)
-	if !ok || n.Obj().Pkg() == nil {
-		return ""
+	if n, ok := types.Unalias(derefNamed(t)).(*types.Named); ok && n.Obj().Pkg() != nil {
+		return n.Obj().Pkg().Path() + "." + n.Obj().Name()
 	}
-	return n.Obj().Pkg().Path() + "." + n.Obj().Name()
+	return ""
 }
 
 // calleeFunc returns the function a call reaches statically, or the abstract method an
@@ -231,12 +230,10 @@ func promoted(c *ssa.CallCommon, fn *types.Func) [][2]string {
 
 // embeddedIn returns the named struct type t when its field i is embedded, else nil.
 func embeddedIn(t types.Type, i int) *types.Named {
-	n, ok := types.Unalias(t).(*types.Named)
-	if !ok || n.Obj().Pkg() == nil {
-		return nil
-	}
-	if st, ok := n.Underlying().(*types.Struct); ok && i < st.NumFields() && st.Field(i).Embedded() {
-		return n
+	if n, ok := types.Unalias(t).(*types.Named); ok && n.Obj().Pkg() != nil {
+		if st, ok := n.Underlying().(*types.Struct); ok && i < st.NumFields() && st.Field(i).Embedded() {
+			return n
+		}
 	}
 	return nil
 }
