@@ -10,7 +10,7 @@ import (
 // app is a module of its own (its go.mod marks the root where the schema is read).
 func TestSQL(t *testing.T) {
 	t.Parallel()
-	checktest.Run(t, "testdata", once005.Analyzer, "app/exists", "app/locks", "app/store", "app/service", "app/claims", "app/counter", "app/consume", "app/debits", "app/declared", "app/dbtx", "app/names", "app/startup")
+	checktest.Run(t, "testdata", once005.Analyzer, "app/exists", "app/locks", "app/store", "app/service", "app/claims", "app/counter", "app/consume", "app/debits", "app/declared", "app/dbtx", "app/names", "app/startup", "app/repoiface")
 }
 
 // ormshop is a module of its own (its go.mod marks the root where the schema is read:

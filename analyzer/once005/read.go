@@ -159,6 +159,11 @@ func (r *reader) ensure(fi *fnInfo) {
 				r.helperOps(fi, ci, &r.info(callee).fact, callee.Object())
 			} else if fn != nil && fn.Pkg() != r.pass.Pkg && r.pass.ImportObjectFact(fn, &f) {
 				r.helperOps(fi, ci, &f, fn)
+			} else if c.IsInvoke() {
+				for _, impl := range r.implementations(c, fi.fn.Prog) { // a repository interface implemented beside its caller
+					r.ensure(r.info(impl))
+					r.helperOps(fi, ci, &r.info(impl).fact, impl.Object())
+				}
 			}
 			for _, a := range c.Args {
 				if mc, ok := a.(*ssa.MakeClosure); ok {
@@ -195,9 +200,13 @@ func (r *reader) helperOps(fi *fnInfo, ci ssa.CallInstruction, f *FuncFact, obj 
 	for _, res := range f.Results {
 		absent, exists = absent || res&resAbsent != 0, exists || res&resExists != 0
 	}
+	args := ci.Common().Args
+	if ci.Common().IsInvoke() { // an implementation's receiver is the value called
+		args = append([]ssa.Value{ci.Common().Value}, args...)
+	}
 	arg := func(i int) ssa.Value {
-		if i > 0 && i <= len(ci.Common().Args) {
-			return ci.Common().Args[i-1]
+		if i > 0 && i <= len(args) {
+			return args[i-1]
 		}
 		return nil
 	}
