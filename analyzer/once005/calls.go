@@ -3,6 +3,8 @@ package once005
 import (
 	"cmp"
 	"go/types"
+	"maps"
+	"slices"
 	"strings"
 
 	"golang.org/x/tools/go/ssa"
@@ -101,7 +103,7 @@ func (r *reader) implementedBy(iface *types.Named) *types.Named {
 		seen := map[*types.Package]bool{}
 		var visit func(p *types.Package)
 		visit = func(p *types.Package) {
-			for key := range libraries[0].types {
+			for _, key := range slices.Sorted(maps.Keys(libraries[0].types)) { // in one order: the first that implements wins
 				if i := strings.LastIndexByte(key, '.'); key[:i] == p.Path() && p.Scope().Lookup(key[i+1:]) != nil {
 					r.drivers = append(r.drivers, p.Scope().Lookup(key[i+1:]).Type())
 				}

@@ -144,8 +144,7 @@ func (t *taint) computed(v ssa.Value, set []string) (cols []string) {
 // worked reports a number added to or taken from what was read.
 func (t *taint) worked(v ssa.Value) bool {
 	x, ok := v.(*ssa.BinOp)
-	b, numeric := v.Type().Underlying().(*types.Basic)
-	return ok && (x.Op == token.ADD || x.Op == token.SUB) && t.vals[x] && numeric && b.Info()&types.IsNumeric != 0
+	return ok && (x.Op == token.ADD || x.Op == token.SUB) && t.vals[x] && numeric(v.Type())
 }
 
 // decider returns the first read of table, by the columns cols, that decides w.

@@ -89,8 +89,7 @@ func checkTable(pass *analysis.Pass, rep *ignore.Reporter, fn *types.Func, d *di
 			return true
 		}
 		text := constant.StringVal(tv.Value)
-		match := insertRE.FindStringSubmatch(text)
-		if match == nil || !sqlfacts.SameTable(strings.ToLower(match[1]), strings.ToLower(d.Table)) {
+		if match := insertRE.FindStringSubmatch(text); match == nil || !sqlfacts.SameTable(strings.ToLower(match[1]), strings.ToLower(d.Table)) {
 			return true
 		}
 		if clause != "" && !strings.Contains(normalize(text), clause) {

@@ -125,14 +125,10 @@ func (a *analyzer) implementations(iface *types.Interface, m *types.Func) [][]Ef
 	scope := a.pass.Pkg.Scope()
 	for _, n := range scope.Names() {
 		tn, ok := scope.Lookup(n).(*types.TypeName)
-		if !ok || tn.IsAlias() || types.IsInterface(tn.Type()) || a.isTest(tn.Pos()) {
+		if !ok || tn.IsAlias() || types.IsInterface(tn.Type()) || a.isTest(tn.Pos()) || !types.Implements(types.NewPointer(tn.Type()), iface) {
 			continue
 		}
-		ptr := types.NewPointer(tn.Type())
-		if !types.Implements(ptr, iface) {
-			continue
-		}
-		obj, _, _ := types.LookupFieldOrMethod(ptr, true, m.Pkg(), m.Name())
+		obj, _, _ := types.LookupFieldOrMethod(types.NewPointer(tn.Type()), true, m.Pkg(), m.Name())
 		if fn, ok := obj.(*types.Func); ok {
 			if s := a.summaryOf(fn); s != nil {
 				if effs := closedOnly(s.Effects); len(effs) > 0 {
@@ -143,17 +139,15 @@ func (a *analyzer) implementations(iface *types.Interface, m *types.Func) [][]Ef
 	}
 	keys := ifaceKeys(iface)
 	for _, p := range a.importClosure() {
-		f := a.packageFact(p)
-		if f == nil {
-			continue
-		}
-		for _, im := range f.Impls {
-			missing := func(k string) bool {
-				_, found := slices.BinarySearch(im.Methods, k)
-				return !found
-			}
-			if effs := im.Effects[m.Name()]; len(effs) > 0 && !slices.ContainsFunc(keys, missing) {
-				out = append(out, effs)
+		if f := a.packageFact(p); f != nil {
+			for _, im := range f.Impls {
+				missing := func(k string) bool {
+					_, found := slices.BinarySearch(im.Methods, k)
+					return !found
+				}
+				if effs := im.Effects[m.Name()]; len(effs) > 0 && !slices.ContainsFunc(keys, missing) {
+					out = append(out, effs)
+				}
 			}
 		}
 	}
@@ -211,10 +205,9 @@ func (a *analyzer) impls() []Impl {
 		if !ok || tn.IsAlias() || types.IsInterface(tn.Type()) || a.isTest(tn.Pos()) {
 			continue
 		}
-		ms := types.NewMethodSet(types.NewPointer(tn.Type()))
 		im := Impl{Type: a.pass.Pkg.Path() + "." + n, Effects: map[string][]Effect{}}
-		for i := 0; i < ms.Len(); i++ {
-			fn := ms.At(i).Obj().(*types.Func)
+		for sel := range types.NewMethodSet(types.NewPointer(tn.Type())).Methods() {
+			fn := sel.Obj().(*types.Func)
 			im.Methods = append(im.Methods, methodKey(fn))
 			if u := a.units[fn.Origin()]; u != nil && fn.Pkg() == a.pass.Pkg {
 				if effs := closedOnly(a.factOf(u).Effects); len(effs) > 0 {

@@ -40,11 +40,8 @@ func retryLoop(f *ssa.Function, call ssa.Instruction) bool {
 			}
 		}
 	}
-	if retries(f, call.Block(), failure) {
-		return true
-	}
-	if f.Parent() == nil {
-		return false
+	if r := retries(f, call.Block(), failure); r || f.Parent() == nil {
+		return r
 	}
 	recorded := map[[2]*ssa.BasicBlock]bool{} // the parent's edges taken once a failure is recorded
 	for st := range instrs[*ssa.Store](f) {
@@ -275,8 +272,7 @@ func isNil(x, y ssa.Value) bool {
 // in skip.
 func reaches(from, to *ssa.BasicBlock, skip map[[2]*ssa.BasicBlock]bool) bool {
 	seen := map[*ssa.BasicBlock]bool{}
-	stack := []*ssa.BasicBlock{from}
-	for len(stack) > 0 {
+	for stack := []*ssa.BasicBlock{from}; len(stack) > 0; {
 		b := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		for _, s := range b.Succs {

@@ -115,10 +115,7 @@ func (a *analyzer) resolveSend(u *unit, f *ssa.Function, call ssa.CallInstructio
 // headerSet reports whether f sets one of the headers on a request.
 func (a *analyzer) headerSet(f *ssa.Function, names []string) bool {
 	for c := range instrs[ssa.CallInstruction](f) {
-		if !strings.HasPrefix(callee(c), "(net/http.Header).") {
-			continue
-		}
-		if h, ok := ConstString(argAt(c.Common(), 1)); ok && namesHeader(names, h) {
+		if h, ok := ConstString(argAt(c.Common(), 1)); ok && strings.HasPrefix(callee(c), "(net/http.Header).") && namesHeader(names, h) {
 			return true
 		}
 	}
@@ -303,21 +300,18 @@ func (a *analyzer) requestOf(u *unit, v ssa.Value, s *Send) {
 				continue
 			}
 		case *ssa.Call:
-			fn, _ := calleeFunc(x.Common())
-			if fn == nil {
-				return
+			if fn, _ := calleeFunc(x.Common()); fn != nil {
+				if r := a.cat.Request(FuncName(fn)); r != nil {
+					a.methodOf(u, sigArg(x.Common(), fn, r.Method), s)
+					a.urlOf(u, sigArg(x.Common(), fn, r.URL), s)
+					a.methodSet(u, x, s)
+					return
+				}
+				if fn.Signature().Recv() != nil {
+					v = argAt(x.Common(), 0) // req.WithContext(ctx), req.Clone(ctx)
+					continue
+				}
 			}
-			if r := a.cat.Request(FuncName(fn)); r != nil {
-				a.methodOf(u, sigArg(x.Common(), fn, r.Method), s)
-				a.urlOf(u, sigArg(x.Common(), fn, r.URL), s)
-				a.methodSet(u, x, s)
-				return
-			}
-			if fn.Signature().Recv() != nil {
-				v = argAt(x.Common(), 0) // req.WithContext(ctx), req.Clone(ctx)
-				continue
-			}
-			return
 		}
 		return
 	}

@@ -109,13 +109,10 @@ func (a *analyzer) setOp(u *unit, ins ssa.Instruction, checks *[]setCheck, write
 		}
 		if op, ok := setOps[catalog.Normalize(FuncName(fn))]; ok {
 			s := lastingSet(u, argAt(x.Common(), 0))
-			if s == "" {
-				return
-			}
-			if op.write {
+			if op.write && s != "" {
 				writes[s] = true
 			}
-			if v, isCall := x.(*ssa.Call); op.check && isCall {
+			if v, isCall := x.(*ssa.Call); op.check && isCall && s != "" {
 				check(s, v)
 			}
 			return

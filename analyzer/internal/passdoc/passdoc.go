@@ -17,15 +17,10 @@ func Extract(content, name string) string {
 	if err != nil || f.Doc == nil {
 		return name
 	}
-	text := f.Doc.Text()
-	head := "# Analyzer " + name
-	i := strings.Index(text, head)
-	if i < 0 {
+	text, section, found := strings.Cut(f.Doc.Text(), "# Analyzer "+name)
+	if !found {
 		return strings.TrimSpace(text)
 	}
-	text = text[i+len(head):]
-	if j := strings.Index(text, "\n# "); j >= 0 {
-		text = text[:j]
-	}
-	return strings.TrimSpace(text)
+	section, _, _ = strings.Cut(section, "\n# ") // up to the next section
+	return strings.TrimSpace(section)
 }
