@@ -76,3 +76,21 @@ func InsertTwice(ctx context.Context, tx *sql.Tx, a, b string) error { // want I
 	}
 	return Insert(ctx, tx, b)
 }
+
+// Inserter inserts users through the handle it is given.
+type Inserter interface {
+	Insert(ctx context.Context, db *sql.DB, email string) error
+}
+
+type sqlInserter struct{}
+
+func (sqlInserter) Insert(ctx context.Context, db *sql.DB, email string) error { // want Insert:`sql\(inserts app_users via 3\) results\[0\] dup=false`
+	_, err := db.ExecContext(ctx, `INSERT INTO app_users (email) VALUES ($1)`, email)
+	return err
+}
+
+// InsertThrough inserts through the interface: the implementation's handle, its third
+// parameter counting the receiver, is InsertThrough's second.
+func InsertThrough(ctx context.Context, db *sql.DB, ins Inserter, email string) error { // want InsertThrough:`sql\(inserts app_users via 2\) results\[0\] dup=false`
+	return ins.Insert(ctx, db, email)
+}
