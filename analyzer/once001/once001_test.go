@@ -10,7 +10,7 @@ import (
 
 func TestOnce001(t *testing.T) {
 	t.Parallel()
-	checktest.Run(t, "testdata", once001.Analyzer, "sms", "alerts", "checkout", "retries", "jobs", "declared", "oncall", "mailer", "ticker", "queue", "webhooks", "retrylib", "retriedcaller", "logwriters")
+	checktest.Run(t, "testdata", once001.Analyzer, "sms", "alerts", "checkout", "retries", "jobs", "declared", "oncall", "mailer", "ticker", "queue", "webhooks", "retrylib", "retriedcaller")
 }
 
 // An effect reached by several calls is one effect in a function's fact: facts stay the
