@@ -83,13 +83,11 @@ func (r *reader) read(c *ssa.CallCommon) (sent, bool) {
 // reaches.
 func (r *reader) implementations(c *ssa.CallCommon, prog *ssa.Program) (out []*ssa.Function) {
 	iface, _ := c.Value.Type().Underlying().(*types.Interface)
-	for _, name := range r.pass.Pkg.Scope().Names() {
-		tn, ok := r.pass.Pkg.Scope().Lookup(name).(*types.TypeName)
-		if !ok || iface == nil || types.IsInterface(tn.Type()) || !types.Implements(types.NewPointer(tn.Type()), iface) {
-			continue
-		}
-		obj, _, _ := types.LookupFieldOrMethod(types.NewPointer(tn.Type()), true, c.Method.Pkg(), c.Method.Name())
-		if fn := prog.FuncValue(obj.(*types.Func)); fn != nil && fn.Pkg != nil && fn.Pkg.Pkg == r.pass.Pkg {
+	if iface == nil {
+		return nil
+	}
+	for _, m := range model.Implementers(r.pass.Fset, r.pass.Pkg, iface, c.Method) {
+		if fn := prog.FuncValue(m); fn != nil && fn.Pkg != nil && fn.Pkg.Pkg == r.pass.Pkg {
 			out = append(out, fn)
 		}
 	}

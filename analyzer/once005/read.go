@@ -200,16 +200,7 @@ func (r *reader) helperOps(fi *fnInfo, ci ssa.CallInstruction, f *FuncFact, obj 
 	for _, res := range f.Results {
 		absent, exists = absent || res&resAbsent != 0, exists || res&resExists != 0
 	}
-	args := ci.Common().Args
-	if ci.Common().IsInvoke() { // an implementation's receiver is the value called
-		args = append([]ssa.Value{ci.Common().Value}, args...)
-	}
-	arg := func(i int) ssa.Value {
-		if i > 0 && i <= len(args) {
-			return args[i-1]
-		}
-		return nil
-	}
+	arg := func(i int) ssa.Value { return model.ArgAt(ci.Common(), i-1) } // an interface call's receiver is the value called
 	fi.dup = fi.dup || f.HandlesDup
 	for _, op := range f.Ops {
 		op.ErrAbsent = absent

@@ -172,7 +172,7 @@ func (fs *flows) call(c *ssa.CallCommon, pos token.Pos) flow {
 			}
 		}
 		if cut, ok := clockCut(name, c); ok {
-			recv := fs.of(argAt(c, 0))
+			recv := fs.of(ArgAt(c, 0))
 			if cut {
 				return recv.bucketed()
 			}
@@ -184,7 +184,7 @@ func (fs *flows) call(c *ssa.CallCommon, pos token.Pos) flow {
 				out.src, out.srcName = pos, Display(fn)+", which returns "+s.Result.Source
 			}
 			for _, i := range s.Result.Params {
-				g := fs.of(argAt(c, i))
+				g := fs.of(ArgAt(c, i))
 				if i < 64 && slices.Contains(s.Result.Buckets, i) {
 					g = g.bucketed()
 				}
@@ -193,8 +193,8 @@ func (fs *flows) call(c *ssa.CallCommon, pos token.Pos) flow {
 			return out
 		}
 	}
-	for i := 0; argAt(c, i) != nil; i++ {
-		out.merge(fs.of(argAt(c, i)))
+	for i := 0; ArgAt(c, i) != nil; i++ {
+		out.merge(fs.of(ArgAt(c, i)))
 	}
 	return out
 }
@@ -212,10 +212,10 @@ func clockCut(name string, c *ssa.CallCommon) (cut, ok bool) {
 		"(time.Time).YearDay", "(time.Time).Weekday", "(time.Time).ISOWeek", "(time.Time).Hour":
 		return true, true
 	case "(time.Time).Truncate":
-		d, ok := constInt(argAt(c, 1))
+		d, ok := constInt(ArgAt(c, 1))
 		return ok && time.Duration(d) >= time.Hour, true
 	case "(time.Time).Format", "(time.Time).AppendFormat":
-		layout, ok := ConstString(argAt(c, len(c.Args)-1))
+		layout, ok := ConstString(ArgAt(c, len(c.Args)-1))
 		return ok && hourLayout(layout), true
 	}
 	return false, false

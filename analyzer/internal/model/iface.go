@@ -122,18 +122,10 @@ func madeFrom(v ssa.Value, seen map[ssa.Value]bool) []types.Type {
 // of its method m.
 func (a *analyzer) implementations(iface *types.Interface, m *types.Func) [][]Effect {
 	var out [][]Effect
-	scope := a.pass.Pkg.Scope()
-	for _, n := range scope.Names() {
-		tn, ok := scope.Lookup(n).(*types.TypeName)
-		if !ok || tn.IsAlias() || types.IsInterface(tn.Type()) || a.isTest(tn.Pos()) || !types.Implements(types.NewPointer(tn.Type()), iface) {
-			continue
-		}
-		obj, _, _ := types.LookupFieldOrMethod(types.NewPointer(tn.Type()), true, m.Pkg(), m.Name())
-		if fn, ok := obj.(*types.Func); ok {
-			if s := a.summaryOf(fn); s != nil {
-				if effs := closedOnly(s.Effects); len(effs) > 0 {
-					out = append(out, effs)
-				}
+	for _, fn := range Implementers(a.pass.Fset, a.pass.Pkg, iface, m) {
+		if s := a.summaryOf(fn); s != nil {
+			if effs := closedOnly(s.Effects); len(effs) > 0 {
+				out = append(out, effs)
 			}
 		}
 	}
@@ -149,6 +141,23 @@ func (a *analyzer) implementations(iface *types.Interface, m *types.Func) [][]Ef
 					out = append(out, effs)
 				}
 			}
+		}
+	}
+	return out
+}
+
+// Implementers returns method m of each of pkg's concrete types that implement iface,
+// leaving out those declared in test files (a test's doubles).
+func Implementers(fset *token.FileSet, pkg *types.Package, iface *types.Interface, m *types.Func) (out []*types.Func) {
+	for _, n := range pkg.Scope().Names() {
+		tn, ok := pkg.Scope().Lookup(n).(*types.TypeName)
+		if !ok || tn.IsAlias() || types.IsInterface(tn.Type()) || strings.HasSuffix(fset.Position(tn.Pos()).Filename, "_test.go") ||
+			!types.Implements(types.NewPointer(tn.Type()), iface) {
+			continue
+		}
+		obj, _, _ := types.LookupFieldOrMethod(types.NewPointer(tn.Type()), true, m.Pkg(), m.Name())
+		if fn, ok := obj.(*types.Func); ok {
+			out = append(out, fn)
 		}
 	}
 	return out

@@ -39,7 +39,7 @@ func (a *analyzer) mapSend(u *unit, f *ssa.Function, call ssa.CallInstruction, c
 	fill := func(param *int, from func(*unit, ssa.Value, *Send)) {
 		if i := *param; i > 0 {
 			*param = 0
-			from(u, argAt(common, i-1), &ns)
+			from(u, ArgAt(common, i-1), &ns)
 		}
 	}
 	fill(&ns.MethodParam, a.methodOf)
@@ -115,7 +115,7 @@ func (a *analyzer) resolveSend(u *unit, f *ssa.Function, call ssa.CallInstructio
 // headerSet reports whether f sets one of the headers on a request.
 func (a *analyzer) headerSet(f *ssa.Function, names []string) bool {
 	for c := range instrs[ssa.CallInstruction](f) {
-		if h, ok := ConstString(argAt(c.Common(), 1)); ok && strings.HasPrefix(callee(c), "(net/http.Header).") && namesHeader(names, h) {
+		if h, ok := ConstString(ArgAt(c.Common(), 1)); ok && strings.HasPrefix(callee(c), "(net/http.Header).") && namesHeader(names, h) {
 			return true
 		}
 	}
@@ -308,7 +308,7 @@ func (a *analyzer) requestOf(u *unit, v ssa.Value, s *Send) {
 					return
 				}
 				if fn.Signature().Recv() != nil {
-					v = argAt(x.Common(), 0) // req.WithContext(ctx), req.Clone(ctx)
+					v = ArgAt(x.Common(), 0) // req.WithContext(ctx), req.Clone(ctx)
 					continue
 				}
 			}
@@ -368,7 +368,7 @@ func bodyRead(call ssa.CallInstruction) bool {
 				case *ssa.UnOp, *ssa.ChangeInterface: // the body loaded; io.ReadAll takes an io.Reader
 					uses = append(uses, Refs(u.(ssa.Value))...)
 				case ssa.CallInstruction:
-					arg, _ := argAt(u.Common(), 0).(*ssa.UnOp) // io.Copy(io.Discard, resp.Body) drains it
+					arg, _ := ArgAt(u.Common(), 0).(*ssa.UnOp) // io.Copy(io.Discard, resp.Body) drains it
 					if callee(u) != "(io.Closer).Close" && !(callee(u) == "io.Copy" && arg != nil && arg.X.String() == "io.Discard") {
 						return true
 					}

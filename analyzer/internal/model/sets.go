@@ -108,7 +108,7 @@ func (a *analyzer) setOp(u *unit, ins ssa.Instruction, checks *[]setCheck, write
 			return
 		}
 		if op, ok := setOps[catalog.Normalize(FuncName(fn))]; ok {
-			s := lastingSet(u, argAt(x.Common(), 0))
+			s := lastingSet(u, ArgAt(x.Common(), 0))
 			if op.write && s != "" {
 				writes[s] = true
 			}

@@ -105,9 +105,9 @@ func calleeFunc(c *ssa.CallCommon) (*types.Func, bool) {
 	return nil, false
 }
 
-// argAt returns the value given for parameter i of the callee (receiver first for a
+// ArgAt returns the value given for parameter i of the callee (receiver first for a
 // method), or nil.
-func argAt(c *ssa.CallCommon, i int) ssa.Value {
+func ArgAt(c *ssa.CallCommon, i int) ssa.Value {
 	if c.IsInvoke() {
 		if i == 0 {
 			return c.Value
@@ -132,7 +132,7 @@ func sigArg(c *ssa.CallCommon, fn *types.Func, i int) ssa.Value {
 	if fn != nil && fn.Signature().Recv() != nil {
 		i++
 	}
-	return argAt(c, i)
+	return ArgAt(c, i)
 }
 
 // isBound reports whether a closure is a bound method value (x.M), whose one binding is

@@ -334,8 +334,8 @@ func (a *analyzer) visitCall(u *unit, f *ssa.Function, call ssa.CallInstruction,
 		return
 	}
 	if name == "(net/http.Header).Set" || name == "(net/http.Header).Add" {
-		if h, ok := ConstString(argAt(common, 1)); ok && a.cat.KeyHeaders()[strings.ToLower(h)] {
-			a.keySink(u, call, argAt(common, 2), "provider", "the "+h+" header")
+		if h, ok := ConstString(ArgAt(common, 1)); ok && a.cat.KeyHeaders()[strings.ToLower(h)] {
+			a.keySink(u, call, ArgAt(common, 2), "provider", "the "+h+" header")
 		}
 		return
 	}
@@ -452,7 +452,7 @@ func (a *analyzer) mergeCall(u *unit, f *ssa.Function, call ssa.CallInstruction,
 		u.latches = append(u.latches, call)
 	}
 	for _, k := range s.Keys {
-		a.keySink(u, call, argAt(common, k.Param), k.Kind, "the key of "+Display(fn))
+		a.keySink(u, call, ArgAt(common, k.Param), k.Kind, "the key of "+Display(fn))
 	}
 	for _, e := range s.Effects {
 		ne := a.mapEffect(u, call, fn, e)
@@ -479,12 +479,12 @@ func (a *analyzer) mapEffect(u *unit, call ssa.CallInstruction, fn *types.Func, 
 	ne := &eff{Effect: ce}
 	ne.Params = nil
 	for _, j := range ce.Params {
-		fl := u.flows.of(argAt(common, j))
+		fl := u.flows.of(ArgAt(common, j))
 		ne.params |= fl.params
 		ne.Fresh = ne.Fresh || fl.flags&Random != 0
 	}
 	if ce.KeyParam > 0 {
-		k := a.keyOf(u, argAt(common, ce.KeyParam-1), ce.KeyField, ce.KeySetter)
+		k := a.keyOf(u, ArgAt(common, ce.KeyParam-1), ce.KeyField, ce.KeySetter)
 		if k == keyed { // the caller gives the provider's key
 			if ne.Site == "" {
 				ne.Site, ne.pos = a.posString(call.Pos()), call.Pos()
@@ -687,7 +687,7 @@ func (a *analyzer) keySet(u *unit, v ssa.Value, field, setter string, depth int)
 			}
 		case ssa.CallInstruction:
 			if fn, _ := calleeFunc(r.Common()); fn != nil && fn.Name() == setter && setter != "" {
-				a.keySink(u, r, argAt(r.Common(), 1), "provider", "the key set by "+setter)
+				a.keySink(u, r, ArgAt(r.Common(), 1), "provider", "the key set by "+setter)
 				return true
 			}
 		case *ssa.UnOp, *ssa.MakeInterface, *ssa.ChangeType:
