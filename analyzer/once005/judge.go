@@ -293,11 +293,12 @@ func (r *reader) checked(op *opAt) bool {
 // fails, its outcome tested). With args, through a handle the call is given.
 func (r *reader) lockedAt(fi *fnInfo, at ssa.CallInstruction, table string, claim bool, args []ssa.Value) bool {
 	return slices.ContainsFunc(fi.ops, func(l *opAt) bool {
-		o := l.op
-		latch := (o.Kind == sqlfacts.Update && o.OldState || o.Kind == sqlfacts.Insert && o.Conflict == sqlfacts.DoNothing || o.Kind == sqlfacts.Delete) && r.checked(l)
-		lock := o.Kind == sqlfacts.Lock || o.Kind == sqlfacts.Read && o.RowLock && (claim || !has(o.Tables, table))
-		return l.instr != at && before(l.instr, at) &&
-			(latch || lock && (args == nil || l.handle == nil || slices.ContainsFunc(args, func(a ssa.Value) bool { return unwrap(a) == unwrap(l.handle) })))
+		if o := l.op; l.instr != at && before(l.instr, at) { // a latch's outcome is followed only for a statement before
+			lock := o.Kind == sqlfacts.Lock || o.Kind == sqlfacts.Read && o.RowLock && (claim || !has(o.Tables, table))
+			return lock && (args == nil || l.handle == nil || slices.ContainsFunc(args, func(a ssa.Value) bool { return unwrap(a) == unwrap(l.handle) })) ||
+				(o.Kind == sqlfacts.Update && o.OldState || o.Kind == sqlfacts.Insert && o.Conflict == sqlfacts.DoNothing || o.Kind == sqlfacts.Delete) && r.checked(l)
+		}
+		return false
 	})
 }
 
