@@ -9,11 +9,9 @@ import (
 	"golang.org/x/tools/go/ssa"
 )
 
-// invoke adds what a call through an interface reaches: the catalogue's entry for the
-// interface's method, or the effects of the implementations the pass can see (this
-// package's types and those of the packages its non-test files import). Two or more
-// implementations with effects are one effect at the call: one promise there covers them
-// all, and one finding names them.
+// invoke adds what a call through an interface reaches: the catalogue's entry for its method,
+// or the effects of the implementations in sight (this package's types and its imports').
+// Several implementations with effects are one effect at the call, which one promise covers.
 func (a *analyzer) invoke(u *unit, f *ssa.Function, call ssa.CallInstruction, c *ctx, m *types.Func) {
 	name := FuncName(m)
 	if e, ok := a.cat.Effect(name); ok {
@@ -59,6 +57,14 @@ func (a *analyzer) invoke(u *unit, f *ssa.Function, call ssa.CallInstruction, c 
 			groups[i] = slices.DeleteFunc(groups[i], func(e *eff) bool { return !e.known() })
 		}
 		groups = slices.DeleteFunc(groups, func(g []*eff) bool { return len(g) == 0 })
+	}
+	// A dependency's call whose implementations beside it include one with no effect goes
+	// where the library's configuration says (a logger's console, file or mail writer).
+	if !a.user && len(groups) > 0 && slices.ContainsFunc(Implementers(a.pass.Fset, a.pass.Pkg, iface, m), func(fn *types.Func) bool {
+		s := a.summaryOf(fn)
+		return s == nil || len(closedOnly(s.Effects)) == 0
+	}) {
+		return
 	}
 	if len(groups) == 1 {
 		for _, e := range groups[0] {
@@ -164,9 +170,8 @@ func Implementers(fset *token.FileSet, pkg *types.Package, iface *types.Interfac
 }
 
 // openCall adds a call through an interface of the module's own that no implementation in
-// sight answers, for the standalone driver (Config.Summary) to join with the implementations
-// in packages this one does not import: a retry that reaches such a call is judged there.
-// Under go vet alone the call is only a site an ignore may name.
+// sight answers, for the standalone driver (Config.Summary) to join with implementations in
+// packages this one does not import. Under go vet alone it is only a site an ignore may name.
 func (a *analyzer) openCall(u *unit, f *ssa.Function, call ssa.CallInstruction, c *ctx, m *types.Func, iface *types.Interface) {
 	if !a.ownInterface(m) {
 		return
