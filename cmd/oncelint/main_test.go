@@ -278,7 +278,8 @@ func TestMalformedDirective_CarriesItsCode(t *testing.T) {
 // A vendored dependency is a dependency: its effect is reported at the module's call of it,
 // with the place it is made as the related one, never inside vendor/. A vendored logger
 // whose writers beside the mailing one perform no effect mails only if configured to, so
-// its call is no effect; a notifier whose every channel mails is one.
+// its call is no effect; a notifier whose every channel mails (one through a wrapper that
+// sends again) is one.
 func TestVendored_DependencyEffectAtTheCall(t *testing.T) {
 	t.Parallel()
 	out, code := run(t, "vendored", nil, oncelint, "./...")

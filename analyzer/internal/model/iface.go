@@ -58,11 +58,11 @@ func (a *analyzer) invoke(u *unit, f *ssa.Function, call ssa.CallInstruction, c 
 		}
 		groups = slices.DeleteFunc(groups, func(g []*eff) bool { return len(g) == 0 })
 	}
-	// A dependency's call whose implementations beside it include one with no effect goes
-	// where the library's configuration says (a logger's console, file or mail writer).
+	// In a dependency, an implementation beside the call known to have no effect means its
+	// configuration chooses (a logger's console or mail writer): the call reaches none.
 	if !a.user && len(groups) > 0 && slices.ContainsFunc(Implementers(a.pass.Fset, a.pass.Pkg, iface, m), func(fn *types.Func) bool {
-		s := a.summaryOf(fn)
-		return s == nil || len(closedOnly(s.Effects)) == 0
+		s, u := a.summaryOf(fn), a.units[fn.Origin()]
+		return (u == nil || u.state == 2) && (s == nil || len(closedOnly(s.Effects)) == 0)
 	}) {
 		return
 	}
