@@ -34,9 +34,8 @@
 // where the module's own retry repeats it with no idempotency key, its answer unread: HTTP
 // does not let a client repeat such a request unasked (RFC 9110, 9.2.2).
 //
-// An email or a text whose content is made fresh for the call (a one-time code from a
-// random source on the way) is new work each time, not a duplicate: it is reported only
-// with -strict.
+// An email or a text whose content is made fresh for the call (a one-time code from a random
+// source on the way) is new work each time, not a duplicate: only -strict reports it.
 //
 // An effect a worker started with go makes for each value it receives from a channel a
 // struct holds (an in-process queue) is made where a value is sent on that channel.
@@ -46,9 +45,10 @@
 // it). An effect reached through an interface whose implementations perform effects is
 // reported at the interface call, once, naming them: a promise there covers all of them.
 // Implementations in packages the caller does not import are joined with the call by the
-// standalone run, after every package was checked; go vet alone does not see them.
-// The related positions say where the repeat comes from and which promises did not cover
-// the effect because their key is unrelated to the effect's content.
+// standalone run; go vet alone does not see them. A dependency's call through an interface
+// with an implementation beside it that performs none (a logger's console writer beside its
+// mail writer) reaches none: the library's configuration chooses. The related positions say
+// where the repeat comes from and which promises did not cover it, their key unrelated.
 //
 // Write //oncelint:read on a function whose request only reads, //oncelint:repeat on one
 // whose job is to do it again (a resend), and //oncelint:ignore ONCE001 reason where the

@@ -45,7 +45,7 @@ func diagnostic(f *model.Finding) analysis.Diagnostic {
 			e.Via, e.What, key, e.What, e.Func)
 	}
 	if len(e.Impls) > 0 {
-		d.Message += fmt.Sprintf(", or on the call: %d implementations perform effects", len(e.Impls))
+		d.Message += fmt.Sprintf(", or on the call: its implementations perform %d effects", len(e.Impls))
 	}
 	if e.Class == model.RequestClass {
 		d.Message += ", or " + model.RequestFix

@@ -38,7 +38,7 @@ type Server struct {
 // implementations (the test double in alerts_test.go is not one of them).
 func (s *Server) Alert(w http.ResponseWriter, r *http.Request) {
 	for _, snd := range s.senders {
-		snd.Send(r.Context(), "ops", "disk full") // want `call of \(alerts.Sender\).Send sends the message with no //once: promise, on a path that runs it again.*or on the call: 2 implementations perform effects`
+		snd.Send(r.Context(), "ops", "disk full") // want `call of \(alerts.Sender\).Send sends the message with no //once: promise, on a path that runs it again.*or on the call: its implementations perform 2 effects`
 	}
 }
 
