@@ -61,8 +61,8 @@ func (a *analyzer) invoke(u *unit, f *ssa.Function, call ssa.CallInstruction, c 
 	// In a dependency, an implementation beside the call known to have no effect means its
 	// configuration chooses (a logger's console or mail writer): the call reaches none.
 	if !a.user && len(groups) > 0 && slices.ContainsFunc(Implementers(a.pass.Fset, a.pass.Pkg, iface, m), func(fn *types.Func) bool {
-		s, u := a.summaryOf(fn), a.units[fn.Origin()]
-		return (u == nil || u.state == 2) && (s == nil || len(closedOnly(s.Effects)) == 0)
+		s, impl := a.summaryOf(fn), a.units[fn.Origin()]
+		return (impl == nil || impl.state == 2) && (s == nil || len(closedOnly(s.Effects)) == 0)
 	}) {
 		return
 	}
