@@ -72,6 +72,8 @@ type tally struct {
 	counts map[answeredKey]int64
 	armed  bool // a timed write is scheduled
 	failed int  // timed writes failed in a row
+	// sending is how many calls the write under way holds: still pending until it lands.
+	sending int64
 	// writing holds a token while a write is under way: writes take turns, and a flush
 	// waits (as long as its context lets it) for a timed write, then writes what it gave back.
 	writing chan struct{}
@@ -164,21 +166,33 @@ func (t *tally) timedWrite() {
 	}
 }
 
-// take empties the tally and returns what it held.
+// take empties the tally and returns what it held, counted as sending until done.
 func (t *tally) take() map[answeredKey]int64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	counts := t.counts
 	t.counts = make(map[answeredKey]int64, len(counts))
+	for _, n := range counts {
+		t.sending += n
+	}
 	return counts
 }
 
-// give adds counts back, to be written again.
-func (t *tally) give(counts map[answeredKey]int64) {
+// done ends the write of what take returned: written, dropped, or given back to be written
+// again, in one step with the tally, so DuplicateCounts never sees the calls in neither.
+func (t *tally) done(counts map[answeredKey]int64, total int64, written, again bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for k, n := range counts {
-		t.counts[k] += n
+	t.sending -= total
+	switch {
+	case written:
+		duplicatesWritten.Add(total)
+	case again:
+		for k, n := range counts {
+			t.counts[k] += n
+		}
+	default:
+		duplicatesDropped.Add(total)
 	}
 }
 
@@ -214,15 +228,7 @@ func (t *tally) write(ctx context.Context, db DB) error {
 		total += counts[k]
 	}
 	_, err := db.Exec(ctx, *flushSQL.Load(), days, names, kinds, statuses, answered)
-	switch {
-	case err == nil:
-		duplicatesWritten.Add(total)
-		return nil
-	case notWritten(err):
-		t.give(counts)
-	default:
-		duplicatesDropped.Add(total)
-	}
+	t.done(counts, total, err == nil, err != nil && notWritten(err))
 	return err
 }
 
@@ -275,15 +281,18 @@ type DuplicateCount struct {
 // DuplicateCounts returns this process's account of the calls it answered without running,
 // over its life, for its metrics.
 func DuplicateCounts() DuplicateCount {
-	c := DuplicateCount{Written: duplicatesWritten.Load(), Dropped: duplicatesDropped.Load()}
+	var c DuplicateCount
 	add := func(t *tally) {
 		t.mu.Lock()
 		defer t.mu.Unlock()
+		c.Pending += t.sending
 		for _, n := range t.counts {
 			c.Pending += n
 		}
 	}
 	add(heldTally)
 	tallies.Range(func(_, t any) bool { add(t.(*tally)); return true })
+	// Read after the tallies: a write that lands meanwhile is counted twice, never missed.
+	c.Written, c.Dropped = duplicatesWritten.Load(), duplicatesDropped.Load()
 	return c
 }

@@ -255,7 +255,8 @@ func TestDuplicates_AFailingWriteFailsNoCall(t *testing.T) {
 }
 
 // FlushDuplicates returns once the counts are written, even while a timed write has taken
-// them: it waits for that write, and writes what a failed one gave back. (At shutdown, a
+// them (they are still pending meanwhile): it waits for that write, and writes what a
+// failed one gave back. (At shutdown, a
 // flush that returned with a timed write under way would lose its counts.)
 func TestDuplicates_FlushWaitsForATimedWriteUnderWay(t *testing.T) {
 	// A timed write that takes half a second and is then refused by PostgreSQL.
@@ -267,6 +268,7 @@ WHERE cardinality($1::date[]) + cardinality($2::text[]) + cardinality($3::text[]
 	ctx := context.Background()
 	g := once.Forever{Name: "dup.UnderWay"}
 	want := answeredBy{}
+	before := once.DuplicateCounts().Pending
 	for range 2 {
 		out, err := g.Do(ctx, pool, once.Ref{Key: "k"}, func(context.Context) error { return nil })
 		if err != nil {
@@ -285,6 +287,10 @@ WHERE cardinality($1::date[]) + cardinality($2::text[]) + cardinality($3::text[]
 		if time.Now().After(deadline) {
 			t.Fatal("no timed write under way")
 		}
+	}
+	// The calls the write under way holds are still pending, not lost to a metric.
+	if c := once.DuplicateCounts(); c.Pending < before+1 {
+		t.Fatalf("counts while a timed write is under way: %+v; want the duplicate pending (%d before)", c, before)
 	}
 	restore() // the flush writes with the real statement
 	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
