@@ -179,7 +179,7 @@ func (t *tally) take() map[answeredKey]int64 {
 }
 
 // done ends the write of what take returned: written, dropped, or given back to be written
-// again, in one step with the tally, so DuplicateCounts never sees the calls in neither.
+// again, in one step with the tally, so DuplicateCounts never misses them in between.
 func (t *tally) done(counts map[answeredKey]int64, total int64, written, again bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()

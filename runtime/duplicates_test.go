@@ -256,8 +256,8 @@ func TestDuplicates_AFailingWriteFailsNoCall(t *testing.T) {
 
 // FlushDuplicates returns once the counts are written, even while a timed write has taken
 // them (they are still pending meanwhile): it waits for that write, and writes what a
-// failed one gave back. (At shutdown, a
-// flush that returned with a timed write under way would lose its counts.)
+// failed one gave back. (At shutdown, a flush that returned with a timed write under way
+// would lose its counts.)
 func TestDuplicates_FlushWaitsForATimedWriteUnderWay(t *testing.T) {
 	// A timed write that takes half a second and is then refused by PostgreSQL.
 	const slow = `WITH s AS (SELECT pg_sleep(0.5)) SELECT 1 / (count(*) - 1) FROM s
