@@ -40,7 +40,8 @@ func (a *analyzer) invoke(u *unit, f *ssa.Function, call ssa.CallInstruction, c 
 		return
 	}
 	var groups [][]*eff
-	for _, effs := range a.implementations(iface, m) {
+	impls, idle := a.implementations(iface, m)
+	for _, effs := range impls {
 		var mapped []*eff
 		for _, e := range effs {
 			if ne := a.mapEffect(u, call, m, e); ne != nil {
@@ -58,12 +59,8 @@ func (a *analyzer) invoke(u *unit, f *ssa.Function, call ssa.CallInstruction, c 
 		}
 		groups = slices.DeleteFunc(groups, func(g []*eff) bool { return len(g) == 0 })
 	}
-	// In a dependency, an implementation beside the call known to have no effect means its
-	// configuration chooses (a logger's console or mail writer): the call reaches none.
-	if !a.user && len(groups) > 0 && slices.ContainsFunc(Implementers(a.pass.Fset, a.pass.Pkg, iface, m), func(fn *types.Func) bool {
-		s, impl := a.summaryOf(fn), a.units[fn.Origin()]
-		return (impl == nil || impl.state == 2) && (s == nil || len(closedOnly(s.Effects)) == 0)
-	}) {
+	// In a dependency, an effectless implementation beside the call means configuration chooses.
+	if !a.user && idle {
 		return
 	}
 	if len(groups) == 1 {
@@ -124,15 +121,18 @@ func madeFrom(v ssa.Value, seen map[ssa.Value]bool) []types.Type {
 	return out
 }
 
-// implementations returns, per implementation of iface visible to the pass, the effects
-// of its method m.
-func (a *analyzer) implementations(iface *types.Interface, m *types.Func) [][]Effect {
-	var out [][]Effect
+// implementations returns, per implementation of iface in sight, the effects of its method m,
+// and whether one here is known to have none (a wrapper still being summarised is not).
+func (a *analyzer) implementations(iface *types.Interface, m *types.Func) (out [][]Effect, idle bool) {
 	for _, fn := range Implementers(a.pass.Fset, a.pass.Pkg, iface, m) {
+		var effs []Effect
 		if s := a.summaryOf(fn); s != nil {
-			if effs := closedOnly(s.Effects); len(effs) > 0 {
-				out = append(out, effs)
-			}
+			effs = closedOnly(s.Effects)
+		}
+		if len(effs) > 0 {
+			out = append(out, effs)
+		} else if u := a.units[fn.Origin()]; u == nil || u.state == 2 {
+			idle = true
 		}
 	}
 	keys := ifaceKeys(iface)
@@ -149,7 +149,7 @@ func (a *analyzer) implementations(iface *types.Interface, m *types.Func) [][]Ef
 			}
 		}
 	}
-	return out
+	return out, idle
 }
 
 // Implementers returns method m of each of pkg's concrete types that implement iface,
