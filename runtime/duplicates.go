@@ -166,28 +166,32 @@ func (t *tally) timedWrite() {
 	}
 }
 
-// take empties the tally and returns what it held, counted as sending until done.
-func (t *tally) take() map[answeredKey]int64 {
+// take empties the tally and returns what it held, and how many calls that is, counted as
+// sending until done.
+func (t *tally) take() (map[answeredKey]int64, int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	counts := t.counts
 	t.counts = make(map[answeredKey]int64, len(counts))
+	var total int64
 	for _, n := range counts {
-		t.sending += n
+		total += n
 	}
-	return counts
+	t.sending += total
+	return counts, total
 }
 
-// done ends the write of what take returned: written, dropped, or given back to be written
-// again, in one step with the tally, so DuplicateCounts never misses them in between.
-func (t *tally) done(counts map[answeredKey]int64, total int64, written, again bool) {
+// done ends the write of what take returned, by the write's error: written, given back to be
+// written again, or dropped, in one step with the tally, so DuplicateCounts never misses
+// them in between.
+func (t *tally) done(counts map[answeredKey]int64, total int64, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.sending -= total
 	switch {
-	case written:
+	case err == nil:
 		duplicatesWritten.Add(total)
-	case again:
+	case notWritten(err):
 		for k, n := range counts {
 			t.counts[k] += n
 		}
@@ -206,7 +210,7 @@ func (t *tally) write(ctx context.Context, db DB) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	counts := t.take()
+	counts, total := t.take()
 	if len(counts) == 0 {
 		return nil
 	}
@@ -221,14 +225,12 @@ func (t *tally) write(ctx context.Context, db DB) error {
 	days := make([]time.Time, len(keys))
 	names, kinds, statuses := make([]string, len(keys)), make([]string, len(keys)), make([]string, len(keys))
 	answered := make([]int64, len(keys))
-	var total int64
 	for i, k := range keys {
 		days[i] = time.Unix(int64(k.day)*86400, 0).UTC()
 		names[i], kinds[i], statuses[i], answered[i] = k.name, k.kind, k.status.String(), counts[k]
-		total += counts[k]
 	}
 	_, err := db.Exec(ctx, *flushSQL.Load(), days, names, kinds, statuses, answered)
-	t.done(counts, total, err == nil, err != nil && notWritten(err))
+	t.done(counts, total, err)
 	return err
 }
 
