@@ -38,7 +38,7 @@ func TestRun_ServesAndPaysOncePerRun(t *testing.T) {
 	})
 	// The presses share one run while it is open. A press the machine delays until that run
 	// has completed starts the next one, so every run a press was sent to is waited for and
-	// must have been paid for exactly once.
+	// must have been paid for exactly once, and no two may have been open at once.
 	runs := map[string]bool{}
 	for _, loc := range locs {
 		if strings.HasPrefix(loc, "/runs/") {
@@ -53,12 +53,15 @@ func TestRun_ServesAndPaysOncePerRun(t *testing.T) {
 	for run := range runs {
 		waitCompleted(t, base+run)
 	}
-	var n int
-	if err := db.Pool(t, 1).QueryRow(context.Background(), `SELECT count(*) FROM runs WHERE org_id = 1`).Scan(&n); err != nil {
+	// Every run is one a press was sent to, and none started while an earlier one was open.
+	var n, overlapping int
+	if err := db.Pool(t, 1).QueryRow(context.Background(), `SELECT (SELECT count(*) FROM runs WHERE org_id = 1),
+		(SELECT count(*) FROM runs a JOIN runs b ON b.org_id = a.org_id AND b.id > a.id
+			WHERE a.org_id = 1 AND (a.finished_at IS NULL OR b.created_at < a.finished_at))`).Scan(&n, &overlapping); err != nil {
 		t.Fatal(err)
 	}
-	if n != len(runs) {
-		t.Fatalf("%d runs were started, and the presses were sent to %d: %q", n, len(runs), locs)
+	if n != len(runs) || overlapping != 0 {
+		t.Fatalf("%d runs were started, %d of them while an earlier one was open, and the presses were sent to %d: %q", n, overlapping, len(runs), locs)
 	}
 
 	if err := cmd.Stop(); err != nil {
